@@ -1,0 +1,160 @@
+//! The host-side Rust that `parac!` expands to.
+
+use crate::Compiled;
+use crate::diag::Diagnostic;
+use crate::ir::{self, ExprKind, Function, MatrixKind, ParamRef};
+use crate::syntax::ast;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+/// Expands a compiled program: every function gets its Rust signature; functions that compiled
+/// get their body, the others a placeholder body, and every diagnostic becomes a
+/// `compile_error!` at its span (so the user sees the errors and no cascade).
+pub fn expand(c: &Compiled) -> TokenStream {
+    let mut out = TokenStream::new();
+    for d in &c.diagnostics {
+        out.extend(compile_error(d));
+    }
+    for f in &c.ast.functions {
+        let ir = c.module.functions.iter().find(|g| f.name == g.name);
+        out.extend(function(f, ir));
+    }
+    out
+}
+
+fn compile_error(d: &Diagnostic) -> TokenStream {
+    let mut ts = TokenStream::new();
+    ts.extend([
+        proc_macro2::TokenTree::Ident(Ident::new("a", d.span.lo)),
+        proc_macro2::TokenTree::Ident(Ident::new("b", d.span.hi)),
+    ]);
+    syn::Error::new_spanned(ts, &d.message).to_compile_error()
+}
+
+fn rust_type(name: &str) -> TokenStream {
+    let id = Ident::new(name, Span::call_site());
+    quote!(#id)
+}
+
+fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
+    let attrs = &f.attrs;
+    let vis = &f.vis;
+    let name = &f.name;
+    let ret = f.ret.as_ref().map_or(quote!(()), |t| rust_type(&t.name));
+    let params = f.params.iter().map(|p| {
+        let n = &p.name;
+        match &p.kind {
+            ast::ParamKind::Matrix {
+                mutable: true,
+                elem,
+                ..
+            } => {
+                let t = rust_type(&elem.name);
+                quote!(#n: &mut ::parac::Matrix<#t>)
+            }
+            ast::ParamKind::Matrix {
+                mutable: false,
+                elem,
+                ..
+            } => {
+                let t = rust_type(&elem.name);
+                quote!(#n: &::parac::Matrix<#t>)
+            }
+            ast::ParamKind::Scalar(t) => {
+                let t = rust_type(&t.name);
+                quote!(#n: #t)
+            }
+        }
+    });
+    let body = match ir {
+        Some(ir) => body(ir),
+        None => quote!(::core::unreachable!("parac: this pipeline did not compile")),
+    };
+    quote! {
+        #(#attrs)*
+        #[allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
+        #vis fn #name(rt: &::parac::Runtime, #(#params),*) -> ::core::result::Result<#ret, ::parac::Error> {
+            #body
+        }
+    }
+}
+
+/// A size expression as Rust (`i64` arithmetic over the bound size variables).
+fn size_expr(f: &Function, e: &ir::Expr) -> TokenStream {
+    match &e.kind {
+        ExprKind::Int(v) => {
+            let v = *v as i64;
+            quote!(#v)
+        }
+        ExprKind::Size(i) => {
+            let id = format_ident!("{}", f.sizes[*i].name);
+            quote!(#id)
+        }
+        ExprKind::Cast(a, _) => size_expr(f, a),
+        ExprKind::Unary(ir::UnOp::Neg, a) => {
+            let a = size_expr(f, a);
+            quote!((-#a))
+        }
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (size_expr(f, a), size_expr(f, b));
+            let op: TokenStream = op.symbol().parse().expect("operator token");
+            quote!((#a #op #b))
+        }
+        _ => quote!(0i64),
+    }
+}
+
+fn body(f: &Function) -> TokenStream {
+    let fname = &f.name;
+    let bind = f.sizes.iter().map(|s| {
+        let id = format_ident!("{}", s.name);
+        let m = format_ident!("{}", f.matrices[s.bound_by.0].name);
+        let d = s.bound_by.1;
+        quote!(let #id: i64 = #m.shape().get(#d).copied().unwrap_or(0) as i64;)
+    });
+    let checks = f.params.iter().filter_map(|p| match p {
+        ParamRef::Matrix(m) => Some(*m),
+        ParamRef::Scalar(_) => None,
+    });
+    let checks = checks.map(|m| {
+        let mat = &f.matrices[m];
+        let id = format_ident!("{}", mat.name);
+        let mname = &mat.name;
+        let declared: String = mat
+            .dims
+            .iter()
+            .map(|d| {
+                format!(
+                    "[{}]",
+                    ir::display::Ctx {
+                        f,
+                        region: None,
+                        accesses: &[]
+                    }
+                    .expr(d)
+                )
+            })
+            .collect();
+        let dims = mat.dims.iter().map(|d| {
+            let e = size_expr(f, d);
+            quote!(usize::try_from(#e).unwrap_or(0))
+        });
+        quote! {
+            ::parac::__private::check_shape(#fname, #mname, #declared, &[#(#dims),*], #id.shape())?;
+        }
+    });
+    let locals = f
+        .matrices
+        .iter()
+        .filter(|m| m.kind == MatrixKind::Local)
+        .count();
+    let _ = locals;
+    quote! {
+        #(#bind)*
+        #(#checks)*
+        ::core::result::Result::Err(::parac::Error::Unsupported {
+            function: #fname,
+            reason: "code generation arrives with the runtime issue; this build only checks the program and its argument shapes",
+        })
+    }
+}

@@ -1,0 +1,7 @@
+//! Code generation. For now: the Rust items `parac!` expands to (the function signature, the
+//! run-time binding and checking of sizes and shapes); the OpenCL and CPU back ends arrive with
+//! the runtime issue.
+
+mod host;
+
+pub use host::expand;

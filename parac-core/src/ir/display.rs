@@ -1,0 +1,267 @@
+//! A readable dump of the IR, for the CLI and the golden tests.
+
+use super::*;
+use std::fmt::Write as _;
+
+/// Renders a whole module.
+pub fn dump(module: &Module) -> String {
+    let mut out = String::new();
+    for f in &module.functions {
+        dump_function(&mut out, f);
+    }
+    out
+}
+
+/// Formatting context: the function, and the access table and region of the expression.
+pub struct Ctx<'a> {
+    /// The function.
+    pub f: &'a Function,
+    /// The region whose variables and locals are in scope.
+    pub region: Option<&'a Region>,
+    /// The access table `Load`/`Block` refer to.
+    pub accesses: &'a [Access],
+}
+
+impl Ctx<'_> {
+    /// Renders an expression.
+    pub fn expr(&self, e: &Expr) -> String {
+        let sub = |x: &Expr| {
+            let s = self.expr(x);
+            if matches!(x.kind, ExprKind::Binary(..)) {
+                format!("({s})")
+            } else {
+                s
+            }
+        };
+        match &e.kind {
+            ExprKind::Int(v) => v.to_string(),
+            ExprKind::Float(v) => {
+                let s = format!("{v:?}");
+                s
+            }
+            ExprKind::Size(i) => self.f.sizes[*i].name.clone(),
+            ExprKind::Host(i) => self.f.scalars[*i].name.clone(),
+            ExprKind::Var(slot) => self
+                .region
+                .and_then(|r| r.dims.get(*slot).and_then(|d| d.as_ref()))
+                .map_or_else(|| format!("var{slot}"), |d| d.var.clone()),
+            ExprKind::Local(i) => self
+                .region
+                .map_or_else(|| format!("local{i}"), |r| r.locals[*i].name.clone()),
+            ExprKind::Load(a) | ExprKind::Block(a) => self.access(&self.accesses[*a]),
+            ExprKind::Unary(op, a) => {
+                let o = match op {
+                    UnOp::Neg => "-",
+                    UnOp::Plus => "+",
+                    UnOp::Not => "!",
+                };
+                format!("{o}{}", sub(a))
+            }
+            ExprKind::Binary(op, a, b) => format!("{} {} {}", sub(a), op.symbol(), sub(b)),
+            ExprKind::MatMul(a, b) => format!("matmul({}, {})", self.expr(a), self.expr(b)),
+            ExprKind::Transpose(a) => format!("transe({})", self.expr(a)),
+            ExprKind::Cast(a, t) => format!("{} as {t}", sub(a)),
+            ExprKind::Call(b, args) => {
+                let a: Vec<_> = args.iter().map(|x| self.expr(x)).collect();
+                format!("{}({})", b.name(), a.join(", "))
+            }
+            ExprKind::Reduce(op, a) => format!("{}({})", op.name(), self.expr(a)),
+            ExprKind::Conv(a, b) => format!("conv({}, {})", self.expr(a), self.expr(b)),
+        }
+    }
+
+    /// Renders an access `m[i][a:5:1]`.
+    pub fn access(&self, a: &Access) -> String {
+        let mut s = self.f.matrices[a.matrix].name.clone();
+        for sub in &a.subs {
+            match sub {
+                Sub::Point(e) => {
+                    let _ = write!(s, "[{}]", self.expr(e));
+                }
+                Sub::Window { start, len, stride } => {
+                    let _ = write!(s, "[{}:{len}:{stride}]", self.expr(start));
+                }
+                Sub::Star => s.push_str("[*]"),
+            }
+        }
+        s
+    }
+}
+
+fn host<'a>(f: &'a Function) -> Ctx<'a> {
+    Ctx {
+        f,
+        region: None,
+        accesses: &[],
+    }
+}
+
+fn dims(f: &Function, d: &[Expr]) -> String {
+    d.iter().map(|e| format!("[{}]", host(f).expr(e))).collect()
+}
+
+fn sel(s: &Sel) -> String {
+    match s {
+        Sel::Star => "*".into(),
+        Sel::Before(k) => format!("-{k}"),
+        Sel::After(k) => format!("+{k}"),
+    }
+}
+
+fn dump_function(out: &mut String, f: &Function) {
+    let _ = writeln!(
+        out,
+        "fn {}{}",
+        f.name,
+        f.ret.map_or(String::new(), |t| format!(" -> {t}"))
+    );
+    for s in &f.sizes {
+        let (m, d) = s.bound_by;
+        let _ = writeln!(out, "  size {} = {}.dim{}", s.name, f.matrices[m].name, d);
+    }
+    for m in &f.matrices {
+        let kind = match &m.kind {
+            MatrixKind::Input => "input".to_string(),
+            MatrixKind::Output => "output".to_string(),
+            MatrixKind::Local => "local".to_string(),
+            MatrixKind::Const(v) => {
+                let vals: Vec<_> = v.iter().map(|x| format!("{x}")).collect();
+                format!("const = [{}]", vals.join(", "))
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  matrix {}: {}{} {kind}",
+            m.name,
+            m.elem,
+            dims(f, &m.dims)
+        );
+    }
+    for s in &f.scalars {
+        let kind = match s.kind {
+            HostScalarKind::Param => "param".to_string(),
+            HostScalarKind::Let => "let".to_string(),
+            HostScalarKind::Reduction(r) => format!("result of {}", f.regions[r].name),
+        };
+        let _ = writeln!(out, "  scalar {}: {} {kind}", s.name, s.ty);
+    }
+    for r in &f.rules {
+        let how = r
+            .shorthand
+            .as_ref()
+            .map_or(String::new(), |s| format!(" (from {s})"));
+        let _ = writeln!(out, "  rule {}{how}", r.name);
+        for e in &r.entries {
+            let c = Ctx {
+                f,
+                region: None,
+                accesses: &e.accesses,
+            };
+            let s: String = e.sels.iter().map(|s| format!("[{}]", sel(s))).collect();
+            let _ = writeln!(
+                out,
+                "    {}{s} = {}: {}",
+                f.matrices[e.matrix].name,
+                c.expr(&e.value),
+                e.value.ty
+            );
+        }
+    }
+    let _ = writeln!(out, "  steps:");
+    for s in &f.steps {
+        let _ = match s {
+            HostStep::Run(r) => writeln!(out, "    run {}", f.regions[*r].name),
+            HostStep::Let(v, e) => writeln!(
+                out,
+                "    let {}: {} = {}",
+                f.scalars[*v].name,
+                f.scalars[*v].ty,
+                host(f).expr(e)
+            ),
+            HostStep::Return(e) => writeln!(out, "    return {}", host(f).expr(e)),
+        };
+    }
+    for r in &f.regions {
+        dump_region(out, f, r);
+    }
+    out.push('\n');
+}
+
+fn dump_region(out: &mut String, f: &Function, r: &Region) {
+    let kind = match r.kind {
+        RegionKind::Iterator => "iterator".to_string(),
+        RegionKind::Reduction { op, matrix, result } => format!(
+            "global {} of {} into {}",
+            op.name(),
+            f.matrices[matrix].name,
+            f.scalars[result].name
+        ),
+    };
+    let _ = writeln!(out, "  region {}: {kind}, {} dims", r.name, r.par_dims());
+    let h = host(f);
+    for (slot, d) in r.dims.iter().enumerate() {
+        match d {
+            None => {
+                let _ = writeln!(out, "    slot {slot}: empty");
+            }
+            Some(d) => {
+                let _ = writeln!(
+                    out,
+                    "    slot {slot}: {} in {}..{} step {}",
+                    d.var,
+                    h.expr(&d.lo),
+                    h.expr(&d.hi),
+                    d.step
+                );
+            }
+        }
+    }
+    if !r.rules.is_empty() {
+        let names: Vec<_> = r.rules.iter().map(|i| f.rules[*i].name.as_str()).collect();
+        let _ = writeln!(out, "    rules: {}", names.join(", "));
+    }
+    for l in &r.locals {
+        let _ = writeln!(out, "    local {}: {}", l.name, l.ty);
+    }
+    let c = Ctx {
+        f,
+        region: Some(r),
+        accesses: &r.accesses,
+    };
+    for (i, a) in r.accesses.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "    access #{i} {} {}",
+            if a.write { "write" } else { "read " },
+            c.access(a)
+        );
+    }
+    if !r.body.is_empty() {
+        let _ = writeln!(out, "    body:");
+        body(out, &c, &r.body, 3);
+    }
+}
+
+fn body(out: &mut String, c: &Ctx, stmts: &[KStmt], indent: usize) {
+    let pad = "  ".repeat(indent);
+    for s in stmts {
+        match s {
+            KStmt::Let(l, e) => {
+                let local = &c.region.expect("kernel body in a region").locals[*l];
+                let _ = writeln!(out, "{pad}let {}: {} = {}", local.name, local.ty, c.expr(e));
+            }
+            KStmt::Store(a, e) => {
+                let _ = writeln!(out, "{pad}{} = {}", c.access(&c.accesses[*a]), c.expr(e));
+            }
+            KStmt::If(cond, t, e) => {
+                let _ = writeln!(out, "{pad}if {} {{", c.expr(cond));
+                body(out, c, t, indent + 1);
+                if !e.is_empty() {
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    body(out, c, e, indent + 1);
+                }
+                let _ = writeln!(out, "{pad}}}");
+            }
+        }
+    }
+}

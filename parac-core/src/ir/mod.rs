@@ -1,0 +1,462 @@
+//! The high-level IR (the paper's HAST): names resolved, every expression typed, every parallel
+//! region with its dimensions, global size, accesses and border rules.
+
+pub mod display;
+mod types;
+
+pub use crate::syntax::ast::{BinOp, Sel, UnOp};
+pub use types::{Scalar, Type};
+
+use crate::diag::Sp;
+
+/// Index of a matrix in [`Function::matrices`].
+pub type MatrixId = usize;
+/// Index of a host scalar in [`Function::scalars`].
+pub type ScalarId = usize;
+/// Index of a size symbol in [`Function::sizes`].
+pub type SizeId = usize;
+/// Index of a region in [`Function::regions`].
+pub type RegionId = usize;
+/// Index of a border rule in [`Function::rules`].
+pub type RuleId = usize;
+/// Index of an access in the access table of its region or border entry.
+pub type AccessId = usize;
+/// Index of a kernel-local value in [`Region::locals`].
+pub type LocalId = usize;
+
+/// Everything one `parac!` invocation defines.
+#[derive(Debug, Default)]
+pub struct Module {
+    /// The pipeline functions.
+    pub functions: Vec<Function>,
+}
+
+/// One pipeline function.
+#[derive(Debug)]
+pub struct Function {
+    /// Its name.
+    pub name: String,
+    /// Its signature.
+    pub span: Sp,
+    /// Size symbols (`M`, `N`, ...), bound at run time from the arguments.
+    pub sizes: Vec<SizeSym>,
+    /// Parameters, locals and constants.
+    pub matrices: Vec<Matrix>,
+    /// Scalar parameters, host `let`s and results of global operators.
+    pub scalars: Vec<HostScalar>,
+    /// Border rules, shorthands desugared.
+    pub rules: Vec<BorderRule>,
+    /// The parallel regions: iterators and global operators.
+    pub regions: Vec<Region>,
+    /// What the host does, in program order.
+    pub steps: Vec<HostStep>,
+    /// The return type, if the function returns a scalar.
+    pub ret: Option<Scalar>,
+    /// The parameters in order: matrices and scalars.
+    pub params: Vec<ParamRef>,
+}
+
+/// A parameter of the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamRef {
+    /// A matrix parameter.
+    Matrix(MatrixId),
+    /// A scalar parameter.
+    Scalar(ScalarId),
+}
+
+/// A size symbol and where its value comes from.
+#[derive(Debug)]
+pub struct SizeSym {
+    /// `M`.
+    pub name: String,
+    /// The matrix parameter and dimension that binds it.
+    pub bound_by: (MatrixId, usize),
+}
+
+/// What a matrix is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MatrixKind {
+    /// `&T[..]`: read only.
+    Input,
+    /// `&mut T[..]`: written, returned to the caller.
+    Output,
+    /// `let m: T[..];`: an intermediate.
+    Local,
+    /// `const M: T[..] = ...;` with its values, row-major.
+    Const(Vec<f64>),
+}
+
+/// A matrix (or vector) of 1 to 3 dimensions.
+#[derive(Debug)]
+pub struct Matrix {
+    /// Its name.
+    pub name: String,
+    /// Its element type.
+    pub elem: Scalar,
+    /// Its dimensions (expressions of sizes and constants), outermost first.
+    pub dims: Vec<Expr>,
+    /// What it is.
+    pub kind: MatrixKind,
+    /// Where it was declared.
+    pub span: Sp,
+}
+
+/// A scalar known on the host.
+#[derive(Debug)]
+pub struct HostScalar {
+    /// Its name (`__sum_edge` for an anonymous global operator result).
+    pub name: String,
+    /// Its type.
+    pub ty: Scalar,
+    /// Where its value comes from.
+    pub kind: HostScalarKind,
+}
+
+/// Where a host scalar comes from.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HostScalarKind {
+    /// A parameter.
+    Param,
+    /// A host `let`.
+    Let,
+    /// The result of a global operator region.
+    Reduction(RegionId),
+}
+
+/// A host step, in program order.
+#[derive(Debug)]
+pub enum HostStep {
+    /// Run a parallel region.
+    Run(RegionId),
+    /// Compute a host scalar.
+    Let(ScalarId, Expr),
+    /// Return a value.
+    Return(Expr),
+}
+
+/// A border rule: values of positions outside one or more matrices.
+#[derive(Debug)]
+pub struct BorderRule {
+    /// Its name.
+    pub name: String,
+    /// Where it was declared.
+    pub span: Sp,
+    /// Its entries.
+    pub entries: Vec<BorderEntry>,
+    /// The shorthand it was desugared from (`replicate`, ...), if any.
+    pub shorthand: Option<String>,
+}
+
+/// `m[sel][sel] = value`.
+#[derive(Debug)]
+pub struct BorderEntry {
+    /// The matrix.
+    pub matrix: MatrixId,
+    /// One selector per dimension.
+    pub sels: Vec<Sel>,
+    /// The value; its loads are in `accesses`.
+    pub value: Expr,
+    /// Reads of the matrix (`Sub::Star` stands for the index of the access).
+    pub accesses: Vec<Access>,
+    /// Where it was written.
+    pub span: Sp,
+}
+
+/// A parallel region.
+#[derive(Debug)]
+pub struct Region {
+    /// The iterator's name, or `sum_edge`-like for a global operator.
+    pub name: String,
+    /// Where it was written.
+    pub span: Sp,
+    /// Iterator or global operator.
+    pub kind: RegionKind,
+    /// The iteration dimensions by slot (`None` for an empty slot).
+    pub dims: Vec<Option<IterDim>>,
+    /// The body (empty for a global operator).
+    pub body: Vec<KStmt>,
+    /// Every access of every matrix.
+    pub accesses: Vec<Access>,
+    /// Kernel-local values.
+    pub locals: Vec<Local>,
+    /// Border rules in force.
+    pub rules: Vec<RuleId>,
+}
+
+/// What a region is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionKind {
+    /// `parac_iterator`.
+    Iterator,
+    /// A global operator over a whole matrix; its result is a host scalar.
+    Reduction {
+        /// The operator.
+        op: ReduceOp,
+        /// The matrix reduced.
+        matrix: MatrixId,
+        /// Where the result goes.
+        result: ScalarId,
+    },
+}
+
+/// A reduction operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `parac_matrix_sum`.
+    Sum,
+    /// `parac_matrix_min`.
+    Min,
+    /// `parac_matrix_max`.
+    Max,
+    /// `parac_matrix_mean`.
+    Mean,
+}
+
+impl ReduceOp {
+    /// `sum`, `min`, `max`, `mean`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Mean => "mean",
+        }
+    }
+}
+
+/// One iteration dimension.
+#[derive(Debug)]
+pub struct IterDim {
+    /// The index variable's name.
+    pub var: String,
+    /// Lower bound, inclusive (a host expression).
+    pub lo: Expr,
+    /// Upper bound, exclusive (a host expression).
+    pub hi: Expr,
+    /// Constant step, > 0.
+    pub step: i64,
+    /// Where it was written.
+    pub span: Sp,
+}
+
+/// A kernel-local value.
+#[derive(Debug)]
+pub struct Local {
+    /// Its name (hidden temporaries start with `__`).
+    pub name: String,
+    /// Its type.
+    pub ty: Type,
+}
+
+/// A read or write of a matrix.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// The matrix.
+    pub matrix: MatrixId,
+    /// True for a write.
+    pub write: bool,
+    /// One subscript per dimension.
+    pub subs: Vec<Sub>,
+    /// Where it was written.
+    pub span: Sp,
+}
+
+/// A subscript.
+#[derive(Debug, Clone)]
+pub enum Sub {
+    /// A single index.
+    Point(Expr),
+    /// `start:len:stride`.
+    Window {
+        /// First index.
+        start: Expr,
+        /// Number of elements (constant).
+        len: u32,
+        /// Distance between elements (constant, > 0).
+        stride: i64,
+    },
+    /// `*` in a border value: the index of the access being extended.
+    Star,
+}
+
+/// A kernel statement.
+#[derive(Debug)]
+pub enum KStmt {
+    /// Define a local.
+    Let(LocalId, Expr),
+    /// Store into a matrix (a write access).
+    Store(AccessId, Expr),
+    /// Branch.
+    If(Expr, Vec<KStmt>, Vec<KStmt>),
+}
+
+/// A typed expression.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Its type.
+    pub ty: Type,
+    /// Where it was written.
+    pub span: Sp,
+}
+
+/// A built-in scalar function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// `min(a, b)`.
+    Min,
+    /// `max(a, b)`.
+    Max,
+    /// `clamp(x, lo, hi)`.
+    Clamp,
+    /// `abs(x)`.
+    Abs,
+    /// `sqrt(x)`.
+    Sqrt,
+    /// `exp(x)`.
+    Exp,
+    /// `floor(x)`.
+    Floor,
+    /// `ceil(x)`.
+    Ceil,
+    /// `round(x)`.
+    Round,
+}
+
+impl Builtin {
+    /// Looks a built-in up by name, with its arity.
+    pub fn from_name(name: &str) -> Option<(Builtin, usize)> {
+        Some(match name {
+            "min" => (Builtin::Min, 2),
+            "max" => (Builtin::Max, 2),
+            "clamp" => (Builtin::Clamp, 3),
+            "abs" => (Builtin::Abs, 1),
+            "sqrt" => (Builtin::Sqrt, 1),
+            "exp" => (Builtin::Exp, 1),
+            "floor" => (Builtin::Floor, 1),
+            "ceil" => (Builtin::Ceil, 1),
+            "round" => (Builtin::Round, 1),
+            _ => return None,
+        })
+    }
+
+    /// The name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Min => "min",
+            Builtin::Max => "max",
+            Builtin::Clamp => "clamp",
+            Builtin::Abs => "abs",
+            Builtin::Sqrt => "sqrt",
+            Builtin::Exp => "exp",
+            Builtin::Floor => "floor",
+            Builtin::Ceil => "ceil",
+            Builtin::Round => "round",
+        }
+    }
+
+    /// True for the float-only functions.
+    pub fn is_float_fn(self) -> bool {
+        matches!(
+            self,
+            Builtin::Sqrt | Builtin::Exp | Builtin::Floor | Builtin::Ceil | Builtin::Round
+        )
+    }
+}
+
+/// The kinds of expression.
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    /// An integer constant.
+    Int(i128),
+    /// A float constant.
+    Float(f64),
+    /// A size symbol.
+    Size(SizeId),
+    /// A host scalar.
+    Host(ScalarId),
+    /// The index variable of an iteration slot.
+    Var(usize),
+    /// A kernel local.
+    Local(LocalId),
+    /// A point read (all subscripts points): a scalar.
+    Load(AccessId),
+    /// A window read (or a whole constant matrix): a block.
+    Block(AccessId),
+    /// Unary operator.
+    Unary(UnOp, Box<Expr>),
+    /// Binary operator on scalars, or elementwise / scaling on blocks.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// Matrix product of two blocks.
+    MatMul(Box<Expr>, Box<Expr>),
+    /// `transe(b)`.
+    Transpose(Box<Expr>),
+    /// Conversion.
+    Cast(Box<Expr>, Scalar),
+    /// Built-in function.
+    Call(Builtin, Vec<Expr>),
+    /// Reduction of a block to a scalar.
+    Reduce(ReduceOp, Box<Expr>),
+    /// `parac_convolution(filter, window)`.
+    Conv(Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// An `i32` constant (for synthesized expressions).
+    pub fn int(v: i128, span: Sp) -> Expr {
+        Expr {
+            kind: ExprKind::Int(v),
+            ty: Type::Scalar(Scalar::I32),
+            span,
+        }
+    }
+
+    /// Calls `f` on every sub-expression, pre-order.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Unary(_, a)
+            | ExprKind::Transpose(a)
+            | ExprKind::Cast(a, _)
+            | ExprKind::Reduce(_, a) => a.walk(f),
+            ExprKind::Binary(_, a, b) | ExprKind::MatMul(a, b) | ExprKind::Conv(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            ExprKind::Call(_, args) => args.iter().for_each(|a| a.walk(f)),
+            _ => {}
+        }
+    }
+}
+
+impl KStmt {
+    /// Calls `f` on every statement, pre-order, with the nesting depth of `if`s.
+    pub fn walk<'a>(stmts: &'a [KStmt], f: &mut dyn FnMut(&'a KStmt, usize)) {
+        fn go<'a>(stmts: &'a [KStmt], depth: usize, f: &mut dyn FnMut(&'a KStmt, usize)) {
+            for s in stmts {
+                f(s, depth);
+                if let KStmt::If(_, a, b) = s {
+                    go(a, depth + 1, f);
+                    go(b, depth + 1, f);
+                }
+            }
+        }
+        go(stmts, 0, f)
+    }
+}
+
+impl Function {
+    /// Looks a matrix up by name.
+    pub fn matrix(&self, name: &str) -> Option<&Matrix> {
+        self.matrices.iter().find(|m| m.name == name)
+    }
+}
+
+impl Region {
+    /// The number of non-empty iteration dimensions.
+    pub fn par_dims(&self) -> usize {
+        self.dims.iter().flatten().count()
+    }
+}

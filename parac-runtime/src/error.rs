@@ -1,0 +1,90 @@
+use std::fmt;
+
+/// Everything that can go wrong when a ParaC pipeline runs.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A matrix argument does not have the shape the pipeline declares for it.
+    #[error(
+        "matrix `{matrix}` of `{function}` has shape {}, but the pipeline declares {declared} = {}",
+        Dims(got),
+        Dims(expected)
+    )]
+    Shape {
+        /// The pipeline function.
+        function: &'static str,
+        /// The parameter's name.
+        matrix: &'static str,
+        /// The declared dimensions as written, e.g. `[M][(N+1)/2]`.
+        declared: &'static str,
+        /// The shape the declaration requires with the sizes bound so far.
+        expected: Vec<usize>,
+        /// The shape that was passed.
+        got: Vec<usize>,
+    },
+    /// A size symbol could not be bound to a legal value.
+    #[error("size `{symbol}` of `{function}`: {reason}")]
+    Size {
+        /// The pipeline function.
+        function: &'static str,
+        /// The size symbol, e.g. `M`.
+        symbol: &'static str,
+        /// Why it is not legal.
+        reason: String,
+    },
+    /// The pipeline compiled, but this build has no backend that can execute it yet.
+    #[error("`{function}` cannot run yet: {reason}")]
+    Unsupported {
+        /// The pipeline function.
+        function: &'static str,
+        /// What is missing.
+        reason: &'static str,
+    },
+}
+
+struct Dims<'a>(&'a [usize]);
+
+impl fmt::Display for Dims<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in self.0 {
+            write!(f, "[{d}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks one matrix argument's shape against the declared one.
+pub fn check_shape(
+    function: &'static str,
+    matrix: &'static str,
+    declared: &'static str,
+    expected: &[usize],
+    got: &[usize],
+) -> Result<(), Error> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(Error::Shape {
+            function,
+            matrix,
+            declared,
+            expected: expected.to_vec(),
+            got: got.to_vec(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_error_names_matrix_and_both_shapes() {
+        let e = check_shape("lap", "down", "[(M+1)/2][(N+1)/2]", &[3, 4], &[3, 5]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "matrix `down` of `lap` has shape [3][5], but the pipeline declares [(M+1)/2][(N+1)/2] = [3][4]"
+        );
+        assert!(check_shape("f", "a", "[M]", &[2], &[2]).is_ok());
+    }
+}

@@ -1,0 +1,31 @@
+//! Runtime of ParaC: host matrices, the runtime handle and typed errors.
+//!
+//! This crate is deliberately small for now: the OpenCL devices, programs, buffers and the CPU
+//! executor arrive with the runtime issue. What is here is what the code emitted by `parac!`
+//! already relies on: [`Matrix`], [`Element`], [`Runtime`] and [`Error`].
+
+mod error;
+mod matrix;
+
+pub use error::Error;
+pub use matrix::{Element, Matrix};
+
+/// The handle a pipeline function runs on: it will own the chosen device (an OpenCL device or
+/// the CPU path), its context, queue and program cache.
+#[derive(Debug, Default)]
+pub struct Runtime {
+    _private: (),
+}
+
+impl Runtime {
+    /// Creates a runtime.
+    pub fn new() -> Result<Self, Error> {
+        Ok(Runtime { _private: () })
+    }
+}
+
+/// Items used by the code that `parac!` emits; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::error::check_shape;
+}

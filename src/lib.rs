@@ -1,0 +1,16 @@
+//! # parac
+//!
+//! ParaC, an image-processing language embedded in Rust: write a pipeline inside
+//! [`parac!`], get a Rust function that checks its arguments and runs the pipeline.
+//! See `docs/language.md` for the language reference.
+
+pub use parac_macros::parac;
+pub use parac_runtime::{Element, Error, Matrix, Runtime};
+
+#[doc(hidden)]
+pub use parac_runtime::__private;
+
+/// The usual imports: `use parac::prelude::*;`.
+pub mod prelude {
+    pub use crate::{Element, Error, Matrix, Runtime, parac};
+}
