@@ -35,8 +35,8 @@ pub struct Compiled {
 pub fn compile_tokens(tokens: TokenStream) -> Compiled {
     let mut diags = Diagnostics::default();
     let ast = syntax::parse_program(tokens, &mut diags);
-    let mut module = lower::lower_program(&ast, &mut diags);
-    check::check_module(&mut module, &mut diags);
+    let lowered = lower::lower_program(&ast, &mut diags);
+    let module = check::check_module(lowered, &mut diags);
     Compiled {
         ast,
         module,

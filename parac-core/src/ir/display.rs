@@ -216,6 +216,25 @@ fn dump_region(out: &mut String, f: &Function, r: &Region) {
             }
         }
     }
+    let gws: Vec<String> = r
+        .dims
+        .iter()
+        .flatten()
+        .map(|d| {
+            let (lo, hi) = (h.expr(&d.lo), h.expr(&d.hi));
+            let span = if lo == "0" {
+                hi
+            } else {
+                format!("({hi}) - ({lo})")
+            };
+            if d.step == 1 {
+                span
+            } else {
+                format!("ceil(({span}) / {})", d.step)
+            }
+        })
+        .collect();
+    let _ = writeln!(out, "    global size: [{}]", gws.join(", "));
     if !r.rules.is_empty() {
         let names: Vec<_> = r.rules.iter().map(|i| f.rules[*i].name.as_str()).collect();
         let _ = writeln!(out, "    rules: {}", names.join(", "));
@@ -229,9 +248,17 @@ fn dump_region(out: &mut String, f: &Function, r: &Region) {
         accesses: &r.accesses,
     };
     for (i, a) in r.accesses.iter().enumerate() {
+        let reach = match r.reach.get(i) {
+            Some(Some(v)) if v.iter().any(|(b, a)| *b > 0 || *a > 0) => {
+                let parts: Vec<String> = v.iter().map(|(b, a)| format!("-{b}/+{a}")).collect();
+                format!("  outside: [{}]", parts.join("]["))
+            }
+            Some(None) => "  outside: unknown (data-dependent index)".to_string(),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "    access #{i} {} {}",
+            "    access #{i} {} {}{reach}",
             if a.write { "write" } else { "read " },
             c.access(a)
         );

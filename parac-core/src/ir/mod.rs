@@ -182,6 +182,10 @@ pub struct Region {
     pub locals: Vec<Local>,
     /// Border rules in force.
     pub rules: Vec<RuleId>,
+    /// Filled by the checks, parallel to `accesses`: how far each access reaches outside its
+    /// matrix per dimension, as (before the first, after the last); `None` when an index
+    /// depends on data.
+    pub reach: Vec<Option<Vec<(u32, u32)>>>,
 }
 
 /// What a region is.

@@ -332,7 +332,16 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                self.unknown(n);
+                let extra: Vec<String> = match cx {
+                    Cx::Kernel(k) => k
+                        .vars
+                        .keys()
+                        .cloned()
+                        .chain(k.scopes.iter().flat_map(|sc| sc.keys().cloned()))
+                        .collect(),
+                    _ => vec![],
+                };
+                self.unknown_among(n, &extra);
                 None
             }
         }
@@ -866,6 +875,7 @@ impl Lowerer<'_> {
             }],
             locals: vec![],
             rules: vec![],
+            reach: vec![],
         });
         self.f.scalars.push(HostScalar {
             name: format!("__{name}"),

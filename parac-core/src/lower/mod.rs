@@ -11,6 +11,7 @@ use crate::ir::{self, *};
 use crate::syntax::ast;
 use std::collections::HashMap;
 
+pub use border::target_text;
 pub use consts::const_int;
 
 /// A name at function level.
@@ -22,9 +23,10 @@ enum Name {
     Rule(RuleId),
 }
 
-/// Lowers a whole program. Functions whose lowering failed are left out of the module.
-pub fn lower_program(p: &ast::Program, diags: &mut Diagnostics) -> Module {
-    let mut module = Module::default();
+/// Lowers a whole program. Each function comes with whether its lowering reported errors
+/// (its IR then lacks the statements that failed).
+pub fn lower_program(p: &ast::Program, diags: &mut Diagnostics) -> Vec<(Function, bool)> {
+    let mut module = Vec::new();
     let mut seen: HashMap<String, Sp> = HashMap::new();
     for f in &p.functions {
         let name = f.name.to_string();
@@ -37,9 +39,7 @@ pub fn lower_program(p: &ast::Program, diags: &mut Diagnostics) -> Module {
         }
         let before = diags.len();
         let lowered = Lowerer::new(diags, f).run(f);
-        if diags.len() == before {
-            module.functions.push(lowered);
-        }
+        module.push((lowered, diags.len() != before));
     }
     module
 }
@@ -509,6 +509,7 @@ impl<'d> Lowerer<'d> {
                 accesses: vec![],
                 locals: vec![],
                 rules: vec![],
+                reach: vec![],
             },
             vars: HashMap::new(),
             scopes: vec![HashMap::new()],
@@ -790,16 +791,27 @@ impl<'d> Lowerer<'d> {
     }
 
     fn unknown(&mut self, name: &proc_macro2::Ident) {
+        self.unknown_among(name, &[]);
+    }
+
+    /// Reports an unknown name, suggesting the closest known one (function-level names and
+    /// `extra`, e.g. the index variables in scope).
+    fn unknown_among(&mut self, name: &proc_macro2::Ident, extra: &[String]) {
         let s = name.to_string();
-        let mut best: Option<(&str, usize)> = None;
-        for k in self.names.keys() {
-            let d = crate::util::edit_distance(k, &s);
-            if d <= 2 && best.is_none_or(|(_, b)| d < b) {
-                best = Some((k, d));
-            }
-        }
+        let mut candidates: Vec<&str> = self
+            .names
+            .keys()
+            .map(String::as_str)
+            .chain(extra.iter().map(String::as_str))
+            .collect();
+        candidates.sort_unstable();
+        let best = candidates
+            .into_iter()
+            .map(|k| (crate::util::edit_distance(k, &s), k))
+            .filter(|(d, _)| *d <= 2 && *d < s.len())
+            .min();
         let help = match best {
-            Some((k, _)) => format!("\nhelp: a name with a similar spelling exists: `{k}`"),
+            Some((_, k)) => format!("\nhelp: a name with a similar spelling exists: `{k}`"),
             None => String::new(),
         };
         self.err(

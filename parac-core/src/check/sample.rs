@@ -1,0 +1,363 @@
+//! Runs the index computations of a region on sample sizes: where every access lands, which
+//! elements each iteration writes and reads. Data-dependent values stay unknown.
+
+use super::eval::{Env, Val, eval};
+use crate::ir::*;
+use std::collections::HashMap;
+
+/// Sample sizes at two scales: reach that differs between them grows with the image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// Sizes 16..=19 (every residue mod 4).
+    Small,
+    /// Sizes 64..=67.
+    Large,
+}
+
+/// One assignment of the size symbols, with the host scalars it determines.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Which scale.
+    pub scale: Scale,
+    /// Sizes and host scalars.
+    pub env: Env,
+}
+
+impl Sample {
+    /// `M=16, N=17`.
+    pub fn label(&self, f: &Function) -> String {
+        let parts: Vec<String> = f
+            .sizes
+            .iter()
+            .zip(&self.env.sizes)
+            .map(|(s, v)| format!("{}={v}", s.name))
+            .collect();
+        parts.join(", ")
+    }
+}
+
+/// The sample environments of a function.
+pub fn samples(f: &Function) -> Vec<Sample> {
+    let k = f.sizes.len();
+    let mut out = Vec::new();
+    let mut push = |scale: Scale, sizes: Vec<i64>| {
+        let mut env = Env {
+            sizes,
+            hosts: vec![None; f.scalars.len()],
+            ..Env::default()
+        };
+        for step in &f.steps {
+            if let HostStep::Let(id, e) = step {
+                env.hosts[*id] = eval(e, &env);
+            }
+        }
+        out.push(Sample { scale, env });
+    };
+    // Small scale: every combination of 16..=19 for up to two symbols, diagonals beyond.
+    if k <= 2 {
+        let n = 4usize.pow(k as u32);
+        for i in 0..n {
+            let sizes = (0..k)
+                .map(|d| 16 + ((i / 4usize.pow(d as u32)) % 4) as i64)
+                .collect();
+            push(Scale::Small, sizes);
+        }
+    } else {
+        for i in 0..4i64 {
+            for j in 0..4i64 {
+                push(
+                    Scale::Small,
+                    (0..k)
+                        .map(|d| 16 + if d % 2 == 0 { i } else { j })
+                        .collect(),
+                );
+            }
+        }
+    }
+    push(Scale::Large, vec![64; k]);
+    push(
+        Scale::Large,
+        (0..k).map(|d| 64 + 3 - (d as i64 % 2)).collect(),
+    );
+    out
+}
+
+/// A concrete iteration point (index variable values by slot).
+pub type Point = Vec<Option<i64>>;
+
+/// A witness of two iterations writing one element, or of a read of an element another
+/// iteration writes.
+#[derive(Debug, Clone)]
+pub struct Clash {
+    /// The access of the first iteration (a write).
+    pub first: AccessId,
+    /// The access of the second iteration.
+    pub second: AccessId,
+    /// The iterations.
+    pub points: (Point, Point),
+    /// The element.
+    pub element: Vec<i64>,
+}
+
+/// What one region does on one sample.
+#[derive(Debug, Default)]
+pub struct Observed {
+    /// Per access, per dimension: the smallest and largest index (`None` if never known).
+    pub ranges: Vec<Vec<Option<(i64, i64)>>>,
+    /// Per access: some index could not be computed (data-dependent).
+    pub unknown: Vec<bool>,
+    /// Two iterations writing one element.
+    pub write_clash: Option<Clash>,
+    /// An iteration reading an element another iteration writes.
+    pub read_clash: Option<Clash>,
+    /// The values of the size symbols (for messages).
+    pub dims: Vec<Vec<i64>>,
+}
+
+const MAX_PER_DIM: usize = 40;
+const MAX_ELEMS: usize = 400_000;
+
+fn slot_values(d: &IterDim, env: &Env) -> Option<Vec<i64>> {
+    let lo = eval(&d.lo, env)?.int()?;
+    let hi = eval(&d.hi, env)?.int()?;
+    let mut v = Vec::new();
+    let count = if hi > lo {
+        (hi - lo + d.step - 1) / d.step
+    } else {
+        0
+    };
+    for i in 0..count {
+        if count as usize > MAX_PER_DIM
+            && i >= (MAX_PER_DIM / 2) as i64
+            && i < count - (MAX_PER_DIM / 2) as i64
+        {
+            continue;
+        }
+        v.push(lo + i * d.step);
+    }
+    Some(v)
+}
+
+struct Walker<'a> {
+    f: &'a Function,
+    r: &'a Region,
+    env: Env,
+    obs: Observed,
+    point: Point,
+    written: HashMap<(MatrixId, Vec<i64>), (Point, AccessId)>,
+    reads: Vec<(MatrixId, Vec<i64>, Point, AccessId)>,
+    writes_of: Vec<bool>,
+    elems: usize,
+}
+
+/// Runs region `r` on `sample`; `None` if its iteration space is unknown (host data).
+pub fn observe(f: &Function, r: &Region, sample: &Sample) -> Option<Observed> {
+    let mut env = sample.env.clone();
+    let mut lists = Vec::new();
+    for d in &r.dims {
+        lists.push(match d {
+            Some(d) => Some(slot_values(d, &env)?),
+            None => None,
+        });
+    }
+    env.vars = vec![None; r.dims.len()];
+    env.locals = vec![None; r.locals.len()];
+    let n = r.accesses.len();
+    let mut writes_of = vec![false; f.matrices.len()];
+    for a in &r.accesses {
+        if a.write {
+            writes_of[a.matrix] = true;
+        }
+    }
+    let dims = r
+        .accesses
+        .iter()
+        .map(|a| {
+            f.matrices[a.matrix]
+                .dims
+                .iter()
+                .map(|d| eval(d, &env).and_then(Val::int).unwrap_or(0))
+                .collect()
+        })
+        .collect();
+    let mut w = Walker {
+        f,
+        r,
+        env,
+        obs: Observed {
+            ranges: r
+                .accesses
+                .iter()
+                .map(|a| vec![None; a.subs.len()])
+                .collect(),
+            unknown: vec![false; n],
+            dims,
+            ..Observed::default()
+        },
+        point: vec![None; r.dims.len()],
+        written: HashMap::new(),
+        reads: Vec::new(),
+        writes_of,
+        elems: 0,
+    };
+    // Enumerate the iteration points (a reduction visits every element of its matrix).
+    let mut idx = vec![0usize; lists.len()];
+    'points: loop {
+        for (s, l) in lists.iter().enumerate() {
+            w.point[s] = l.as_ref().map(|l| l.get(idx[s]).copied()).unwrap_or(None);
+            if l.as_ref().is_some_and(|l| l.is_empty()) {
+                break 'points;
+            }
+        }
+        w.env.vars = w.point.clone();
+        if r.kind == RegionKind::Iterator {
+            w.stmts(&r.body, true);
+        } else {
+            w.access(0, true);
+        }
+        // Next point.
+        let mut s = lists.len();
+        loop {
+            if s == 0 {
+                break 'points;
+            }
+            s -= 1;
+            let len = lists[s].as_ref().map_or(1, Vec::len);
+            idx[s] += 1;
+            if idx[s] < len {
+                break;
+            }
+            idx[s] = 0;
+        }
+    }
+    w.finish();
+    Some(w.obs)
+}
+
+impl Walker<'_> {
+    fn stmts(&mut self, stmts: &[KStmt], definite: bool) {
+        for s in stmts {
+            match s {
+                KStmt::Let(l, e) => {
+                    self.expr(e, definite);
+                    self.env.locals[*l] = if e.ty.is_block() {
+                        None
+                    } else {
+                        eval(e, &self.env)
+                    };
+                }
+                KStmt::Store(a, e) => {
+                    self.expr(e, definite);
+                    self.access(*a, definite);
+                }
+                KStmt::If(c, t, e) => {
+                    self.expr(c, definite);
+                    match eval(c, &self.env).and_then(Val::int) {
+                        Some(0) => self.stmts(e, definite),
+                        Some(_) => self.stmts(t, definite),
+                        None => {
+                            let saved = self.env.locals.clone();
+                            self.stmts(t, false);
+                            self.env.locals = saved;
+                            self.stmts(e, false);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, definite: bool) {
+        let mut ids = Vec::new();
+        e.walk(&mut |x| {
+            if let ExprKind::Load(a) | ExprKind::Block(a) = x.kind {
+                ids.push(a);
+            }
+        });
+        for a in ids {
+            self.access(a, definite);
+        }
+    }
+
+    fn access(&mut self, id: AccessId, definite: bool) {
+        let a = &self.r.accesses[id];
+        let mut per_dim: Vec<Vec<i64>> = Vec::new();
+        let mut known = true;
+        for (d, s) in a.subs.iter().enumerate() {
+            let positions = match s {
+                Sub::Point(e) => eval(e, &self.env).and_then(Val::int).map(|v| vec![v]),
+                Sub::Window { start, len, stride } => eval(start, &self.env)
+                    .and_then(Val::int)
+                    .map(|v| (0..*len as i64).map(|j| v + j * stride).collect()),
+                Sub::Star => None,
+            };
+            match positions {
+                Some(p) => {
+                    let (lo, hi) = (p[0].min(p[p.len() - 1]), p[0].max(p[p.len() - 1]));
+                    let r = &mut self.obs.ranges[id][d];
+                    *r = Some(r.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+                    per_dim.push(p);
+                }
+                None => {
+                    self.obs.unknown[id] = true;
+                    known = false;
+                }
+            }
+        }
+        let tracked = a.write || self.writes_of[a.matrix];
+        if !known
+            || !tracked
+            || matches!(self.f.matrices[a.matrix].kind, MatrixKind::Const(_))
+            || self.elems > MAX_ELEMS
+        {
+            return;
+        }
+        // Every element the access touches.
+        let mut elems: Vec<Vec<i64>> = vec![vec![]];
+        for p in &per_dim {
+            elems = elems
+                .into_iter()
+                .flat_map(|e| p.iter().map(move |v| [e.clone(), vec![*v]].concat()))
+                .collect();
+        }
+        self.elems += elems.len();
+        for el in elems {
+            if a.write {
+                if !definite {
+                    continue;
+                }
+                if let Some((p, first)) = self.written.get(&(a.matrix, el.clone())) {
+                    if *p != self.point && self.obs.write_clash.is_none() {
+                        self.obs.write_clash = Some(Clash {
+                            first: *first,
+                            second: id,
+                            points: (p.clone(), self.point.clone()),
+                            element: el.clone(),
+                        });
+                    }
+                } else {
+                    self.written
+                        .insert((a.matrix, el), (self.point.clone(), id));
+                }
+            } else {
+                self.reads.push((a.matrix, el, self.point.clone(), id));
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        for (m, el, p, id) in std::mem::take(&mut self.reads) {
+            if let Some((wp, wid)) = self.written.get(&(m, el.clone())) {
+                if *wp != p {
+                    self.obs.read_clash = Some(Clash {
+                        first: *wid,
+                        second: id,
+                        points: (wp.clone(), p),
+                        element: el,
+                    });
+                    return;
+                }
+            }
+        }
+    }
+}
