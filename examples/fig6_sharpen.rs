@@ -6,7 +6,8 @@
 //! - line 1 (`short mean = ...`) is a statement of the paper's host code; here it is a pipeline
 //!   of its own that returns the mean (`-> i16` and `return`);
 //! - the listing's `iter_element;` slot in line 3 has no counterpart: an iterator's dimensions
-//!   are just `lo:hi:step`;
+//!   are just `lo:hi:step`; its bounds `0:M:4` become `0:M/4*4:4` so that the last block is
+//!   whole for every size (the listing assumes multiples of 4);
 //! - float literals `7/8.0f` are written `7.0 / 8.0` (an f32 constant expression);
 //! - the listing swaps `M` and `N` in lines 12-13, 16 and 20, 23 (it was written for square
 //!   images): the right border columns are `N-2`, `N-1` (source column `N/4-1`), the bottom
@@ -28,8 +29,9 @@ parac::parac! {
 
     /// Fig. 6 lines 2-4: `DownScaleNewX16`, the rounded mean of every 4x4 block.
     pub fn down_scale_new_x16(p_image_src: &u8[M][N], p_image_dst: &mut u8[M/4][N/4]) {
-        // paper: `parac_iterator it(iter_element; 0:M:4; 0:N:4)`
-        parac_iterator it(0:M:4; 0:N:4) {
+        // paper: `parac_iterator it(iter_element; 0:M:4; 0:N:4)`, which assumes that M and N
+        // are multiples of 4; `M/4*4` stops at the last whole block for any size.
+        parac_iterator it(0:M/4*4:4; 0:N/4*4:4) {
             p_image_dst[itx/4][ity/4] = (parac_matrix_sum(p_image_src[itx:4:1][ity:4:1]) + 8) >> 4;
         }
     }

@@ -53,26 +53,20 @@ pub fn samples(f: &Function) -> Vec<Sample> {
         }
         out.push(Sample { scale, env });
     };
-    // Small scale: every combination of 16..=19 for up to two symbols, diagonals beyond.
-    if k <= 2 {
-        let n = 4usize.pow(k as u32);
-        for i in 0..n {
-            let sizes = (0..k)
-                .map(|d| 16 + ((i / 4usize.pow(d as u32)) % 4) as i64)
-                .collect();
-            push(Scale::Small, sizes);
-        }
-    } else {
-        for i in 0..4i64 {
-            for j in 0..4i64 {
-                push(
-                    Scale::Small,
-                    (0..k)
-                        .map(|d| 16 + if d % 2 == 0 { i } else { j })
-                        .collect(),
-                );
-            }
-        }
+    // Small scale: equal sizes 16..=19 (every residue mod 4), and mixed ones.
+    for (a, b) in [
+        (16, 16),
+        (17, 17),
+        (18, 18),
+        (19, 19),
+        (16, 19),
+        (19, 16),
+        (17, 18),
+    ] {
+        push(
+            Scale::Small,
+            (0..k).map(|d| if d % 2 == 0 { a } else { b }).collect(),
+        );
     }
     push(Scale::Large, vec![64; k]);
     push(
@@ -83,7 +77,10 @@ pub fn samples(f: &Function) -> Vec<Sample> {
 }
 
 /// A concrete iteration point (index variable values by slot).
-pub type Point = Vec<Option<i64>>;
+pub type Point = [Option<i64>; 3];
+
+/// An element of a matrix (unused trailing dimensions are 0).
+pub type Elem = [i64; 3];
 
 /// A witness of two iterations writing one element, or of a read of an element another
 /// iteration writes.
@@ -114,10 +111,12 @@ pub struct Observed {
     pub dims: Vec<Vec<i64>>,
 }
 
-const MAX_PER_DIM: usize = 40;
+/// At most this many iteration points per sample (the first and last ones of each dimension
+/// are kept: that is where accesses leave the image).
+const MAX_POINTS: f64 = 4096.0;
 const MAX_ELEMS: usize = 400_000;
 
-fn slot_values(d: &IterDim, env: &Env) -> Option<Vec<i64>> {
+fn slot_values(d: &IterDim, env: &Env, cap: usize) -> Option<Vec<i64>> {
     let lo = eval(&d.lo, env)?.int()?;
     let hi = eval(&d.hi, env)?.int()?;
     let mut v = Vec::new();
@@ -127,10 +126,7 @@ fn slot_values(d: &IterDim, env: &Env) -> Option<Vec<i64>> {
         0
     };
     for i in 0..count {
-        if count as usize > MAX_PER_DIM
-            && i >= (MAX_PER_DIM / 2) as i64
-            && i < count - (MAX_PER_DIM / 2) as i64
-        {
+        if count as usize > cap && i >= (cap / 2) as i64 && i < count - (cap / 2) as i64 {
             continue;
         }
         v.push(lo + i * d.step);
@@ -144,8 +140,8 @@ struct Walker<'a> {
     env: Env,
     obs: Observed,
     point: Point,
-    written: HashMap<(MatrixId, Vec<i64>), (Point, AccessId)>,
-    reads: Vec<(MatrixId, Vec<i64>, Point, AccessId)>,
+    written: HashMap<(MatrixId, Elem), (Point, AccessId)>,
+    reads: Vec<(MatrixId, Elem, Point, AccessId)>,
     writes_of: Vec<bool>,
     elems: usize,
 }
@@ -154,9 +150,10 @@ struct Walker<'a> {
 pub fn observe(f: &Function, r: &Region, sample: &Sample) -> Option<Observed> {
     let mut env = sample.env.clone();
     let mut lists = Vec::new();
+    let cap = MAX_POINTS.powf(1.0 / r.par_dims().max(1) as f64) as usize;
     for d in &r.dims {
         lists.push(match d {
-            Some(d) => Some(slot_values(d, &env)?),
+            Some(d) => Some(slot_values(d, &env, cap.max(4))?),
             None => None,
         });
     }
@@ -194,7 +191,7 @@ pub fn observe(f: &Function, r: &Region, sample: &Sample) -> Option<Observed> {
             dims,
             ..Observed::default()
         },
-        point: vec![None; r.dims.len()],
+        point: [None; 3],
         written: HashMap::new(),
         reads: Vec::new(),
         writes_of,
@@ -209,7 +206,7 @@ pub fn observe(f: &Function, r: &Region, sample: &Sample) -> Option<Observed> {
                 break 'points;
             }
         }
-        w.env.vars = w.point.clone();
+        w.env.vars = w.point[..lists.len()].to_vec();
         if r.kind == RegionKind::Iterator {
             w.stmts(&r.body, true);
         } else {
@@ -313,11 +310,18 @@ impl Walker<'_> {
             return;
         }
         // Every element the access touches.
-        let mut elems: Vec<Vec<i64>> = vec![vec![]];
-        for p in &per_dim {
+        let nd = per_dim.len();
+        let mut elems: Vec<Elem> = vec![[0; 3]];
+        for (d, p) in per_dim.iter().enumerate() {
             elems = elems
                 .into_iter()
-                .flat_map(|e| p.iter().map(move |v| [e.clone(), vec![*v]].concat()))
+                .flat_map(|e| {
+                    p.iter().map(move |v| {
+                        let mut e = e;
+                        e[d] = *v;
+                        e
+                    })
+                })
                 .collect();
         }
         self.elems += elems.len();
@@ -326,34 +330,34 @@ impl Walker<'_> {
                 if !definite {
                     continue;
                 }
-                if let Some((p, first)) = self.written.get(&(a.matrix, el.clone())) {
+                if let Some((p, first)) = self.written.get(&(a.matrix, el)) {
                     if *p != self.point && self.obs.write_clash.is_none() {
                         self.obs.write_clash = Some(Clash {
                             first: *first,
                             second: id,
-                            points: (p.clone(), self.point.clone()),
-                            element: el.clone(),
+                            points: (*p, self.point),
+                            element: el[..nd].to_vec(),
                         });
                     }
                 } else {
-                    self.written
-                        .insert((a.matrix, el), (self.point.clone(), id));
+                    self.written.insert((a.matrix, el), (self.point, id));
                 }
             } else {
-                self.reads.push((a.matrix, el, self.point.clone(), id));
+                self.reads.push((a.matrix, el, self.point, id));
             }
         }
     }
 
     fn finish(&mut self) {
         for (m, el, p, id) in std::mem::take(&mut self.reads) {
-            if let Some((wp, wid)) = self.written.get(&(m, el.clone())) {
+            if let Some((wp, wid)) = self.written.get(&(m, el)) {
                 if *wp != p {
+                    let nd = self.f.matrices[m].dims.len();
                     self.obs.read_clash = Some(Clash {
                         first: *wid,
                         second: id,
-                        points: (wp.clone(), p),
-                        element: el,
+                        points: (*wp, p),
+                        element: el[..nd].to_vec(),
                     });
                     return;
                 }

@@ -27,7 +27,10 @@ impl Ctx<'_> {
     pub fn expr(&self, e: &Expr) -> String {
         let sub = |x: &Expr| {
             let s = self.expr(x);
-            if matches!(x.kind, ExprKind::Binary(..)) {
+            if matches!(
+                x.kind,
+                ExprKind::Binary(..) | ExprKind::Cast(..) | ExprKind::Unary(..)
+            ) {
                 format!("({s})")
             } else {
                 s

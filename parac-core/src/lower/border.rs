@@ -255,7 +255,8 @@ impl Lowerer<'_> {
             }
         }
         // Corners, where two dimensions have a border.
-        if let (Some(wr), Some(wc)) = (widths[nd - 2], widths[nd - 1]) {
+        if let (true, Some(wr), Some(wc)) = (nd >= 2, widths[nd.saturating_sub(2)], widths[nd - 1])
+        {
             for r in sides(wr) {
                 for c in sides(wc) {
                     let mut sels = vec![Sel::Star; nd];

@@ -70,6 +70,15 @@ pub fn const_num(e: &Expr) -> Option<(f64, bool)> {
                 BinOp::Mul => x * y,
                 BinOp::Div if float => x / y,
                 BinOp::Div if y != 0.0 => (x / y).trunc(),
+                BinOp::Shl | BinOp::Shr if !float => {
+                    let (a, b) = (x as i64, y as i64);
+                    let b = u32::try_from(b).ok().filter(|b| *b < 63)?;
+                    if *op == BinOp::Shl {
+                        a.checked_shl(b)? as f64
+                    } else {
+                        (a >> b) as f64
+                    }
+                }
                 _ => return None,
             };
             v.is_finite().then_some((v, float))
