@@ -1,21 +1,20 @@
 // Pipelines with errors still get their Rust signature: `main` calls them with the right
 // argument types and uses the result, so only the ParaC errors are reported (no rustc cascade).
 parac::parac! {
-    /// Sharpens `src` into `out`; the body misspells `src` as `scr`.
+    /// Sharpens `src` into `out`; the body misspells `src` as `srd`.
     pub fn sharpen(src: &u8[M][N], out: &mut u8[M][N], amount: f32) {
         parac_border_rule r = replicate(src[1][1]);
         parac_iterator it(0:M:1; 0:N:1) parac_border_rule(r) {
             let blur = parac_matrix_mean(src[itx-1:3:1][ity-1:3:1]);
-            out[itx][ity] = clamp(scr[itx][ity] as f32 + amount * (src[itx][ity] - blur) as f32,
+            out[itx][ity] = clamp(srd[itx][ity] as f32 + amount * (src[itx][ity] - blur) as f32,
                                   0.0, 255.0) as u8;
         }
     }
 
-    /// Mean of the edge image; the `return` value uses `M` and `N` but the sum is taken of a
-    /// name that does not exist.
+    /// Mean of the edge image; the divisor uses a size symbol `K` that no parameter binds.
     pub fn edge_mean(edge: &u8[M][N]) -> i16 {
-        let s = parac_matrix_sum(edges);
-        return (s / (M * N) as i64) as i16;
+        let s = parac_matrix_sum(edge);
+        return (s / (M * K) as i64) as i16;
     }
 }
 

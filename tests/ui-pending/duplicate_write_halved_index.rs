@@ -1,0 +1,14 @@
+// PENDING (compiler problem, moved out of tests/ui so the suite passes):
+// The help says `e.g. out[itx][ity]` although the matrix is `down`: the name `out` is hard-coded
+// (parac-core/src/check/mod.rs, write-clash message). Expected `down[itx][ity]`.
+// Current output: duplicate_write_halved_index.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
+// `down[itx/2][ity]` with step 1: iterations itx = 2k and 2k+1 write the same element.
+parac::parac! {
+    pub fn halve_rows(src: &u8[M][N], down: &mut u8[(M+1)/2][N]) {
+        parac_iterator it(0:M:1; 0:N:1) {
+            down[itx/2][ity] = src[itx][ity];
+        }
+    }
+}
+
+fn main() {}
