@@ -8,6 +8,9 @@ use crate::diag::Diagnostics;
 use crate::ir::*;
 use crate::lower::target_text;
 
+/// A corner an access reaches: the matrix, (side, depth) for rows and columns, the access.
+type CornerNeed = (MatrixId, [(Side, u32); 2], AccessId);
+
 /// Which side of a dimension.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Side {
@@ -69,12 +72,12 @@ fn width(f: &Function, rules: &[RuleId], m: MatrixId, nd: usize, d: usize, side:
 
 /// Checks the reads of one region against its border rules.
 pub fn check_region(f: &Function, r: &Region, diags: &mut Diagnostics) {
-    if r.kind != RegionKind::Iterator {
+    if r.kind != RegionKind::Iterator || r.rules.iter().any(|i| f.rules[*i].incomplete) {
         return;
     }
     // The widest need per (matrix, dimension, side), with the access that needs it.
     let mut needs: Vec<(MatrixId, usize, Side, u32, AccessId)> = Vec::new();
-    let mut corner_needs: Vec<(MatrixId, [(Side, u32); 2], AccessId)> = Vec::new();
+    let mut corner_needs: Vec<CornerNeed> = Vec::new();
     for (id, a) in r.accesses.iter().enumerate() {
         let Some(Some(reach)) = r.reach.get(id) else {
             continue;

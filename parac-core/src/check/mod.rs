@@ -12,20 +12,21 @@ use sample::{Clash, Scale};
 
 /// Runs every check and keeps the functions that have no error. A function whose lowering
 /// already failed is still checked (so independent errors show at once), except for the data
-/// flow, which a dropped statement would confuse.
-pub fn check_module(functions: Vec<(Function, bool)>, diags: &mut Diagnostics) -> Module {
+/// flow when a whole iterator was dropped (its writes are unknown).
+pub fn check_module(functions: Vec<crate::lower::Lowered>, diags: &mut Diagnostics) -> Module {
     let mut module = Module::default();
-    for (mut f, failed) in functions {
+    for l in functions {
+        let mut f = l.function;
         let before = diags.len();
-        check_function(&mut f, failed, diags);
-        if !failed && diags.len() == before {
+        check_function(&mut f, !l.regions_dropped, diags);
+        if !l.failed && diags.len() == before {
             module.functions.push(f);
         }
     }
     module
 }
 
-fn check_function(f: &mut Function, failed: bool, diags: &mut Diagnostics) {
+fn check_function(f: &mut Function, flow: bool, diags: &mut Diagnostics) {
     let samples = sample::samples(f);
     border::check_rule_values(f, &samples, diags);
     for r in 0..f.regions.len() {
@@ -35,7 +36,7 @@ fn check_function(f: &mut Function, failed: bool, diags: &mut Diagnostics) {
     for r in &f.regions {
         border::check_region(f, r, diags);
     }
-    if !failed {
+    if flow {
         flow::check(f, diags);
     }
 }
@@ -108,11 +109,12 @@ fn observe_region(
         diags.error(
             a.span,
             format!(
-                "two iterations of `{}` write the same element: {} and {} both write `{}` (with {at})\nhelp: iterations run in parallel and in no particular order, so each must write its own elements; index the output with all of the iterator's variables, e.g. `out[{}]`",
+                "two iterations of `{}` write the same element: {} and {} both write `{}` (with {at})\nhelp: iterations run in parallel and in no particular order, so each must write its own elements; index the output with all of the iterator's variables, e.g. `{}[{}]`",
                 r.name,
                 point_text(r, &c.points.0),
                 point_text(r, &c.points.1),
                 element_text(f, a.matrix, &c.element),
+                f.matrices[a.matrix].name,
                 r.dims.iter().flatten().map(|d| d.var.clone()).collect::<Vec<_>>().join("][")
             ),
         );

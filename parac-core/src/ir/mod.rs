@@ -146,6 +146,9 @@ pub struct BorderRule {
     pub entries: Vec<BorderEntry>,
     /// The shorthand it was desugared from (`replicate`, ...), if any.
     pub shorthand: Option<String>,
+    /// Lowering reported an error in this rule (some entries are missing); the border checks
+    /// of iterators using it are skipped to avoid a cascade.
+    pub incomplete: bool,
 }
 
 /// `m[sel][sel] = value`.

@@ -1,7 +1,7 @@
 //! Border rules: explicit rule blocks, and the standard modes (constant, replicate/clamp,
 //! reflect, reflect-101, wrap) desugared into the same entries.
 
-use super::{BorderCx, Lowerer, Name};
+use super::{BorderCx, Lowerer};
 use crate::diag::Sp;
 use crate::ir::*;
 use crate::syntax::ast;
@@ -13,6 +13,7 @@ impl Lowerer<'_> {
         stmts: &[ast::BorderStmt],
         span: Sp,
     ) -> Option<BorderRule> {
+        let errors_before = self.diags.len();
         let mut entries: Vec<BorderEntry> = Vec::new();
         for st in stmts {
             for t in &st.targets {
@@ -42,7 +43,10 @@ impl Lowerer<'_> {
                     continue;
                 };
                 if v.ty.is_block() {
-                    self.err(st.value.span, "a border value must be a scalar");
+                    self.err(
+                        st.value.span,
+                        "a border value must be a scalar\nhelp: read one element, e.g. `src[*][0]`",
+                    );
                     continue;
                 }
                 let elem = self.f.matrices[m].elem;
@@ -64,6 +68,7 @@ impl Lowerer<'_> {
             span,
             entries,
             shorthand: None,
+            incomplete: self.diags.len() != errors_before,
         })
     }
 
@@ -114,9 +119,15 @@ impl Lowerer<'_> {
         }
         let m = self.matrix_name(&sh.matrix)?;
         let nd = self.f.matrices[m].dims.len();
+        let args_span = sh
+            .widths
+            .last()
+            .map_or(Sp::one(sh.matrix.span()), |(_, sp)| {
+                Sp::one(sh.matrix.span()).to(*sp)
+            });
         if sh.widths.len() != nd {
             let example: String = (0..nd).map(|_| "[1]").collect();
-            self.err(sh.span, format!("`{}` has {nd} dimension{}: give a width for each, e.g. `{mode}({}{example})` (`[*]` for none)", sh.matrix, if nd == 1 { "" } else { "s" }, sh.matrix));
+            self.err(args_span, format!("`{}` has {nd} dimension{}: give a width for each, e.g. `{mode}({}{example})` (`[*]` for none)", sh.matrix, if nd == 1 { "" } else { "s" }, sh.matrix));
             return None;
         }
         let mut widths = Vec::new();
@@ -266,7 +277,6 @@ impl Lowerer<'_> {
                 }
             }
         }
-        let _ = Name::Rule(0);
         let ws: String = widths
             .iter()
             .map(|w| w.map_or("[*]".to_string(), |w| format!("[{w}]")))
@@ -276,6 +286,7 @@ impl Lowerer<'_> {
             span,
             entries,
             shorthand: Some(format!("{mode}({}{ws})", sh.matrix)),
+            incomplete: false,
         })
     }
 }

@@ -305,7 +305,7 @@ impl Lowerer<'_> {
                         "reduce it to a scalar with `parac_matrix_sum({s})` (or min, max, mean)"
                     ),
                     _ => format!(
-                        "index it, e.g. `{s}[itx][ity]`, or take a window `{s}[itx-1:3:1][ity-1:3:1]`"
+                        "read one element, e.g. `{s}[itx][ity]`, or reduce a window to a scalar, e.g. `parac_matrix_sum({s}[itx-1:3:1][ity-1:3:1])`"
                     ),
                 };
                 self.err(
@@ -319,17 +319,28 @@ impl Lowerer<'_> {
                 None
             }
             None => {
-                if matches!(cx, Cx::Host { .. } | Cx::Dim)
-                    && self
-                        .f
-                        .regions
-                        .iter()
-                        .any(|r| r.dims.iter().flatten().any(|d| d.var == s))
+                if let Some(owner) = self
+                    .f
+                    .regions
+                    .iter()
+                    .find(|r| r.dims.iter().flatten().any(|d| d.var == s))
                 {
-                    self.err(
-                        span,
-                        format!("index variable `{s}` exists only inside its iterator"),
-                    );
+                    let here = match cx {
+                        Cx::Kernel(k) => {
+                            let mut vars: Vec<_> = k
+                                .vars
+                                .iter()
+                                .map(|(n, slot)| (*slot, format!("`{n}`")))
+                                .collect();
+                            vars.sort();
+                            format!(
+                                "; here the index variables are {}",
+                                vars.into_iter().map(|v| v.1).collect::<Vec<_>>().join(", ")
+                            )
+                        }
+                        _ => String::new(),
+                    };
+                    self.err(span, format!("index variable `{s}` belongs to iterator `{}` and exists only inside it{here}", owner.name));
                     return None;
                 }
                 let extra: Vec<String> = match cx {
@@ -363,10 +374,11 @@ impl Lowerer<'_> {
             self.err(
                 span,
                 format!(
-                    "`{n}` has {ndims} dimension{}, but {} subscript{} given",
+                    "`{n}` has {ndims} dimension{}, but {} subscript{} given\nhelp: write one subscript per dimension, e.g. `{n}{}`",
                     if ndims == 1 { "" } else { "s" },
                     subs.len(),
-                    if subs.len() == 1 { " is" } else { "s are" }
+                    if subs.len() == 1 { " is" } else { "s are" },
+                    ["[itx]", "[itx][ity]", "[c][itx][ity]"][ndims.clamp(1, 3) - 1]
                 ),
             );
             return None;
@@ -377,7 +389,7 @@ impl Lowerer<'_> {
                 self.err(
                     span,
                     format!(
-                        "a border value of `{other}` may read only `{other}` itself, not `{n}`"
+                        "a border value of `{other}` may read only `{other}` itself, not `{n}`\nhelp: border values are computed from `{other}`'s own pixels, constants and scalars; to combine matrices, compute the combination in an iterator first"
                     ),
                 );
                 return None;
@@ -680,6 +692,10 @@ impl Lowerer<'_> {
             }
             // A whole (non-constant) matrix: a global operator.
             if let ast::ExprKind::Name(mname) = &args[0].kind {
+                if !self.names.contains_key(&mname.to_string()) && !matches!(cx, Cx::Kernel(_)) {
+                    self.unknown(mname);
+                    return None;
+                }
                 if let Some(Name::Matrix(m)) = self.names.get(&mname.to_string()).copied() {
                     if !matches!(self.f.matrices[m].kind, MatrixKind::Const(_)) {
                         return match cx {

@@ -23,9 +23,19 @@ enum Name {
     Rule(RuleId),
 }
 
-/// Lowers a whole program. Each function comes with whether its lowering reported errors
-/// (its IR then lacks the statements that failed).
-pub fn lower_program(p: &ast::Program, diags: &mut Diagnostics) -> Vec<(Function, bool)> {
+/// A lowered function and how complete it is.
+#[derive(Debug)]
+pub struct Lowered {
+    /// The IR (without the statements whose lowering failed).
+    pub function: Function,
+    /// Lowering reported an error.
+    pub failed: bool,
+    /// An iterator was dropped entirely (its header failed), so its writes are unknown.
+    pub regions_dropped: bool,
+}
+
+/// Lowers a whole program, function by function.
+pub fn lower_program(p: &ast::Program, diags: &mut Diagnostics) -> Vec<Lowered> {
     let mut module = Vec::new();
     let mut seen: HashMap<String, Sp> = HashMap::new();
     for f in &p.functions {
@@ -38,8 +48,14 @@ pub fn lower_program(p: &ast::Program, diags: &mut Diagnostics) -> Vec<(Function
             continue;
         }
         let before = diags.len();
-        let lowered = Lowerer::new(diags, f).run(f);
-        module.push((lowered, diags.len() != before));
+        let mut l = Lowerer::new(diags, f);
+        l.run(f);
+        let (function, regions_dropped) = (l.f, l.regions_dropped);
+        module.push(Lowered {
+            function,
+            failed: diags.len() != before,
+            regions_dropped,
+        });
     }
     module
 }
@@ -75,6 +91,7 @@ struct Lowerer<'d> {
     f: Function,
     names: HashMap<String, Name>,
     pending_runs: Vec<RegionId>,
+    regions_dropped: bool,
 }
 
 fn type_of(diags: &mut Diagnostics, t: &ast::TypeName, element: bool) -> Option<Scalar> {
@@ -88,12 +105,33 @@ fn type_of(diags: &mut Diagnostics, t: &ast::TypeName, element: bool) -> Option<
             None
         }
         None => {
-            let hint = match t.name.as_str() {
-                "f64" => {
-                    "ParaC computes in f32 (OpenCL devices need not support doubles); use `f32`"
+            let c_like = match t.name.as_str() {
+                "uint8" | "uint8_t" | "uchar" | "byte" => Some("u8"),
+                "int8" | "int8_t" | "char" => Some("i8"),
+                "uint16" | "uint16_t" | "ushort" => Some("u16"),
+                "int16" | "int16_t" | "short" => Some("i16"),
+                "uint" | "uint32" | "uint32_t" => Some("u32"),
+                "int" | "int32" | "int32_t" => Some("i32"),
+                "long" | "int64" | "int64_t" | "isize" if !element => Some("i64"),
+                "ulong" | "uint64" | "uint64_t" | "usize" if !element => Some("u64"),
+                "float" | "f64" | "double" => Some("f32"),
+                _ => None,
+            };
+            let list = if element {
+                "u8, i8, u16, i16, u32, i32 and f32"
+            } else {
+                "u8, i8, u16, i16, u32, i32, i64, u64, f32 and bool"
+            };
+            let hint = match c_like {
+                Some("f32") if t.name != "float" => {
+                    "ParaC computes in f32 (OpenCL devices need not support doubles): use `f32`"
+                        .to_string()
                 }
-                "usize" | "isize" => "use `i32` (indices) or `i64`",
-                _ => "the types are u8, i8, u16, i16, u32, i32, i64, u64, f32 and bool",
+                Some(r) => format!("write `{r}`; the types are {list}"),
+                None => format!(
+                    "the {} types are {list}",
+                    if element { "matrix element" } else { "scalar" }
+                ),
             };
             diags.error(t.span, format!("unknown type `{}`\nhelp: {hint}", t.name));
             None
@@ -119,6 +157,7 @@ impl<'d> Lowerer<'d> {
             },
             names: HashMap::new(),
             pending_runs: vec![],
+            regions_dropped: false,
         }
     }
 
@@ -149,7 +188,7 @@ impl<'d> Lowerer<'d> {
         true
     }
 
-    fn run(mut self, f: &ast::Function) -> Function {
+    fn run(&mut self, f: &ast::Function) {
         self.params(f);
         if let Some(t) = &f.ret {
             self.f.ret = type_of(self.diags, t, false);
@@ -168,7 +207,6 @@ impl<'d> Lowerer<'d> {
                 ),
             );
         }
-        self.f
     }
 
     fn params(&mut self, f: &ast::Function) {
@@ -255,22 +293,27 @@ impl<'d> Lowerer<'d> {
                 init,
                 span,
             } => {
-                let Some(elem) = type_of(self.diags, elem, true) else {
-                    return;
-                };
+                // After an error the constant is still declared (zeros), so its uses raise no
+                // "cannot find" cascade; the function is rejected anyway.
+                let elem = type_of(self.diags, elem, true);
                 let d = self.dims(dims, name);
                 let shape: Option<Vec<i64>> = dims.iter().map(consts::const_int).collect();
-                let Some(shape) = shape.filter(|s| s.iter().all(|d| *d > 0)) else {
-                    self.err(*span, format!("constant matrix `{name}` needs constant, positive dimensions such as `[1][5]`"));
-                    return;
-                };
-                let Some(values) = self.const_values(name, elem, &shape, init) else {
-                    return;
+                let values = match (elem, shape.filter(|s| s.iter().all(|d| *d > 0))) {
+                    (Some(elem), Some(shape)) => {
+                        let total = shape.iter().product::<i64>() as usize;
+                        self.const_values(name, elem, &shape, init)
+                            .unwrap_or_else(|| vec![0.0; total])
+                    }
+                    (_, None) => {
+                        self.err(*span, format!("constant matrix `{name}` needs constant, positive dimensions such as `[1][5]`"));
+                        vec![]
+                    }
+                    (None, Some(shape)) => vec![0.0; shape.iter().product::<i64>() as usize],
                 };
                 let id = self.f.matrices.len();
                 self.f.matrices.push(Matrix {
                     name: name.to_string(),
-                    elem,
+                    elem: elem.unwrap_or(Scalar::I32),
                     dims: d,
                     kind: MatrixKind::Const(values),
                     span: *span,
@@ -283,9 +326,7 @@ impl<'d> Lowerer<'d> {
                 dims,
                 span,
             } => {
-                let Some(elem) = type_of(self.diags, elem, true) else {
-                    return;
-                };
+                let elem = type_of(self.diags, elem, true).unwrap_or(Scalar::I32);
                 let d = self.dims(dims, name);
                 let id = self.f.matrices.len();
                 self.f.matrices.push(Matrix {
@@ -299,18 +340,12 @@ impl<'d> Lowerer<'d> {
             }
             ast::FnStmt::Let(l) => self.host_let(l),
             ast::FnStmt::BorderBlock { name, stmts, span } => {
-                if let Some(rule) = self.border_block(name, stmts, *span) {
-                    let id = self.f.rules.len();
-                    self.f.rules.push(rule);
-                    self.declare(name, Name::Rule(id));
-                }
+                let rule = self.border_block(name, stmts, *span);
+                self.add_rule(name, *span, rule);
             }
             ast::FnStmt::BorderShorthand(sh) => {
-                if let Some(rule) = self.shorthand(sh) {
-                    let id = self.f.rules.len();
-                    self.f.rules.push(rule);
-                    self.declare(&sh.name, Name::Rule(id));
-                }
+                let rule = self.shorthand(sh);
+                self.add_rule(&sh.name, sh.span, rule);
             }
             ast::FnStmt::Iterator(it) => self.iterator(it),
             ast::FnStmt::Return(e, span) => {
@@ -417,7 +452,14 @@ impl<'d> Lowerer<'d> {
                 if v < lo as f64 || v > hi as f64 {
                     self.err(
                         sp,
-                        format!("{v} does not fit in {elem} (the element type of `{name}`)"),
+                        format!(
+                            "{v} does not fit in {elem} (the element type of `{name}`)\nhelp: {}",
+                            if v < 0.0 {
+                                "declare the constant with a signed type, e.g. `i8` or `i16`"
+                            } else {
+                                "declare the constant with a wider type, e.g. `u16` or `i32`"
+                            }
+                        ),
                     );
                     return None;
                 }
@@ -425,6 +467,21 @@ impl<'d> Lowerer<'d> {
             out.push(v);
         }
         Some(out)
+    }
+
+    /// Declares a rule; a rule whose lowering failed is still declared (marked incomplete) so
+    /// the iterators that use it raise no cascade.
+    fn add_rule(&mut self, name: &proc_macro2::Ident, span: Sp, rule: Option<BorderRule>) {
+        let rule = rule.unwrap_or_else(|| BorderRule {
+            name: name.to_string(),
+            span,
+            entries: vec![],
+            shorthand: None,
+            incomplete: true,
+        });
+        let id = self.f.rules.len();
+        self.f.rules.push(rule);
+        self.declare(name, Name::Rule(id));
     }
 
     fn flush_runs(&mut self) {
@@ -462,10 +519,17 @@ impl<'d> Lowerer<'d> {
             }
         };
         for (name, v) in l.names.iter().zip(values) {
-            let Some(e) = self.expr(v, &mut Cx::Host { global: true }) else {
-                continue;
-            };
-            let Some(mut e) = self.scalar(e, &format!("host value `{name}`")) else {
+            let e = self.expr(v, &mut Cx::Host { global: true });
+            let Some(mut e) = e.and_then(|e| self.scalar(e, &format!("host value `{name}`")))
+            else {
+                // Keep the name bound so that later uses raise no cascade.
+                let id = self.f.scalars.len();
+                self.f.scalars.push(HostScalar {
+                    name: name.to_string(),
+                    ty: ty.unwrap_or(Scalar::I32),
+                    kind: HostScalarKind::Let,
+                });
+                self.declare(name, Name::Host(id));
                 continue;
             };
             if let Some(t) = ty {
@@ -579,6 +643,8 @@ impl<'d> Lowerer<'d> {
             self.f.regions.push(k.region);
             self.flush_runs();
             self.f.steps.push(HostStep::Run(id));
+        } else {
+            self.regions_dropped = true;
         }
     }
 
@@ -622,10 +688,17 @@ impl<'d> Lowerer<'d> {
                     lowered.push(self.expr(v, &mut Cx::Kernel(k)));
                 }
                 for (name, v) in l.names.iter().zip(lowered) {
-                    let Some(mut v) = v else { continue };
+                    // After an error the name is still bound (with its declared type, or i32),
+                    // so its later uses raise no "cannot find" cascade.
+                    let fallback = Type::Scalar(ty.unwrap_or(Scalar::I32));
+                    let Some(mut v) = v else {
+                        Self::new_local(k, &name.to_string(), fallback);
+                        continue;
+                    };
                     if let Some(t) = ty {
                         if v.ty.is_block() {
                             self.err(l.value.span, format!("a matrix block ({}) cannot be stored into the scalar `{name}: {t}`\nhelp: reduce it (e.g. `parac_matrix_sum(..)`), or drop the type to keep a block", v.ty));
+                            Self::new_local(k, &name.to_string(), fallback);
                             continue;
                         }
                         v = expr::convert(v, t);
@@ -665,6 +738,52 @@ impl<'d> Lowerer<'d> {
         }
     }
 
+    /// Resolves one assignment target into a write access (recorded even if the value later
+    /// fails, so the data-flow check still sees the write).
+    fn target(&mut self, t: &ast::Expr, k: &mut Kernel) -> Option<(AccessId, Type, Scalar)> {
+        let ast::ExprKind::Index(name, subs) = &t.kind else {
+            let what = match &t.kind {
+                ast::ExprKind::Name(n)
+                    if k.scopes.iter().any(|s| s.contains_key(&n.to_string())) =>
+                {
+                    format!(
+                        "`{n}` is a `let` value, and those cannot be assigned\nhelp: bind a new value with `let {n} = ...;`"
+                    )
+                }
+                ast::ExprKind::Name(n) => format!(
+                    "cannot assign to `{n}` as a whole\nhelp: assign its elements, e.g. `{n}[itx][ity] = ...`"
+                ),
+                _ => "only matrix elements and windows can be assigned, e.g. `dst[itx][ity] = ...`"
+                    .to_string(),
+            };
+            self.err(t.span, what);
+            return None;
+        };
+        let m = self.matrix_name(name)?;
+        let mat = &self.f.matrices[m];
+        match mat.kind {
+            MatrixKind::Input => {
+                let msg = format!(
+                    "cannot write to `{name}`: it is an input (`&{}`)\nhelp: declare it `&mut` to make it an output, or write into a local matrix (`let tmp: {}[..];`)",
+                    mat.elem, mat.elem
+                );
+                self.err(t.span, msg);
+                return None;
+            }
+            MatrixKind::Const(_) => {
+                self.err(t.span, format!("cannot write to `{name}`: it is a constant matrix\nhelp: write into a local matrix (`let tmp: {}[..];`) or an output (`&mut`)", mat.elem));
+                return None;
+            }
+            _ => {}
+        }
+        let elem = mat.elem;
+        let target = self.index(name, m, subs, t.span, true, &mut Cx::Kernel(k))?;
+        let (ExprKind::Load(aid) | ExprKind::Block(aid)) = target.kind else {
+            return None;
+        };
+        Some((aid, target.ty, elem))
+    }
+
     fn assign(
         &mut self,
         targets: &[ast::Expr],
@@ -674,49 +793,16 @@ impl<'d> Lowerer<'d> {
         k: &mut Kernel,
         out: &mut Vec<KStmt>,
     ) {
+        let resolved: Vec<_> = targets.iter().map(|t| self.target(t, k)).collect();
         let Some(mut v) = self.expr(value, &mut Cx::Kernel(k)) else {
             return;
         };
+        if resolved.iter().any(Option::is_none) {
+            return;
+        }
         // C semantics of `a = b = e`: b gets (Tb)e, a gets (Ta)(Tb)e.
-        for (i, t) in targets.iter().enumerate().rev() {
-            let ast::ExprKind::Index(name, subs) = &t.kind else {
-                let what = match &t.kind {
-                    ast::ExprKind::Name(n) if k.scopes.iter().any(|s| s.contains_key(&n.to_string())) => format!("`{n}` is a `let` value, and those cannot be assigned\nhelp: bind a new value with `let {n} = ...;`"),
-                    ast::ExprKind::Name(n) => format!("cannot assign to `{n}` as a whole\nhelp: assign its elements, e.g. `{n}[itx][ity] = ...`"),
-                    _ => "only matrix elements and windows can be assigned, e.g. `dst[itx][ity] = ...`".to_string(),
-                };
-                self.err(t.span, what);
-                return;
-            };
-            let Some(m) = self.matrix_name(name) else {
-                return;
-            };
-            let mat = &self.f.matrices[m];
-            match mat.kind {
-                MatrixKind::Input => {
-                    let msg = format!(
-                        "cannot write to `{name}`: it is an input (`&{}`)\nhelp: declare it `&mut` to make it an output, or write into a local matrix (`let tmp: {}[..];`)",
-                        mat.elem, mat.elem
-                    );
-                    self.err(t.span, msg);
-                    return;
-                }
-                MatrixKind::Const(_) => {
-                    self.err(
-                        t.span,
-                        format!("cannot write to `{name}`: it is a constant matrix"),
-                    );
-                    return;
-                }
-                _ => {}
-            }
-            let elem = mat.elem;
-            let Some(target) = self.index(name, m, subs, t.span, true, &mut Cx::Kernel(k)) else {
-                return;
-            };
-            let (ExprKind::Load(aid) | ExprKind::Block(aid)) = target.kind else {
-                return;
-            };
+        for (i, (t, r)) in targets.iter().zip(resolved).enumerate().rev() {
+            let (aid, tty, elem) = r.expect("checked above");
             if let Some(op) = op {
                 // `a[i] += e` reads a[i] too.
                 let mut read = k.region.accesses[aid].clone();
@@ -724,12 +810,12 @@ impl<'d> Lowerer<'d> {
                 let rid = k.region.accesses.len();
                 k.region.accesses.push(read);
                 let cur = Expr {
-                    kind: if target.ty.is_block() {
+                    kind: if tty.is_block() {
                         ExprKind::Block(rid)
                     } else {
                         ExprKind::Load(rid)
                     },
-                    ty: target.ty,
+                    ty: tty,
                     span: t.span,
                 };
                 let Some(nv) = self.binary(op, cur, v.clone(), value.span) else {
@@ -737,7 +823,7 @@ impl<'d> Lowerer<'d> {
                 };
                 v = nv;
             }
-            match (target.ty, v.ty) {
+            match (tty, v.ty) {
                 (Type::Scalar(_), Type::Block { .. }) => {
                     self.err(value.span, format!("a matrix block ({}) cannot be stored into the single element `{}`\nhelp: reduce it (e.g. `parac_matrix_sum(..)`) or assign to a window of the same shape", v.ty, expr::show(t)));
                     return;
@@ -794,14 +880,15 @@ impl<'d> Lowerer<'d> {
         self.unknown_among(name, &[]);
     }
 
-    /// Reports an unknown name, suggesting the closest known one (function-level names and
-    /// `extra`, e.g. the index variables in scope).
+    /// Reports an unknown name, suggesting the closest known value (function-level names but
+    /// border rules, and `extra`, e.g. the index variables in scope).
     fn unknown_among(&mut self, name: &proc_macro2::Ident, extra: &[String]) {
         let s = name.to_string();
         let mut candidates: Vec<&str> = self
             .names
-            .keys()
-            .map(String::as_str)
+            .iter()
+            .filter(|(_, v)| !matches!(v, Name::Rule(_)))
+            .map(|(k, _)| k.as_str())
             .chain(extra.iter().map(String::as_str))
             .collect();
         candidates.sort_unstable();

@@ -55,12 +55,31 @@ fn skip_item(input: ParseStream) {
     });
 }
 
+/// Keywords that start a statement: recovery stops before them.
+const STMT_START: [&str; 7] = [
+    "let",
+    "const",
+    "parac_iterator",
+    "parac_border_rule",
+    "return",
+    "if",
+    "fn",
+];
+
 /// Skips the rest of a malformed statement: up to and including the next `;`, or a braced
-/// group not followed by `else`.
+/// group not followed by `else`, or up to (not including) a keyword that starts the next
+/// statement (so a missing `;` does not swallow the statement after it).
 fn skip_stmt(input: ParseStream) {
     let _ = input.step(|cursor| {
         let mut c = *cursor;
+        let mut first = true;
         while let Some((tt, next)) = c.token_tree() {
+            if let TokenTree::Ident(id) = &tt {
+                if !first && STMT_START.iter().any(|k| id == k) {
+                    break;
+                }
+            }
+            first = false;
             c = next;
             match &tt {
                 TokenTree::Punct(p) if p.as_char() == ';' => break,
@@ -213,12 +232,17 @@ fn parse_dims(input: ParseStream) -> syn::Result<Vec<Expr>> {
     Ok(dims)
 }
 
-fn end_semi(input: ParseStream, what: &str) -> syn::Result<Sp> {
+/// Expects the `;` that ends a statement; a missing one is reported at the end of `after` (the
+/// last token of the statement), as rustc does.
+fn end_semi(input: ParseStream, what: &str, after: Sp) -> syn::Result<Sp> {
     if input.peek(Token![;]) {
         let s: Token![;] = input.parse()?;
         Ok(Sp::one(s.span))
     } else {
-        Err(input.error(format!("expected `;` after {what}")))
+        Err(syn::Error::new(
+            after.hi,
+            format!("expected `;` after {what}"),
+        ))
     }
 }
 
@@ -238,7 +262,11 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
         }
         input.parse::<Token![=]>()?;
         let init = parse_array(input)?;
-        let end = end_semi(input, "the constant matrix")?;
+        let after = match &init {
+            ArrayLit::List(_, sp) => *sp,
+            ArrayLit::Elem(e) => e.span,
+        };
+        let end = end_semi(input, "the constant matrix", after)?;
         return Ok(FnStmt::Const {
             name,
             elem,
@@ -264,7 +292,8 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
                         elem.name
                     )));
                 }
-                let end = end_semi(input, "the matrix declaration")?;
+                let after = dims.last().map_or(elem.span, |d| d.span);
+                let end = end_semi(input, "the matrix declaration", after)?;
                 return Ok(FnStmt::Local {
                     name,
                     elem,
@@ -302,7 +331,7 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
     if input.peek(Token![return]) {
         input.parse::<Token![return]>()?;
         let e = parse_expr(input)?;
-        let end = end_semi(input, "the returned value")?;
+        let end = end_semi(input, "the returned value", e.span)?;
         return Ok(FnStmt::Return(e, start.to(end)));
     }
     parse_stmt(input, diags).map(FnStmt::Misplaced)
@@ -366,7 +395,7 @@ fn parse_let(input: ParseStream) -> syn::Result<LetStmt> {
     }
     input.parse::<Token![=]>()?;
     let value = parse_expr(input)?;
-    let end = end_semi(input, "the `let` statement")?;
+    let end = end_semi(input, "the `let` statement", value.span)?;
     Ok(LetStmt {
         names,
         tuple,
@@ -395,7 +424,13 @@ fn parse_sel(input: ParseStream, span: Sp) -> syn::Result<Sel> {
         }
         let k: syn::LitInt = input.parse().map_err(|_| bad())?;
         let k: u32 = k.base10_parse().map_err(|_| bad())?;
-        if k == 0 || k > 16 {
+        if k == 0 {
+            return Err(syn::Error::new(
+                span.lo,
+                "offset 0 is inside the matrix: `-1` is the first position before it and `+1` the first after it",
+            ));
+        }
+        if k > 16 {
             return Err(syn::Error::new(
                 span.lo,
                 format!(
@@ -458,7 +493,7 @@ fn parse_border_stmt(input: ParseStream) -> syn::Result<BorderStmt> {
             }
         }
         let value = parse_expr(input)?;
-        let end = end_semi(input, "the border value")?;
+        let end = end_semi(input, "the border value", value.span)?;
         return Ok(BorderStmt {
             targets,
             value,
@@ -470,7 +505,7 @@ fn parse_border_stmt(input: ParseStream) -> syn::Result<BorderStmt> {
 fn parse_shorthand(input: ParseStream, name: Ident, start: Sp) -> syn::Result<Shorthand> {
     let mode: Ident = input.parse()?;
     let content;
-    syn::parenthesized!(content in input);
+    let paren = syn::parenthesized!(content in input);
     let matrix: Ident = content.parse()?;
     let mut widths = Vec::new();
     while content.peek(syn::token::Bracket) {
@@ -502,7 +537,7 @@ fn parse_shorthand(input: ParseStream, name: Ident, start: Sp) -> syn::Result<Sh
     if !content.is_empty() {
         return Err(content.error("expected `)`"));
     }
-    let end = end_semi(input, "the border rule")?;
+    let end = end_semi(input, "the border rule", Sp::one(paren.span.close()))?;
     Ok(Shorthand {
         name,
         mode,
@@ -679,7 +714,7 @@ fn parse_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<Stmt> 
             targets.push(e);
             continue;
         }
-        let end = end_semi(input, "the assignment")?;
+        let end = end_semi(input, "the assignment", e.span)?;
         return Ok(Stmt::Assign {
             targets,
             op,

@@ -1,7 +1,3 @@
-// PENDING (compiler problem, moved out of tests/ui so the suite passes):
-// First error correct; then a cascade: two "cannot find `acc`" errors, each suggesting `src`.
-// Expected: only the unknown-type error (declare `acc` anyway, or silence its uses).
-// Current output: unknown_type_intermediate.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
 // An element type ParaC does not have (`f64`) on an intermediate: the error points at `f64`.
 parac::parac! {
     pub fn smooth(src: &f32[M][N], out: &mut f32[M][N]) {

@@ -1,8 +1,3 @@
-// PENDING (compiler problem, moved out of tests/ui so the suite passes):
-// Only the `dwn` error is reported: the "`g` is read here, but nothing writes it before" check is
-// skipped whenever lowering reported any error in the function (even in another iterator, or a
-// `return` without a return type). Expected: both errors.
-// Current output: unwritten_local_with_other_error.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
 // Two independent mistakes in two iterators: `g` is read but nothing writes it, and `dwn` is a
 // misspelling of `down`. Both must be reported.
 parac::parac! {

@@ -1,8 +1,3 @@
-// PENDING (compiler problem, moved out of tests/ui so the suite passes):
-// First error correct (no help: e.g. `use i8 for negative values`); then a cascade: "cannot find
-// `SOBEL_X` in this pipeline" at its use. Expected: only the first error (keep the constant
-// declared).
-// Current output: const_value_out_of_range.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
 // A `u8` constant matrix holding -1 (a Sobel kernel): the error points at the value.
 parac::parac! {
     pub fn sobel(src: &u8[M][N], out: &mut i32[M][N]) {

@@ -1,8 +1,3 @@
-// PENDING (compiler problem, moved out of tests/ui so the suite passes):
-// The suggestion for `scr` is `r` (the border rule) instead of `src`: the edit distance counts a
-// swap of two letters as 2, and border-rule names are offered where a value is expected. Expected:
-// help `src`.
-// Current output: misspelling_suggests_border_rule.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
 // `scr` for `src` (two letters swapped): the suggestion must be `src`, not the border rule `r`.
 parac::parac! {
     pub fn sharpen(src: &u8[M][N], out: &mut u8[M][N], amount: f32) {

@@ -1,7 +1,3 @@
-// PENDING (compiler problem, moved out of tests/ui so the suite passes):
-// First error correct; then a cascade: "cannot find `F_H` in this pipeline" at its use. Expected:
-// only the first error (keep the constant declared with its declared shape).
-// Current output: const_wrong_count.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
 // A [1][5] constant matrix initialized with 4 values: the error points at the initializer.
 parac::parac! {
     pub fn hblur(src: &u8[M][N], out: &mut u8[M][N]) {

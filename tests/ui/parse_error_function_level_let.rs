@@ -1,8 +1,3 @@
-// PENDING (compiler problem, moved out of tests/ui so the suite passes):
-// Recovery after the missing `;` swallows the next statement `let h: u8[M][N];`, so "cannot find
-// `h`" is a cascade and `hh` loses its suggestion. Expected: the `;` error and "cannot find `hh`"
-// with help `h`, nothing else.
-// Current output: parse_error_function_level_let.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
 // A missing `;` after a function-level `let` and, later, a misspelled name: both are reported.
 parac::parac! {
     pub fn two_pass(src: &u8[M][N], out: &mut u8[M][N], k: f32) {

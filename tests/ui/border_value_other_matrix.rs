@@ -1,8 +1,3 @@
-// PENDING (compiler problem, moved out of tests/ui so the suite passes):
-// First error correct (but no help line on how to fix); then a cascade: "no border rule of
-// iterator `it` (br) defines that side" although `src[*][-1]` is defined (its value was rejected).
-// Expected: only the first error.
-// Current output: border_value_other_matrix.stderr.current. Once fixed, move this file to tests/ui/ and regenerate.
 // A border value of `src` that reads another matrix (`mask`): the error points at `mask[..]`.
 parac::parac! {
     pub fn masked(src: &u8[M][N], mask: &u8[M][N], out: &mut i16[M][N]) {
