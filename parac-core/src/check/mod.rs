@@ -4,6 +4,7 @@
 mod border;
 pub mod eval;
 mod flow;
+pub mod relative;
 pub mod sample;
 
 use crate::diag::Diagnostics;

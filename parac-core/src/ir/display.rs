@@ -259,16 +259,113 @@ fn dump_region(out: &mut String, f: &Function, r: &Region) {
             Some(None) => "  outside: unknown (data-dependent index)".to_string(),
             _ => String::new(),
         };
+        let rel = relative_text(f, r, a);
         let _ = writeln!(
             out,
-            "    access #{i} {} {}{reach}",
+            "    access #{i} {} {}{rel}{reach}",
             if a.write { "write" } else { "read " },
             c.access(a)
         );
     }
+    border_facts(out, f, r);
     if !r.body.is_empty() {
         let _ = writeln!(out, "    body:");
         body(out, &c, &r.body, 3);
+    }
+}
+
+/// `  at [itx][ity-2..ity+2]`: the subscripts relative to the index variables, when every
+/// subscript has such a form and at least one uses a variable.
+fn relative_text(f: &Function, r: &Region, a: &Access) -> String {
+    use crate::check::relative::{affine, render};
+    if r.kind != RegionKind::Iterator {
+        return String::new();
+    }
+    let mut s = String::new();
+    let mut uses_var = false;
+    for sub in &a.subs {
+        let (e, last) = match sub {
+            Sub::Point(e) => (e, None),
+            Sub::Window { start, len, stride } => (start, Some((*len as i64 - 1) * stride)),
+            Sub::Star => return String::new(),
+        };
+        let Some(aff) = affine(f, r, e) else {
+            return String::new();
+        };
+        uses_var |= aff.coefs.iter().any(|c| *c != 0);
+        match last {
+            None => s.push_str(&format!("[{}]", render(r, &aff, 0))),
+            Some(l) => s.push_str(&format!("[{}..{}]", render(r, &aff, 0), render(r, &aff, l))),
+        }
+    }
+    if uses_var {
+        format!("  at {s}")
+    } else {
+        String::new()
+    }
+}
+
+/// Per matrix read outside its bounds: the width needed on each side (from the accesses'
+/// reach) and the width the region's border rules give.
+fn border_facts(out: &mut String, f: &Function, r: &Region) {
+    let mut mats: Vec<MatrixId> = Vec::new();
+    for (a, reach) in r.accesses.iter().zip(&r.reach) {
+        if let Some(reach) = reach {
+            if !a.write && reach.iter().any(|(b, x)| *b > 0 || *x > 0) && !mats.contains(&a.matrix)
+            {
+                mats.push(a.matrix);
+            }
+        }
+    }
+    for m in mats {
+        let nd = f.matrices[m].dims.len();
+        let mut need = vec![(0u32, 0u32); nd];
+        for (a, reach) in r.accesses.iter().zip(&r.reach) {
+            if let (Some(reach), false, true) = (reach, a.write, a.matrix == m) {
+                for (d, (b, x)) in reach.iter().enumerate() {
+                    need[d].0 = need[d].0.max(*b);
+                    need[d].1 = need[d].1.max(*x);
+                }
+            }
+        }
+        let given = |d: usize, before: bool| -> u32 {
+            let mut k = 0;
+            loop {
+                let mut sels = vec![Sel::Star; nd];
+                sels[d] = if before {
+                    Sel::Before(k + 1)
+                } else {
+                    Sel::After(k + 1)
+                };
+                let defined = r.rules.iter().any(|id| {
+                    f.rules[*id]
+                        .entries
+                        .iter()
+                        .any(|e| e.matrix == m && e.sels == sels)
+                });
+                if !defined {
+                    return k;
+                }
+                k += 1;
+            }
+        };
+        let parts: Vec<String> = (0..nd)
+            .map(|d| {
+                format!(
+                    "dim{d} needs -{}/+{} has -{}/+{}",
+                    need[d].0,
+                    need[d].1,
+                    given(d, true),
+                    given(d, false)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "    border {}: {}",
+            f.matrices[m].name,
+            parts.join(", ")
+        );
     }
 }
 
