@@ -91,10 +91,14 @@ fn observe_region(
             for (d, range) in obs.ranges[a].iter().enumerate() {
                 if let Some((lo, hi)) = range {
                     let size = obs.dims[a][d];
-                    reach[d].0 = reach[d].0.max((-lo).max(0).min(u32::MAX as i64) as u32);
-                    reach[d].1 = reach[d]
-                        .1
-                        .max((hi - (size - 1)).max(0).min(u32::MAX as i64) as u32);
+                    reach[d].0 = reach[d]
+                        .0
+                        .max(lo.saturating_neg().max(0).min(u32::MAX as i64) as u32);
+                    reach[d].1 = reach[d].1.max(
+                        hi.saturating_sub(size.saturating_sub(1))
+                            .max(0)
+                            .min(u32::MAX as i64) as u32,
+                    );
                 }
             }
         }

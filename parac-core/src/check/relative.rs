@@ -33,12 +33,15 @@ pub fn affine(f: &Function, r: &Region, e: &Expr) -> Option<Affine> {
         for (slot, c) in coefs.iter_mut().enumerate() {
             let mut v = zero.clone();
             v[slot] = 1;
-            *c = at(e, &mut env, &v)? - base;
+            *c = at(e, &mut env, &v)?.wrapping_sub(base);
         }
         // Check linearity on a few other points.
         for probe in [[3, 5, 7], [11, 2, 9], [6, 13, 1]] {
             let v: Vec<i64> = (0..n).map(|i| probe[i]).collect();
-            let want = base + coefs.iter().zip(&v).map(|(c, x)| c * x).sum::<i64>();
+            let want = coefs
+                .iter()
+                .zip(&v)
+                .fold(base, |acc, (c, x)| acc.wrapping_add(c.wrapping_mul(*x)));
             if at(e, &mut env, &v)? != want {
                 return None;
             }
@@ -73,7 +76,7 @@ pub fn render(r: &Region, a: &Affine, extra: i64) -> String {
         }
         s.push_str(var);
     }
-    let off = a.offset + extra;
+    let off = a.offset.saturating_add(extra);
     match (s.is_empty(), off) {
         (true, o) => o.to_string(),
         (false, 0) => s,

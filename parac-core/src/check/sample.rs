@@ -119,19 +119,24 @@ const MAX_ELEMS: usize = 400_000;
 fn slot_values(d: &IterDim, env: &Env, cap: usize) -> Option<Vec<i64>> {
     let lo = eval(&d.lo, env)?.int()?;
     let hi = eval(&d.hi, env)?.int()?;
-    let mut v = Vec::new();
+    // i128: no bound or step can overflow here.
+    let (lo, hi, step) = (lo as i128, hi as i128, d.step as i128);
     let count = if hi > lo {
-        (hi - lo + d.step - 1) / d.step
+        (hi - lo + step - 1) / step
     } else {
         0
     };
-    for i in 0..count {
-        if count as usize > cap && i >= (cap / 2) as i64 && i < count - (cap / 2) as i64 {
-            continue;
-        }
-        v.push(lo + i * d.step);
-    }
-    Some(v)
+    let half = (cap / 2) as i128;
+    let indices: Vec<i128> = if count > cap as i128 {
+        (0..half).chain(count - half..count).collect()
+    } else {
+        (0..count).collect()
+    };
+    // Positions beyond i64 cannot be indices of any matrix: treat the space as unknown.
+    indices
+        .into_iter()
+        .map(|i| i64::try_from(lo + i * step).ok())
+        .collect()
 }
 
 struct Walker<'a> {
@@ -283,9 +288,13 @@ impl Walker<'_> {
         for (d, s) in a.subs.iter().enumerate() {
             let positions = match s {
                 Sub::Point(e) => eval(e, &self.env).and_then(Val::int).map(|v| vec![v]),
-                Sub::Window { start, len, stride } => eval(start, &self.env)
-                    .and_then(Val::int)
-                    .map(|v| (0..*len as i64).map(|j| v + j * stride).collect()),
+                Sub::Window { start, len, stride } => {
+                    eval(start, &self.env).and_then(Val::int).map(|v| {
+                        (0..*len as i64)
+                            .map(|j| v.saturating_add(j.saturating_mul(*stride)))
+                            .collect()
+                    })
+                }
                 Sub::Star => None,
             };
             match positions {

@@ -279,8 +279,14 @@ impl<'d> Lowerer<'d> {
                 ),
             );
         }
+        // At most 3 dimensions are kept; a dimension with an error becomes 1, so the matrix
+        // keeps its declared rank and its uses raise no cascade.
         dims.iter()
-            .filter_map(|e| self.expr(e, &mut Cx::Dim))
+            .take(3)
+            .map(|e| {
+                self.expr(e, &mut Cx::Dim)
+                    .unwrap_or_else(|| Expr::int(1, e.span))
+            })
             .collect()
     }
 
@@ -298,14 +304,21 @@ impl<'d> Lowerer<'d> {
                 let elem = type_of(self.diags, elem, true);
                 let d = self.dims(dims, name);
                 let shape: Option<Vec<i64>> = dims.iter().map(consts::const_int).collect();
-                let values = match (elem, shape.filter(|s| s.iter().all(|d| *d > 0))) {
+                // Constant matrices are small (filters, weights): at most 4096 values.
+                let shape = shape.filter(|s| {
+                    s.iter().all(|d| *d > 0)
+                        && s.iter()
+                            .try_fold(1i64, |a, d| a.checked_mul(*d))
+                            .is_some_and(|t| t <= 4096)
+                });
+                let values = match (elem, shape) {
                     (Some(elem), Some(shape)) => {
                         let total = shape.iter().product::<i64>() as usize;
                         self.const_values(name, elem, &shape, init)
                             .unwrap_or_else(|| vec![0.0; total])
                     }
                     (_, None) => {
-                        self.err(*span, format!("constant matrix `{name}` needs constant, positive dimensions such as `[1][5]`"));
+                        self.err(*span, format!("constant matrix `{name}` needs constant, positive dimensions such as `[1][5]`, with at most 4096 values"));
                         vec![]
                     }
                     (None, Some(shape)) => vec![0.0; shape.iter().product::<i64>() as usize],
@@ -499,24 +512,25 @@ impl<'d> Lowerer<'d> {
         }
     }
 
+    /// The value of each name a `let` binds: one, or the items of a tuple of the same arity.
+    fn let_values<'l>(&mut self, l: &'l ast::LetStmt) -> Option<Vec<&'l ast::Expr>> {
+        match (&l.value.kind, l.tuple) {
+            (ast::ExprKind::Tuple(items), true) if items.len() == l.names.len() => {
+                Some(items.iter().collect())
+            }
+            (_, false) => Some(vec![&l.value]),
+            _ => {
+                let n = l.names.len();
+                self.err(l.value.span, format!("the pattern binds {n} names; the value must be a tuple of {n} values, e.g. `({})`", vec!["..."; n].join(", ")));
+                None
+            }
+        }
+    }
+
     fn host_let(&mut self, l: &ast::LetStmt) {
         let ty = l.ty.as_ref().and_then(|t| type_of(self.diags, t, false));
-        let values: Vec<&ast::Expr> = match (&l.value.kind, l.tuple) {
-            (ast::ExprKind::Tuple(items), true) if items.len() == l.names.len() => {
-                items.iter().collect()
-            }
-            (_, false) => vec![&l.value],
-            _ => {
-                self.err(
-                    l.value.span,
-                    format!(
-                        "the pattern binds {} names; the value must be a tuple of {} values",
-                        l.names.len(),
-                        l.names.len()
-                    ),
-                );
-                return;
-            }
+        let Some(values) = self.let_values(l) else {
+            return;
         };
         for (name, v) in l.names.iter().zip(values) {
             let e = self.expr(v, &mut Cx::Host { global: true });
@@ -673,15 +687,8 @@ impl<'d> Lowerer<'d> {
         match s {
             ast::Stmt::Let(l) => {
                 let ty = l.ty.as_ref().and_then(|t| type_of(self.diags, t, false));
-                let values: Vec<&ast::Expr> = match (&l.value.kind, l.tuple) {
-                    (ast::ExprKind::Tuple(items), true) if items.len() == l.names.len() => {
-                        items.iter().collect()
-                    }
-                    (_, false) => vec![&l.value],
-                    _ => {
-                        self.err(l.value.span, format!("the pattern binds {} names; the value must be a tuple of {} values", l.names.len(), l.names.len()));
-                        return;
-                    }
+                let Some(values) = self.let_values(l) else {
+                    return;
                 };
                 let mut lowered = Vec::new();
                 for v in values {

@@ -257,6 +257,40 @@ pub struct Expr {
     pub kind: ExprKind,
     /// From its first to its last token.
     pub span: Sp,
+    /// The height of the tree below it (1 for a leaf); the parser refuses trees higher than
+    /// [`MAX_EXPR_DEPTH`], so every recursive pass over expressions has a bounded depth.
+    pub depth: u32,
+}
+
+/// The deepest expression tree accepted (a chain `a + b + ...` of n terms is n deep).
+pub const MAX_EXPR_DEPTH: u32 = 256;
+
+impl Expr {
+    /// Builds a node, computing its depth from its children.
+    pub fn new(kind: ExprKind, span: Sp) -> Expr {
+        let sub = |s: &Subscript| match &s.kind {
+            SubKind::Point(e) => e.depth,
+            SubKind::Window { start, len, stride } => start
+                .depth
+                .max(len.depth)
+                .max(stride.as_ref().map_or(0, |e| e.depth)),
+            SubKind::Star => 0,
+        };
+        let below = match &kind {
+            ExprKind::Int(..) | ExprKind::Float(..) | ExprKind::Bool(_) | ExprKind::Name(_) => 0,
+            ExprKind::Index(_, subs) => subs.iter().map(sub).max().unwrap_or(0),
+            ExprKind::Call(_, args) | ExprKind::Tuple(args) => {
+                args.iter().map(|a| a.depth).max().unwrap_or(0)
+            }
+            ExprKind::Unary(_, a) | ExprKind::Cast(a, _) => a.depth,
+            ExprKind::Binary(_, a, b) => a.depth.max(b.depth),
+        };
+        Expr {
+            kind,
+            span,
+            depth: below + 1,
+        }
+    }
 }
 
 /// The kinds of expression.

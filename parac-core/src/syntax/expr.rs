@@ -6,7 +6,7 @@ use syn::parse::ParseStream;
 use syn::{Ident, Token};
 
 /// Nesting deeper than this is refused (instead of overflowing the stack).
-const MAX_DEPTH: usize = 128;
+const MAX_DEPTH: usize = 64;
 
 /// Parses one expression.
 pub fn parse_expr(input: ParseStream) -> syn::Result<Expr> {
@@ -82,6 +82,20 @@ fn eat_op(input: ParseStream, op: BinOp) -> syn::Result<()> {
     Ok(())
 }
 
+/// Refuses a tree deeper than [`MAX_EXPR_DEPTH`] (so later passes cannot overflow the stack).
+fn bounded(e: Expr) -> syn::Result<Expr> {
+    if e.depth > MAX_EXPR_DEPTH {
+        Err(syn::Error::new(
+            e.span.hi,
+            format!(
+                "expression too deep (more than {MAX_EXPR_DEPTH} nested operations)\nhelp: split it into several `let`s"
+            ),
+        ))
+    } else {
+        Ok(e)
+    }
+}
+
 fn parse_bin(input: ParseStream, level: u8, depth: usize) -> syn::Result<Expr> {
     if level > 9 {
         return parse_cast(input, depth);
@@ -100,10 +114,10 @@ fn parse_bin(input: ParseStream, level: u8, depth: usize) -> syn::Result<Expr> {
         eat_op(input, op)?;
         let rhs = parse_bin(input, level + 1, depth)?;
         let span = lhs.span.to(rhs.span);
-        lhs = Expr {
-            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+        lhs = bounded(Expr::new(
+            ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
             span,
-        };
+        ))?;
     }
     Ok(lhs)
 }
@@ -114,10 +128,7 @@ fn parse_cast(input: ParseStream, depth: usize) -> syn::Result<Expr> {
         input.parse::<Token![as]>()?;
         let ty = parse_type_name(input)?;
         let span = e.span.to(ty.span);
-        e = Expr {
-            kind: ExprKind::Cast(Box::new(e), ty),
-            span,
-        };
+        e = bounded(Expr::new(ExprKind::Cast(Box::new(e), ty), span))?;
     }
     Ok(e)
 }
@@ -143,10 +154,7 @@ fn parse_unary(input: ParseStream, depth: usize) -> syn::Result<Expr> {
         Some(op) => {
             let inner = parse_unary(input, depth + 1)?;
             let span = Sp::one(start).to(inner.span);
-            Ok(Expr {
-                kind: ExprKind::Unary(op, Box::new(inner)),
-                span,
-            })
+            bounded(Expr::new(ExprKind::Unary(op, Box::new(inner)), span))
         }
         None => parse_primary(input, depth),
     }
@@ -180,10 +188,7 @@ fn parse_primary(input: ParseStream, depth: usize) -> syn::Result<Expr> {
         }
         let first = parse_bin(&content, 1, depth + 1)?;
         if content.is_empty() {
-            return Ok(Expr {
-                kind: first.kind,
-                span,
-            });
+            return Ok(Expr::new(first.kind, span));
         }
         let mut items = vec![first];
         while !content.is_empty() {
@@ -193,10 +198,7 @@ fn parse_primary(input: ParseStream, depth: usize) -> syn::Result<Expr> {
             }
             items.push(parse_bin(&content, 1, depth + 1)?);
         }
-        return Ok(Expr {
-            kind: ExprKind::Tuple(items),
-            span,
-        });
+        return Ok(Expr::new(ExprKind::Tuple(items), span));
     }
     if input.peek(syn::Lit) {
         let lit: syn::Lit = input.parse()?;
@@ -216,7 +218,7 @@ fn parse_primary(input: ParseStream, depth: usize) -> syn::Result<Expr> {
                 ));
             }
         };
-        return Ok(Expr { kind, span });
+        return Ok(Expr::new(kind, span));
     }
     if input.peek(Ident) {
         let name: Ident = input.parse()?;
@@ -233,10 +235,7 @@ fn parse_primary(input: ParseStream, depth: usize) -> syn::Result<Expr> {
                 content.parse::<Token![,]>()?;
             }
             let span = start.to(Sp::one(paren.span.close()));
-            return Ok(Expr {
-                kind: ExprKind::Call(name, args),
-                span,
-            });
+            return Ok(Expr::new(ExprKind::Call(name, args), span));
         }
         if input.peek(syn::token::Bracket) {
             let mut subs = Vec::new();
@@ -251,15 +250,9 @@ fn parse_primary(input: ParseStream, depth: usize) -> syn::Result<Expr> {
                 subs.push(parse_subscript(&content, sp, depth)?);
                 end = sp;
             }
-            return Ok(Expr {
-                kind: ExprKind::Index(name, subs),
-                span: start.to(end),
-            });
+            return Ok(Expr::new(ExprKind::Index(name, subs), start.to(end)));
         }
-        return Ok(Expr {
-            kind: ExprKind::Name(name),
-            span: start,
-        });
+        return Ok(Expr::new(ExprKind::Name(name), start));
     }
     if input.is_empty() {
         return Err(input.error("expected an expression"));

@@ -9,6 +9,37 @@ use syn::parse::discouraged::Speculative;
 use syn::parse::{ParseStream, Parser};
 use syn::{Ident, Token};
 
+/// Blocks (`if` bodies, iterators) and array literals nested deeper than this are refused, so
+/// that no pass recurses without bound.
+const MAX_NESTING: usize = 32;
+
+thread_local! {
+    static NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one level of nesting while alive.
+struct Nested;
+
+impl Nested {
+    fn enter(input: ParseStream) -> syn::Result<Nested> {
+        let depth = NESTING.with(|n| {
+            n.set(n.get() + 1);
+            n.get()
+        });
+        let guard = Nested;
+        if depth > MAX_NESTING {
+            return Err(input.error(format!("blocks nested more than {MAX_NESTING} deep")));
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        NESTING.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
 mod kw {
     syn::custom_keyword!(parac_iterator);
     syn::custom_keyword!(parac_border_rule);
@@ -338,6 +369,7 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
 }
 
 fn parse_array(input: ParseStream) -> syn::Result<ArrayLit> {
+    let _nested = Nested::enter(input)?;
     if input.peek(syn::token::Bracket) {
         let content;
         let b = syn::bracketed!(content in input);
@@ -549,6 +581,7 @@ fn parse_shorthand(input: ParseStream, name: Ident, start: Sp) -> syn::Result<Sh
 }
 
 fn parse_iterator(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<IterStmt> {
+    let _nested = Nested::enter(input)?;
     let kw_span = input.parse::<kw::parac_iterator>()?.span;
     let name: Ident = input.parse()?;
     if !input.peek(syn::token::Paren) {
@@ -646,6 +679,7 @@ fn parse_iter_dim(input: ParseStream) -> syn::Result<IterDim> {
 }
 
 fn parse_block(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<Vec<Stmt>> {
+    let _nested = Nested::enter(input)?;
     if !input.peek(syn::token::Brace) {
         return Err(input.error("expected a block `{ ... }`"));
     }
@@ -660,6 +694,7 @@ fn parse_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<Stmt> 
         return parse_let(input).map(Stmt::Let);
     }
     if input.peek(Token![if]) {
+        let _nested = Nested::enter(input)?;
         input.parse::<Token![if]>()?;
         let cond = parse_expr(input)?;
         let span = start.to(cond.span);
