@@ -16,10 +16,11 @@ use sample::{Clash, Scale};
 /// flow when a whole iterator was dropped (its writes are unknown).
 pub fn check_module(functions: Vec<crate::lower::Lowered>, diags: &mut Diagnostics) -> Module {
     let mut module = Module::default();
+    let mut budget = PROGRAM_BUDGET;
     for l in functions {
         let mut f = l.function;
         let before = diags.len();
-        check_function(&mut f, !l.regions_dropped, diags);
+        check_function(&mut f, !l.regions_dropped, &mut budget, diags);
         if !l.failed && diags.len() == before {
             module.functions.push(f);
         }
@@ -27,11 +28,27 @@ pub fn check_module(functions: Vec<crate::lower::Lowered>, diags: &mut Diagnosti
     module
 }
 
-fn check_function(f: &mut Function, flow: bool, diags: &mut Diagnostics) {
+/// Work (points times statements) one region may use.
+const REGION_BUDGET: usize = 2_000_000;
+/// Work all the regions of one `parac!` invocation may use.
+const PROGRAM_BUDGET: usize = 60_000_000;
+
+fn check_function(f: &mut Function, flow: bool, budget: &mut usize, diags: &mut Diagnostics) {
     let samples = sample::samples(f);
     border::check_rule_values(f, &samples, diags);
+    // The sampled checks have a work budget (iteration points times statements), so that a
+    // generated program with thousands of regions or statements still compiles in about a
+    // second: large bodies get fewer points per sample, and regions past the budget are left
+    // unchecked (their reach shows as unknown).
     for r in 0..f.regions.len() {
-        let reach = observe_region(f, r, &samples, diags);
+        let cost = sample::point_cost(&f.regions[r]) * samples.len();
+        let points = (REGION_BUDGET / cost).clamp(64, sample::MAX_POINTS);
+        if *budget < points * cost {
+            f.regions[r].reach = vec![None; f.regions[r].accesses.len()];
+            continue;
+        }
+        *budget -= points * cost;
+        let reach = observe_region(f, r, &samples, points, diags);
         f.regions[r].reach = reach;
     }
     for r in &f.regions {
@@ -62,6 +79,7 @@ fn observe_region(
     f: &Function,
     rid: RegionId,
     samples: &[sample::Sample],
+    points: usize,
     diags: &mut Diagnostics,
 ) -> Vec<Option<Vec<(u32, u32)>>> {
     let r = &f.regions[rid];
@@ -75,7 +93,7 @@ fn observe_region(
     let mut write_clash: Option<(Clash, String)> = None;
     let mut read_clash: Option<(Clash, String)> = None;
     for s in samples {
-        let Some(obs) = sample::observe(f, r, s) else {
+        let Some(obs) = sample::observe(f, r, s, points) else {
             continue;
         };
         for a in 0..n {

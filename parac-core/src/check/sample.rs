@@ -36,6 +36,13 @@ impl Sample {
     }
 }
 
+/// The work one point of a region costs: its statements and accesses.
+pub fn point_cost(r: &Region) -> usize {
+    let mut stmts = 0;
+    KStmt::walk(&r.body, &mut |_, _| stmts += 1);
+    1 + stmts + r.accesses.len()
+}
+
 /// The sample environments of a function.
 pub fn samples(f: &Function) -> Vec<Sample> {
     let k = f.sizes.len();
@@ -113,7 +120,7 @@ pub struct Observed {
 
 /// At most this many iteration points per sample (the first and last ones of each dimension
 /// are kept: that is where accesses leave the image).
-const MAX_POINTS: f64 = 4096.0;
+pub const MAX_POINTS: usize = 4096;
 const MAX_ELEMS: usize = 400_000;
 
 fn slot_values(d: &IterDim, env: &Env, cap: usize) -> Option<Vec<i64>> {
@@ -152,10 +159,10 @@ struct Walker<'a> {
 }
 
 /// Runs region `r` on `sample`; `None` if its iteration space is unknown (host data).
-pub fn observe(f: &Function, r: &Region, sample: &Sample) -> Option<Observed> {
+pub fn observe(f: &Function, r: &Region, sample: &Sample, max_points: usize) -> Option<Observed> {
     let mut env = sample.env.clone();
     let mut lists = Vec::new();
-    let cap = MAX_POINTS.powf(1.0 / r.par_dims().max(1) as f64) as usize;
+    let cap = (max_points.min(MAX_POINTS) as f64).powf(1.0 / r.par_dims().max(1) as f64) as usize;
     for d in &r.dims {
         lists.push(match d {
             Some(d) => Some(slot_values(d, &env, cap.max(4))?),
