@@ -271,5 +271,8 @@ fn tokens_and_strings_compile_alike() {
     let KStmt::Store(_, e) = &a.module.functions[0].regions[0].body[0] else {
         unreachable!()
     };
-    assert!(matches!(e.kind, ExprKind::Load(1)), "the target is access 0, the read access 1");
+    assert!(
+        matches!(e.kind, ExprKind::Load(1)),
+        "the target is access 0, the read access 1"
+    );
 }
