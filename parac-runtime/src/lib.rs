@@ -5,7 +5,9 @@
 //! already relies on: [`Matrix`], [`Element`], [`Runtime`] and [`Error`].
 
 mod error;
+pub mod io;
 mod matrix;
+pub mod opencl;
 
 pub use error::Error;
 pub use matrix::{Element, Matrix};
