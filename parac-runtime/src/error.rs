@@ -32,6 +32,44 @@ pub enum Error {
         /// Why it is not legal.
         reason: String,
     },
+    /// No device matches `PARAC_DEVICE` (or the argument of `Runtime::from_spec`).
+    #[error("no device matches `{spec}`: {reason}")]
+    NoDevice {
+        /// The device specification.
+        spec: String,
+        /// What was found instead.
+        reason: String,
+    },
+    /// An OpenCL call failed.
+    #[error("OpenCL error {code} ({name}) in {op}{}", if detail.is_empty() { String::new() } else { format!(": {detail}") })]
+    OpenCl {
+        /// The operation, e.g. `clEnqueueNDRangeKernel(h_pass)`.
+        op: String,
+        /// The OpenCL status code.
+        code: i32,
+        /// Its name, e.g. `CL_OUT_OF_RESOURCES`.
+        name: &'static str,
+        /// More context (sizes, argument index...).
+        detail: String,
+    },
+    /// A generated program failed to build; the log and the numbered source say why.
+    #[error("building OpenCL program `{program}` failed:\n{log}\n--- source ---\n{source_listing}")]
+    Build {
+        /// The program's name.
+        program: String,
+        /// The compiler's build log.
+        log: String,
+        /// The source with line numbers.
+        source_listing: String,
+    },
+    /// Reading or writing a file failed, or its content does not fit.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The pipeline compiled, but this build has no backend that can execute it yet.
     #[error("`{function}` cannot run yet: {reason}")]
     Unsupported {
