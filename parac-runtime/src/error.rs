@@ -70,6 +70,31 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// An access fell outside a matrix at run time, where no border rule gives a value (the
+    /// compile-time checks run on sample sizes; this catches sizes they did not cover).
+    #[error("`{function}`, region `{region}`: {what} `{matrix}` at {} outside its shape {}", Idx(index), Dims(shape))]
+    OutOfBounds {
+        /// The pipeline function.
+        function: &'static str,
+        /// The iterator.
+        region: &'static str,
+        /// `read of` or `write to`.
+        what: &'static str,
+        /// The matrix.
+        matrix: &'static str,
+        /// The index.
+        index: Vec<i64>,
+        /// The matrix's shape.
+        shape: Vec<usize>,
+    },
+    /// Integer division or remainder by zero in a pipeline.
+    #[error("`{function}`, region `{region}`: integer division by zero")]
+    DivisionByZero {
+        /// The pipeline function.
+        function: &'static str,
+        /// The region.
+        region: &'static str,
+    },
     /// The pipeline compiled, but this build has no backend that can execute it yet.
     #[error("`{function}` cannot run yet: {reason}")]
     Unsupported {
@@ -78,6 +103,17 @@ pub enum Error {
         /// What is missing.
         reason: &'static str,
     },
+}
+
+struct Idx<'a>(&'a [i64]);
+
+impl fmt::Display for Idx<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in self.0 {
+            write!(f, "[{d}]")?;
+        }
+        Ok(())
+    }
 }
 
 struct Dims<'a>(&'a [usize]);

@@ -30,4 +30,5 @@ impl Runtime {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::error::check_shape;
+    pub use rayon;
 }
