@@ -8,23 +8,11 @@ mod error;
 pub mod io;
 mod matrix;
 pub mod opencl;
+mod runtime;
 
 pub use error::Error;
 pub use matrix::{Element, Matrix};
-
-/// The handle a pipeline function runs on: it will own the chosen device (an OpenCL device or
-/// the CPU path), its context, queue and program cache.
-#[derive(Debug, Default)]
-pub struct Runtime {
-    _private: (),
-}
-
-impl Runtime {
-    /// Creates a runtime.
-    pub fn new() -> Result<Self, Error> {
-        Ok(Runtime { _private: () })
-    }
-}
+pub use runtime::Runtime;
 
 /// Items used by the code that `parac!` emits; not a stable API.
 #[doc(hidden)]

@@ -1,0 +1,332 @@
+//! OpenCL devices: discovery, the `PARAC_DEVICE` matching, and [`Device`] (one context and one
+//! in-order queue).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::device::{self as cl_device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
+use opencl3::platform::get_platforms;
+
+use super::program::ProgramCache;
+use super::{cl_error, code, error_name};
+use crate::Error;
+
+/// What the runtime knows about an OpenCL device; the planner reads its limits from here.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The platform's name, e.g. `NVIDIA CUDA` or `Portable Computing Language`.
+    pub platform: String,
+    /// The device's name.
+    pub name: String,
+    /// The device's vendor.
+    pub vendor: String,
+    /// The driver's version (`CL_DRIVER_VERSION`).
+    pub driver_version: String,
+    /// Whether the device is a GPU (`CL_DEVICE_TYPE_GPU`).
+    pub is_gpu: bool,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
+    pub compute_units: u32,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub max_work_group_size: usize,
+    /// `CL_DEVICE_LOCAL_MEM_SIZE`, in bytes.
+    pub local_mem_size: u64,
+    /// `CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE` in bytes; 64 where the device reports 0. Rows of
+    /// device matrices are padded to a multiple of it.
+    pub cache_line: usize,
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE`, in bytes: the largest single buffer.
+    pub max_alloc: u64,
+    /// `CL_DEVICE_PREFERRED_VECTOR_WIDTH_{CHAR, SHORT, INT, FLOAT}`.
+    pub preferred_vector_width: [u32; 4],
+}
+
+/// One OpenCL device with its context and one in-order command queue, and its caches of built
+/// programs. `Send + Sync`: threads share it by reference (OpenCL's calls are thread-safe, and
+/// kernel objects are never shared between concurrent launches).
+pub struct Device {
+    // Field order is drop order: programs (and their kernels), then the queue, then the context.
+    pub(super) programs: Mutex<ProgramCache>,
+    pub(super) queue: CommandQueue,
+    pub(super) context: Context,
+    pub(super) device: cl_device::Device,
+    pub(super) info: DeviceInfo,
+    /// `CL_DEVICE_VERSION`, part of the disk cache's key.
+    pub(super) version: String,
+    /// Where program binaries are cached; `None` when `PARAC_CACHE=0` or there is no cache
+    /// directory.
+    pub(super) cache_dir: Mutex<Option<PathBuf>>,
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Device {
+    /// What is known about the device.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Waits until every command enqueued so far (launches, transfers) has completed; errors of
+    /// asynchronous commands (e.g. a kernel that ran out of resources) surface here.
+    pub fn finish(&self) -> Result<(), Error> {
+        self.queue
+            .finish()
+            .map_err(|e| cl_error("clFinish", e.0, format!("on {}", self.info.name)))
+    }
+
+    /// Where this device caches program binaries (`None`: the disk cache is off).
+    #[doc(hidden)]
+    pub fn program_cache_dir(&self) -> Option<PathBuf> {
+        self.cache_dir
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Moves (or, with `None`, turns off) the disk cache of program binaries for this device;
+    /// tests use it to work in a directory of their own.
+    #[doc(hidden)]
+    pub fn set_program_cache_dir(&self, dir: Option<PathBuf>) {
+        *self
+            .cache_dir
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = dir;
+    }
+
+    /// The context's handle, which buffers and programs remember to catch mixing devices.
+    pub(super) fn context_id(&self) -> usize {
+        self.context.get() as usize
+    }
+
+    /// Creates the context and queue on a discovered device.
+    fn open(found: Found) -> Result<Device, Error> {
+        let Found { device, info, .. } = found;
+        let context = Context::from_device(&device)
+            .map_err(|e| cl_error("clCreateContext", e.0, format!("on {}", info.name)))?;
+        let queue = CommandQueue::create_default(&context, 0)
+            .map_err(|e| cl_error("clCreateCommandQueue", e.0, format!("on {}", info.name)))?;
+        let version = device.version().unwrap_or_default();
+        let cache_dir = if std::env::var_os("PARAC_CACHE").is_some_and(|v| v == "0") {
+            None
+        } else {
+            dirs::cache_dir().map(|d| d.join("parac").join("programs"))
+        };
+        Ok(Device {
+            programs: Mutex::new(ProgramCache::default()),
+            queue,
+            context,
+            device,
+            info,
+            version,
+            cache_dir: Mutex::new(cache_dir),
+        })
+    }
+}
+
+/// A device found by discovery, not opened yet.
+struct Found {
+    device: cl_device::Device,
+    info: DeviceInfo,
+    /// The platform's vendor (`CL_PLATFORM_VENDOR`), matched by `opencl:<text>` too.
+    platform_vendor: String,
+}
+
+impl Found {
+    fn label(&self) -> String {
+        format!(
+            "{} / {} ({})",
+            self.info.platform,
+            self.info.name,
+            if self.info.is_gpu { "GPU" } else { "not a GPU" }
+        )
+    }
+}
+
+/// Held while discovering and opening devices. OpenCL's calls are thread-safe, but some
+/// implementations initialise their devices lazily and not safely under concurrent first calls
+/// (PoCL 3.1 crashes in `clGetDeviceInfo` when several threads discover at once); finding and
+/// opening devices is rare, so it is simply serialised.
+static DISCOVERY: Mutex<()> = Mutex::new(());
+
+/// Every usable OpenCL device, in platform and device order, or why there is none at all. The
+/// second list names devices that were skipped (unavailable, no compiler, info queries failed).
+/// Callers hold [`DISCOVERY`].
+fn discover() -> Result<(Vec<Found>, Vec<String>), String> {
+    let platforms = get_platforms().map_err(|e| match e.0 {
+        code::DLOPEN_RUNTIME_LOAD_FAILED => "no OpenCL: libOpenCL could not be loaded".to_string(),
+        code::PLATFORM_NOT_FOUND_KHR => {
+            "no OpenCL: the ICD loader found no platform (CL_PLATFORM_NOT_FOUND_KHR)".to_string()
+        }
+        c => format!(
+            "no OpenCL: clGetPlatformIDs failed with {c} ({})",
+            error_name(c)
+        ),
+    })?;
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    for platform in &platforms {
+        let pname = platform
+            .name()
+            .unwrap_or_else(|_| "(unnamed platform)".to_string());
+        let pvendor = platform.vendor().unwrap_or_default();
+        let ids = match platform.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) if e.0 == code::DEVICE_NOT_FOUND => continue,
+            Err(e) => {
+                skipped.push(format!(
+                    "{pname}: clGetDeviceIDs failed ({})",
+                    error_name(e.0)
+                ));
+                continue;
+            }
+        };
+        for id in ids {
+            let device = cl_device::Device::new(id);
+            match query_info(&pname, &device) {
+                Ok(info) => {
+                    if !device.available().unwrap_or(false) {
+                        skipped.push(format!("{pname} / {}: not available", info.name));
+                    } else if !device.compiler_available().unwrap_or(false) {
+                        skipped.push(format!("{pname} / {}: no compiler", info.name));
+                    } else {
+                        found.push(Found {
+                            device,
+                            info,
+                            platform_vendor: pvendor.clone(),
+                        });
+                    }
+                }
+                Err(c) => skipped.push(format!(
+                    "{pname}: a device whose info cannot be read ({})",
+                    error_name(c)
+                )),
+            }
+        }
+    }
+    if found.is_empty() && skipped.is_empty() {
+        return Err("no OpenCL: no platform has a device".to_string());
+    }
+    Ok((found, skipped))
+}
+
+fn query_info(platform: &str, d: &cl_device::Device) -> Result<DeviceInfo, i32> {
+    let cache_line = d.global_mem_cacheline_size().map_err(|e| e.0)? as usize;
+    Ok(DeviceInfo {
+        platform: platform.to_string(),
+        name: d.name().map_err(|e| e.0)?.trim().to_string(),
+        vendor: d.vendor().map_err(|e| e.0)?.trim().to_string(),
+        driver_version: d.driver_version().map_err(|e| e.0)?.trim().to_string(),
+        is_gpu: d.dev_type().map_err(|e| e.0)? & CL_DEVICE_TYPE_GPU != 0,
+        compute_units: d.max_compute_units().map_err(|e| e.0)?,
+        max_work_group_size: d.max_work_group_size().map_err(|e| e.0)?,
+        local_mem_size: d.local_mem_size().map_err(|e| e.0)?,
+        cache_line: if cache_line == 0 { 64 } else { cache_line },
+        max_alloc: d.max_mem_alloc_size().map_err(|e| e.0)?,
+        preferred_vector_width: [
+            d.max_preferred_vector_width_char().map_err(|e| e.0)?,
+            d.max_preferred_vector_width_short().map_err(|e| e.0)?,
+            d.max_preferred_vector_width_int().map_err(|e| e.0)?,
+            d.max_preferred_vector_width_float().map_err(|e| e.0)?,
+        ],
+    })
+}
+
+/// Every usable OpenCL device of every platform, in discovery order; `Error::NoDevice` with the
+/// reason when there is none (no `libOpenCL`, no platform, no device).
+pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
+    let _serial = DISCOVERY.lock().unwrap_or_else(PoisonError::into_inner);
+    let (found, skipped) = discover().map_err(|reason| Error::NoDevice {
+        spec: "opencl".to_string(),
+        reason,
+    })?;
+    if found.is_empty() {
+        return Err(Error::NoDevice {
+            spec: "opencl".to_string(),
+            reason: format!("no usable OpenCL device; skipped: {}", skipped.join("; ")),
+        });
+    }
+    Ok(found.into_iter().map(|f| f.info).collect())
+}
+
+/// Which OpenCL device a device specification asks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Want<'a> {
+    /// The first GPU, else the first device; no device is not an error (the CPU path).
+    Auto,
+    /// The first GPU, else the first device; no device is an error.
+    Any,
+    /// The first device whose platform name or vendor, or device name or vendor, contains the
+    /// text, case-insensitively.
+    Named(&'a str),
+}
+
+/// Opens the device `want` asks for. `Ok(None)` only for [`Want::Auto`] when no OpenCL device can
+/// be opened. `spec` is the specification as written, for errors.
+pub(crate) fn select(want: Want<'_>, spec: &str) -> Result<Option<Device>, Error> {
+    let no_device = |reason: String| Error::NoDevice {
+        spec: spec.to_string(),
+        reason,
+    };
+    let _serial = DISCOVERY.lock().unwrap_or_else(PoisonError::into_inner);
+    let (mut found, skipped) = match discover() {
+        Ok(f) => f,
+        Err(_) if matches!(want, Want::Auto) => return Ok(None),
+        Err(reason) => return Err(no_device(reason)),
+    };
+    let existing: Vec<String> = found
+        .iter()
+        .map(Found::label)
+        .chain(skipped.iter().map(|s| format!("{s} (skipped)")))
+        .collect();
+    let existing = if existing.is_empty() {
+        "none".to_string()
+    } else {
+        existing.join(", ")
+    };
+    match want {
+        Want::Auto | Want::Any => found.sort_by_key(|f| !f.info.is_gpu), // stable: GPUs first
+        Want::Named(text) => {
+            let text = text.to_lowercase();
+            found.retain(|f| {
+                [
+                    &f.info.platform,
+                    &f.platform_vendor,
+                    &f.info.name,
+                    &f.info.vendor,
+                ]
+                .iter()
+                .any(|s| s.to_lowercase().contains(&text))
+            });
+        }
+    }
+    if found.is_empty() {
+        return match want {
+            Want::Auto => Ok(None),
+            Want::Any => Err(no_device(format!(
+                "no usable OpenCL device; found: {existing}"
+            ))),
+            Want::Named(text) => Err(no_device(format!(
+                "no OpenCL platform or device name or vendor contains `{text}`; found: {existing}"
+            ))),
+        };
+    }
+    let mut last_error = None;
+    for f in found {
+        match Device::open(f) {
+            Ok(d) => return Ok(Some(d)),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    match (want, last_error) {
+        (Want::Auto, _) => Ok(None),
+        (_, Some(e)) => Err(e),
+        (_, None) => Err(no_device("no device could be opened".to_string())),
+    }
+}

@@ -1,0 +1,468 @@
+//! Built programs and their two caches: per device in memory (a program is built once per
+//! device and process), and program binaries on disk (a later process skips the compiler).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use opencl3::kernel::Kernel;
+use opencl3::program::Program as ClProgram;
+
+use super::device::Device;
+use super::{cl_error, code};
+use crate::Error;
+
+/// A built OpenCL program of one device. Its kernels are created on first use and pooled per
+/// name, so concurrent launches of the same kernel from several threads never share a kernel
+/// object (whose arguments are per object). `Send + Sync`.
+pub struct Program {
+    name: String,
+    // Kernels are released before the program.
+    kernels: Mutex<HashMap<String, Vec<PooledKernel>>>,
+    /// For a kernel name and a requested local size, the local size that worked instead (`None`:
+    /// the driver's choice), so that a failing local size is retried once, not per launch.
+    fallbacks: Mutex<HashMap<(String, Vec<usize>), Fallback>>,
+    program: ClProgram,
+    context: usize,
+    from_disk: bool,
+}
+
+/// The local size used instead of a requested one (`None`: the driver's choice).
+type Fallback = Option<Vec<usize>>;
+
+/// A kernel object with its argument count.
+pub(super) struct PooledKernel {
+    pub(super) kernel: Kernel,
+    pub(super) num_args: u32,
+}
+
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Program")
+            .field("name", &self.name)
+            .field("kernels", &self.program.kernel_names())
+            .field("from_disk", &self.from_disk)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Program {
+    /// The name given to [`Device::program`] (for messages and `PARAC_DUMP`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The kernels the program defines.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.program
+            .kernel_names()
+            .split(';')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Whether this program was loaded from the disk cache of program binaries rather than built
+    /// from its source.
+    pub fn from_disk(&self) -> bool {
+        self.from_disk
+    }
+
+    pub(super) fn context_id(&self) -> usize {
+        self.context
+    }
+
+    /// A kernel object for `kernel` that no other launch uses until [`put_kernel`] gives it
+    /// back.
+    ///
+    /// [`put_kernel`]: Program::put_kernel
+    pub(super) fn take_kernel(&self, kernel: &str) -> Result<PooledKernel, Error> {
+        let pooled = self
+            .kernels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(kernel)
+            .and_then(Vec::pop);
+        if let Some(k) = pooled {
+            return Ok(k);
+        }
+        let op = || format!("clCreateKernel({kernel})");
+        if kernel.contains('\0') {
+            return Err(cl_error(
+                op(),
+                code::INVALID_KERNEL_NAME,
+                "the name contains a NUL byte",
+            ));
+        }
+        let k = Kernel::create(&self.program, kernel).map_err(|e| {
+            cl_error(
+                op(),
+                e.0,
+                format!(
+                    "program `{}` defines: {}",
+                    self.name,
+                    self.program.kernel_names().replace(';', ", ")
+                ),
+            )
+        })?;
+        let num_args = k.num_args().map_err(|e| {
+            cl_error(
+                format!("clGetKernelInfo({kernel})"),
+                e.0,
+                "CL_KERNEL_NUM_ARGS",
+            )
+        })?;
+        Ok(PooledKernel {
+            kernel: k,
+            num_args,
+        })
+    }
+
+    /// Gives a kernel object back to the pool.
+    pub(super) fn put_kernel(&self, kernel: &str, k: PooledKernel) {
+        let mut pool = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
+        match pool.get_mut(kernel) {
+            Some(v) => v.push(k),
+            None => {
+                pool.insert(kernel.to_string(), vec![k]);
+            }
+        }
+    }
+
+    /// The local size that replaced `local` for `kernel` in an earlier launch, if any.
+    pub(super) fn fallback(&self, kernel: &str, local: &[usize]) -> Option<Fallback> {
+        let map = self
+            .fallbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if map.is_empty() {
+            return None;
+        }
+        map.get(&(kernel.to_string(), local.to_vec())).cloned()
+    }
+
+    /// Remembers that `used` worked where `local` did not.
+    pub(super) fn set_fallback(&self, kernel: &str, local: &[usize], used: Fallback) {
+        self.fallbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert((kernel.to_string(), local.to_vec()), used);
+    }
+}
+
+/// One program's place in the process cache: filled by the first caller, who builds while
+/// later callers for the same program wait.
+type Slot = Arc<Mutex<Option<Arc<Program>>>>;
+
+/// The process cache of one device: build options, then source.
+#[derive(Default)]
+pub(crate) struct ProgramCache {
+    by_options: HashMap<String, HashMap<String, Slot>>,
+}
+
+impl Device {
+    /// Builds (or fetches from the caches) a program.
+    ///
+    /// - Process cache: keyed by (source, options) — on this device, each program is built once
+    ///   per process; every later call returns the same `Arc`. Concurrent first calls build once.
+    /// - Disk cache: program binaries under `dirs::cache_dir()/parac/programs/`, keyed by a hash
+    ///   of the platform, device name and version, driver version, source and options (the file
+    ///   holds the full key, checked on load); `PARAC_CACHE=0` (read when the device is opened)
+    ///   disables it. A corrupt or mismatched cache file is ignored and rewritten.
+    /// - `PARAC_DUMP=<dir>`: writes the source to `<dir>/<name>.cl` (creating the directory)
+    ///   before building it.
+    ///
+    /// A failed build is `Error::Build` with the build log and the source with numbered lines.
+    pub fn program(&self, name: &str, source: &str, options: &str) -> Result<Arc<Program>, Error> {
+        let slot = {
+            let mut cache = self.programs.lock().unwrap_or_else(PoisonError::into_inner);
+            let found = cache
+                .by_options
+                .get(options)
+                .and_then(|by_source| by_source.get(source))
+                .cloned();
+            match found {
+                Some(slot) => slot,
+                None => cache
+                    .by_options
+                    .entry(options.to_string())
+                    .or_default()
+                    .entry(source.to_string())
+                    .or_default()
+                    .clone(),
+            }
+        };
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(p) = &*slot {
+            return Ok(Arc::clone(p));
+        }
+        let p = Arc::new(self.load_or_build(name, source, options)?);
+        *slot = Some(Arc::clone(&p));
+        Ok(p)
+    }
+
+    fn load_or_build(&self, name: &str, source: &str, options: &str) -> Result<Program, Error> {
+        if options.contains('\0') {
+            return Err(cl_error(
+                format!("clBuildProgram({name})"),
+                code::INVALID_BUILD_OPTIONS,
+                "the options contain a NUL byte",
+            ));
+        }
+        if let Some(dir) = std::env::var_os("PARAC_DUMP").filter(|d| !d.is_empty()) {
+            dump(Path::new(&dir), name, source)?;
+        }
+        let cache_dir = self.program_cache_dir();
+        let key = cache_key(self, source, options);
+        if let Some(program) = cache_dir
+            .as_deref()
+            .and_then(|dir| self.load_cached(dir, &key, options))
+        {
+            return Ok(self.wrap(name, program, true));
+        }
+        let program = self.build_source(name, source, options)?;
+        if let Some(dir) = &cache_dir {
+            match program.get_binaries() {
+                Ok(binaries) if binaries.len() == 1 && !binaries[0].is_empty() => {
+                    // A cache that cannot be written is no error: the next process builds again.
+                    let _ = store(dir, &key, &binaries[0]);
+                }
+                _ => {}
+            }
+        }
+        Ok(self.wrap(name, program, false))
+    }
+
+    fn wrap(&self, name: &str, program: ClProgram, from_disk: bool) -> Program {
+        Program {
+            name: name.to_string(),
+            kernels: Mutex::default(),
+            fallbacks: Mutex::default(),
+            program,
+            context: self.context_id(),
+            from_disk,
+        }
+    }
+
+    fn build_source(&self, name: &str, source: &str, options: &str) -> Result<ClProgram, Error> {
+        let mut program = ClProgram::create_from_source(&self.context, source)
+            .map_err(|e| cl_error(format!("clCreateProgramWithSource({name})"), e.0, ""))?;
+        let devices = [self.device.id()];
+        match program.build(&devices, options) {
+            Ok(()) => Ok(program),
+            Err(e) => {
+                let log = program
+                    .get_build_log(self.device.id())
+                    .unwrap_or_default()
+                    .trim_end()
+                    .to_string();
+                if matches!(
+                    e.0,
+                    code::BUILD_PROGRAM_FAILURE
+                        | code::COMPILE_PROGRAM_FAILURE
+                        | code::LINK_PROGRAM_FAILURE
+                ) {
+                    Err(Error::Build {
+                        program: name.to_string(),
+                        log: if log.is_empty() {
+                            "(the driver gave no build log)".to_string()
+                        } else {
+                            log
+                        },
+                        source_listing: numbered(source),
+                    })
+                } else {
+                    let mut detail = format!("options `{options}`");
+                    if !log.is_empty() {
+                        detail.push_str("; build log:\n");
+                        detail.push_str(&log);
+                    }
+                    Err(cl_error(format!("clBuildProgram({name})"), e.0, detail))
+                }
+            }
+        }
+    }
+
+    /// The program from the disk cache, or `None` (no file, a corrupt or mismatched one, or a
+    /// binary the driver refuses).
+    fn load_cached(&self, dir: &Path, key: &str, options: &str) -> Option<ClProgram> {
+        let bytes = fs::read(dir.join(file_name(key))).ok()?;
+        let binary = parse_cache_file(&bytes, key)?;
+        let devices = [self.device.id()];
+        // SAFETY: the device is the one of the context.
+        let mut program =
+            unsafe { ClProgram::create_from_binary(&self.context, &devices, &[binary]) }.ok()?;
+        program.build(&devices, options).ok()?;
+        Some(program)
+    }
+}
+
+/// The source with numbered lines, for build errors.
+pub(crate) fn numbered(source: &str) -> String {
+    let width = source.lines().count().max(1).to_string().len().max(3);
+    source
+        .lines()
+        .enumerate()
+        .map(|(i, line)| format!("{:>width$} | {line}\n", i + 1))
+        .collect()
+}
+
+/// Writes `source` to `<dir>/<name>.cl`.
+fn dump(dir: &Path, name: &str, source: &str) -> Result<(), Error> {
+    let mut file: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if file.is_empty() || file.starts_with('.') {
+        file.insert_str(0, "program");
+    }
+    let path = dir.join(format!("{file}.cl"));
+    let io = |e: std::io::Error| Error::Io {
+        path: path.display().to_string(),
+        message: format!("PARAC_DUMP: {e}"),
+    };
+    fs::create_dir_all(dir).map_err(io)?;
+    fs::write(&path, source).map_err(io)
+}
+
+/// Everything a program binary depends on, as text: the file stores it and a load compares it
+/// in full, so a hash collision or another driver's file is never used.
+fn cache_key(d: &Device, source: &str, options: &str) -> String {
+    let i = &d.info;
+    format!(
+        "parac program binary v1\nplatform: {}\ndevice: {}\nvendor: {}\ndevice version: {}\n\
+         driver: {}\noptions: {options}\nsource ({} bytes):\n{source}",
+        i.platform,
+        i.name,
+        i.vendor,
+        d.version,
+        i.driver_version,
+        source.len()
+    )
+}
+
+/// 64-bit FNV-1a from `basis`.
+fn fnv1a(basis: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(basis, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn file_name(key: &str) -> String {
+    let a = fnv1a(0xcbf2_9ce4_8422_2325, key.as_bytes());
+    let b = fnv1a(0x6c62_272e_07bb_0142, key.as_bytes());
+    format!("{a:016x}{b:016x}.bin")
+}
+
+const MAGIC: &[u8] = b"PARACBIN1\n";
+
+/// The cache file: magic, key length and key, binary length and binary (lengths as u64 LE),
+/// then a checksum (FNV-1a of key and binary).
+fn cache_file(key: &str, binary: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAGIC.len() + key.len() + binary.len() + 24);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(&(binary.len() as u64).to_le_bytes());
+    out.extend_from_slice(binary);
+    let sum = fnv1a(fnv1a(0xcbf2_9ce4_8422_2325, key.as_bytes()), binary);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The binary in a cache file, if the file is whole and holds exactly `key`.
+fn parse_cache_file<'a>(bytes: &'a [u8], key: &str) -> Option<&'a [u8]> {
+    fn take<'a>(rest: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        if rest.len() < n {
+            return None;
+        }
+        let (head, tail) = rest.split_at(n);
+        *rest = tail;
+        Some(head)
+    }
+    fn take_len(rest: &mut &[u8]) -> Option<usize> {
+        let b: [u8; 8] = take(rest, 8)?.try_into().ok()?;
+        usize::try_from(u64::from_le_bytes(b)).ok()
+    }
+    let mut rest = bytes;
+    if take(&mut rest, MAGIC.len())? != MAGIC {
+        return None;
+    }
+    let key_len = take_len(&mut rest)?;
+    if take(&mut rest, key_len)? != key.as_bytes() {
+        return None;
+    }
+    let bin_len = take_len(&mut rest)?;
+    let binary = take(&mut rest, bin_len)?;
+    let sum: [u8; 8] = take(&mut rest, 8)?.try_into().ok()?;
+    let expected = fnv1a(fnv1a(0xcbf2_9ce4_8422_2325, key.as_bytes()), binary);
+    (rest.is_empty() && u64::from_le_bytes(sum) == expected && !binary.is_empty()).then_some(binary)
+}
+
+/// Writes a cache file atomically (a temporary file renamed over it).
+fn store(dir: &Path, key: &str, binary: &[u8]) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    fs::create_dir_all(dir)?;
+    let path: PathBuf = dir.join(file_name(key));
+    let tmp = dir.join(format!(
+        "{}.{}.{}.tmp",
+        file_name(key),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    fs::write(&tmp, cache_file(key, binary))?;
+    fs::rename(&tmp, &path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+/// The path of the disk cache file for a program on a device (tests corrupt it).
+#[doc(hidden)]
+pub fn cache_file_path(d: &Device, source: &str, options: &str) -> Option<PathBuf> {
+    d.program_cache_dir()
+        .map(|dir| dir.join(file_name(&cache_key(d, source, options))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_lines() {
+        assert_eq!(numbered("a\nb"), "  1 | a\n  2 | b\n");
+        let long: String = (0..1000).map(|i| format!("l{i}\n")).collect();
+        assert!(numbered(&long).contains("\n1000 | l999\n"));
+    }
+
+    #[test]
+    fn cache_file_round_trips_and_rejects_damage() {
+        let f = cache_file("key", b"binary");
+        assert_eq!(parse_cache_file(&f, "key"), Some(&b"binary"[..]));
+        assert_eq!(parse_cache_file(&f, "other key"), None);
+        assert_eq!(parse_cache_file(&f[..f.len() - 1], "key"), None);
+        let mut g = f.clone();
+        let n = g.len();
+        g[n - 12] ^= 1; // a bit of the binary
+        assert_eq!(parse_cache_file(&g, "key"), None);
+        assert_eq!(parse_cache_file(b"garbage", "key"), None);
+        assert_eq!(parse_cache_file(b"", "key"), None);
+        let mut h = f;
+        h.push(0);
+        assert_eq!(parse_cache_file(&h, "key"), None);
+    }
+
+    #[test]
+    fn file_names_differ() {
+        assert_ne!(file_name("a"), file_name("b"));
+        assert_eq!(file_name("a").len(), 36);
+    }
+}

@@ -1,0 +1,141 @@
+//! The runtime handle a pipeline function runs on.
+
+use std::fmt;
+
+use crate::Error;
+use crate::opencl::{self, Want};
+
+/// The handle a pipeline function runs on: the chosen device (an OpenCL device, with its
+/// context, queue and program cache, or the CPU path). `Send + Sync`: create one and share it by
+/// reference across threads.
+pub struct Runtime {
+    backend: Backend,
+}
+
+enum Backend {
+    /// The CPU path (rayon).
+    Cpu,
+    /// An OpenCL device.
+    OpenCl(Box<opencl::Device>),
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.backend {
+            Backend::Cpu => f.debug_tuple("Runtime::Cpu").finish(),
+            Backend::OpenCl(d) => f.debug_tuple("Runtime::OpenCl").field(d).finish(),
+        }
+    }
+}
+
+/// The CPU path, as [`Runtime::cpu`].
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime::cpu()
+    }
+}
+
+impl Runtime {
+    /// Creates a runtime on the device that the environment variable `PARAC_DEVICE` names (see
+    /// [`from_spec`](Runtime::from_spec)); unset, it picks the first GPU of any OpenCL platform,
+    /// else any OpenCL device, else the CPU path.
+    pub fn new() -> Result<Runtime, Error> {
+        match std::env::var("PARAC_DEVICE") {
+            Ok(spec) => Runtime::from_spec(&spec),
+            Err(std::env::VarError::NotPresent) => Runtime::from_spec(""),
+            Err(std::env::VarError::NotUnicode(spec)) => Err(Error::NoDevice {
+                spec: spec.to_string_lossy().into_owned(),
+                reason: "PARAC_DEVICE is not valid UTF-8".to_string(),
+            }),
+        }
+    }
+
+    /// The CPU path, always available.
+    pub fn cpu() -> Runtime {
+        Runtime {
+            backend: Backend::Cpu,
+        }
+    }
+
+    /// Creates a runtime on the device `spec` names (surrounding spaces and the case of the
+    /// keywords do not matter):
+    /// - `""` or `auto`: the first GPU of any OpenCL platform, else any OpenCL device, else the
+    ///   CPU path (never `Error::NoDevice`);
+    /// - `cpu`: the CPU path;
+    /// - `opencl`: the first OpenCL device, GPUs first; `Error::NoDevice` if there is none;
+    /// - `opencl:<text>`: the first OpenCL device whose platform or device name contains
+    ///   `<text>` (case-insensitive; the platform's and device's vendors count too, so
+    ///   `opencl:pocl` finds PoCL, whose vendor is "The pocl project"); `Error::NoDevice`
+    ///   listing the devices found if none does.
+    ///
+    /// Anything else is `Error::NoDevice`.
+    pub fn from_spec(spec: &str) -> Result<Runtime, Error> {
+        let s = spec.trim();
+        let lower = s.to_ascii_lowercase();
+        let want = match lower.as_str() {
+            "" | "auto" => Want::Auto,
+            "cpu" => return Ok(Runtime::cpu()),
+            "opencl" => Want::Any,
+            _ if lower.starts_with("opencl:") => match s["opencl:".len()..].trim() {
+                "" => Want::Any,
+                text => Want::Named(text),
+            },
+            _ => {
+                return Err(Error::NoDevice {
+                    spec: spec.to_string(),
+                    reason: "expected `auto`, `cpu`, `opencl` or `opencl:<name>`".to_string(),
+                });
+            }
+        };
+        Ok(Runtime {
+            backend: match opencl::select(want, spec)? {
+                Some(d) => Backend::OpenCl(Box::new(d)),
+                None => Backend::Cpu,
+            },
+        })
+    }
+
+    /// The OpenCL device; `None` on the CPU path.
+    pub fn device(&self) -> Option<&opencl::Device> {
+        match &self.backend {
+            Backend::Cpu => None,
+            Backend::OpenCl(d) => Some(d),
+        }
+    }
+
+    /// One line for logs: `OpenCL: <platform> / <device> (driver <version>)` or
+    /// `CPU path (rayon, <n> threads)`.
+    pub fn describe(&self) -> String {
+        match &self.backend {
+            Backend::Cpu => format!("CPU path (rayon, {} threads)", rayon::current_num_threads()),
+            Backend::OpenCl(d) => {
+                let i = d.info();
+                format!(
+                    "OpenCL: {} / {} (driver {})",
+                    i.platform, i.name, i.driver_version
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_without_devices() {
+        assert!(Runtime::from_spec("cpu").unwrap().device().is_none());
+        assert!(Runtime::from_spec(" CPU ").unwrap().device().is_none());
+        assert!(Runtime::cpu().describe().starts_with("CPU path (rayon, "));
+        match Runtime::from_spec("gpu") {
+            Err(Error::NoDevice { spec, reason }) => {
+                assert_eq!(spec, "gpu");
+                assert!(reason.contains("opencl:<name>"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        fn shared<T: Send + Sync + fmt::Debug>() {}
+        shared::<Runtime>();
+    }
+}
