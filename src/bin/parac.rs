@@ -8,12 +8,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
         eprintln!(
-            "usage: parac FILE.parac [FILE.parac ...]\n\nPrints the IR and per-region facts of each pipeline, or its errors."
+            "usage: parac [--emit-rust] FILE.parac [FILE.parac ...]\n\nPrints the IR and per-region facts of each pipeline, or its errors;\nwith --emit-rust, the Rust code the parac! macro expands to."
         );
         return ExitCode::from(2);
     }
+    let emit_rust = args.iter().any(|a| a == "--emit-rust");
     let mut failed = false;
-    for path in &args {
+    for path in args.iter().filter(|a| !a.starts_with("--")) {
         let source = match std::fs::read_to_string(path) {
             Ok(s) => s,
             Err(e) => {
@@ -23,7 +24,11 @@ fn main() -> ExitCode {
             }
         };
         let out = parac_core::compile_str(&source);
-        print!("{}", parac_core::ir::display::dump(&out.module));
+        if emit_rust {
+            println!("{}", parac_core::codegen::expand(&out));
+        } else {
+            print!("{}", parac_core::ir::display::dump(&out.module));
+        }
         for d in &out.diagnostics {
             eprint!("{}", d.render(path, &source));
         }

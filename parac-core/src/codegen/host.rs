@@ -2,7 +2,7 @@
 
 use crate::Compiled;
 use crate::diag::Diagnostic;
-use crate::ir::{self, ExprKind, Function, MatrixKind, ParamRef};
+use crate::ir::{self, ExprKind, Function, ParamRef};
 use crate::syntax::ast;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -72,7 +72,7 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
     };
     quote! {
         #(#attrs)*
-        #[allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
+        #[allow(non_snake_case, unused, clippy::all)]
         #vis fn #name(rt: &::parac::Runtime, #(#params),*) -> ::core::result::Result<#ret, ::parac::Error> {
             #body
         }
@@ -80,7 +80,7 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
 }
 
 /// A size expression as Rust (`i64` arithmetic over the bound size variables).
-fn size_expr(f: &Function, e: &ir::Expr) -> TokenStream {
+pub(crate) fn size_expr(f: &Function, e: &ir::Expr) -> TokenStream {
     match &e.kind {
         ExprKind::Int(v) => {
             let v = *v as i64;
@@ -143,18 +143,10 @@ fn body(f: &Function) -> TokenStream {
             ::parac::__private::check_shape(#fname, #mname, #declared, &[#(#dims),*], #id.shape())?;
         }
     });
-    let locals = f
-        .matrices
-        .iter()
-        .filter(|m| m.kind == MatrixKind::Local)
-        .count();
-    let _ = locals;
+    let run = super::cpu::cpu_body(f);
     quote! {
         #(#bind)*
         #(#checks)*
-        ::core::result::Result::Err(::parac::Error::Unsupported {
-            function: #fname,
-            reason: "code generation arrives with the runtime issue; this build only checks the program and its argument shapes",
-        })
+        #run
     }
 }

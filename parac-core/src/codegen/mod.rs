@@ -2,6 +2,7 @@
 //! run-time binding and checking of sizes and shapes); the OpenCL and CPU back ends arrive with
 //! the runtime issue.
 
+pub mod cpu;
 mod host;
 
 pub use host::expand;
