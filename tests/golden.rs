@@ -99,7 +99,10 @@ fn golden_ir() {
         compare(&out, &render(&name, &source), &mut failures);
         count += 1;
     }
-    for path in files("examples", "rs") {
+    for path in files("examples", "rs")
+        .into_iter()
+        .chain(files("examples/pipelines", "rs"))
+    {
         let rust = fs::read_to_string(&path).expect("read example");
         let Some(block) = parac_block(&rust) else {
             continue;
