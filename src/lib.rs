@@ -5,7 +5,7 @@
 //! See `docs/language.md` for the language reference.
 
 pub use parac_macros::parac;
-pub use parac_runtime::{Element, Error, Matrix, Runtime};
+pub use parac_runtime::{Element, Error, Matrix, Runtime, io, opencl};
 
 #[doc(hidden)]
 pub use parac_runtime::__private;
