@@ -34,7 +34,13 @@ pub fn rty(s: Scalar) -> TokenStream {
 /// A typed literal.
 fn lit(v: f64, s: Scalar) -> TokenStream {
     let l = match s {
-        Scalar::Bool => return if v != 0.0 { quote!(true) } else { quote!(false) },
+        Scalar::Bool => {
+            return if v != 0.0 {
+                quote!(true)
+            } else {
+                quote!(false)
+            };
+        }
         Scalar::U8 => Literal::u8_suffixed(v as u8),
         Scalar::I8 => Literal::i8_suffixed(v as i8),
         Scalar::U16 => Literal::u16_suffixed(v as u16),
@@ -87,9 +93,9 @@ struct Gen<'a> {
     views: Vec<Option<View>>,
 }
 
-/// The generated statements of a function's CPU path (after the sizes are bound and the shapes
-/// checked): locals, host steps, regions; evaluates to the function's result.
-pub fn cpu_body(f: &Function) -> TokenStream {
+/// What both paths start with: sizes as `i32` (`__zK`), every matrix's dimensions as `i64`
+/// (`__dK`), scalar parameters (`__sK`).
+pub fn prelude(f: &Function) -> TokenStream {
     let mut out = TokenStream::new();
     for (i, s) in f.sizes.iter().enumerate() {
         let z = format_ident!("__z{}", i);
@@ -101,11 +107,6 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         let dims = mat.dims.iter().map(|e| super::host::size_expr(f, e));
         let n = mat.dims.len();
         out.extend(quote!(let #d: [i64; #n] = [#(#dims),*];));
-        if mat.kind == MatrixKind::Local {
-            let own = format_ident!("__own{}", m);
-            let t = rty(mat.elem);
-            out.extend(quote!(let mut #own: ::parac::Matrix<#t> = ::parac::Matrix::zeros(#d.iter().map(|d| (*d).max(0) as usize).collect::<::std::vec::Vec<usize>>());));
-        }
     }
     for p in &f.params {
         if let ParamRef::Scalar(s) = p {
@@ -114,9 +115,29 @@ pub fn cpu_body(f: &Function) -> TokenStream {
             out.extend(quote!(let #v = #name;));
         }
     }
+    out
+}
+
+/// The generated statements of a function's CPU path (after the [`prelude`]): locals, host
+/// steps, regions; evaluates to the function's result.
+pub fn cpu_body(f: &Function) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (m, mat) in f.matrices.iter().enumerate() {
+        if mat.kind == MatrixKind::Local {
+            let d = format_ident!("__d{}", m);
+            let own = format_ident!("__own{}", m);
+            let t = rty(mat.elem);
+            out.extend(quote!(let mut #own: ::parac::Matrix<#t> = ::parac::Matrix::zeros(#d.iter().map(|d| (*d).max(0) as usize).collect::<::std::vec::Vec<usize>>());));
+        }
+    }
     let mut returned = false;
     for step in &f.steps {
-        let host = Gen { f, r: None, region_name: String::new(), views: vec![] };
+        let host = Gen {
+            f,
+            r: None,
+            region_name: String::new(),
+            views: vec![],
+        };
         match step {
             HostStep::Run(r) => out.extend(region(f, &f.regions[*r])),
             HostStep::Let(s, e) => {
@@ -138,6 +159,19 @@ pub fn cpu_body(f: &Function) -> TokenStream {
     out
 }
 
+/// Host expressions (sizes, scalars, arithmetic) as Rust, for the device path's host code.
+pub fn host_expr_gen(f: &Function) -> impl Fn(&Expr) -> TokenStream + '_ {
+    move |e| {
+        Gen {
+            f,
+            r: None,
+            region_name: String::new(),
+            views: vec![],
+        }
+        .expr(e)
+    }
+}
+
 /// The expression giving a matrix's slice of the kind `view`.
 fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
     let mat = &f.matrices[m];
@@ -149,11 +183,19 @@ fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
         }
         MatrixKind::Local => {
             let own = format_ident!("__own{}", m);
-            if view == View::Read { quote!(#own.as_slice()) } else { quote!(#own.as_mut_slice()) }
+            if view == View::Read {
+                quote!(#own.as_slice())
+            } else {
+                quote!(#own.as_mut_slice())
+            }
         }
         _ => {
             let p = format_ident!("{}", mat.name);
-            if view == View::Read { quote!(#p.as_slice()) } else { quote!(#p.as_mut_slice()) }
+            if view == View::Read {
+                quote!(#p.as_slice())
+            } else {
+                quote!(#p.as_mut_slice())
+            }
         }
     }
 }
@@ -161,7 +203,12 @@ fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
 /// The slot a row-parallel region is split on, if it can be.
 fn row_parallel(f: &Function, r: &Region) -> Option<usize> {
     let slot = r.dims.iter().position(Option::is_some)?;
-    let written: Vec<MatrixId> = r.accesses.iter().filter(|a| a.write).map(|a| a.matrix).collect();
+    let written: Vec<MatrixId> = r
+        .accesses
+        .iter()
+        .filter(|a| a.write)
+        .map(|a| a.matrix)
+        .collect();
     if written.is_empty() {
         return None;
     }
@@ -178,9 +225,15 @@ fn row_parallel(f: &Function, r: &Region) -> Option<usize> {
         if rows(a.matrix) != first_rows {
             return None;
         }
-        let Some(Sub::Point(e)) = a.subs.first() else { return None };
+        let Some(Sub::Point(e)) = a.subs.first() else {
+            return None;
+        };
         let aff = affine(f, r, e)?;
-        let only_slot = aff.coefs.iter().enumerate().all(|(s, c)| if s == slot { *c == 1 } else { *c == 0 });
+        let only_slot = aff
+            .coefs
+            .iter()
+            .enumerate()
+            .all(|(s, c)| if s == slot { *c == 1 } else { *c == 0 });
         if !only_slot || aff.offset != 0 {
             return None;
         }
@@ -197,7 +250,11 @@ fn region(f: &Function, r: &Region) -> TokenStream {
     let par = row_parallel(f, r);
     let mut views: Vec<Option<View>> = vec![None; f.matrices.len()];
     for a in r.accesses.iter().filter(|a| a.write) {
-        views[a.matrix] = Some(if par.is_some() { View::Row } else { View::Write });
+        views[a.matrix] = Some(if par.is_some() {
+            View::Row
+        } else {
+            View::Write
+        });
     }
     for a in r.accesses.iter().filter(|a| !a.write) {
         views[a.matrix].get_or_insert(View::Read);
@@ -210,7 +267,12 @@ fn region(f: &Function, r: &Region) -> TokenStream {
             }
         }
     }
-    let g = Gen { f, r: Some(r), region_name: name.to_string(), views };
+    let g = Gen {
+        f,
+        r: Some(r),
+        region_name: name.to_string(),
+        views,
+    };
     let mut prelude = TokenStream::new();
     for (m, v) in g.views.iter().enumerate() {
         if let Some(View::Read | View::Write) = v {
@@ -257,7 +319,13 @@ fn region(f: &Function, r: &Region) -> TokenStream {
             let lo = g.expr(&d.lo);
             let hi = g.expr(&d.hi);
             let step = Literal::i32_suffixed(d.step as i32);
-            let written: Vec<MatrixId> = g.views.iter().enumerate().filter(|(_, v)| **v == Some(View::Row)).map(|(m, _)| m).collect();
+            let written: Vec<MatrixId> = g
+                .views
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v == Some(View::Row))
+                .map(|(m, _)| m)
+                .collect();
             // Zip the row chunks of every matrix written.
             let mut iter = TokenStream::new();
             let mut pat = TokenStream::new();
@@ -265,7 +333,8 @@ fn region(f: &Function, r: &Region) -> TokenStream {
                 let sl = slice_of(f, *m, View::Write);
                 let d = format_ident!("__d{}", m);
                 let w = format_ident!("__w{}", m);
-                let chunks = quote!(#sl.par_chunks_mut((#d[1..].iter().product::<i64>().max(1)) as usize));
+                let chunks =
+                    quote!(#sl.par_chunks_mut((#d[1..].iter().product::<i64>().max(1)) as usize));
                 if i == 0 {
                     iter = chunks;
                     pat = quote!(#w);
@@ -316,9 +385,17 @@ fn reduction(f: &Function, op: ReduceOp, m: MatrixId, result: ScalarId) -> Token
     let fname = &f.name;
     let rname = format!("{}_{}", op.name(), mat.name);
     let sum = if float {
-        quote!(__m.par_chunks(4096).map(|c| c.iter().map(|v| *v as f64).sum::<f64>()).sum::<f64>())
+        quote!(
+            __m.par_chunks(4096)
+                .map(|c| c.iter().map(|v| *v as f64).sum::<f64>())
+                .sum::<f64>()
+        )
     } else {
-        quote!(__m.par_iter().map(|v| *v as i64).reduce(|| 0i64, |a, b| a.wrapping_add(b)))
+        quote!(
+            __m.par_iter()
+                .map(|v| *v as i64)
+                .reduce(|| 0i64, |a, b| a.wrapping_add(b))
+        )
     };
     let value = match op {
         ReduceOp::Sum => quote!((#sum) as #rt),
@@ -328,10 +405,18 @@ fn reduction(f: &Function, op: ReduceOp, m: MatrixId, result: ScalarId) -> Token
             }
             ((#sum) / (__m.len() as i64 as _)) as #rt
         }},
-        ReduceOp::Min if float => quote!(__m.par_iter().map(|v| *v).reduce(|| f32::INFINITY, f32::min) as #rt),
-        ReduceOp::Max if float => quote!(__m.par_iter().map(|v| *v).reduce(|| f32::NEG_INFINITY, f32::max) as #rt),
-        ReduceOp::Min => quote!(__m.par_iter().map(|v| *v as #p).reduce(|| #p::MAX, ::core::cmp::Ord::min) as #rt),
-        ReduceOp::Max => quote!(__m.par_iter().map(|v| *v as #p).reduce(|| #p::MIN, ::core::cmp::Ord::max) as #rt),
+        ReduceOp::Min if float => {
+            quote!(__m.par_iter().map(|v| *v).reduce(|| f32::INFINITY, f32::min) as #rt)
+        }
+        ReduceOp::Max if float => {
+            quote!(__m.par_iter().map(|v| *v).reduce(|| f32::NEG_INFINITY, f32::max) as #rt)
+        }
+        ReduceOp::Min => {
+            quote!(__m.par_iter().map(|v| *v as #p).reduce(|| #p::MAX, ::core::cmp::Ord::min) as #rt)
+        }
+        ReduceOp::Max => {
+            quote!(__m.par_iter().map(|v| *v as #p).reduce(|| #p::MIN, ::core::cmp::Ord::max) as #rt)
+        }
     };
     quote! {
         let #s: #rt = {
@@ -349,7 +434,11 @@ impl Gen<'_> {
             out.extend(match s {
                 KStmt::Let(l, e) => {
                     let v = format_ident!("__l{}", l);
-                    let value = if e.ty.is_block() { self.block(e) } else { self.expr(e) };
+                    let value = if e.ty.is_block() {
+                        self.block(e)
+                    } else {
+                        self.expr(e)
+                    };
                     quote!(let #v = #value;)
                 }
                 KStmt::Store(a, e) => self.store(*a, e),
@@ -473,7 +562,12 @@ impl Gen<'_> {
 
     /// A border entry's value, its reads at the access's own index for `*`.
     fn border_value(&self, e: &BorderEntry, want: Scalar) -> TokenStream {
-        let sub = Gen { f: self.f, r: None, region_name: self.region_name.clone(), views: self.views.clone() };
+        let sub = Gen {
+            f: self.f,
+            r: None,
+            region_name: self.region_name.clone(),
+            views: self.views.clone(),
+        };
         let v = sub.entry_expr(e, &e.value);
         let w = rty(want);
         quote!((#v) as #w)
@@ -569,7 +663,9 @@ impl Gen<'_> {
 
     /// A block-valued expression as a `[[T; C]; R]` array.
     fn block(&self, e: &Expr) -> TokenStream {
-        let Type::Block { elem, rows, cols } = e.ty else { return self.expr(e) };
+        let Type::Block { elem, rows, cols } = e.ty else {
+            return self.expr(e);
+        };
         let (r, c) = (rows as usize, cols as usize);
         let t = rty(elem);
         let fill = |elem_code: TokenStream, pre: TokenStream| {
@@ -604,10 +700,17 @@ impl Gen<'_> {
                 fill(code, quote!(let __a = #b;))
             }
             ExprKind::Binary(op, a, b) => {
-                let part = |x: &Expr| if x.ty.is_block() { (self.block(x), quote!([__bi][__bj])) } else { (self.expr(x), quote!()) };
+                let part = |x: &Expr| {
+                    if x.ty.is_block() {
+                        (self.block(x), quote!([__bi][__bj]))
+                    } else {
+                        (self.expr(x), quote!())
+                    }
+                };
                 let (xa, ia) = part(a);
                 let (xb, ib) = part(b);
-                let code = self.binary_code(*op, quote!(__a #ia), quote!(__b #ib), elem, a.ty.elem());
+                let code =
+                    self.binary_code(*op, quote!(__a #ia), quote!(__b #ib), elem, a.ty.elem());
                 fill(code, quote!(let __a = #xa; let __b = #xb;))
             }
             ExprKind::MatMul(a, b) => {
@@ -644,7 +747,14 @@ impl Gen<'_> {
     }
 
     /// `op` on two values of type `t` (operand type `ot` for comparisons).
-    fn binary_code(&self, op: BinOp, a: TokenStream, b: TokenStream, t: Scalar, ot: Scalar) -> TokenStream {
+    fn binary_code(
+        &self,
+        op: BinOp,
+        a: TokenStream,
+        b: TokenStream,
+        t: Scalar,
+        ot: Scalar,
+    ) -> TokenStream {
         use BinOp::*;
         let float = t.is_float() || ot.is_float();
         let fname = &self.f.name;
@@ -663,7 +773,11 @@ impl Gen<'_> {
             Mul | ElemMul => quote!((#a).wrapping_mul(#b)),
             Div if float => quote!((#a / #b)),
             Div | Rem => {
-                let f = if op == Div { quote!(wrapping_div) } else { quote!(wrapping_rem) };
+                let f = if op == Div {
+                    quote!(wrapping_div)
+                } else {
+                    quote!(wrapping_rem)
+                };
                 quote!({
                     let (__x, __y) = (#a, #b);
                     if __y == 0 {
@@ -749,7 +863,11 @@ impl Gen<'_> {
                     (Builtin::Max, true) => quote!(f32::max(#(#xs),*)),
                     (Builtin::Clamp, _) => {
                         let (x, lo, hi) = (&xs[0], &xs[1], &xs[2]);
-                        if float { quote!(f32::min(f32::max(#x, #lo), #hi)) } else { quote!(::core::cmp::Ord::min(::core::cmp::Ord::max(#x, #lo), #hi)) }
+                        if float {
+                            quote!(f32::min(f32::max(#x, #lo), #hi))
+                        } else {
+                            quote!(::core::cmp::Ord::min(::core::cmp::Ord::max(#x, #lo), #hi))
+                        }
                     }
                     (Builtin::Abs, false) => {
                         let x = &xs[0];
@@ -784,7 +902,9 @@ impl Gen<'_> {
                     ReduceOp::Max => quote!(::core::cmp::Ord::max(__s, __v as #rt)),
                 };
                 let init = match op {
-                    ReduceOp::Sum | ReduceOp::Mean => quote!(<#rt as ::core::default::Default>::default()),
+                    ReduceOp::Sum | ReduceOp::Mean => {
+                        quote!(<#rt as ::core::default::Default>::default())
+                    }
                     _ => quote!(__a[0][0] as #rt),
                 };
                 let finish = match op {

@@ -143,10 +143,14 @@ fn body(f: &Function) -> TokenStream {
             ::parac::__private::check_shape(#fname, #mname, #declared, &[#(#dims),*], #id.shape())?;
         }
     });
+    let prelude = super::cpu::prelude(f);
+    let device = super::opencl::device_body(f);
     let run = super::cpu::cpu_body(f);
     quote! {
         #(#bind)*
         #(#checks)*
+        #prelude
+        #device
         #run
     }
 }

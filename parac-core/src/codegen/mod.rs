@@ -4,5 +4,6 @@
 
 pub mod cpu;
 mod host;
+pub mod opencl;
 
 pub use host::expand;
