@@ -72,7 +72,11 @@ pub enum Error {
     },
     /// An access fell outside a matrix at run time, where no border rule gives a value (the
     /// compile-time checks run on sample sizes; this catches sizes they did not cover).
-    #[error("`{function}`, region `{region}`: {what} `{matrix}` at {} outside its shape {}", Idx(index), Dims(shape))]
+    #[error(
+        "`{function}`, region `{region}`: {what} `{matrix}` at {} outside its shape {}",
+        Idx(index),
+        Dims(shape)
+    )]
     OutOfBounds {
         /// The pipeline function.
         function: &'static str,

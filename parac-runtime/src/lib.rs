@@ -19,4 +19,19 @@ pub use runtime::Runtime;
 pub mod __private {
     pub use crate::error::check_shape;
     pub use rayon;
+
+    /// With `PARAC_DUMP=<dir>`, writes `<dir>/<name>.<ext>` (the IR of a pipeline's regions;
+    /// the OpenCL programs are written by `Device::program`).
+    pub fn dump_text(name: &str, ext: &str, text: &str) -> Result<(), crate::Error> {
+        let Some(dir) = std::env::var_os("PARAC_DUMP").filter(|d| !d.is_empty()) else {
+            return Ok(());
+        };
+        let path = std::path::Path::new(&dir).join(format!("{name}.{ext}"));
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| crate::Error::Io {
+                path: path.display().to_string(),
+                message: format!("cannot write the PARAC_DUMP file: {e}"),
+            })
+    }
 }

@@ -144,11 +144,13 @@ fn body(f: &Function) -> TokenStream {
         }
     });
     let prelude = super::cpu::prelude(f);
+    let ir_text = crate::ir::display::dump_one(f);
     let device = super::opencl::device_body(f);
     let run = super::cpu::cpu_body(f);
     quote! {
         #(#bind)*
         #(#checks)*
+        ::parac::__private::dump_text(#fname, "ir", #ir_text)?;
         #prelude
         #device
         #run

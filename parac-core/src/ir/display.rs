@@ -12,6 +12,13 @@ pub fn dump(module: &Module) -> String {
     out
 }
 
+/// Renders one function.
+pub fn dump_one(f: &Function) -> String {
+    let mut out = String::new();
+    dump_function(&mut out, f);
+    out
+}
+
 /// Formatting context: the function, and the access table and region of the expression.
 pub struct Ctx<'a> {
     /// The function.
