@@ -3,22 +3,76 @@
 //! No border: `bx` (3 taps along each row) is two columns narrower than `src`, and `out`
 //! (3 taps down each column of `bx`) is also two rows shorter.
 //!
-//! Run with `cargo run --example blur`. Until the runtime lands, the call reports that the
-//! pipeline cannot run yet.
+//! ```text
+//! cargo run --release --example blur -- [INPUT] [OUT_DIR] [--repeat N]
+//! ```
+//!
+//! INPUT: a PNG (read as 12-bit gray: the 16-bit gray value `>> 4`) or a `u16` `[M][N]` `.npy`
+//! file, M, N >= 3; default `assets/camera.png`. Writes to OUT_DIR (default
+//! `target/parac-out/blur/`), each as `.png` (12 bits shown as 8) and `.npy`: `input` and
+//! `out` (`[M-2][N-2]`).
 
+#[path = "common/mod.rs"]
+mod common;
 #[path = "pipelines/blur.rs"]
 mod pipeline;
+
+use std::process::ExitCode;
+
+use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
+use parac::{Matrix, Runtime};
 use pipeline::blur;
 
-fn main() {
-    let rt = parac::Runtime::new().expect("a ParaC runtime");
-    let (rows, cols) = (50, 67);
-    // 12-bit values, as in the tests and benchmarks.
-    let data = (0..rows * cols).map(|i| ((i * 37) % 4096) as u16).collect();
-    let src = parac::Matrix::from_vec([rows, cols], data).expect("length matches the shape");
-    let mut out = parac::Matrix::<u16>::zeros([rows - 2, cols - 2]);
-    match blur(&rt, &src, &mut out) {
-        Ok(()) => println!("ok"),
-        Err(e) => println!("blur: {e}"),
+const APP: App = App {
+    name: "blur",
+    summary: "separable 3x3 box blur, no border (APPS.md §3)",
+    input: "u16 [M][N] (12-bit gray), M, N >= 3",
+    default_asset: "camera.png",
+    levels: None,
+};
+
+fn main() -> ExitCode {
+    common::main(&APP, run)
+}
+
+fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
+    let mut steps = Steps::default();
+    let src = common::load_input::<u16>(&APP, args, &mut steps)?;
+    common::require(&APP, src.ndim() == 2, || {
+        format!("the input has shape {}, not [M][N]", dims(src.shape()))
+    })?;
+    let (m, n) = (src.rows(), src.cols());
+    common::require(&APP, m >= 3 && n >= 3, || {
+        format!("the input {} is smaller than 3x3", dims(src.shape()))
+    })?;
+    let wide = src.as_slice().iter().filter(|&&v| v > 4095).count();
+    if wide > 0 {
+        println!(
+            "note: {wide} input values are above 4095 (not 12-bit); the result is still exact, \
+             the PNG views saturate"
+        );
     }
+    let mut out = Outputs::create(args)?;
+    steps.add("write", out.write("input", &src)?);
+
+    let mut dst = Matrix::<u16>::zeros([m - 2, n - 2]);
+    let (r, call) = timed(|| blur(rt, &src, &mut dst));
+    r?;
+    println!(
+        "call: blur(src u16 {}) -> out u16 {}: {} (both stages: bx, out)",
+        dims(src.shape()),
+        dims(dst.shape()),
+        ms(call)
+    );
+    steps.add("call", call);
+    steps.add("write", out.write("out", &dst)?);
+    out.print();
+    steps.print();
+
+    if let Some(n) = args.repeat {
+        let samples = common::repeat(n, || blur(rt, &src, &mut dst))?;
+        common::print_stats("blur", &samples);
+        common::print_median_line(&samples);
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
-//! `laplacian`: one level of a Laplacian pyramid (the paper's Fig. 7, defined exactly in
-//! `shared/APPS.md` §1), and a small pyramid built by applying it to its own `down` output.
+//! `laplacian`: a Laplacian pyramid built from one level of the paper's Fig. 7 (defined exactly
+//! in `shared/APPS.md` §1), applied again to its own `down` output.
 //!
+//! One level:
 //! - `h` = `src` filtered horizontally with `[1 4 6 4 1] / 16` (border rule `br`: linear
 //!   extrapolation of two columns on each side of `src`);
 //! - `down` = `h` filtered vertically and sampled at every second row and column (border rule
@@ -8,49 +9,255 @@
 //! - `lap` = `src` minus the bilinear upsample of `down` (rounded, clamped at the last row and
 //!   column).
 //!
-//! Run with `cargo run --example laplacian`. Until the runtime lands, the call reports that the
-//! pipeline cannot run yet.
+//! ```text
+//! cargo run --release --example laplacian -- [INPUT] [OUT_DIR] [--repeat N] [--levels L]
+//! ```
+//!
+//! INPUT: a PNG (read as 8-bit gray) or a `u8` `[M][N]` `.npy` file, M, N >= 4; default
+//! `assets/camera.png`. L levels (default 4; fewer if a side gets below 4). Writes to OUT_DIR
+//! (default `target/parac-out/laplacian/`), each as `.png` and `.npy`: `input`, `lap_<l>` and
+//! `down_<l>` for every level `l`, and `recon`, the input rebuilt from the pyramid (the last
+//! `down` upsampled and added to each `lap`, top down). Checks at every level that
+//! `up(down) + lap == src` (the upsample of APPS.md §1, written here independently of the
+//! pipeline) and that `recon == input`; exit status 2 if a check fails, 1 on an error.
+//! `--repeat N` times the whole pyramid N more times; `median_ms` is that of the level-0 call.
 
+#[path = "common/mod.rs"]
+mod common;
 #[path = "pipelines/laplacian.rs"]
 mod pipeline;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
+use parac::{Matrix, Runtime};
 use pipeline::laplacian;
 
-/// A deterministic test picture: a diagonal ramp with a bright square, no external file needed.
-fn test_image(rows: usize, cols: usize) -> parac::Matrix<u8> {
-    let data = (0..rows * cols)
-        .map(|i| {
-            let (r, c) = (i / cols, i % cols);
-            let inside = (rows / 4..rows / 2).contains(&r) && (cols / 4..cols / 2).contains(&c);
-            if inside {
-                240
-            } else {
-                ((r * 3 + c * 5) % 200) as u8
-            }
-        })
-        .collect();
-    parac::Matrix::from_vec([rows, cols], data).expect("length matches the shape")
+const APP: App = App {
+    name: "laplacian",
+    summary: "Laplacian pyramid (APPS.md §1), with a reconstruction check at every level",
+    input: "u8 [M][N] (8-bit gray), M, N >= 4",
+    default_asset: "camera.png",
+    levels: Some(4),
+};
+
+fn main() -> ExitCode {
+    common::main(&APP, run)
 }
 
-fn main() {
-    let rt = parac::Runtime::new().expect("a ParaC runtime");
-    // Odd, non-square sizes on purpose: every level exercises the odd-size paths.
-    let mut level = test_image(75, 101);
-    let levels = 3;
-    for l in 0..levels {
-        let (rows, cols) = (level.shape()[0], level.shape()[1]);
-        if rows < 4 || cols < 4 {
+/// One level's outputs.
+struct Level {
+    lap: Matrix<i16>,
+    down: Matrix<u8>,
+}
+
+fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
+    let mut steps = Steps::default();
+    let src = common::load_input::<u8>(&APP, args, &mut steps)?;
+    common::require(&APP, src.ndim() == 2, || {
+        format!("the input has shape {}, not [M][N]", dims(src.shape()))
+    })?;
+    common::require(&APP, src.rows() >= 4 && src.cols() >= 4, || {
+        format!("the input {} is smaller than 4x4", dims(src.shape()))
+    })?;
+    let mut out = Outputs::create(args)?;
+    steps.add("write", out.write("input", &src)?);
+
+    let mut levels: Vec<Level> = Vec::new();
+    let mut ok = true;
+    for l in 0..args.levels {
+        let cur = levels.last().map_or(&src, |lv| &lv.down);
+        let (m, n) = (cur.rows(), cur.cols());
+        if m < 4 || n < 4 {
+            println!("level {l}: none: {} is smaller than 4x4", dims(cur.shape()));
             break;
         }
-        let mut lap = parac::Matrix::<i16>::zeros([rows, cols]);
-        let mut down = parac::Matrix::<u8>::zeros([rows.div_ceil(2), cols.div_ceil(2)]);
-        match laplacian(&rt, &level, &mut lap, &mut down) {
-            Ok(()) => println!("ok: level {l}: {rows}x{cols} -> {:?}", down.shape()),
-            Err(e) => {
-                println!("laplacian: {e}");
-                return;
-            }
-        }
-        level = down;
+        let mut lap = Matrix::<i16>::zeros([m, n]);
+        let mut down = Matrix::<u8>::zeros([m.div_ceil(2), n.div_ceil(2)]);
+        let (r, call) = timed(|| laplacian(rt, cur, &mut lap, &mut down));
+        r.map_err(|e| Fail(format!("level {l}: {e}")))?;
+        let (check, check_t) = timed(|| check_level(cur, &lap, &down));
+        let write =
+            out.write(&format!("lap_{l}"), &lap)? + out.write(&format!("down_{l}"), &down)?;
+        let verdict = match &check {
+            Ok(()) => "ok".to_string(),
+            Err(why) => format!("FAILED: {why}"),
+        };
+        println!(
+            "level {l}: src {} -> lap i16 {}, down u8 {}: call {}, write {}; \
+             up(down) + lap == src: {verdict}",
+            dims(cur.shape()),
+            dims(lap.shape()),
+            dims(down.shape()),
+            ms(call),
+            ms(write),
+        );
+        ok &= check.is_ok();
+        steps.add("call", call);
+        steps.add("check", check_t);
+        steps.add("write", write);
+        levels.push(Level { lap, down });
     }
-    println!("ok");
+
+    // Rebuild the input from the top of the pyramid down: the last `down`, then for every level
+    // `up(current) + lap`.
+    let ((recon, recon_check), t) = timed(|| collapse(&src, &levels));
+    steps.add("check", t);
+    let verdict = match &recon_check {
+        Ok(()) => "ok".to_string(),
+        Err(why) => format!("FAILED: {why}"),
+    };
+    let top = levels.last().map_or(String::new(), |lv| {
+        format!(" + top down_{} {}", levels.len() - 1, dims(lv.down.shape()))
+    });
+    println!(
+        "pyramid: {} level{}{top}; rebuilt from it == input: {verdict}",
+        levels.len(),
+        if levels.len() == 1 { "" } else { "s" },
+    );
+    ok &= recon_check.is_ok();
+    steps.add("write", out.write("recon", &recon)?);
+    out.print();
+    steps.print();
+
+    if !ok {
+        eprintln!("laplacian: the reconstruction check FAILED");
+        return Ok(ExitCode::from(2));
+    }
+
+    if let Some(n) = args.repeat {
+        // The same inputs as above, fresh output matrices; each call timed alone.
+        let inputs: Vec<&Matrix<u8>> = std::iter::once(&src)
+            .chain(levels.iter().map(|lv| &lv.down))
+            .take(levels.len())
+            .collect();
+        let mut scratch: Vec<Level> = levels
+            .iter()
+            .map(|lv| Level {
+                lap: Matrix::zeros(lv.lap.shape()),
+                down: Matrix::zeros(lv.down.shape()),
+            })
+            .collect();
+        let mut per_level: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); levels.len()];
+        // One sample per whole pyramid; each level's call is also timed alone.
+        let totals = common::repeat(n, || {
+            for (l, (input, s)) in inputs.iter().zip(&mut scratch).enumerate() {
+                let (r, t) = timed(|| laplacian(rt, input, &mut s.lap, &mut s.down));
+                r?;
+                per_level[l].push(t);
+            }
+            Ok(())
+        })?;
+        for (l, samples) in per_level.iter().enumerate() {
+            common::print_stats(&format!("level {l} {}", dims(inputs[l].shape())), samples);
+        }
+        common::print_stats("whole pyramid", &totals);
+        common::print_median_line(&per_level[0]);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The bilinear upsample of APPS.md §1 to `[m][n]`, as `int`s: `y0 = x/2`,
+/// `y1 = min((x+1)/2, Md-1)`, `x0 = y/2`, `x1 = min((y+1)/2, Nd-1)`,
+/// `up = (down[y0][x0] + down[y0][x1] + down[y1][x0] + down[y1][x1] + 2) / 4`.
+fn upsample(down: &Matrix<u8>, m: usize, n: usize) -> Matrix<i32> {
+    let (md, nd) = (down.rows(), down.cols());
+    let d = down.as_slice();
+    let at = |r: usize, c: usize| i32::from(d[r * nd + c]);
+    Matrix::from_fn([m, n], |i| {
+        let (x, y) = (i[0], i[1]);
+        // `div_ceil(2)` is the `(x + 1) / 2` of APPS.md.
+        let (y0, y1) = (x / 2, x.div_ceil(2).min(md - 1));
+        let (x0, x1) = (y / 2, y.div_ceil(2).min(nd - 1));
+        (at(y0, x0) + at(y0, x1) + at(y1, x0) + at(y1, x1) + 2) / 4
+    })
+}
+
+/// `Err` describing the differences between `got` and `want` (same shape), if any.
+fn compare(got: &Matrix<i32>, want: &Matrix<u8>) -> Result<(), String> {
+    let diffs: Vec<usize> = got
+        .as_slice()
+        .iter()
+        .zip(want.as_slice())
+        .enumerate()
+        .filter(|(_, (g, w))| **g != i32::from(**w))
+        .map(|(i, _)| i)
+        .collect();
+    match diffs.first() {
+        None => Ok(()),
+        Some(&first) => Err(format!(
+            "{} of {} pixels differ, the first at {}: {} instead of {}",
+            diffs.len(),
+            want.len(),
+            dims(&want.index_of(first)),
+            got.as_slice()[first],
+            want.as_slice()[first],
+        )),
+    }
+}
+
+/// `up(down) + lap == src`, pixel by pixel.
+fn check_level(src: &Matrix<u8>, lap: &Matrix<i16>, down: &Matrix<u8>) -> Result<(), String> {
+    let mut sum = upsample(down, src.rows(), src.cols());
+    for (s, l) in sum.as_mut_slice().iter_mut().zip(lap.as_slice()) {
+        *s += i32::from(*l);
+    }
+    compare(&sum, src)
+}
+
+/// The input rebuilt from the pyramid (values clamped to `0..=255` where a level is wrong), and
+/// whether it equals `src`.
+fn collapse(src: &Matrix<u8>, levels: &[Level]) -> (Matrix<u8>, Result<(), String>) {
+    let Some(top) = levels.last() else {
+        return (src.clone(), Ok(()));
+    };
+    let mut cur = top.down.clone();
+    let mut wide = Matrix::<i32>::zeros([0]);
+    for lv in levels.iter().rev() {
+        wide = upsample(&cur, lv.lap.rows(), lv.lap.cols());
+        for (s, l) in wide.as_mut_slice().iter_mut().zip(lv.lap.as_slice()) {
+            *s += i32::from(*l);
+        }
+        cur = wide.map(|v| v.clamp(0, 255) as u8);
+    }
+    let check = compare(&wide, src);
+    (cur, check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upsample_follows_apps_md() {
+        // down [2][2] -> [3][4]: Md = 2, Nd = 2 (odd rows, even columns: the last column clamps).
+        let down = Matrix::from_vec([2, 2], vec![0u8, 4, 8, 12]).unwrap();
+        let up = upsample(&down, 3, 4);
+        assert_eq!(up.as_slice(), &[0, 2, 4, 4, 4, 6, 8, 8, 8, 10, 12, 12]);
+    }
+
+    #[test]
+    fn checks_see_a_wrong_pixel() {
+        let src = Matrix::<u8>::from_fn([5, 6], |i| (i[0] * 40 + i[1] * 7) as u8);
+        let down = Matrix::<u8>::from_fn([3, 3], |i| (i[0] * 80 + i[1] * 14) as u8);
+        let up = upsample(&down, 5, 6);
+        let mut lap =
+            Matrix::<i16>::from_fn([5, 6], |i| (i32::from(src.get(i)) - up.get(i)) as i16);
+        assert_eq!(check_level(&src, &lap, &down), Ok(()));
+        let levels = [Level {
+            lap: lap.clone(),
+            down: down.clone(),
+        }];
+        let (recon, ok) = collapse(&src, &levels);
+        assert_eq!((recon, ok), (src.clone(), Ok(())));
+        lap.set(&[4, 5], lap.get(&[4, 5]) + 1);
+        let e = check_level(&src, &lap, &down).unwrap_err();
+        assert!(
+            e.starts_with("1 of 30 pixels differ, the first at [4][5]"),
+            "{e}"
+        );
+        let levels = [Level { lap, down }];
+        assert!(collapse(&src, &levels).1.is_err());
+    }
 }

@@ -10,36 +10,80 @@
 //! 7. overshoot control: `pre` is clamped to the 3x3 min/max of `src` widened by 8 (clamp
 //!    border), then to `0..=255`.
 //!
-//! Run with `cargo run --example sharpen`. Until the runtime lands, the call reports that the
-//! pipeline cannot run yet.
+//! ```text
+//! cargo run --release --example sharpen -- [INPUT] [OUT_DIR] [--repeat N]
+//! ```
+//!
+//! INPUT: a PNG (read as 8-bit gray) or a `u8` `[M][N]` `.npy` file; default
+//! `assets/camera.png`. The pipeline needs sides that are multiples of 4 (at least 8): an input
+//! that is not is cropped down to multiples of 4 (its top-left part is kept), and the example
+//! says so. Writes to OUT_DIR (default `target/parac-out/sharpen/`), each as `.png` and `.npy`:
+//! `input` (as the pipeline saw it, after any crop) and `out`.
 
+#[path = "common/mod.rs"]
+mod common;
 #[path = "pipelines/sharpen.rs"]
 mod pipeline;
+
+use std::process::ExitCode;
+
+use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
+use parac::{Matrix, Runtime};
 use pipeline::sharpen;
 
-/// A deterministic test picture with edges of both polarities and a flat area.
-fn test_image(rows: usize, cols: usize) -> parac::Matrix<u8> {
-    let data = (0..rows * cols)
-        .map(|i| {
-            let (r, c) = (i / cols, i % cols);
-            match (r * 4 / rows, c * 4 / cols) {
-                (0, _) => 20,
-                (1, k) => (60 * k) as u8,
-                (2, _) => ((r * 7 + c * 13) % 256) as u8,
-                _ => 230,
-            }
-        })
-        .collect();
-    parac::Matrix::from_vec([rows, cols], data).expect("length matches the shape")
+const APP: App = App {
+    name: "sharpen",
+    summary: "edge-adaptive sharpening (APPS.md §2)",
+    input: "u8 [M][N] (8-bit gray), M, N >= 8, cropped down to multiples of 4",
+    default_asset: "camera.png",
+    levels: None,
+};
+
+fn main() -> ExitCode {
+    common::main(&APP, run)
 }
 
-fn main() {
-    let rt = parac::Runtime::new().expect("a ParaC runtime");
-    // Multiples of 4, not square, so rows and columns cannot be mixed up unnoticed.
-    let src = test_image(48, 64);
-    let mut out = parac::Matrix::<u8>::zeros([48, 64]);
-    match sharpen(&rt, &src, &mut out) {
-        Ok(()) => println!("ok"),
-        Err(e) => println!("sharpen: {e}"),
+fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
+    let mut steps = Steps::default();
+    let mut src = common::load_input::<u8>(&APP, args, &mut steps)?;
+    common::require(&APP, src.ndim() == 2, || {
+        format!("the input has shape {}, not [M][N]", dims(src.shape()))
+    })?;
+    let (m, n) = (src.rows(), src.cols());
+    let (m4, n4) = (m / 4 * 4, n / 4 * 4);
+    common::require(&APP, m4 >= 8 && n4 >= 8, || {
+        format!("the input {} is smaller than 8x8", dims(src.shape()))
+    })?;
+    if (m4, n4) != (m, n) {
+        let s = src.as_slice();
+        src = Matrix::from_fn([m4, n4], |i| s[i[0] * n + i[1]]);
+        println!(
+            "input: cropped [{m}][{n}] to [{m4}][{n4}] (top-left part): sharpen needs sides \
+             that are multiples of 4"
+        );
     }
+    let mut out = Outputs::create(args)?;
+    steps.add("write", out.write("input", &src)?);
+
+    let mut dst = Matrix::<u8>::zeros([m4, n4]);
+    let (r, call) = timed(|| sharpen(rt, &src, &mut dst));
+    r?;
+    println!(
+        "call: sharpen(src u8 {}) -> out u8 {}: {} (all stages: down, up, sobel, mean, \
+         sharpen + overshoot control)",
+        dims(src.shape()),
+        dims(dst.shape()),
+        ms(call)
+    );
+    steps.add("call", call);
+    steps.add("write", out.write("out", &dst)?);
+    out.print();
+    steps.print();
+
+    if let Some(n) = args.repeat {
+        let samples = common::repeat(n, || sharpen(rt, &src, &mut dst))?;
+        common::print_stats("sharpen", &samples);
+        common::print_median_line(&samples);
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,23 +5,77 @@
 //! renormalised) of `gray`, vertical first, clamp-to-edge outside the image;
 //! `out[c] = (2 gray - bx) / gray * img[c]`.
 //!
-//! Run with `cargo run --example unsharp`. Until the runtime lands, the call reports that the
-//! pipeline cannot run yet.
+//! ```text
+//! cargo run --release --example unsharp -- [INPUT] [OUT_DIR] [--repeat N]
+//! ```
+//!
+//! INPUT: a PNG (read as planar RGB in `[1/255, 1]`; a gray file gives three equal planes) or
+//! an `f32` `[3][M][N]` `.npy` file; default `assets/coffee.png`. Writes to OUT_DIR (default
+//! `target/parac-out/unsharp/`), each as `.png` (RGB, clamped to `[0, 1]`) and `.npy`: `input`
+//! and `out`.
 
+#[path = "common/mod.rs"]
+mod common;
 #[path = "pipelines/unsharp.rs"]
 mod pipeline;
+
+use std::process::ExitCode;
+
+use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
+use parac::{Matrix, Runtime};
 use pipeline::unsharp;
 
-fn main() {
-    let rt = parac::Runtime::new().expect("a ParaC runtime");
-    let (rows, cols) = (40, 57);
-    let data = (0..3 * rows * cols)
-        .map(|i| (1 + (i * 31) % 255) as f32 / 255.0)
-        .collect();
-    let img = parac::Matrix::from_vec([3, rows, cols], data).expect("length matches the shape");
-    let mut out = parac::Matrix::<f32>::zeros([3, rows, cols]);
-    match unsharp(&rt, &img, &mut out) {
-        Ok(()) => println!("ok"),
-        Err(e) => println!("unsharp: {e}"),
+const APP: App = App {
+    name: "unsharp",
+    summary: "unsharp mask on a float RGB image (APPS.md §4)",
+    input: "f32 [3][M][N] (planar RGB in [1/255, 1])",
+    default_asset: "coffee.png",
+    levels: None,
+};
+
+fn main() -> ExitCode {
+    common::main(&APP, run)
+}
+
+fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
+    let mut steps = Steps::default();
+    let img = common::load_input::<f32>(&APP, args, &mut steps)?;
+    common::require(&APP, img.ndim() == 3 && img.shape()[0] == 3, || {
+        format!("the input has shape {}, not [3][M][N]", dims(img.shape()))
+    })?;
+    common::require(&APP, !img.is_empty(), || "the input is empty".to_string())?;
+    let outside = img
+        .as_slice()
+        .iter()
+        .filter(|v| !(1.0 / 255.0..=1.0).contains(*v))
+        .count();
+    if outside > 0 {
+        println!(
+            "note: {outside} input values are outside [1/255, 1] (or not finite); where the \
+             gray value is 0 the output is inf or NaN"
+        );
     }
+    let mut out = Outputs::create(args)?;
+    steps.add("write", out.write("input", &img)?);
+
+    let mut dst = Matrix::<f32>::zeros(img.shape());
+    let (r, call) = timed(|| unsharp(rt, &img, &mut dst));
+    r?;
+    println!(
+        "call: unsharp(img f32 {}) -> out f32 {}: {} (all stages: gray, by, bx + ratio)",
+        dims(img.shape()),
+        dims(dst.shape()),
+        ms(call)
+    );
+    steps.add("call", call);
+    steps.add("write", out.write("out", &dst)?);
+    out.print();
+    steps.print();
+
+    if let Some(n) = args.repeat {
+        let samples = common::repeat(n, || unsharp(rt, &img, &mut dst))?;
+        common::print_stats("unsharp", &samples);
+        common::print_median_line(&samples);
+    }
+    Ok(ExitCode::SUCCESS)
 }
