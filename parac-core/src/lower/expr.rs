@@ -723,6 +723,9 @@ impl Lowerer<'_> {
                 return None;
             };
             let t = reduce_type(*op, elem, false);
+            // The window is read at the reduction's type, as C promotes each element before
+            // adding it: border values outside the element type's range stay whole.
+            let a = convert(a, t);
             return Some(Expr {
                 kind: ExprKind::Reduce(*op, Box::new(a)),
                 ty: scalar_ty(t),
