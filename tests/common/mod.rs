@@ -7,3 +7,5 @@
 pub mod check;
 pub mod data;
 pub mod reference;
+pub mod runtimes;
+pub mod soft;

@@ -1,0 +1,157 @@
+//! The runtimes the pipeline tests run on: the CPU path always, and an OpenCL device when there
+//! is one, through the same generated functions (the generated code picks its path from
+//! `rt.device()`).
+//!
+//! As in `parac-runtime/tests/opencl.rs`: without OpenCL the OpenCL half of a test prints
+//! "skipped: no OpenCL" and passes, unless `PARAC_REQUIRE_OPENCL=1`, which turns a missing device
+//! into a failure. `PARAC_DEVICE=opencl:…` picks the device the tests run on.
+
+#![allow(dead_code)]
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use parac::Runtime;
+
+/// Whether `PARAC_REQUIRE_OPENCL=1`: a missing OpenCL device is then a failure, not a skip.
+pub fn opencl_required() -> bool {
+    std::env::var("PARAC_REQUIRE_OPENCL").is_ok_and(|v| v == "1")
+}
+
+/// The device specification the OpenCL tests use: `PARAC_DEVICE` when it names an OpenCL
+/// device, else `opencl` (the first device, GPUs first).
+pub fn opencl_spec() -> String {
+    std::env::var("PARAC_DEVICE")
+        .ok()
+        .filter(|s| s.trim().to_ascii_lowercase().starts_with("opencl"))
+        .unwrap_or_else(|| "opencl".to_string())
+}
+
+/// The CPU path, one per test binary.
+pub fn cpu() -> &'static Runtime {
+    static RT: OnceLock<Runtime> = OnceLock::new();
+    RT.get_or_init(Runtime::cpu)
+}
+
+/// A fresh runtime on the OpenCL device of [`opencl_spec`], or `None` when there is none (then
+/// it prints "skipped: no OpenCL"); panics instead when `PARAC_REQUIRE_OPENCL=1`.
+pub fn fresh_opencl() -> Option<Runtime> {
+    let spec = opencl_spec();
+    match Runtime::from_spec(&spec) {
+        Ok(rt) => {
+            assert!(
+                rt.device().is_some(),
+                "`{spec}` gave no OpenCL device: {}",
+                rt.describe()
+            );
+            Some(rt)
+        }
+        Err(e) => {
+            if opencl_required() {
+                panic!("PARAC_REQUIRE_OPENCL=1, but there is no OpenCL device: {e}");
+            }
+            println!("skipped: no OpenCL ({e})");
+            None
+        }
+    }
+}
+
+/// One OpenCL runtime shared by the tests of a binary (its programs are built once), or `None`
+/// (see [`fresh_opencl`]).
+pub fn opencl() -> Option<&'static Runtime> {
+    static RT: OnceLock<Option<Runtime>> = OnceLock::new();
+    let rt = RT.get_or_init(fresh_opencl).as_ref();
+    if rt.is_none() {
+        if opencl_required() {
+            panic!("PARAC_REQUIRE_OPENCL=1, but there is no OpenCL device");
+        }
+        println!("skipped: no OpenCL");
+    }
+    rt
+}
+
+/// The CPU path, then the OpenCL runtime if there is one.
+pub fn all() -> Vec<&'static Runtime> {
+    std::iter::once(cpu()).chain(opencl()).collect()
+}
+
+/// A short name of a runtime for failure messages: `CPU` or `OpenCL (<device>)`
+/// ([`Runtime::describe`] gives the platform and driver too).
+pub fn name(rt: &Runtime) -> String {
+    match rt.device() {
+        None => "CPU".to_string(),
+        Some(d) => format!("OpenCL ({})", d.info().name),
+    }
+}
+
+/// Tests that may create device buffers hold this shared; a test that counts the process-wide
+/// live buffers (`parac::opencl::live_buffers()`) holds it exclusively, so the count is its own.
+static BUFFERS: RwLock<()> = RwLock::new(());
+
+/// Held by every test of a binary that runs pipelines on OpenCL, while it does.
+pub fn shared_buffers() -> RwLockReadGuard<'static, ()> {
+    BUFFERS.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Held by a test that counts live device buffers.
+pub fn exclusive_buffers() -> RwLockWriteGuard<'static, ()> {
+    BUFFERS.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A value computed once per test binary and key (e.g. a slow reference result shared by the
+/// CPU and the OpenCL half of a test); a second caller with the same key waits for the first.
+pub fn memo<T: Send + Sync + 'static>(key: &str, f: impl FnOnce() -> T) -> Arc<T> {
+    type Slot = Arc<OnceLock<Arc<dyn Any + Send + Sync>>>;
+    static MEMO: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    let slot: Slot = MEMO
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(key.to_string())
+        .or_default()
+        .clone();
+    slot.get_or_init(|| Arc::new(f()) as Arc<dyn Any + Send + Sync>)
+        .clone()
+        .downcast::<T>()
+        .unwrap_or_else(|_| panic!("memo key `{key}` used with two types"))
+}
+
+/// What a test run in a child process did.
+#[derive(Debug)]
+pub struct Child {
+    /// Whether it exited with status 0.
+    pub success: bool,
+    /// Its exit status, as text (`signal: 8 (SIGFPE)`...).
+    pub status: String,
+    /// Its stdout and stderr.
+    pub output: String,
+}
+
+/// Runs the (ignored) test `name` of this test binary alone in a child process, with `env` set:
+/// for what could crash the process (an out-of-bounds access or a division by zero on a
+/// device) or needs its own environment.
+pub fn run_child(name: &str, env: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+    cmd.args([
+        name,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the child test");
+    Child {
+        success: out.status.success(),
+        status: out.status.to_string(),
+        output: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
