@@ -135,7 +135,7 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         let host = Gen {
             f,
             r: None,
-            region_name: String::new(),
+            region_name: "(host code)".to_string(),
             views: vec![],
         };
         match step {
@@ -165,7 +165,7 @@ pub fn host_expr_gen(f: &Function) -> impl Fn(&Expr) -> TokenStream + '_ {
         Gen {
             f,
             r: None,
-            region_name: String::new(),
+            region_name: "(host code)".to_string(),
             views: vec![],
         }
         .expr(e)
