@@ -155,11 +155,26 @@ pub fn check_region(f: &Function, r: &Region, diags: &mut Diagnostics) {
         }
         side_missing = true;
         let a = &r.accesses[id];
+        if need > 16 {
+            diags.error(
+                r.accesses[id].span,
+                format!(
+                    "`{}` is read up to {} here, further than any border rule reaches (16)\nhelp: keep the index within a few rows or columns of the image",
+                    mat.name,
+                    side_text(nd, d, side, need)
+                ),
+            );
+            continue;
+        }
+        // The entries to add (the first few, if many are missing).
         let mut missing = Vec::new();
-        for k in have + 1..=need {
+        for k in have + 1..=need.min(have + 3) {
             let mut sels = vec![Sel::Star; nd];
             sels[d] = sel(side, k);
             missing.push(format!("`{} = ...;`", target_text(&mat.name, &sels)));
+        }
+        if need > have + 3 {
+            missing.push(format!("the others up to {need}"));
         }
         let msg = if have == 0 {
             let by = if rule_names.is_empty() {
@@ -201,6 +216,9 @@ pub fn check_region(f: &Function, r: &Region, diags: &mut Diagnostics) {
         return;
     }
     for (m, [(sr, kr), (sc, kc)], id) in corner_needs {
+        if kr > 16 || kc > 16 {
+            continue;
+        }
         let mat = &f.matrices[m];
         let nd = mat.dims.len();
         let mut missing = None;
