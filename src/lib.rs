@@ -5,12 +5,16 @@
 //! See `docs/language.md` for the language reference.
 
 pub use parac_macros::parac;
-pub use parac_runtime::{Element, Error, Matrix, Runtime, io, opencl};
+pub use parac_runtime::{
+    Element, Error, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Runtime, io, opencl,
+};
 
 #[doc(hidden)]
 pub use parac_runtime::__private;
 
 /// The usual imports: `use parac::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Element, Error, Matrix, Runtime, parac};
+    pub use crate::{
+        Element, Error, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Runtime, parac,
+    };
 }

@@ -11,7 +11,7 @@ pub mod opencl;
 mod runtime;
 
 pub use error::Error;
-pub use matrix::{Element, Matrix};
+pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
 pub use runtime::Runtime;
 
 /// Items used by the code that `parac!` emits; not a stable API.

@@ -302,3 +302,131 @@ mod tests {
         assert_eq!(Matrix::from_planes(&[Matrix::<f32>::zeros([4])]), None);
     }
 }
+
+/// Read access to a matrix's shape and elements: implemented by [`Matrix`] and by the
+/// zero-copy views [`MatrixView`] and [`MatrixViewMut`]. Pipeline functions take their inputs
+/// as `&impl MatrixRef<T>`, so existing memory can be passed without a copy.
+pub trait MatrixRef<T: Element> {
+    /// The shape, outermost dimension first.
+    fn shape(&self) -> &[usize];
+    /// The elements, row-major, contiguous.
+    fn as_slice(&self) -> &[T];
+}
+
+/// Write access as well: pipeline outputs are `&mut impl MatrixMut<T>`.
+pub trait MatrixMut<T: Element>: MatrixRef<T> {
+    /// The elements, row-major, contiguous, mutable.
+    fn as_mut_slice(&mut self) -> &mut [T];
+}
+
+impl<T: Element> MatrixRef<T> for Matrix<T> {
+    fn shape(&self) -> &[usize] {
+        Matrix::shape(self)
+    }
+    fn as_slice(&self) -> &[T] {
+        Matrix::as_slice(self)
+    }
+}
+
+impl<T: Element> MatrixMut<T> for Matrix<T> {
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        Matrix::as_mut_slice(self)
+    }
+}
+
+impl<T: Element, M: MatrixRef<T> + ?Sized> MatrixRef<T> for &M {
+    fn shape(&self) -> &[usize] {
+        (**self).shape()
+    }
+    fn as_slice(&self) -> &[T] {
+        (**self).as_slice()
+    }
+}
+
+impl<T: Element, M: MatrixRef<T> + ?Sized> MatrixRef<T> for &mut M {
+    fn shape(&self) -> &[usize] {
+        (**self).shape()
+    }
+    fn as_slice(&self) -> &[T] {
+        (**self).as_slice()
+    }
+}
+
+impl<T: Element, M: MatrixMut<T> + ?Sized> MatrixMut<T> for &mut M {
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        (**self).as_mut_slice()
+    }
+}
+
+/// A zero-copy, read-only matrix over a slice (for example a decoded image's buffer).
+#[derive(Clone, Debug)]
+pub struct MatrixView<'a, T> {
+    shape: Vec<usize>,
+    data: &'a [T],
+}
+
+impl<'a, T: Element> MatrixView<'a, T> {
+    /// A view of `data` as a matrix of `shape` (row-major); `None` if the lengths differ.
+    pub fn new(shape: impl Into<Vec<usize>>, data: &'a [T]) -> Option<Self> {
+        let shape = shape.into();
+        (shape.iter().product::<usize>() == data.len()).then_some(MatrixView { shape, data })
+    }
+}
+
+impl<T: Element> MatrixRef<T> for MatrixView<'_, T> {
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn as_slice(&self) -> &[T] {
+        self.data
+    }
+}
+
+/// A zero-copy, writable matrix over a mutable slice: a pipeline writes its output straight
+/// into existing memory.
+#[derive(Debug)]
+pub struct MatrixViewMut<'a, T> {
+    shape: Vec<usize>,
+    data: &'a mut [T],
+}
+
+impl<'a, T: Element> MatrixViewMut<'a, T> {
+    /// A view of `data` as a matrix of `shape` (row-major); `None` if the lengths differ.
+    pub fn new(shape: impl Into<Vec<usize>>, data: &'a mut [T]) -> Option<Self> {
+        let shape = shape.into();
+        (shape.iter().product::<usize>() == data.len()).then_some(MatrixViewMut { shape, data })
+    }
+}
+
+impl<T: Element> MatrixRef<T> for MatrixViewMut<'_, T> {
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn as_slice(&self) -> &[T] {
+        self.data
+    }
+}
+
+impl<T: Element> MatrixMut<T> for MatrixViewMut<'_, T> {
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        self.data
+    }
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+
+    #[test]
+    fn views_borrow_without_copying() {
+        let data = vec![1u8, 2, 3, 4, 5, 6];
+        let v = MatrixView::new([2, 3], &data).unwrap();
+        assert_eq!(MatrixRef::shape(&v), &[2, 3]);
+        assert!(std::ptr::eq(v.as_slice().as_ptr(), data.as_ptr()));
+        assert!(MatrixView::new([4, 2], &data).is_none());
+        let mut out = vec![0i16; 4];
+        let mut w = MatrixViewMut::new([2, 2], &mut out).unwrap();
+        w.as_mut_slice()[3] = 7;
+        assert_eq!(out, [0, 0, 0, 7]);
+    }
+}

@@ -50,7 +50,7 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
                 ..
             } => {
                 let t = rust_type(&elem.name);
-                quote!(#n: &mut ::parac::Matrix<#t>)
+                quote!(#n: &mut impl ::parac::MatrixMut<#t>)
             }
             ast::ParamKind::Matrix {
                 mutable: false,
@@ -58,7 +58,7 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
                 ..
             } => {
                 let t = rust_type(&elem.name);
-                quote!(#n: &::parac::Matrix<#t>)
+                quote!(#n: &impl ::parac::MatrixRef<#t>)
             }
             ast::ParamKind::Scalar(t) => {
                 let t = rust_type(&t.name);

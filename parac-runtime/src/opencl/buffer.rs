@@ -12,7 +12,7 @@ use opencl3::types::CL_BLOCKING;
 
 use super::device::Device;
 use super::{RawMem, buffer_created, buffer_released, cl_error, code};
-use crate::{Element, Error, Matrix};
+use crate::{Element, Error, Matrix, MatrixMut, MatrixRef};
 
 mod sealed {
     /// Keeps [`Pod`](super::Pod) and [`MemArg`](super::MemArg) to the types of this crate: both
@@ -311,7 +311,11 @@ impl Device {
 
     /// A device copy of `m`: [`alloc`](Device::alloc) and a blocking write of the rows (so `m`
     /// may change as soon as this returns). Padding elements are zero.
-    pub fn upload<T: Element>(&self, name: &str, m: &Matrix<T>) -> Result<Buffer<T>, Error> {
+    pub fn upload<T: Element, M: MatrixRef<T> + ?Sized>(
+        &self,
+        name: &str,
+        m: &M,
+    ) -> Result<Buffer<T>, Error> {
         let mut b = self.create_buffer(name, m.shape())?;
         if b.pitch != m.shape()[m.shape().len() - 1] || m.as_slice().is_empty() {
             self.zero(&mut b)?;
@@ -336,7 +340,11 @@ impl Device {
 
     /// Copies the buffer's rows (without padding) into `into`, blocking: it waits for every
     /// command enqueued before it, launches included. `Error::Shape` if the shapes differ.
-    pub fn download<T: Element>(&self, b: &Buffer<T>, into: &mut Matrix<T>) -> Result<(), Error> {
+    pub fn download<T: Element, M: MatrixMut<T> + ?Sized>(
+        &self,
+        b: &Buffer<T>,
+        into: &mut M,
+    ) -> Result<(), Error> {
         if b.shape() != into.shape() {
             return Err(shape_error(b.shape(), into.shape()));
         }
