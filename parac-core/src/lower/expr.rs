@@ -371,6 +371,10 @@ impl Lowerer<'_> {
         let ndims = self.f.matrices[m].dims.len();
         let elem = self.f.matrices[m].elem;
         if subs.len() != ndims {
+            if self.bad_rank.contains(&n.to_string()) {
+                // Its declaration was already rejected; no second error.
+                return None;
+            }
             self.err(
                 span,
                 format!(

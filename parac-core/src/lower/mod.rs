@@ -92,6 +92,8 @@ struct Lowerer<'d> {
     names: HashMap<String, Name>,
     pending_runs: Vec<RegionId>,
     regions_dropped: bool,
+    /// Matrices declared with more than 3 dimensions (kept with 3, reported once).
+    bad_rank: Vec<String>,
 }
 
 fn type_of(diags: &mut Diagnostics, t: &ast::TypeName, element: bool) -> Option<Scalar> {
@@ -158,6 +160,7 @@ impl<'d> Lowerer<'d> {
             names: HashMap::new(),
             pending_runs: vec![],
             regions_dropped: false,
+            bad_rank: vec![],
         }
     }
 
@@ -271,6 +274,7 @@ impl<'d> Lowerer<'d> {
 
     fn dims(&mut self, dims: &[ast::Expr], name: &proc_macro2::Ident) -> Vec<Expr> {
         if dims.len() > 3 {
+            self.bad_rank.push(name.to_string());
             self.err(
                 dims[3].span,
                 format!(
