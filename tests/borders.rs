@@ -26,6 +26,7 @@
 //! Last, two tests of border values outside `0..=255` on a `u8` matrix: in `int` arithmetic they
 //! are used as they are (APPS.md's laplacian relies on it); stored into a `u8` output they wrap.
 
+#[macro_use]
 mod common;
 
 use common::data;
@@ -313,27 +314,6 @@ fn check_mode(rt: &Runtime, name: &str, cases: &[(usize, Border, Pipeline)]) {
         }
     }
     failures.finish();
-}
-
-/// Defines `mod $test { #[test] fn cpu(); #[test] fn opencl(); }` running the function `$test(rt)`
-/// on the CPU path and on the OpenCL device (skipped, or failing with `PARAC_REQUIRE_OPENCL=1`,
-/// without one).
-macro_rules! on_every_runtime {
-    ($($test:ident),* $(,)?) => {$(
-        mod $test {
-            #[test]
-            fn cpu() {
-                super::$test(super::runtimes::cpu());
-            }
-            #[test]
-            fn opencl() {
-                let _b = super::runtimes::shared_buffers();
-                if let Some(rt) = super::runtimes::opencl() {
-                    super::$test(rt);
-                }
-            }
-        }
-    )*};
 }
 
 on_every_runtime! {

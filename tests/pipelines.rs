@@ -12,6 +12,7 @@
 //! In a debug build the whole sweeps take a few seconds per pipeline; the reference results are
 //! computed once per binary and shared by the CPU and OpenCL halves ([`runtimes::memo`]).
 
+#[macro_use]
 mod common;
 
 #[path = "../examples/pipelines/blur.rs"]
@@ -39,26 +40,6 @@ const SEED_LAPLACIAN: u64 = 0x1A91_0001;
 const SEED_SHARPEN: u64 = 0x5A49_0002;
 const SEED_BLUR: u64 = 0xB1B1_0003;
 const SEED_UNSHARP: u64 = 0x0C5E_0004;
-
-/// Defines `mod $test { #[test] fn cpu(); #[test] fn opencl(); }` running the function `$test(rt)` on the CPU
-/// path and on the OpenCL device (skipped, or failing with `PARAC_REQUIRE_OPENCL=1`, without one).
-macro_rules! on_every_runtime {
-    ($($test:ident),* $(,)?) => {$(
-        mod $test {
-            #[test]
-            fn cpu() {
-                super::$test(super::runtimes::cpu());
-            }
-            #[test]
-            fn opencl() {
-                let _b = super::runtimes::shared_buffers();
-                if let Some(rt) = super::runtimes::opencl() {
-                    super::$test(rt);
-                }
-            }
-        }
-    )*};
-}
 
 on_every_runtime! {
     laplacian_random_sweep,

@@ -19,6 +19,7 @@
 //! instead of reporting the error is accepted as a known limitation and printed (see
 //! `device_error_child`).
 
+#[macro_use]
 mod common;
 
 #[path = "../examples/pipelines/blur.rs"]
@@ -78,29 +79,6 @@ parac::parac! {
             out[x][y] = src[x][y] + q;
         }
     }
-}
-
-/// Defines `mod $test { #[test] fn cpu(); #[test] fn opencl(); }` running the function `$test(rt)`
-/// on the CPU path and on the OpenCL device (skipped, or failing with `PARAC_REQUIRE_OPENCL=1`,
-/// without one). Both hold the buffer lock shared, so that `repeated_calls_keep_memory_flat`
-/// counts only its own buffers.
-macro_rules! on_every_runtime {
-    ($($test:ident),* $(,)?) => {$(
-        mod $test {
-            #[test]
-            fn cpu() {
-                let _b = super::runtimes::shared_buffers();
-                super::$test(super::runtimes::cpu());
-            }
-            #[test]
-            fn opencl() {
-                let _b = super::runtimes::shared_buffers();
-                if let Some(rt) = super::runtimes::opencl() {
-                    super::$test(rt);
-                }
-            }
-        }
-    )*};
 }
 
 on_every_runtime! {
