@@ -19,7 +19,7 @@ mod pipeline;
 
 use std::process::ExitCode;
 
-use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
+use common::{App, Args, Fail, Steps, dims};
 use parac::{Matrix, Runtime};
 use pipeline::blur;
 
@@ -52,27 +52,15 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
              the PNG views saturate"
         );
     }
-    let mut out = Outputs::create(args)?;
-    steps.add("write", out.write("input", &src)?);
-
     let mut dst = Matrix::<u16>::zeros([m - 2, n - 2]);
-    let (r, call) = timed(|| blur(rt, &src, &mut dst));
-    r?;
-    println!(
-        "call: blur(src u16 {}) -> out u16 {}: {} (both stages: bx, out)",
-        dims(src.shape()),
-        dims(dst.shape()),
-        ms(call)
-    );
-    steps.add("call", call);
-    steps.add("write", out.write("out", &dst)?);
-    out.print();
-    steps.print();
-
-    if let Some(n) = args.repeat {
-        let samples = common::repeat(n, || blur(rt, &src, &mut dst))?;
-        common::print_stats("blur", &samples);
-        common::print_median_line(&samples);
-    }
-    Ok(ExitCode::SUCCESS)
+    common::run_single(
+        args,
+        &mut steps,
+        "blur",
+        "src",
+        "both stages: bx, out",
+        &src,
+        &mut dst,
+        |src, dst| blur(rt, src, dst),
+    )
 }

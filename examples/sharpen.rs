@@ -27,7 +27,7 @@ mod pipeline;
 
 use std::process::ExitCode;
 
-use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
+use common::{App, Args, Fail, Steps, dims};
 use parac::{Matrix, Runtime};
 use pipeline::sharpen;
 
@@ -62,28 +62,15 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
              that are multiples of 4"
         );
     }
-    let mut out = Outputs::create(args)?;
-    steps.add("write", out.write("input", &src)?);
-
     let mut dst = Matrix::<u8>::zeros([m4, n4]);
-    let (r, call) = timed(|| sharpen(rt, &src, &mut dst));
-    r?;
-    println!(
-        "call: sharpen(src u8 {}) -> out u8 {}: {} (all stages: down, up, sobel, mean, \
-         sharpen + overshoot control)",
-        dims(src.shape()),
-        dims(dst.shape()),
-        ms(call)
-    );
-    steps.add("call", call);
-    steps.add("write", out.write("out", &dst)?);
-    out.print();
-    steps.print();
-
-    if let Some(n) = args.repeat {
-        let samples = common::repeat(n, || sharpen(rt, &src, &mut dst))?;
-        common::print_stats("sharpen", &samples);
-        common::print_median_line(&samples);
-    }
-    Ok(ExitCode::SUCCESS)
+    common::run_single(
+        args,
+        &mut steps,
+        "sharpen",
+        "src",
+        "all stages: down, up, sobel, mean, sharpen + overshoot control",
+        &src,
+        &mut dst,
+        |src, dst| sharpen(rt, src, dst),
+    )
 }

@@ -21,7 +21,7 @@ mod pipeline;
 
 use std::process::ExitCode;
 
-use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
+use common::{App, Args, Fail, Steps, dims};
 use parac::{Matrix, Runtime};
 use pipeline::unsharp;
 
@@ -55,27 +55,15 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
              gray value is 0 the output is inf or NaN"
         );
     }
-    let mut out = Outputs::create(args)?;
-    steps.add("write", out.write("input", &img)?);
-
     let mut dst = Matrix::<f32>::zeros(img.shape());
-    let (r, call) = timed(|| unsharp(rt, &img, &mut dst));
-    r?;
-    println!(
-        "call: unsharp(img f32 {}) -> out f32 {}: {} (all stages: gray, by, bx + ratio)",
-        dims(img.shape()),
-        dims(dst.shape()),
-        ms(call)
-    );
-    steps.add("call", call);
-    steps.add("write", out.write("out", &dst)?);
-    out.print();
-    steps.print();
-
-    if let Some(n) = args.repeat {
-        let samples = common::repeat(n, || unsharp(rt, &img, &mut dst))?;
-        common::print_stats("unsharp", &samples);
-        common::print_median_line(&samples);
-    }
-    Ok(ExitCode::SUCCESS)
+    common::run_single(
+        args,
+        &mut steps,
+        "unsharp",
+        "img",
+        "all stages: gray, by, bx + ratio",
+        &img,
+        &mut dst,
+        |src, dst| unsharp(rt, src, dst),
+    )
 }

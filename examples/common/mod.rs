@@ -455,3 +455,42 @@ pub fn print_stats(what: &str, samples: &[Duration]) {
 pub fn print_median_line(samples: &[Duration]) {
     println!("median_ms={:.3}", median(samples).as_secs_f64() * 1e3);
 }
+
+/// Runs a pipeline with one input and one output the way every single-output example does:
+/// writes `input`, calls the pipeline once and reports the call (`call: name(...) -> out ...:
+/// time (stages)`), writes `out`, prints the written files and the step times, and with
+/// `--repeat N` times N more calls, printing `median_ms=<x>` last.
+#[allow(clippy::too_many_arguments, dead_code)] // laplacian has two outputs and its own loop
+pub fn run_single<I: Element, O: Element>(
+    args: &Args,
+    steps: &mut Steps,
+    name: &str,
+    input_name: &str,
+    stages: &str,
+    src: &Matrix<I>,
+    dst: &mut Matrix<O>,
+    mut call: impl FnMut(&Matrix<I>, &mut Matrix<O>) -> Result<(), parac::Error>,
+) -> Result<ExitCode, Fail> {
+    let mut out = Outputs::create(args)?;
+    steps.add("write", out.write("input", src)?);
+    let (r, t) = timed(|| call(src, dst));
+    r?;
+    println!(
+        "call: {name}({input_name} {} {}) -> out {} {}: {} ({stages})",
+        I::NAME,
+        dims(src.shape()),
+        O::NAME,
+        dims(dst.shape()),
+        ms(t)
+    );
+    steps.add("call", t);
+    steps.add("write", out.write("out", dst)?);
+    out.print();
+    steps.print();
+    if let Some(n) = args.repeat {
+        let samples = repeat(n, || call(src, dst))?;
+        print_stats(name, &samples);
+        print_median_line(&samples);
+    }
+    Ok(ExitCode::SUCCESS)
+}
