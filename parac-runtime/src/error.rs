@@ -22,6 +22,22 @@ pub enum Error {
         /// The shape that was passed.
         got: Vec<usize>,
     },
+    /// A matrix argument has another number of dimensions than its declaration.
+    #[error("matrix `{matrix}` of `{function}` has {got_rank} dimension{}, shape {}, but the pipeline declares {declared} ({expected_rank} dimension{})", if *got_rank == 1 { "" } else { "s" }, Dims(got), if *expected_rank == 1 { "" } else { "s" })]
+    Rank {
+        /// The pipeline function.
+        function: &'static str,
+        /// The parameter's name.
+        matrix: &'static str,
+        /// The declared dimensions as written.
+        declared: &'static str,
+        /// How many dimensions the declaration has.
+        expected_rank: usize,
+        /// How many the argument has.
+        got_rank: usize,
+        /// The argument's shape.
+        got: Vec<usize>,
+    },
     /// A size symbol could not be bound to a legal value.
     #[error("size `{symbol}` of `{function}`: {reason}")]
     Size {
@@ -128,6 +144,28 @@ impl fmt::Display for Dims<'_> {
             write!(f, "[{d}]")?;
         }
         Ok(())
+    }
+}
+
+/// Checks one matrix argument's number of dimensions (before any size is bound from it).
+pub fn check_rank(
+    function: &'static str,
+    matrix: &'static str,
+    declared: &'static str,
+    expected_rank: usize,
+    got: &[usize],
+) -> Result<(), Error> {
+    if got.len() == expected_rank {
+        Ok(())
+    } else {
+        Err(Error::Rank {
+            function,
+            matrix,
+            declared,
+            expected_rank,
+            got_rank: got.len(),
+            got: got.to_vec(),
+        })
     }
 }
 

@@ -17,7 +17,7 @@ pub use runtime::Runtime;
 /// Items used by the code that `parac!` emits; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::error::check_shape;
+    pub use crate::error::{check_rank, check_shape};
     pub use rayon;
 
     /// With `PARAC_DUMP=<dir>`, writes `<dir>/<name>.<ext>` (the IR of a pipeline's regions;

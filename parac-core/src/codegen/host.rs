@@ -106,6 +106,35 @@ pub(crate) fn size_expr(f: &Function, e: &ir::Expr) -> TokenStream {
 
 fn body(f: &Function) -> TokenStream {
     let fname = &f.name;
+    // Ranks first: sizes are bound from dimensions that must exist.
+    let ranks = f.params.iter().filter_map(|p| match p {
+        ParamRef::Matrix(m) => Some(*m),
+        ParamRef::Scalar(_) => None,
+    });
+    let ranks: Vec<TokenStream> = ranks
+        .map(|m| {
+            let mat = &f.matrices[m];
+            let id = format_ident!("{}", mat.name);
+            let mname = &mat.name;
+            let declared: String = mat
+                .dims
+                .iter()
+                .map(|d| {
+                    format!(
+                        "[{}]",
+                        ir::display::Ctx {
+                            f,
+                            region: None,
+                            accesses: &[]
+                        }
+                        .expr(d)
+                    )
+                })
+                .collect();
+            let n = mat.dims.len();
+            quote!(::parac::__private::check_rank(#fname, #mname, #declared, #n, #id.shape())?;)
+        })
+        .collect();
     let bind = f.sizes.iter().map(|s| {
         let id = format_ident!("{}", s.name);
         let m = format_ident!("{}", f.matrices[s.bound_by.0].name);
@@ -148,6 +177,7 @@ fn body(f: &Function) -> TokenStream {
     let device = super::opencl::device_body(f);
     let run = super::cpu::cpu_body(f);
     quote! {
+        #(#ranks)*
         #(#bind)*
         #(#checks)*
         ::parac::__private::dump_text(#fname, "ir", #ir_text)?;
