@@ -28,9 +28,9 @@
 //! input that takes more than the time limit (5 s in release; CPU time of the compiling thread
 //! on Linux, so that a loaded machine does not fail the suite) or a hang (no answer within 3x
 //! the limit: the child is killed) fails the input like a panic, so that proptest can shrink
-//! it too. The invariants: no panic, no crash, no hang;
-//! every diagnostic message is non-empty; with no diagnostic, every function of the syntax tree
-//! reached the IR (`module.functions.len() == ast.functions.len()`).
+//! it too. The invariants: no panic, no crash, no hang; every diagnostic message is non-empty;
+//! with no diagnostic, every function of the syntax tree reached the IR
+//! (`module.functions.len() == ast.functions.len()`).
 //!
 //! Knobs (environment variables):
 //! - `PARAC_FUZZ_CASES`: cases per strategy (default 256);
@@ -41,7 +41,8 @@
 //!   at the end of the test (which then fails if anything was recorded);
 //! - `PARAC_FUZZ_SAVE_DIR=dir`: write every failing input to `dir/<test>-<n>.parac`.
 //!
-//! Failing cases are persisted by proptest in `proptest-regressions/` and replayed first.
+//! Failing cases are persisted by proptest (for an integration test, next to this file:
+//! `fuzz.proptest-regressions`) and replayed first.
 
 use parac_core::compile_str;
 use proptest::prelude::*;
