@@ -6,7 +6,8 @@
 
 pub use parac_macros::parac;
 pub use parac_runtime::{
-    Element, Error, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Runtime, io, opencl,
+    Element, Error, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, PlanPolicy, Runtime,
+    io, opencl,
 };
 
 #[doc(hidden)]

@@ -12,7 +12,7 @@ mod runtime;
 
 pub use error::Error;
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
-pub use runtime::Runtime;
+pub use runtime::{PlanPolicy, Runtime};
 
 /// Items used by the code that `parac!` emits; not a stable API.
 #[doc(hidden)]

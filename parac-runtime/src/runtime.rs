@@ -10,6 +10,44 @@ use crate::opencl::{self, Want};
 /// reference across threads.
 pub struct Runtime {
     backend: Backend,
+    policy: PlanPolicy,
+}
+
+/// How a pipeline picks the plan (the kernel variant and work-group size) of each region on an
+/// OpenCL device. The CPU path has one plan and ignores it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PlanPolicy {
+    /// Time the model's candidates on the first call for a (region, device, size class), keep
+    /// the fastest and remember it in the plan cache (the default).
+    #[default]
+    Search,
+    /// The optimization model's first-ranked candidate, no timing (`PARAC_SEARCH=0`).
+    Model,
+    /// The baseline plan everywhere: one work-item per iteration point, nothing else
+    /// (`PARAC_PLAN=baseline`).
+    Baseline,
+    /// The candidate with this label in every region that has one, else the baseline; tests and
+    /// benches use it to force one transform (`PARAC_PLAN=<label>`).
+    Force(String),
+}
+
+impl PlanPolicy {
+    /// The policy the environment asks for: `PARAC_PLAN=baseline` (or another candidate's
+    /// label), else `PARAC_SEARCH=0` for [`PlanPolicy::Model`], else [`PlanPolicy::Search`].
+    pub fn from_env() -> PlanPolicy {
+        match std::env::var("PARAC_PLAN") {
+            Ok(p) if p.trim().eq_ignore_ascii_case("baseline") => return PlanPolicy::Baseline,
+            Ok(p) if p.trim().eq_ignore_ascii_case("search") => return PlanPolicy::Search,
+            Ok(p) if p.trim().eq_ignore_ascii_case("model") => return PlanPolicy::Model,
+            Ok(p) if !p.trim().is_empty() => return PlanPolicy::Force(p.trim().to_string()),
+            _ => {}
+        }
+        if std::env::var_os("PARAC_SEARCH").is_some_and(|v| v == "0") {
+            PlanPolicy::Model
+        } else {
+            PlanPolicy::Search
+        }
+    }
 }
 
 enum Backend {
@@ -54,6 +92,7 @@ impl Runtime {
     pub fn cpu() -> Runtime {
         Runtime {
             backend: Backend::Cpu,
+            policy: PlanPolicy::from_env(),
         }
     }
 
@@ -92,7 +131,20 @@ impl Runtime {
                 Some(d) => Backend::OpenCl(Box::new(d)),
                 None => Backend::Cpu,
             },
+            policy: PlanPolicy::from_env(),
         })
+    }
+
+    /// The same runtime with another plan policy (the default comes from the environment, see
+    /// [`PlanPolicy::from_env`]).
+    pub fn with_policy(mut self, policy: PlanPolicy) -> Runtime {
+        self.policy = policy;
+        self
+    }
+
+    /// How regions pick their plans.
+    pub fn policy(&self) -> &PlanPolicy {
+        &self.policy
     }
 
     /// The OpenCL device; `None` on the CPU path.
