@@ -2,9 +2,11 @@
 //! region with its dimensions, global size, accesses and border rules.
 
 pub mod display;
+mod features;
 mod types;
 
 pub use crate::syntax::ast::{BinOp, Sel, UnOp};
+pub use features::{AxisUse, Features, MatrixUse, RegionClass};
 pub use types::{Scalar, Type};
 
 use crate::diag::Sp;
@@ -189,6 +191,9 @@ pub struct Region {
     /// matrix per dimension, as (before the first, after the last); `None` when an index
     /// depends on data.
     pub reach: Vec<Option<Vec<(u32, u32)>>>,
+    /// Filled by the feature analysis after the checks ([`crate::analysis`]): the region's
+    /// class, parallel dimensions and per-matrix access patterns and reuse.
+    pub features: Features,
 }
 
 /// What a region is.

@@ -899,6 +899,7 @@ impl Lowerer<'_> {
             locals: vec![],
             rules: vec![],
             reach: vec![],
+            features: Features::default(),
         });
         self.f.scalars.push(HostScalar {
             name: format!("__{name}"),

@@ -592,6 +592,7 @@ impl<'d> Lowerer<'d> {
                 locals: vec![],
                 rules: vec![],
                 reach: vec![],
+                features: Features::default(),
             },
             vars: HashMap::new(),
             scopes: vec![HashMap::new()],
