@@ -1,5 +1,5 @@
-//! The ParaC compiler as a plain library: syntax → high-level IR → checks (→ analysis,
-//! optimization and code generation in later stages). Pure: no I/O, testable from strings.
+//! The ParaC compiler as a plain library: syntax → high-level IR → checks → feature analysis
+//! (→ optimization and code generation). Pure: no I/O, testable from strings.
 //!
 //! ```
 //! let out = parac_core::compile_str("fn copy(a: &u8[M][N], b: &mut u8[M][N]) {
@@ -9,6 +9,7 @@
 //! assert_eq!(out.module.functions[0].regions.len(), 1);
 //! ```
 
+pub mod analysis;
 pub mod check;
 pub mod codegen;
 pub mod diag;
@@ -76,7 +77,8 @@ pub fn compile_tokens(tokens: TokenStream) -> Compiled {
     }
     let ast = syntax::parse_program(tokens, &mut diags);
     let lowered = lower::lower_program(&ast, &mut diags);
-    let module = check::check_module(lowered, &mut diags);
+    let mut module = check::check_module(lowered, &mut diags);
+    analysis::analyze_module(&mut module);
     Compiled {
         ast,
         module,
