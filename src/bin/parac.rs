@@ -1,6 +1,8 @@
 //! `parac FILE.parac`: shows what the compiler understood of a ParaC program: the IR of every
-//! function and, per parallel region, its dimensions, sizes, accesses and border reach. Errors
-//! are printed with their line and column; the exit status is 1 if there were any.
+//! function and, per parallel region, its dimensions, sizes, accesses, border reach and the
+//! feature analysis (`features:` class, parallel dimensions, per matrix point or chunk, offsets
+//! and reuse). Errors are printed with their line and column; the exit status is 1 if there
+//! were any.
 
 use std::process::ExitCode;
 
@@ -8,7 +10,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
         eprintln!(
-            "usage: parac [--emit-rust] FILE.parac [FILE.parac ...]\n\nPrints the IR and per-region facts of each pipeline, or its errors;\nwith --emit-rust, the Rust code the parac! macro expands to."
+            "usage: parac [--emit-rust] FILE.parac [FILE.parac ...]\n\nPrints the IR and per-region facts (accesses, borders, features) of each\npipeline, or its errors; with --emit-rust, the Rust code the parac! macro expands to."
         );
         return ExitCode::from(2);
     }

@@ -275,6 +275,7 @@ fn dump_region(out: &mut String, f: &Function, r: &Region) {
         );
     }
     border_facts(out, f, r);
+    features(out, f, r);
     if !r.body.is_empty() {
         let _ = writeln!(out, "    body:");
         body(out, &c, &r.body, 3);
@@ -371,6 +372,86 @@ fn border_facts(out: &mut String, f: &Function, r: &Region) {
             out,
             "    border {}: {}",
             f.matrices[m].name,
+            parts.join(", ")
+        );
+    }
+}
+
+/// The feature analysis' findings: the class, the parallel dimensions and their directions,
+/// then per matrix read or written: point or chunk, gather, elements per iteration, the
+/// subscripts relative to the index variables (`?` where not affine) and the reuse lengths.
+fn features(out: &mut String, f: &Function, r: &Region) {
+    use crate::check::relative::{Affine, render};
+    let ft = &r.features;
+    let var = |s: Option<usize>| Some(r.dims.get(s?)?.as_ref()?.var.as_str());
+    let mut dirs = Vec::new();
+    if let Some(v) = var(ft.h_slot) {
+        dirs.push(format!("horizontal {v}"));
+    }
+    if let Some(v) = var(ft.v_slot) {
+        dirs.push(format!("vertical {v}"));
+    }
+    let dirs = if dirs.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", dirs.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "    features: {}, par_dim {}{dirs}",
+        ft.class.name(),
+        ft.par_dim
+    );
+    for u in &ft.matrices {
+        let mut parts = vec![if u.chunk { "chunk" } else { "point" }.to_string()];
+        if u.constant {
+            parts.push("constant".into());
+        }
+        if !u.affine {
+            parts.push("gather".into());
+        }
+        let at: String = u
+            .axes
+            .iter()
+            .map(|a| match a {
+                None => "[?]".to_string(),
+                Some(a) => {
+                    let mut coefs = vec![0; r.dims.len()];
+                    if let Some(slot) = a.var {
+                        coefs[slot] = a.coef;
+                    }
+                    let aff = Affine {
+                        coefs,
+                        offset: a.min,
+                    };
+                    if a.max == a.min {
+                        format!("[{}]", render(r, &aff, 0))
+                    } else {
+                        format!(
+                            "[{}..{}]",
+                            render(r, &aff, 0),
+                            render(r, &aff, a.max.saturating_sub(a.min))
+                        )
+                    }
+                }
+            })
+            .collect();
+        parts.push(format!(
+            "{} element{} at {at}",
+            u.elems,
+            if u.elems == 1 { "" } else { "s" }
+        ));
+        if u.h_reuse() {
+            parts.push(format!("h-reuse {}", u.h_reuse_len));
+        }
+        if u.v_reuse() {
+            parts.push(format!("v-reuse {}", u.v_reuse_len));
+        }
+        let _ = writeln!(
+            out,
+            "      {} {}: {}",
+            if u.def { "write" } else { "read " },
+            f.matrices[u.matrix].name,
             parts.join(", ")
         );
     }
