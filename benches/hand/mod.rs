@@ -241,6 +241,19 @@ impl<T: Element> Image<T> {
     /// Copies the image out; blocking (after everything enqueued before it).
     pub fn read(&self, cl: &Cl) -> Result<Matrix<T>> {
         let mut m = Matrix::<T>::zeros(self.shape());
+        self.read_into(cl, &mut m)?;
+        Ok(m)
+    }
+
+    /// Copies the image into `m` (of this image's shape); blocking.
+    pub fn read_into(&self, cl: &Cl, m: &mut Matrix<T>) -> Result<()> {
+        if m.shape() != self.shape() {
+            return Err(format!(
+                "read: shape {:?}, image {:?}",
+                m.shape(),
+                self.shape()
+            ));
+        }
         let (region, bp, bs, hp, hs) = self.rect();
         let origin = [0usize; 3];
         // SAFETY: as in `write`.
@@ -261,7 +274,7 @@ impl<T: Element> Image<T> {
                 )
                 .map_err(|e| format!("clEnqueueReadBufferRect: {e}"))?;
         }
-        Ok(m)
+        Ok(())
     }
 }
 
