@@ -29,6 +29,10 @@ pub enum PlanPolicy {
     /// The candidate with this label in every region that has one, else the baseline; tests and
     /// benches use it to force one transform (`PARAC_PLAN=<label>`).
     Force(String),
+    /// As `Force`, with this work-group size (cut or padded with 1s to the kernel's dimensions)
+    /// for the candidates that do not fix their own; tests use it so that a driver does not
+    /// compile a kernel once per image size.
+    Fixed(String, Vec<usize>),
 }
 
 impl PlanPolicy {

@@ -129,7 +129,7 @@ pub struct Child {
     pub output: String,
 }
 
-/// Runs the (ignored) test `name` of this test binary alone in a child process, with `env` set:
+/// Runs the test `name` (ignored or not) of this test binary alone in a child process, with `env` set:
 /// for what could crash the process (an out-of-bounds access or a division by zero on a
 /// device) or needs its own environment.
 pub fn run_child(name: &str, env: &[(&str, &str)]) -> Child {
@@ -137,7 +137,7 @@ pub fn run_child(name: &str, env: &[(&str, &str)]) -> Child {
     cmd.args([
         name,
         "--exact",
-        "--ignored",
+        "--include-ignored",
         "--nocapture",
         "--test-threads=1",
     ]);

@@ -23,7 +23,7 @@ fn at(e: &Expr, env: &mut Env, vars: &[i64]) -> Option<i64> {
 /// The affine form of an index expression of region `r`, if it has one independent of sizes.
 pub fn affine(f: &Function, r: &Region, e: &Expr) -> Option<Affine> {
     let mut found: Option<Affine> = None;
-    for s in samples(f).into_iter().take(3) {
+    for s in samples(f) {
         let mut env = s.env;
         env.locals = vec![None; r.locals.len()];
         let n = r.dims.len();

@@ -5,5 +5,6 @@
 pub mod cpu;
 mod host;
 pub mod opencl;
+pub mod plan;
 
 pub use host::expand;

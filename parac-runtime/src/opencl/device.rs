@@ -110,8 +110,11 @@ impl Device {
         let Found { device, info, .. } = found;
         let context = Context::from_device(&device)
             .map_err(|e| cl_error("clCreateContext", e.0, format!("on {}", info.name)))?;
-        let queue = CommandQueue::create_default(&context, 0)
-            .map_err(|e| cl_error("clCreateCommandQueue", e.0, format!("on {}", info.name)))?;
+        let queue = CommandQueue::create_default(
+            &context,
+            opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE,
+        )
+        .map_err(|e| cl_error("clCreateCommandQueue", e.0, format!("on {}", info.name)))?;
         let version = device.version().unwrap_or_default();
         let cache_dir = if std::env::var_os("PARAC_CACHE").is_some_and(|v| v == "0") {
             None

@@ -4,6 +4,8 @@ use std::cmp::Reverse;
 use std::fmt;
 use std::ptr;
 
+use opencl3::event::Event;
+
 use super::buffer::{Buffer, MemArg, Pod, Scalar};
 use super::device::Device;
 use super::program::{PooledKernel, Program};
@@ -141,8 +143,24 @@ impl Device {
                 format!("program `{}` was built for another device", program.name()),
             ));
         }
+        self.launch_event(program, kernel, global, local, args, false)
+            .map(|_| ())
+    }
+
+    /// [`launch`](Device::launch), returning the enqueue's event (`None` when nothing was
+    /// enqueued); with `exact`, a failing local size is an error, not retried (kernels whose
+    /// local tiles are sized for it).
+    pub(crate) fn launch_event(
+        &self,
+        program: &Program,
+        kernel: &str,
+        global: &[usize],
+        local: Option<&[usize]>,
+        args: &[Arg<'_>],
+        exact: bool,
+    ) -> Result<Option<Event>, Error> {
         let k = program.take_kernel(kernel)?;
-        let result = self.launch_kernel(program, kernel, &k, global, local, args);
+        let result = self.launch_kernel(program, kernel, &k, global, local, args, exact);
         program.put_kernel(kernel, k);
         result
     }
@@ -155,7 +173,8 @@ impl Device {
         global: &[usize],
         local: Option<&[usize]>,
         args: &[Arg<'_>],
-    ) -> Result<(), Error> {
+        exact: bool,
+    ) -> Result<Option<Event>, Error> {
         let pname = program.name();
         if args.len() != k.num_args as usize {
             return Err(cl_error(
@@ -203,11 +222,12 @@ impl Device {
             r.map_err(|e| arg_error(e.0, ""))?;
         }
         if global.contains(&0) {
-            return Ok(());
+            return Ok(None);
         }
 
         let op = || format!("clEnqueueNDRangeKernel({kernel})");
         let mut current: Option<Vec<usize>> = match local {
+            Some(l) if exact => Some(l.to_vec()),
             Some(l) => program
                 .fallback(kernel, l)
                 .unwrap_or_else(|| Some(l.to_vec())),
@@ -239,13 +259,13 @@ impl Device {
                 )
             };
             match r {
-                Ok(_event) => {
+                Ok(event) => {
                     if let (Some(requested), false) = (local, tried.is_empty()) {
                         program.set_fallback(kernel, requested, current);
                     }
-                    return Ok(());
+                    return Ok(Some(event));
                 }
-                Err(e) if RETRY.contains(&e.0) => {
+                Err(e) if RETRY.contains(&e.0) && !exact => {
                     tried.push(sizes(l));
                     match &mut current {
                         Some(l) if l.iter().any(|&x| x > 1) => {

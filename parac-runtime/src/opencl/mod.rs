@@ -15,10 +15,13 @@
 //!   line, and one-element buffers for reductions.
 //! - [`Arg`] and [`Device::launch`] (in `launch.rs`): kernel arguments, set with fallible calls,
 //!   and enqueueing with work-group fallbacks.
+//! - [`RegionPlans`] and [`Device::run_region`] (in `plan.rs`): a region's candidate kernels and
+//!   the choice among them (the plan search, its cache, the policies).
 
 mod buffer;
 mod device;
 mod launch;
+mod plan;
 mod program;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,6 +30,7 @@ pub use buffer::{Buffer, MemArg, Pod, Scalar};
 pub use device::{Device, DeviceInfo, devices};
 pub(crate) use device::{Want, select};
 pub use launch::Arg;
+pub use plan::{Candidate, PlanRecord, RegionPlans, plan_records};
 pub use program::Program;
 #[doc(hidden)]
 pub use program::cache_file_path;

@@ -28,6 +28,10 @@ pub struct Program {
     program: ClProgram,
     context: usize,
     from_disk: bool,
+    /// A hash of the device, driver, source and options: names the plan cache file.
+    pub(super) key_hash: String,
+    /// The plans chosen so far, by (region, size class); loaded from the plan cache file.
+    pub(super) plans: Mutex<Option<HashMap<(String, String), super::plan::Choice>>>,
 }
 
 /// The local size used instead of a requested one (`None`: the driver's choice).
@@ -221,7 +225,7 @@ impl Device {
             .as_deref()
             .and_then(|dir| self.load_cached(dir, &key, options))
         {
-            return Ok(self.wrap(name, program, true));
+            return Ok(self.wrap(name, program, true, &key));
         }
         let program = self.build_source(name, source, options)?;
         if let Some(dir) = &cache_dir {
@@ -233,10 +237,10 @@ impl Device {
                 _ => {}
             }
         }
-        Ok(self.wrap(name, program, false))
+        Ok(self.wrap(name, program, false, &key))
     }
 
-    fn wrap(&self, name: &str, program: ClProgram, from_disk: bool) -> Program {
+    fn wrap(&self, name: &str, program: ClProgram, from_disk: bool, key: &str) -> Program {
         Program {
             name: name.to_string(),
             kernels: Mutex::default(),
@@ -244,6 +248,8 @@ impl Device {
             program,
             context: self.context_id(),
             from_disk,
+            key_hash: file_name(key).trim_end_matches(".bin").to_string(),
+            plans: Mutex::new(None),
         }
     }
 

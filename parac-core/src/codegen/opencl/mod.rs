@@ -12,11 +12,20 @@
 //!   once at the end, reduction partials read back where the host uses the scalar; kernels are
 //!   enqueued without waiting in between (one in-order queue).
 
+mod range;
+mod reduce;
+mod variant;
+
+pub use variant::local_bytes;
+
 use super::cpu::rty;
+use super::plan::Variant;
+use crate::check::relative::Affine;
 use crate::ir::*;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// The kernel name of a region (region names may repeat, e.g. the paper's `it`).
@@ -164,8 +173,27 @@ pub fn program(f: &Function) -> String {
                 reduction_kernel(&mut out, f, rid, op, matrix)
             }
         }
+        for v in super::plan::candidates(f, rid).iter().skip(1) {
+            out.push('\n');
+            let name = variant_name(f, rid, v);
+            match r.kind {
+                RegionKind::Iterator => variant::variant_kernel(&mut out, f, rid, v, &name),
+                RegionKind::Reduction { op, matrix, .. } => {
+                    reduce::tree_kernel(&mut out, f, rid, op, matrix, v, &name)
+                }
+            }
+        }
     }
     out
+}
+
+/// The kernel name of plan `v` of a region: `<region kernel>__<label>` (`+` as `_`).
+pub fn variant_name(f: &Function, r: RegionId, v: &Variant) -> String {
+    if v.is_baseline() {
+        kernel_name(f, r)
+    } else {
+        format!("{}__{}", kernel_name(f, r), v.label().replace('+', "_"))
+    }
 }
 
 fn params(f: &Function, r: &Region) -> Vec<String> {
@@ -231,18 +259,64 @@ struct K<'a> {
     /// Whether bordered reads are checked (false in the interior body).
     checked: bool,
     tmp: Cell<usize>,
+    /// The plan being generated.
+    v: Variant,
+    /// The C expression of each slot's index variable.
+    vars: Vec<String>,
+    /// Per slot, the variable keyed loads are rendered from: its value is the base plus
+    /// `loff` (the work-item's first point in the fast path of lanes, the variable itself
+    /// elsewhere).
+    bases: Vec<String>,
+    /// Local-memory tiles (`lds`).
+    tiles: &'a [variant::Tile],
+    /// Suffix of local names: each lane has its own locals.
+    sfx: String,
+    /// Per slot, this lane's offset from the work-item's first point (`v<slot>`), in index
+    /// values; the cache keys of loads fold it in.
+    loff: Vec<i64>,
+    /// Loads shared by the lanes of a work-item (`cse`), with their declarations.
+    cache: Option<&'a RefCell<variant::Cache>>,
+    /// Stores gathered for vector stores (`vmem`).
+    stores: Option<&'a RefCell<Vec<variant::Pending>>>,
+    /// The affine form of each subscript of each access (the point, or a window's start).
+    aff: &'a [Vec<Option<Affine>>],
+    /// Depth inside `if` branches (loads there are not hoisted unless common to both).
+    branch: Cell<usize>,
+    /// Accesses read in both branches of an `if`: hoistable.
+    hoistable: RefCell<Vec<AccessId>>,
+    /// Proven value ranges of scalar locals (`peep`).
+    ranges: RefCell<HashMap<LocalId, (i128, i128)>>,
+}
+
+impl<'a> K<'a> {
+    /// The baseline generator: one iteration point, variables `v<slot>`.
+    fn plain(f: &'a Function, r: &'a Region, checked: bool, tmp: usize) -> K<'a> {
+        K {
+            f,
+            r,
+            checked,
+            tmp: Cell::new(tmp),
+            v: Variant::baseline(),
+            vars: (0..r.dims.len()).map(|s| format!("v{s}")).collect(),
+            bases: (0..r.dims.len()).map(|s| format!("v{s}")).collect(),
+            tiles: &[],
+            sfx: String::new(),
+            loff: vec![0; r.dims.len()],
+            cache: None,
+            stores: None,
+            aff: &[],
+            branch: Cell::new(0),
+            hoistable: RefCell::new(Vec::new()),
+            ranges: RefCell::new(HashMap::new()),
+        }
+    }
 }
 
 fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
     let r = &f.regions[rid];
     let name = kernel_name(f, rid);
     let _ = writeln!(out, "__kernel void {name}({}) {{", params(f, r).join(", "));
-    let k = K {
-        f,
-        r,
-        checked: true,
-        tmp: Cell::new(0),
-    };
+    let k = K::plain(f, r, true, 0);
     for (cl, slot) in cl_slots(r).iter().enumerate() {
         let d = r.dims[*slot].as_ref().expect("slot");
         let _ = writeln!(
@@ -270,12 +344,7 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
                 }
             }
         }
-        let interior = K {
-            f,
-            r,
-            checked: false,
-            tmp: Cell::new(1000),
-        };
+        let interior = K::plain(f, r, false, 1000);
         let mut fast = String::new();
         interior.stmts(&mut fast, &r.body, 2);
         let mut slow = String::new();
@@ -326,12 +395,7 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
 fn reduction_kernel(out: &mut String, f: &Function, rid: RegionId, op: ReduceOp, m: MatrixId) {
     let name = kernel_name(f, rid);
     let mat = &f.matrices[m];
-    let k = K {
-        f,
-        r: &f.regions[rid],
-        checked: false,
-        tmp: Cell::new(0),
-    };
+    let k = K::plain(f, &f.regions[rid], false, 0);
     let dims: Vec<String> = mat.dims.iter().map(|d| k.expr_pure(d)).collect();
     let nd = dims.len();
     let cols = dims[nd - 1].clone();
@@ -556,6 +620,16 @@ impl K<'_> {
         block_ix: Option<(&str, &str)>,
         pre: &mut Vec<String>,
     ) -> String {
+        let w = cty(want);
+        if let Some(lit) = self.const_literal(a, want, block_ix) {
+            return lit;
+        }
+        if let Some(t) = self.tile_load(a, block_ix) {
+            return format!("(({w}){t})");
+        }
+        if let Some(name) = self.cached_load(a, block_ix) {
+            return format!("(({w}){name})");
+        }
         let acc = &self.r.accesses[a];
         let m = acc.matrix;
         let n = acc.subs.len();
@@ -581,7 +655,6 @@ impl K<'_> {
                 Sub::Star => "0".to_string(),
             })
             .collect();
-        let w = cty(want);
         if let MatrixKind::Const(_) = self.f.matrices[m].kind {
             // Constant matrices are dense `__constant` arrays.
             let mut e = String::new();
@@ -644,8 +717,8 @@ impl K<'_> {
             ExprKind::Float(v) => c_float(*v),
             ExprKind::Size(i) => format!("z{i}"),
             ExprKind::Host(h) => format!("(({})s{h})", cty(self.f.scalars[*h].ty)),
-            ExprKind::Var(s) => format!("v{s}"),
-            ExprKind::Local(l) => format!("l{l}"),
+            ExprKind::Var(s) => self.vars[*s].clone(),
+            ExprKind::Local(l) => format!("l{l}{}", self.sfx),
             ExprKind::Load(a) => self.load(*a, t, None, pre),
             ExprKind::Cast(inner, to) => {
                 if let ExprKind::Load(a) = inner.kind {
@@ -672,6 +745,9 @@ impl K<'_> {
                     self.sub_or_block(a, sub, pre),
                     self.sub_or_block(b, sub, pre),
                 );
+                if let Some(p) = self.peep_binary(e, *op, a, b, &x, &y) {
+                    return p;
+                }
                 let o = if *op == BinOp::ElemMul {
                     "*"
                 } else {
@@ -684,7 +760,13 @@ impl K<'_> {
                     .iter()
                     .map(|a| self.sub_or_block(a, sub, pre))
                     .collect();
+                if let Some(p) = self.peep_call(e, *b, args, &xs) {
+                    return p;
+                }
                 call_c(*b, &xs, t.is_float())
+            }
+            ExprKind::Reduce(..) | ExprKind::Conv(..) if self.v.unroll => {
+                self.unrolled(e, pre).unwrap_or_default()
             }
             ExprKind::Reduce(op, a) => {
                 let arr = self.block(a, pre);
@@ -762,7 +844,7 @@ impl K<'_> {
             return self.scalar(e, pre);
         };
         if let ExprKind::Local(l) = e.kind {
-            return format!("l{l}");
+            return format!("l{l}{}", self.sfx);
         }
         let t = cty(elem);
         let v = self.fresh();
@@ -828,15 +910,18 @@ impl K<'_> {
                         Type::Block { elem, rows, cols } => {
                             let b = self.block(e, &mut pre);
                             format!(
-                                "{} l{l}[{rows}][{cols}]; for (int bi = 0; bi < {rows}; bi++) for (int bj = 0; bj < {cols}; bj++) l{l}[bi][bj] = {b}[bi][bj];",
-                                cty(elem)
+                                "{} l{l}{sfx}[{rows}][{cols}]; for (int bi = 0; bi < {rows}; bi++) for (int bj = 0; bj < {cols}; bj++) l{l}{sfx}[bi][bj] = {b}[bi][bj];",
+                                cty(elem),
+                                sfx = self.sfx
                             )
                         }
                         Type::Scalar(t) => {
                             let v = self.scalar(e, &mut pre);
+                            self.note_local_range(*l, e);
                             format!(
-                                "const {} l{l} = {v};",
-                                if t == Scalar::Bool { "int" } else { cty(t) }
+                                "const {} l{l}{} = {v};",
+                                if t == Scalar::Bool { "int" } else { cty(t) },
+                                self.sfx
                             )
                         }
                     }
@@ -883,15 +968,21 @@ impl K<'_> {
                                 Sub::Star => "0".into(),
                             })
                             .collect();
-                        format!("m{m}[{}] = ({et})({v});", self.linear(m, &idx))
+                        match self.defer_store(*a, &v) {
+                            Some(held) => held,
+                            None => format!("m{m}[{}] = ({et})({v});", self.linear(m, &idx)),
+                        }
                     }
                 }
                 KStmt::If(c, t, e) => {
                     let cond = self.scalar(c, &mut pre);
+                    self.mark_hoistable(t, e);
+                    self.branch.set(self.branch.get() + 1);
                     let mut tb = String::new();
                     self.stmts(&mut tb, t, depth + 1);
                     let mut eb = String::new();
                     self.stmts(&mut eb, e, depth + 1);
+                    self.branch.set(self.branch.get() - 1);
                     format!("if ({cond}) {{\n{tb}{pad}}} else {{\n{eb}{pad}}}")
                 }
             };
@@ -1002,7 +1093,6 @@ pub fn device_body(f: &Function) -> TokenStream {
 /// Enqueues one region (and, for a global operator, reads back and combines its partials).
 fn launch(f: &Function, rid: RegionId) -> TokenStream {
     let r = &f.regions[rid];
-    let kname = kernel_name(f, rid);
     let host = super::cpu::host_expr_gen(f);
     match r.kind {
         RegionKind::Iterator => {
@@ -1017,9 +1107,11 @@ fn launch(f: &Function, rid: RegionId) -> TokenStream {
                     if __hi > __lo { ((__hi - __lo + #step - 1) / #step) as usize } else { 0usize }
                 }));
             }
-            quote! {
-                __dev.launch(&__prog, #kname, &[#(#counts),*], ::core::option::Option::None, &[#(#args),*])?;
-            }
+            let plans = plans_static(f, rid);
+            quote! {{
+                #plans
+                __dev.run_region(&__prog, &__PLANS, rt.policy(), &[#(#counts),*], &[#(#args),*])?;
+            }}
         }
         RegionKind::Reduction { op, matrix, result } => {
             let mat = &f.matrices[matrix];
@@ -1048,15 +1140,15 @@ fn launch(f: &Function, rid: RegionId) -> TokenStream {
             };
             let combine = match (op, float) {
                 (ReduceOp::Sum | ReduceOp::Mean, false) => {
-                    quote!(__p.as_slice().chunks(2).fold(0i64, |a, c| {
+                    quote!(__p.chunks(2).fold(0i64, |a, c| {
                         a.wrapping_add((c[0] as u64 | (c[1] as u64) << 32) as i64)
                     }))
                 }
                 (ReduceOp::Sum | ReduceOp::Mean, true) => {
-                    quote!(__p.as_slice().iter().map(|v| *v as f64).sum::<f64>())
+                    quote!(__p.iter().map(|v| *v as f64).sum::<f64>())
                 }
                 (ReduceOp::Min, true) => {
-                    quote!(__p.as_slice().iter().copied().fold(f32::INFINITY, f32::min))
+                    quote!(__p.iter().copied().fold(f32::INFINITY, f32::min))
                 }
                 (ReduceOp::Max, true) => quote!(
                     __p.as_slice()
@@ -1064,8 +1156,8 @@ fn launch(f: &Function, rid: RegionId) -> TokenStream {
                         .copied()
                         .fold(f32::NEG_INFINITY, f32::max)
                 ),
-                (ReduceOp::Min, false) => quote!(__p.as_slice().iter().copied().min().unwrap_or(0)),
-                (ReduceOp::Max, false) => quote!(__p.as_slice().iter().copied().max().unwrap_or(0)),
+                (ReduceOp::Min, false) => quote!(__p.iter().copied().min().unwrap_or(0)),
+                (ReduceOp::Max, false) => quote!(__p.iter().copied().max().unwrap_or(0)),
             };
             let value = match op {
                 ReduceOp::Mean => quote!({
@@ -1078,18 +1170,54 @@ fn launch(f: &Function, rid: RegionId) -> TokenStream {
                 _ => quote!((#combine) as #rt),
             };
             let per = Literal::usize_unsuffixed(per_row);
+            let plans = plans_static(f, rid);
             quote! {
                 let #s: #rt = {
                     let __rows = #rows;
                     let __pb = __dev.alloc::<#part_t>("partials", &[__rows.max(1) * #per])?;
-                    __dev.launch(&__prog, #kname, &[__rows], ::core::option::Option::None,
+                    #plans
+                    let __n = __dev.run_region(&__prog, &__PLANS, rt.policy(), &[__rows],
                         &[::parac::opencl::Arg::Mem(&#g), ::parac::opencl::Arg::I32(#g.pitch() as i32), #(#zs,)* ::parac::opencl::Arg::Mem(&__pb)])?;
-                    let mut __p = ::parac::Matrix::<#part_t>::zeros([__rows.max(1) * #per]);
-                    __dev.download(&__pb, &mut __p)?;
-                    if __rows == 0 { __p = ::parac::Matrix::<#part_t>::zeros([0]); }
+                    let mut __pm = ::parac::Matrix::<#part_t>::zeros([__rows.max(1) * #per]);
+                    __dev.download(&__pb, &mut __pm)?;
+                    let __p = &__pm.as_slice()[..(__n * #per).min(__rows.max(1) * #per)];
                     #value
                 };
             }
         }
+    }
+}
+
+/// `static __PLANS: RegionPlans`: the candidates of region `rid` for the runtime's choice.
+fn plans_static(f: &Function, rid: RegionId) -> TokenStream {
+    let r = &f.regions[rid];
+    let region = kernel_name(f, rid);
+    let cands = super::plan::candidates(f, rid).into_iter().map(|v| {
+        let label = v.label();
+        let kernel = variant_name(f, rid, &v);
+        let (c, rw) = (v.cols as usize, v.rows as usize);
+        let local = match v.local_size() {
+            Some(l) => quote!(::core::option::Option::Some(&[#(#l),*])),
+            None => quote!(::core::option::Option::None),
+        };
+        let bytes = v.tree.map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v);
+        let tree = v.tree.is_some();
+        quote!(::parac::opencl::Candidate {
+            label: #label,
+            kernel: #kernel,
+            per_item: [#c, #rw],
+            local: #local,
+            local_bytes: #bytes,
+            tree: #tree,
+        })
+    });
+    let searchable =
+        !super::plan::reuse(f, rid).self_read || matches!(r.kind, RegionKind::Reduction { .. });
+    quote! {
+        static __PLANS: ::parac::opencl::RegionPlans = ::parac::opencl::RegionPlans {
+            region: #region,
+            candidates: &[#(#cands),*],
+            searchable: #searchable,
+        };
     }
 }

@@ -1,0 +1,419 @@
+//! Choosing a region's plan: the candidates the compiler emitted (baseline first, then the
+//! optimization model's ranking), pruned by the device's limits, picked by the policy
+//! ([`PlanPolicy`]); under [`PlanPolicy::Search`], timed with profiling events on the first call
+//! for a (region, size class), with the fastest kept per program in memory and in a plan cache
+//! file next to the program binaries (`<cache>/parac/plans/<program key>.plans`), so later
+//! processes skip the search.
+//!
+//! `PARAC_LOG=plan` prints one line per search: the choice and the measured time of every other
+//! candidate. [`plan_records`] returns the same records to programs (the benches print them).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use super::device::Device;
+use super::launch::Arg;
+use super::program::Program;
+use crate::{Error, PlanPolicy};
+
+/// One candidate plan of a region, as the code `parac!` emits describes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Candidate {
+    /// The plan's label, e.g. `h8+unroll+cse+vmem+peep` (`baseline` for the baseline).
+    pub label: &'static str,
+    /// Its kernel in the program.
+    pub kernel: &'static str,
+    /// Iteration points per work-item along OpenCL dimensions 0 (columns) and 1 (rows).
+    pub per_item: [usize; 2],
+    /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
+    pub local: Option<&'static [usize]>,
+    /// Bytes of local memory the kernel declares.
+    pub local_bytes: usize,
+    /// A tree reduction: launched as work-groups of `local`, one partial per group.
+    pub tree: bool,
+}
+
+/// The candidates of one region.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionPlans {
+    /// The region's name (unique in its program with the kernel names).
+    pub region: &'static str,
+    /// Baseline first, then the model's ranking.
+    pub candidates: &'static [Candidate],
+    /// Whether candidates may run more than once on the same data (the region reads no matrix
+    /// it writes), as timing needs.
+    pub searchable: bool,
+}
+
+/// A choice: the candidate (by label) and the work-group size (`None`: the driver's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Choice {
+    label: String,
+    local: Option<Vec<usize>>,
+}
+
+/// What a search measured.
+#[derive(Clone, Debug)]
+pub struct PlanRecord {
+    /// The program (pipeline) name.
+    pub program: String,
+    /// The region.
+    pub region: String,
+    /// The size class searched (global size rounded up to powers of two).
+    pub class: String,
+    /// The chosen label and work-group size.
+    pub chosen: (String, Option<Vec<usize>>),
+    /// Every timing: label, work-group size, milliseconds (best of the timed runs).
+    pub times: Vec<(String, Option<Vec<usize>>, f64)>,
+}
+
+static RECORDS: Mutex<Vec<PlanRecord>> = Mutex::new(Vec::new());
+
+/// The searches run in this process so far, oldest first.
+pub fn plan_records() -> Vec<PlanRecord> {
+    RECORDS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+fn class(global: &[usize]) -> String {
+    global
+        .iter()
+        .map(|g| g.max(&1).next_power_of_two().to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+fn fmt_local(l: &Option<Vec<usize>>) -> String {
+    match l {
+        Some(l) => l.iter().map(usize::to_string).collect::<Vec<_>>().join("x"),
+        None => "-".to_string(),
+    }
+}
+
+fn parse_local(s: &str) -> Option<Option<Vec<usize>>> {
+    if s == "-" {
+        return Some(None);
+    }
+    s.split('x')
+        .map(|x| x.parse().ok())
+        .collect::<Option<Vec<usize>>>()
+        .map(Some)
+}
+
+/// Groups of a tree reduction over `rows` rows.
+fn tree_groups(rows: usize) -> usize {
+    rows.clamp(1, 128)
+}
+
+impl Device {
+    fn plan_file(&self, program: &Program) -> Option<PathBuf> {
+        let dir = self.program_cache_dir()?;
+        let parent = dir.parent()?.join("plans");
+        Some(parent.join(format!("{}.plans", program.key_hash)))
+    }
+
+    fn feasible(&self, c: &Candidate) -> bool {
+        let i = self.info();
+        c.local
+            .is_none_or(|l| l.iter().product::<usize>() <= i.max_work_group_size)
+            && c.local_bytes as u64 <= i.local_mem_size
+    }
+
+    /// The global size and local size of candidate `c` for a region of `global` iteration
+    /// points (for a tree: `global[0]` rows).
+    fn shape(
+        c: &Candidate,
+        global: &[usize],
+        local: &Option<Vec<usize>>,
+    ) -> (Vec<usize>, Option<Vec<usize>>) {
+        if c.tree {
+            let l = c.local.map_or(64, |l| l[0]);
+            return (vec![tree_groups(global[0]) * l], Some(vec![l]));
+        }
+        let g: Vec<usize> = global
+            .iter()
+            .enumerate()
+            .map(|(d, n)| n.div_ceil(*c.per_item.get(d).unwrap_or(&1)))
+            .collect();
+        let l = c.local.map(<[usize]>::to_vec).or_else(|| local.clone());
+        (g, l)
+    }
+
+    /// Runs region `plans` with the plan `policy` picks, on `global` iteration points (OpenCL
+    /// dimension 0 first; for a global operator, `[rows]`) with kernel arguments `args` (the same
+    /// for every candidate). Returns the number of partial results a reduction kernel wrote (its
+    /// rows, or a tree's work-groups).
+    pub fn run_region(
+        &self,
+        program: &Program,
+        plans: &RegionPlans,
+        policy: &PlanPolicy,
+        global: &[usize],
+        args: &[Arg<'_>],
+    ) -> Result<usize, Error> {
+        if global.contains(&0) {
+            return Ok(0);
+        }
+        let cands = plans.candidates;
+        let by_label = |l: &str| cands.iter().position(|c| c.label == l && self.feasible(c));
+        let model = || {
+            (1..cands.len())
+                .find(|i| self.feasible(&cands[*i]))
+                .unwrap_or(0)
+        };
+        let choice = match policy {
+            PlanPolicy::Baseline => Choice {
+                label: cands[0].label.to_string(),
+                local: None,
+            },
+            PlanPolicy::Force(l) => Choice {
+                label: cands[by_label(l).unwrap_or(0)].label.to_string(),
+                local: None,
+            },
+            PlanPolicy::Fixed(l, wg) => {
+                let mut wg = wg.clone();
+                wg.resize(global.len(), 1);
+                Choice {
+                    label: cands[by_label(l).unwrap_or(0)].label.to_string(),
+                    local: Some(wg),
+                }
+            }
+            PlanPolicy::Model => Choice {
+                label: cands[model()].label.to_string(),
+                local: None,
+            },
+            PlanPolicy::Search if !plans.searchable || cands.len() == 1 => Choice {
+                label: cands[model()].label.to_string(),
+                local: None,
+            },
+            PlanPolicy::Search => self.searched(program, plans, global, args)?,
+        };
+        let c = &cands[by_label(&choice.label).unwrap_or(0)];
+        let (g, l) = Self::shape(c, global, &choice.local);
+        self.launch_event(program, c.kernel, &g, l.as_deref(), args, c.local.is_some())?;
+        Ok(if c.tree {
+            tree_groups(global[0])
+        } else {
+            global[0]
+        })
+    }
+
+    /// The remembered choice for this region and size class, or a new search.
+    fn searched(
+        &self,
+        program: &Program,
+        plans: &RegionPlans,
+        global: &[usize],
+        args: &[Arg<'_>],
+    ) -> Result<Choice, Error> {
+        let key = (plans.region.to_string(), class(global));
+        {
+            let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+            let memo = memo.get_or_insert_with(|| self.load_plans(program));
+            if let Some(c) = memo.get(&key) {
+                if plans.candidates.iter().any(|x| x.label == c.label) {
+                    return Ok(c.clone());
+                }
+            }
+        }
+        let (choice, times) = self.search(program, plans, global, args)?;
+        let record = PlanRecord {
+            program: program.name().to_string(),
+            region: plans.region.to_string(),
+            class: key.1.clone(),
+            chosen: (choice.label.clone(), choice.local.clone()),
+            times,
+        };
+        if std::env::var("PARAC_LOG").is_ok_and(|v| v.split(',').any(|p| p.trim() == "plan")) {
+            eprintln!("{}", describe(&record));
+        }
+        let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+        let memo = memo.get_or_insert_with(HashMap::new);
+        memo.insert(key, choice.clone());
+        self.store_plans(program, memo, &record);
+        RECORDS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(record);
+        Ok(choice)
+    }
+
+    /// Times one launch (best of three after a warm-up), in milliseconds; `None` if it cannot
+    /// run with this work-group size.
+    fn time(
+        &self,
+        program: &Program,
+        c: &Candidate,
+        global: &[usize],
+        local: &Option<Vec<usize>>,
+        args: &[Arg<'_>],
+    ) -> Option<f64> {
+        let (g, l) = Self::shape(c, global, local);
+        let run = || {
+            self.launch_event(program, c.kernel, &g, l.as_deref(), args, true)
+                .ok()
+                .flatten()
+        };
+        run()?.wait().ok()?;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let e = run()?;
+            e.wait().ok()?;
+            let (s, t) = (
+                e.profiling_command_start().ok()?,
+                e.profiling_command_end().ok()?,
+            );
+            best = best.min(t.saturating_sub(s) as f64 / 1e6);
+        }
+        best.is_finite().then_some(best)
+    }
+
+    /// Times every feasible candidate with the driver's work-group size, then the two fastest
+    /// with a few work-group sizes; the fastest wins.
+    #[allow(clippy::type_complexity)]
+    fn search(
+        &self,
+        program: &Program,
+        plans: &RegionPlans,
+        global: &[usize],
+        args: &[Arg<'_>],
+    ) -> Result<(Choice, Vec<(String, Option<Vec<usize>>, f64)>), Error> {
+        self.finish()?;
+        let mut times: Vec<(String, Option<Vec<usize>>, f64)> = Vec::new();
+        for c in plans.candidates.iter().filter(|c| self.feasible(c)) {
+            let local = c.local.map(<[usize]>::to_vec);
+            if let Some(t) = self.time(program, c, global, &local, args) {
+                times.push((c.label.to_string(), local, t));
+            }
+        }
+        let mut ranked: Vec<&(String, Option<Vec<usize>>, f64)> =
+            times.iter().filter(|t| t.1.is_none()).collect();
+        ranked.sort_by(|a, b| a.2.total_cmp(&b.2));
+        let top: Vec<String> = ranked.iter().take(2).map(|t| t.0.clone()).collect();
+        let max = self.info().max_work_group_size;
+        let sizes: Vec<Vec<usize>> = if global.len() >= 2 {
+            vec![vec![32, 4], vec![64, 2], vec![16, 16], vec![128, 1]]
+        } else {
+            vec![vec![64], vec![128], vec![256]]
+        };
+        for label in top {
+            let Some(c) = plans.candidates.iter().find(|c| c.label == label) else {
+                continue;
+            };
+            for l in sizes.iter().filter(|l| l.iter().product::<usize>() <= max) {
+                let mut l = l.clone();
+                l.resize(global.len(), 1);
+                let local = Some(l);
+                if let Some(t) = self.time(program, c, global, &local, args) {
+                    times.push((c.label.to_string(), local, t));
+                }
+            }
+        }
+        let best = times
+            .iter()
+            .min_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|t| Choice {
+                label: t.0.clone(),
+                local: t.1.clone(),
+            })
+            .unwrap_or(Choice {
+                label: plans.candidates[0].label.to_string(),
+                local: None,
+            });
+        Ok((best, times))
+    }
+
+    fn load_plans(&self, program: &Program) -> HashMap<(String, String), Choice> {
+        let mut out = HashMap::new();
+        let Some(text) = self
+            .plan_file(program)
+            .and_then(|p| std::fs::read_to_string(p).ok())
+        else {
+            return out;
+        };
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<&str> = line.split('\t').collect();
+            if let [region, class, label, local, ..] = f.as_slice() {
+                if let Some(local) = parse_local(local) {
+                    out.insert(
+                        (region.to_string(), class.to_string()),
+                        Choice {
+                            label: label.to_string(),
+                            local,
+                        },
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// Rewrites the plan file (a failure to write is no error: the next process searches again).
+    fn store_plans(
+        &self,
+        program: &Program,
+        memo: &HashMap<(String, String), Choice>,
+        last: &PlanRecord,
+    ) {
+        let Some(path) = self.plan_file(program) else {
+            return;
+        };
+        let mut text = format!(
+            "# parac plans of `{}` on {} ({}): region, size class, plan, work-group size\n# last search: {}\n",
+            program.name(),
+            self.info().name,
+            self.info().driver_version,
+            describe(last)
+        );
+        let mut keys: Vec<_> = memo.keys().collect();
+        keys.sort();
+        for k in keys {
+            let c = &memo[k];
+            let _ = writeln!(
+                text,
+                "{}\t{}\t{}\t{}",
+                k.0,
+                k.1,
+                c.label,
+                fmt_local(&c.local)
+            );
+        }
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+}
+
+/// One line: `parac plan <program>/<region> [class]: <label> @<local> <ms> ms; others: ...`.
+pub fn describe(r: &PlanRecord) -> String {
+    let mut others: Vec<String> = r
+        .times
+        .iter()
+        .map(|(l, wg, t)| format!("{l}@{} {t:.3}", fmt_local(wg)))
+        .collect();
+    others.sort();
+    let best = r
+        .times
+        .iter()
+        .filter(|t| t.0 == r.chosen.0 && t.1 == r.chosen.1)
+        .map(|t| t.2)
+        .next()
+        .unwrap_or(f64::NAN);
+    format!(
+        "parac plan {}/{} [{}]: {}@{} {best:.3} ms; all (ms): {}",
+        r.program,
+        r.region,
+        r.class,
+        r.chosen.0,
+        fmt_local(&r.chosen.1),
+        others.join(", ")
+    )
+}

@@ -1,0 +1,214 @@
+//! Every candidate plan of every region of the four pipelines, forced one at a time
+//! (`PlanPolicy::Fixed(label, [16, 4])`: the candidate with that label in every region that has
+//! one, the baseline elsewhere, with 16x4 work-groups, so partial work-groups are exercised and
+//! PoCL compiles each kernel once rather than once per image size), against the hand-written references on each pipeline's size sweep, on
+//! the OpenCL device: bit-exact for the integer pipelines, within 1e-4 for `unsharp`. The labels
+//! come from the compiler itself (`parac_core::codegen::plan::candidates`), so a new candidate
+//! is tested without touching this file. The searched plan (`PlanPolicy::Search`) and the
+//! model's plan (`PlanPolicy::Model`) are checked the same way.
+//!
+//! PoCL has had bugs in local-memory reductions and in partial work-groups with barriers, which
+//! depend on how it turns work-groups into loops: `tree_and_local_plans_under_cbs` reruns the
+//! candidates that use local memory in a child process with `POCL_WORK_GROUP_METHOD=cbs`.
+//!
+//! Without OpenCL the tests print "skipped" and pass, unless `PARAC_REQUIRE_OPENCL=1`.
+
+#[macro_use]
+mod common;
+
+#[path = "../examples/pipelines/blur.rs"]
+mod blur_p;
+#[path = "../examples/pipelines/laplacian.rs"]
+mod laplacian_p;
+#[path = "../examples/pipelines/sharpen.rs"]
+mod sharpen_p;
+#[path = "../examples/pipelines/unsharp.rs"]
+mod unsharp_p;
+
+use common::data;
+use common::reference as r;
+use common::runtimes::{self, memo};
+use common::soft::Failures;
+use parac::{Matrix, PlanPolicy, Runtime};
+
+/// The labels of every candidate of every region of the pipeline defined in `file`.
+fn labels(file: &str) -> Vec<String> {
+    let rust = std::fs::read_to_string(file).expect("pipeline source");
+    let start = rust.find("parac! {").expect("a parac! block") + "parac! {".len();
+    let end = rust.rfind('}').expect("closing brace");
+    let c = parac_core::compile_str(&rust[start..end]);
+    assert!(c.diagnostics.is_empty(), "{file}: {:?}", c.diagnostics);
+    let mut out: Vec<String> = Vec::new();
+    for f in &c.module.functions {
+        for rid in 0..f.regions.len() {
+            for v in parac_core::codegen::plan::candidates(f, rid) {
+                let l = v.label();
+                if !out.contains(&l) {
+                    out.push(l);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Which labels a run covers: every one, or (for the `cbs` rerun) those using local memory.
+fn selected(file: &str) -> Vec<PlanPolicy> {
+    let only_local = std::env::var("PARAC_TEST_LOCAL_ONLY").is_ok_and(|v| v == "1");
+    let mut v: Vec<PlanPolicy> = labels(file)
+        .into_iter()
+        .filter(|l| !only_local || l.contains("tree") || l.contains("lds"))
+        .map(|l| PlanPolicy::Fixed(l, vec![16, 4]))
+        .collect();
+    if !only_local {
+        v.push(PlanPolicy::Model);
+        v.push(PlanPolicy::Search);
+    }
+    v
+}
+
+/// The sizes a policy is checked on: the whole sweep for a forced plan and the model's; for the
+/// search (which times every candidate per size class), the smallest, an odd one and the
+/// largest.
+fn sizes(sweep: Vec<(usize, usize)>, plan: &str) -> Vec<(usize, usize)> {
+    if plan != "Search" {
+        return sweep;
+    }
+    let n = sweep.len();
+    sweep
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || *i == n / 2 || *i + 1 == n)
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// Runs `each` for every selected policy on a runtime of the OpenCL device (plan cache off, so
+/// the search really runs).
+fn for_each_plan(file: &str, mut each: impl FnMut(&mut Failures, &Runtime, &str)) {
+    let Some(rt) = runtimes::fresh_opencl() else {
+        return;
+    };
+    let _g = runtimes::shared_buffers();
+    if let Some(d) = rt.device() {
+        d.set_program_cache_dir(None);
+    }
+    let mut rt = Some(rt);
+    let mut failures = Failures::new();
+    for p in selected(file) {
+        let name = format!("{p:?}");
+        let r = rt.take().expect("runtime").with_policy(p);
+        each(&mut failures, &r, &name);
+        rt = Some(r);
+    }
+    failures.finish();
+}
+
+#[test]
+fn blur_every_plan() {
+    for_each_plan("examples/pipelines/blur.rs", |f, rt, plan| {
+        for (m, n) in sizes(data::sweep_blur(), plan) {
+            let seed = data::seed_for(0xB1B1_0003, m, n);
+            let src = data::random_u12(m, n, seed);
+            let want = memo(&format!("blur {m}x{n}"), || r::blur(&src));
+            let mut out = Matrix::<u16>::zeros([m - 2, n - 2]);
+            match blur_p::blur(rt, &src, &mut out) {
+                Ok(()) => f.same(&format!("blur {m}x{n}, plan {plan}"), &out, &want),
+                Err(e) => f.fail(format!("blur {m}x{n}, plan {plan}: {e}")),
+            }
+        }
+    });
+}
+
+#[test]
+fn laplacian_every_plan() {
+    for_each_plan("examples/pipelines/laplacian.rs", |f, rt, plan| {
+        for (m, n) in sizes(data::sweep_laplacian(), plan) {
+            let seed = data::seed_for(0x1A91_0001, m, n);
+            let src = data::random_u8(m, n, seed);
+            let want = memo(&format!("laplacian {m}x{n}"), || r::laplacian(&src));
+            let mut lap = Matrix::<i16>::zeros([m, n]);
+            let mut down = Matrix::<u8>::zeros([m.div_ceil(2), n.div_ceil(2)]);
+            match laplacian_p::laplacian(rt, &src, &mut lap, &mut down) {
+                Ok(()) => {
+                    f.same(
+                        &format!("laplacian {m}x{n} lap, plan {plan}"),
+                        &lap,
+                        &want.0,
+                    );
+                    f.same(
+                        &format!("laplacian {m}x{n} down, plan {plan}"),
+                        &down,
+                        &want.1,
+                    );
+                }
+                Err(e) => f.fail(format!("laplacian {m}x{n}, plan {plan}: {e}")),
+            }
+        }
+    });
+}
+
+#[test]
+fn sharpen_every_plan() {
+    for_each_plan("examples/pipelines/sharpen.rs", |f, rt, plan| {
+        for (m, n) in sizes(data::sweep_sharpen(), plan) {
+            let seed = data::seed_for(0x5A49_0002, m, n);
+            for (kind, src) in [
+                ("random", data::random_u8(m, n, seed)),
+                ("structured", data::structured_u8(m, n, seed)),
+            ] {
+                let want = memo(&format!("sharpen {kind} {m}x{n}"), || r::sharpen(&src));
+                let mut out = Matrix::<u8>::zeros([m, n]);
+                match sharpen_p::sharpen(rt, &src, &mut out) {
+                    Ok(()) => f.same(&format!("sharpen {kind} {m}x{n}, plan {plan}"), &out, &want),
+                    Err(e) => f.fail(format!("sharpen {kind} {m}x{n}, plan {plan}: {e}")),
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn unsharp_every_plan() {
+    for_each_plan("examples/pipelines/unsharp.rs", |f, rt, plan| {
+        for (m, n) in sizes(data::sweep_unsharp(), plan) {
+            let seed = data::seed_for(0x0C5E_0004, m, n);
+            let img = data::random_rgb(m, n, seed);
+            let want = memo(&format!("unsharp {m}x{n}"), || r::unsharp(&img));
+            let mut out = Matrix::<f32>::zeros([3, m, n]);
+            match unsharp_p::unsharp(rt, &img, &mut out) {
+                Ok(()) => f.close(&format!("unsharp {m}x{n}, plan {plan}"), &out, &want, 1e-4),
+                Err(e) => f.fail(format!("unsharp {m}x{n}, plan {plan}: {e}")),
+            }
+        }
+    });
+}
+
+/// The plans with local memory (tree reductions, local tiles) again, under PoCL's other
+/// work-group method. On other drivers the variable changes nothing.
+#[test]
+fn tree_and_local_plans_under_cbs() {
+    if runtimes::fresh_opencl().is_none() {
+        return;
+    }
+    for test in [
+        "blur_every_plan",
+        "laplacian_every_plan",
+        "sharpen_every_plan",
+        "unsharp_every_plan",
+    ] {
+        let child = runtimes::run_child(
+            test,
+            &[
+                ("POCL_WORK_GROUP_METHOD", "cbs"),
+                ("PARAC_TEST_LOCAL_ONLY", "1"),
+            ],
+        );
+        assert!(
+            child.success && child.output.contains("1 passed"),
+            "{test} under POCL_WORK_GROUP_METHOD=cbs: {}\n{}",
+            child.status,
+            child.output
+        );
+    }
+}
