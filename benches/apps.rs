@@ -790,6 +790,7 @@ fn main() {
     match std::env::var("PARAC_BENCH_CHILD").as_deref() {
         Ok("dump") => return dump_child(),
         Ok("first-call") => return first_call_child(),
+        Ok("tune") => return tune(),
         _ => {}
     }
     let extra = extra_dir();
@@ -888,6 +889,58 @@ fn main() {
     bench_blur(&mut c, ocl.as_ref(), &i.blur);
     bench_unsharp(&mut c, ocl.as_ref(), &i.unsharp);
     c.final_summary();
+}
+
+/// `PARAC_BENCH_CHILD=tune`: the median device time of every hand stage and pipeline at the
+/// bench size, for tuning work-group sizes (`PARAC_HAND_WG_ROWS`, `PARAC_HAND_WG_BLOCKS`).
+fn tune() {
+    let s = sizes(divisor());
+    let i = inputs(s);
+    let cl = Cl::new().expect("device");
+    println!(
+        "work-groups: rows {:?}, blocks {:?}",
+        hand::wg_rows(),
+        hand::wg_blocks()
+    );
+    let median = |mut f: Box<dyn FnMut() -> Duration + '_>| {
+        let mut t: Vec<Duration> = (0..15).map(|_| f()).collect();
+        t.sort();
+        t[7].as_secs_f64() * 1e3
+    };
+    let report = |name: &str, h: &hand::Hand| {
+        h.run_stages(&cl).expect("run");
+        let mut line = format!("{name}:");
+        for (k, st) in h.stages.iter().enumerate() {
+            let ms = median(Box::new(|| h.run_stage(&cl, k).expect("stage")));
+            let _ = write!(line, " {} {ms:.3} ms,", st.name);
+        }
+        let whole = median(Box::new(|| {
+            let t = Instant::now();
+            h.run(&cl).expect("run");
+            t.elapsed()
+        }));
+        println!("{line} pipeline {whole:.3} ms");
+    };
+    let (p, _) = cl.build(hand::sources::LAPLACIAN).expect("build");
+    let (m, n) = s.laplacian;
+    let mut h = hand::Laplacian::new(&cl, &p, m, n).expect("new");
+    h.src.write(&cl, &i.laplacian).expect("write");
+    report("laplacian", &h.hand);
+    let (p, _) = cl.build(hand::sources::SHARPEN).expect("build");
+    let (m, n) = s.sharpen;
+    let mut h = hand::Sharpen::new(&cl, &p, m, n).expect("new");
+    h.src.write(&cl, &i.sharpen).expect("write");
+    report("sharpen", &h.hand);
+    let (p, _) = cl.build(hand::sources::BLUR).expect("build");
+    let (m, n) = s.blur;
+    let mut h = hand::Blur::new(&cl, &p, m, n).expect("new");
+    h.src.write(&cl, &i.blur).expect("write");
+    report("blur", &h.hand);
+    let (p, _) = cl.build(hand::sources::UNSHARP).expect("build");
+    let (m, n) = s.unsharp;
+    let mut h = hand::Unsharp::new(&cl, &p, m, n).expect("new");
+    h.img.write(&cl, &i.unsharp).expect("write");
+    report("unsharp", &h.hand);
 }
 
 /// The CPU path's threads.

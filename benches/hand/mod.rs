@@ -410,12 +410,28 @@ impl Hand {
     }
 }
 
-fn wg_rows() -> [usize; 2] {
-    WG_ROWS
+/// A work-group size from the environment (`<cols>x<rows>`), else `default`.
+fn wg_env(var: &str, default: [usize; 2]) -> [usize; 2] {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| {
+            let (a, b) = v.split_once('x')?;
+            Some([a.trim().parse().ok()?, b.trim().parse().ok()?])
+        })
+        .filter(|[a, b]| *a > 0 && *b > 0)
+        .unwrap_or(default)
 }
 
-fn wg_blocks() -> [usize; 2] {
-    WG_BLOCKS
+/// The work-group of kernels whose work-items make one row of 16 outputs
+/// (`PARAC_HAND_WG_ROWS` overrides it, for tuning).
+pub fn wg_rows() -> [usize; 2] {
+    wg_env("PARAC_HAND_WG_ROWS", WG_ROWS)
+}
+
+/// The work-group of kernels whose work-items make a block of rows
+/// (`PARAC_HAND_WG_BLOCKS` overrides it, for tuning).
+pub fn wg_blocks() -> [usize; 2] {
+    wg_env("PARAC_HAND_WG_BLOCKS", WG_BLOCKS)
 }
 
 // ---- laplacian ---------------------------------------------------------------------------------
@@ -722,8 +738,11 @@ pub struct Blur {
     pub out: Image<u16>,
 }
 
-/// Rows per work-item of blur_out and blur_fused (`ROWS` in the kernels).
-const BLUR_ROWS: usize = 8;
+/// The work-group of the scalar (one output per work-item) blur kernels
+/// (`PARAC_HAND_WG_SCALAR` overrides it, for tuning).
+pub fn wg_scalar() -> [usize; 2] {
+    wg_env("PARAC_HAND_WG_SCALAR", [32, 8])
+}
 
 impl Blur {
     pub const STAGES: [&'static str; 2] = ["bx", "out"];
@@ -737,27 +756,27 @@ impl Blur {
         let out = Image::<u16>::new(cl, 1, m - 2, n - 2)?;
         let (mi, ni) = (Arg::I32(m as i32), Arg::I32(n as i32));
         let img = |i: &Image<u16>| [Arg::Mem(i.mem()), Arg::I32(i.pitch_arg())];
-        let cols = (n - 2).div_ceil(16);
+        let cols = n - 2;
         let l_bx = Launch::new(
             program,
             "blur_bx",
             &[&img(&src)[..], &img(&bx), &[mi, ni]].concat(),
             [cols, m],
-            wg_rows(),
+            wg_scalar(),
         )?;
         let l_out = Launch::new(
             program,
             "blur_out",
             &[&img(&bx)[..], &img(&out), &[mi, ni]].concat(),
-            [cols, (m - 2).div_ceil(BLUR_ROWS)],
-            wg_blocks(),
+            [cols, m - 2],
+            wg_scalar(),
         )?;
         let l_fused = Launch::new(
             program,
             "blur_fused",
             &[&img(&src)[..], &img(&out), &[mi, ni]].concat(),
-            [cols, (m - 2).div_ceil(BLUR_ROWS)],
-            wg_blocks(),
+            [cols, m - 2],
+            wg_scalar(),
         )?;
         Ok(Blur {
             hand: Hand {
