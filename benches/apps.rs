@@ -144,7 +144,8 @@ fn floor_bytes(s: Sizes) -> BTreeMap<&'static str, usize> {
 /// Runs this binary again with `mode` in `PARAC_BENCH_CHILD` and `env`; reports failures.
 fn child(mode: &str, env: &[(&str, &str)]) {
     let mut cmd = Command::new(std::env::current_exe().expect("bench binary"));
-    cmd.env("PARAC_BENCH_CHILD", mode);
+    // `--bench`: the child works at the parent's sizes (see `divisor`).
+    cmd.arg("--bench").env("PARAC_BENCH_CHILD", mode);
     for (k, v) in env {
         cmd.env(k, v);
     }

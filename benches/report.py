@@ -1,0 +1,390 @@
+#!/usr/bin/env python3
+"""The benchmark report: reads what `cargo bench --bench apps` left under criterion's directory
+(every `*/new/benchmark.json` and `estimates.json`, and `parac-extra/`: device, copy bandwidth,
+bytes per pipeline, build and first-call times, the generated OpenCL), counts lines of code, and
+writes the markdown tables and the chart.
+
+    python3 benches/report.py [--criterion DIR] [--update docs/benchmarks.md] [--png docs/benchmarks.png]
+
+Without --update the tables go to stdout; with it they replace what lies between
+`<!-- report:begin -->` and `<!-- report:end -->` in that file. The chart needs matplotlib
+(`pip install matplotlib`); without it the tables are still written. Only the standard library
+otherwise. The criterion directory is, as criterion's: $CRITERION_HOME, else
+$CARGO_TARGET_DIR/criterion, else target/criterion.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PIPELINES = ["laplacian", "sharpen", "blur", "unsharp"]
+STAGES = {
+    "laplacian": ["h", "down", "up_lap"],
+    "sharpen": ["down", "up", "edge", "mean", "final"],
+    "blur": ["bx", "out"],
+    "unsharp": ["gray", "vertical", "horizontal_ratio"],
+}
+# Whole-pipeline contenders, in table order, with their labels.
+CONTENDERS = [
+    ("hand_opencl", "hand OpenCL"),
+    ("hand_opencl_stages", "hand OpenCL, stage kernels"),
+    ("hand_opencl_call", "hand OpenCL + transfers"),
+    ("parac_opencl_search", "parac OpenCL, Search"),
+    ("parac_opencl_baseline", "parac OpenCL, Baseline"),
+    ("parac_cpu", "parac CPU path"),
+    ("crates", "crates"),
+    ("image_filter3x3", "image filter3x3"),
+    ("image_unsharpen", "image unsharpen"),
+]
+LABEL = dict(CONTENDERS)
+
+# Lines of each stage in examples/pipelines/<p>.rs start at the first line matching these
+# patterns (in order); lines before the first stage and the two closing lines are "shared"
+# (the signature, constants, intermediates, host scalars).
+PARAC_STAGE_STARTS = {
+    "laplacian": [("h", r"parac_border_rule br \{"), ("down", r"parac_border_rule br1 \{"),
+                  ("up_lap", r"parac_iterator it2\(")],
+    "sharpen": [("down", r"parac_iterator it\(0:M/4"), ("up", r"parac_iterator it1\("),
+                ("edge", r"parac_border_rule bs"), ("mean", r"let mean:"),
+                ("final", r"parac_border_rule bc")],
+    "blur": [("bx", r"parac_iterator it\("), ("out", r"parac_iterator it1\(")],
+    "unsharp": [("gray", r"parac_iterator g\("), ("vertical", r"parac_border_rule gray_rows"),
+                ("horizontal_ratio", r"parac_border_rule by_cols")],
+}
+# The hand-written kernel file of each stage (benches/hand/).
+HAND_FILES = {
+    "laplacian": {"h": ["laplacian_h.cl"], "down": ["laplacian_down.cl"],
+                  "up_lap": ["laplacian_up.cl"]},
+    "sharpen": {"down": ["sharpen_down.cl"], "up": ["sharpen_up.cl"],
+                "edge": ["sharpen_sobel.cl"], "mean": ["sharpen_mean.cl"],
+                "final": ["sharpen_final.cl"], "fused": ["sharpen_fused.cl"]},
+    "blur": {"bx": ["blur_bx.cl"], "out": ["blur_out.cl"], "fused": ["blur_fused.cl"]},
+    "unsharp": {"gray": ["unsharp_gray.cl"], "vertical": ["unsharp_vertical.cl"],
+                "horizontal_ratio": ["unsharp_horizontal.cl"]},
+}
+
+
+def criterion_dir(arg):
+    if arg:
+        return Path(arg)
+    if os.environ.get("CRITERION_HOME"):
+        return Path(os.environ["CRITERION_HOME"])
+    if os.environ.get("CARGO_TARGET_DIR"):
+        return Path(os.environ["CARGO_TARGET_DIR"]) / "criterion"
+    return ROOT / "target" / "criterion"
+
+
+def load_results(cdir):
+    """{(group, function, parameter or None): seconds per iteration (median)}."""
+    out = {}
+    for bj in cdir.glob("**/new/benchmark.json"):
+        try:
+            b = json.loads(bj.read_text())
+            e = json.loads((bj.parent / "estimates.json").read_text())
+        except (OSError, ValueError):
+            continue
+        out[(b["group_id"], b["function_id"], b.get("value_str"))] = (
+            e["median"]["point_estimate"] / 1e9)
+    return out
+
+
+def read_json(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+# ---- lines of code --------------------------------------------------------------------------
+
+def code_lines_rust(lines):
+    """Non-blank lines that are not only a comment (// or ///)."""
+    return [l for l in lines if l.strip() and not l.strip().startswith("//")]
+
+
+def code_lines_c(text):
+    """Non-blank, non-comment lines of C (// and /* */ comments removed)."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    out = []
+    for l in text.splitlines():
+        l = re.sub(r"//.*", "", l)
+        if l.strip():
+            out.append(l)
+    return out
+
+
+def parac_loc(p):
+    lines = (ROOT / "examples" / "pipelines" / f"{p}.rs").read_text().splitlines()
+    # The body of parac! { ... }: from the parac! line on.
+    start = next(i for i, l in enumerate(lines) if "parac::parac!" in l)
+    body = lines[start:]
+    code = code_lines_rust(body)
+    counts = {"shared": 0}
+    starts = PARAC_STAGE_STARTS[p]
+    cur = "shared"
+    for i, l in enumerate(code):
+        for stage, pat in starts:
+            if re.search(pat, l):
+                cur = stage
+        if i >= len(code) - 2:  # closing `}` of the function and of parac!
+            cur = "shared"
+        counts[cur] = counts.get(cur, 0) + 1
+    return counts
+
+
+def hand_loc(p):
+    out = {}
+    for stage, files in HAND_FILES[p].items():
+        out[stage] = sum(len(code_lines_c((ROOT / "benches" / "hand" / f).read_text()))
+                         for f in files)
+    return out
+
+
+def host_loc(p):
+    """Lines of the pipeline's section of the hand harness (benches/hand/mod.rs)."""
+    lines = (ROOT / "benches" / "hand" / "mod.rs").read_text().splitlines()
+    try:
+        s = next(i for i, l in enumerate(lines) if l.startswith(f"// ---- {p} "))
+    except StopIteration:
+        return None
+    e = next((i for i in range(s + 1, len(lines)) if lines[i].startswith("// ---- ")),
+             len(lines))
+    return len(code_lines_rust(lines[s + 1:e]))
+
+
+def generated_loc(p, gen_dir):
+    """Generated OpenCL lines per stage: each top-level function goes to the region its name
+    carries (`r<k>_...` kernels, `..._r<k>_...` helpers); the rest (header, constants) is
+    shared."""
+    path = gen_dir / f"{p}.cl"
+    if not path.exists():
+        return None
+    text = path.read_text()
+    counts = {"shared": 0}
+    region = None
+    depth = 0
+    for raw in text.splitlines():
+        code = code_lines_c(raw)
+        if depth == 0:
+            m = re.search(r"(?<![A-Za-z0-9])r(\d+)_", raw.split("(")[0]) if "(" in raw else None
+            region = int(m.group(1)) if (m and raw.rstrip().endswith("{")) else None
+        if code:
+            key = STAGES[p][region] if region is not None and region < len(STAGES[p]) else (
+                f"region {region}" if region is not None else "shared")
+            counts[key] = counts.get(key, 0) + 1
+        depth += raw.count("{") - raw.count("}")
+        if depth <= 0:
+            depth = 0
+            region = None
+    return counts
+
+
+# ---- tables ---------------------------------------------------------------------------------
+
+def fmt_rate(pixels, t):
+    return f"{pixels / t / 1e6:,.0f}" if t else "–"
+
+
+def fmt_ms(t):
+    return f"{t * 1e3:,.2f}" if t is not None else "–"
+
+
+def tables(res, info, first, gen_dir):
+    sizes = info.get("sizes", {})
+    bw = info.get("copy_bandwidth_bytes_per_s")
+    fbytes = info.get("floor_bytes", {})
+    out = []
+    w = out.append
+
+    w("### Whole pipelines\n")
+    w("Throughput in Melem/s (million input pixels per second; higher is better), median time "
+      "per call in ms in parentheses.\n")
+    present = [c for c, _ in CONTENDERS
+               if any((p, c, None) in res for p in PIPELINES)]
+    w("| pipeline (size) | " + " | ".join(LABEL[c] for c in present) + " |")
+    w("|---|" + "---|" * len(present))
+    for p in PIPELINES:
+        m, n = sizes.get(p, (0, 0))
+        px = m * n
+        cells = []
+        for c in present:
+            t = res.get((p, c, None))
+            cells.append(f"{fmt_rate(px, t)} ({fmt_ms(t)})" if t else "–")
+        w(f"| {p} ({m}x{n}) | " + " | ".join(cells) + " |")
+    w("")
+
+    w("### Hand OpenCL against parac, and the floor\n")
+    w("`hand best` is the faster of the hand pipeline's two forms (fused, stage kernels), data "
+      "on the device; `hand call` adds the upload and download that a parac call does. The "
+      "floor is the time to read every input once and write every output once at the device's "
+      f"copy bandwidth ({bw / 1e9:.1f} GB/s, bytes read plus written, from a "
+      f"{info.get('copy_bytes', 0) >> 20} MiB `clEnqueueCopyBuffer`); each time is given as a "
+      "multiple of it.\n" if bw else "No OpenCL device: no floor.\n")
+    w("| pipeline | bytes in + out | floor (ms) | hand best (x floor) | hand call (x floor) | "
+      "parac Baseline (x floor) | parac Search (x floor) | parac CPU (x floor) | "
+      "parac Baseline / hand call | parac Baseline / hand best |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for p in PIPELINES:
+        b = fbytes.get(p)
+        fl = b / bw if (b and bw) else None
+        hands = [res.get((p, c, None)) for c in ("hand_opencl", "hand_opencl_stages")]
+        hands = [h for h in hands if h]
+        best = min(hands) if hands else None
+        call = res.get((p, "hand_opencl_call", None))
+        base = res.get((p, "parac_opencl_baseline", None))
+        srch = res.get((p, "parac_opencl_search", None))
+        cpu = res.get((p, "parac_cpu", None))
+
+        def x(t):
+            return f"{fmt_ms(t)} ({t / fl:,.1f}x)" if (t and fl) else fmt_ms(t)
+
+        def ratio(a, b):
+            return f"{a / b:,.1f}" if (a and b) else "–"
+        w(f"| {p} | {b / 1e6:,.1f} MB | {fmt_ms(fl)} | {x(best)} | {x(call)} | {x(base)} | "
+          f"{x(srch)} | {x(cpu)} | {ratio(base, call)} | {ratio(base, best)} |"
+          if b else f"| {p} | – | – | – | – | – | – | – | – | – |")
+    w("")
+
+    w("### Stages\n")
+    w("Hand OpenCL: the profiled device time of the stage's kernels (data in place); crates: the "
+      "wall time of the stage's closest crate call (`benches/crates.rs`). Melem/s counts the "
+      "pipeline's input pixels, so that the stages of a pipeline compare by time.\n")
+    w("| pipeline | stage | hand OpenCL ms | hand OpenCL Melem/s | crates ms | crates Melem/s |")
+    w("|---|---|---|---|---|---|")
+    for p in PIPELINES:
+        m, n = sizes.get(p, (0, 0))
+        for s in STAGES[p]:
+            h = res.get((f"{p}_stages", "hand_opencl", s))
+            c = res.get((f"{p}_stages", "crates", s))
+            w(f"| {p} | {s} | {fmt_ms(h)} | {fmt_rate(m * n, h)} | {fmt_ms(c)} | "
+              f"{fmt_rate(m * n, c)} |")
+    w("")
+
+    if first:
+        w("### Program build and first call\n")
+        w("Measured once, in a fresh process with parac's program cache (`PARAC_CACHE=0`) and "
+          "PoCL's kernel cache (`POCL_KERNEL_CACHE=0`) off, so every program is compiled from "
+          "source; times in ms. PoCL compiles each kernel for its work-group size at its first "
+          "launch, so the first call carries part of the compilation even after the build. "
+          "`open`: creating the runtime (device, context, queue); parac builds its programs "
+          "during the first call.\n")
+        cols = [("hand_build", "hand: build"), ("hand_first_call", "hand: first call"),
+                ("hand_second_call", "hand: 2nd call"),
+                ("parac_opencl_baseline_open", "parac Baseline: open"),
+                ("parac_opencl_baseline_first_call", "parac Baseline: first call"),
+                ("parac_opencl_baseline_second_call", "parac Baseline: 2nd call"),
+                ("parac_opencl_search_first_call", "parac Search: first call"),
+                ("parac_opencl_search_second_call", "parac Search: 2nd call"),
+                ("parac_cpu_first_call", "parac CPU: first call"),
+                ("parac_cpu_second_call", "parac CPU: 2nd call")]
+        w("| pipeline | " + " | ".join(c[1] for c in cols) + " |")
+        w("|---|" + "---|" * len(cols))
+        for p in PIPELINES:
+            f = first.get(p, {})
+            w(f"| {p} | " + " | ".join(fmt_ms(f.get(k)) for k, _ in cols) + " |")
+        w("")
+
+    w("### Lines of code (as the paper's Table 1)\n")
+    w("Non-blank, non-comment lines. parac: the pipeline's `parac!` source "
+      "(`examples/pipelines/`), per stage; `shared` is the signature, constants, intermediates "
+      "and host scalars. Hand: the kernels (`benches/hand/*.cl`, one file per stage, plus the "
+      "fused kernels) and the pipeline's host code in `benches/hand/mod.rs` (the shared harness "
+      "of device, buffers and launches not counted). Generated: the OpenCL parac emits for the "
+      "pipeline (`PARAC_DUMP`, Baseline plan), per region; `shared` is its header and "
+      "constants.\n")
+    w("| pipeline | stage | parac | hand OpenCL | generated OpenCL |")
+    w("|---|---|---|---|---|")
+    for p in PIPELINES:
+        pl = parac_loc(p)
+        hl = hand_loc(p)
+        gl = generated_loc(p, gen_dir) if gen_dir else None
+        rows = STAGES[p] + [k for k in hl if k not in STAGES[p]] + ["shared"]
+        for s in rows:
+            g = gl.get(s) if gl else None
+            w(f"| {p} | {s} | {pl.get(s, '–')} | {hl.get(s, '–')} | "
+              f"{g if g is not None else '–'} |")
+        host = host_loc(p)
+        w(f"| {p} | host code | – | {host if host is not None else '–'} | – |")
+        total_g = sum(gl.values()) if gl else None
+        w(f"| **{p}** | **total** | **{sum(pl.values())}** | "
+          f"**{sum(hl.values()) + (host or 0)}** | "
+          f"**{total_g if total_g is not None else '–'}** |")
+    w("")
+    return "\n".join(out)
+
+
+def chart(res, info, png):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed (pip install matplotlib): no chart", file=sys.stderr)
+        return False
+    sizes = info.get("sizes", {})
+    present = [c for c, _ in CONTENDERS if any((p, c, None) in res for p in PIPELINES)]
+    fig, ax = plt.subplots(figsize=(11, 6.2), dpi=110)
+    width = 0.8 / max(1, len(present))
+    cmap = plt.get_cmap("tab10")
+    for k, c in enumerate(present):
+        xs, ys = [], []
+        for i, p in enumerate(PIPELINES):
+            t = res.get((p, c, None))
+            if t:
+                m, n = sizes.get(p, (0, 0))
+                xs.append(i + (k - (len(present) - 1) / 2) * width)
+                ys.append(m * n / t / 1e6)
+        ax.bar(xs, ys, width, label=LABEL[c], color=cmap(k % 10))
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(PIPELINES)))
+    ax.set_xticklabels([f"{p}\n{sizes.get(p, ['?', '?'])[0]}x{sizes.get(p, ['?', '?'])[1]}"
+                        for p in PIPELINES])
+    ax.set_ylabel("Melem/s (input pixels, log scale)")
+    dev = info.get("device", "no OpenCL device")
+    ax.set_title(f"Four pipelines of APPS.md — {dev}", fontsize=9)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.13))
+    fig.tight_layout()
+    fig.savefig(png)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--criterion", help="criterion's output directory")
+    ap.add_argument("--update", help="markdown file whose report section to replace")
+    ap.add_argument("--png", help="where to write the chart (default: none)")
+    a = ap.parse_args()
+    cdir = criterion_dir(a.criterion)
+    res = load_results(cdir)
+    if not res:
+        sys.exit(f"no criterion results under {cdir}: run `cargo bench --bench apps` first")
+    extra = cdir / "parac-extra"
+    info = read_json(extra / "info.json")
+    first = read_json(extra / "first_call.json")
+    gen = extra / "generated"
+    text = tables(res, info, first, gen if gen.is_dir() else None)
+    if a.png:
+        if chart(res, info, a.png):
+            print(f"wrote {a.png}", file=sys.stderr)
+    if a.update:
+        path = Path(a.update)
+        doc = path.read_text()
+        begin, end = "<!-- report:begin -->", "<!-- report:end -->"
+        if begin not in doc or end not in doc:
+            sys.exit(f"{path} has no {begin} ... {end} section")
+        head, rest = doc.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        path.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
+        print(f"updated {path}", file=sys.stderr)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
