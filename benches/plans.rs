@@ -15,7 +15,6 @@
 //! `benches/plans_report.py` turns the results into the tables of `docs/benchmarks.md`.
 
 #[path = "../tests/common/data.rs"]
-#[allow(dead_code)]
 mod data;
 
 #[path = "../examples/pipelines/blur.rs"]

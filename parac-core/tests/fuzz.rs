@@ -44,6 +44,9 @@
 //! Failing cases are persisted by proptest (for an integration test, next to this file:
 //! `fuzz.proptest-regressions`) and replayed first.
 
+// `*index.get(SLICE)` picks a `&str` from a `&[&str]`; without the `*` inference asks for `[str]`.
+#![allow(clippy::explicit_auto_deref)]
+
 use parac_core::compile_str;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -2379,7 +2382,7 @@ fn deep_program(kind: usize, n: usize, salt: u64) -> String {
         // Parentheses each holding a chain: a tree as deep as the product.
         13 => {
             let depth = (n / 10).max(1);
-            let chain = vec!["s"; 10].join(" + ");
+            let chain = ["s"; 10].join(" + ");
             let mut e = chain.clone();
             for _ in 0..depth {
                 e = format!("({e}) + {chain}");
@@ -2449,8 +2452,8 @@ fn deep_nesting_sweep() {
     for n in sizes {
         table.push_str(&format!(" {n:>6}"));
     }
-    for kind in 0..DEEP_KINDS {
-        table.push_str(&format!("\n{:>2} {:<36}", kind, DEEP_NAMES[kind]));
+    for (kind, name) in DEEP_NAMES.iter().enumerate().take(DEEP_KINDS) {
+        table.push_str(&format!("\n{:>2} {:<36}", kind, name));
         let mut failed = false;
         for &n in &sizes {
             if failed {

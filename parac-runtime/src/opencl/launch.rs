@@ -165,6 +165,7 @@ impl Device {
         result
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn launch_kernel(
         &self,
         program: &Program,

@@ -30,7 +30,7 @@ pub use buffer::{Buffer, MemArg, Pod, Scalar};
 pub use device::{Device, DeviceInfo, devices};
 pub(crate) use device::{Want, select};
 pub use launch::Arg;
-pub use plan::{Candidate, PlanRecord, RegionPlans, plan_records};
+pub use plan::{Candidate, PlanRecord, RegionPlans, describe as describe_plan, plan_records};
 pub use program::Program;
 #[doc(hidden)]
 pub use program::cache_file_path;

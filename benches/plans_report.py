@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Markdown tables of `cargo bench --bench plans` (docs/benchmarks.md, "Optimization model").
+
+Reads criterion's `target/criterion/{plans_*,border_*}/*/new/estimates.json` (median) and the
+per-stage search records of `target/criterion/plan-records.txt`; prints the tables.
+Usage: python3 benches/plans_report.py [target/criterion]
+"""
+import json
+import os
+import re
+import sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else "target/criterion"
+
+
+def median_ms(group, bench):
+    # criterion replaces '/' and '+' in ids by '_'? It keeps '+'; directories use the id as is.
+    p = os.path.join(root, group, bench, "new", "estimates.json")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        return json.load(f)["median"]["point_estimate"] / 1e6
+
+
+# The benchmarks of the last run (criterion keeps older ones): its "first call" lines.
+RAN = {}
+_rec = os.path.join(root, "plan-records.txt")
+if os.path.exists(_rec):
+    for _line in open(_rec):
+        _m = re.match(r"(plans|border)/(\S+)/(\S+)\tfirst call ([0-9.]+) ms", _line.strip())
+        if _m:
+            RAN[(f"{_m.group(1)}_{_m.group(2)}", _m.group(3))] = float(_m.group(4))
+
+
+def benches(group):
+    return sorted(b for (g, b) in RAN if g == group)
+
+
+print("### Whole pipelines (criterion median, ms; speed-up over the baseline plan)\n")
+print("| pipeline | plan | ms | speed-up | first call (ms) |")
+print("|---|---|---:|---:|---:|")
+for pipe in ["blur", "laplacian", "sharpen", "unsharp"]:
+    g = f"plans_{pipe}"
+    base = median_ms(g, "baseline")
+    order = ["baseline"] + [b for b in benches(g) if b not in ("baseline", "model", "search")] + ["model", "search"]
+    for b in order:
+        t = median_ms(g, b) if (g, b) in RAN else None
+        if t is None or base is None:
+            continue
+        first = RAN.get((g, b), float("nan"))
+        print(f"| {pipe} | {b} | {t:.2f} | {base / t:.2f}x | {first:.0f} |")
+
+print("\n### Border rules against a pre-padded input (criterion median, ms)\n")
+print("| stencil | mode | ms | cost vs padded |")
+print("|---|---|---:|---:|")
+for st in ["tap3", "box5"]:
+    g = f"border_{st}"
+    pad = median_ms(g, "padded")
+    for m in ["padded", "constant", "clamp", "reflect", "reflect101", "wrap"]:
+        t = median_ms(g, m)
+        if t is None or pad is None:
+            continue
+        print(f"| {st} | {m} | {t:.2f} | {t / pad:.2f}x |")
+
+rec = os.path.join(root, "plan-records.txt")
+if os.path.exists(rec):
+    print("\n### Per stage: kernel times measured by the plan search (profiling events, ms)\n")
+    print("| stage | size class | baseline | chosen plan | chosen | speed-up |")
+    print("|---|---|---:|---|---:|---:|")
+    pat = re.compile(r"parac plan (\S+) \[(\S+)\]: (\S+)@(\S+) ([0-9.]+) ms; all \(ms\): (.*)")
+    for line in open(rec):
+        m = pat.match(line.strip())
+        if not m:
+            continue
+        stage, cls, label, wg, t, rest = m.groups()
+        times = {}
+        for item in rest.split(", "):
+            k, _, v = item.rpartition(" ")
+            times[k] = float(v)
+        base = times.get("baseline@-")
+        if base is None:
+            continue
+        print(f"| {stage} | {cls} | {base:.3f} | {label} @{wg} | {float(t):.3f} | {base / float(t):.2f}x |")
