@@ -37,14 +37,15 @@ __kernel void sh_final(__global const uchar* src, int sp, __global const uchar* 
         minmax3(src + clamp(x0 - 1 + k, 0, m - 1) * sp, y0, n, &lo[k], &hi[k]);
     for (int k = 1; k <= 4 && x0 + k - 1 < m; k++) {
         const int x = x0 + k - 1;
-        const int16 wlo = convert_int16(min(lo[k - 1], min(lo[k], lo[k + 1])));
-        const int16 whi = convert_int16(max(hi[k - 1], max(hi[k], hi[k + 1])));
-        const int16 s = convert_int16(vload16(0, src + x * sp + y0));
-        const int16 u = convert_int16(vload16(0, up + x * up_p + y0));
-        const int16 e = convert_int16(vload16(0, edge + x * ep + y0));
-        const int16 gain = min(convert_int16(convert_float16(e * 16) / div), 32);
-        const int16 pre = u + ((s - u) * (16 + gain)) / 16;
-        const int16 o = clamp(clamp(pre, wlo - 8, whi + 8), 0, 255);
+        // 16-bit lanes: |err| <= 255 and 16 + gain <= 48, so every value fits a short.
+        const short16 wlo = convert_short16(min(lo[k - 1], min(lo[k], lo[k + 1])));
+        const short16 whi = convert_short16(max(hi[k - 1], max(hi[k], hi[k + 1])));
+        const short16 s = convert_short16(vload16(0, src + x * sp + y0));
+        const short16 u = convert_short16(vload16(0, up + x * up_p + y0));
+        const short16 e = convert_short16(vload16(0, edge + x * ep + y0));
+        const short16 gain = min(convert_short16(convert_float16(e * (short)16) / div), (short)32);
+        const short16 pre = u + ((s - u) * ((short)16 + gain)) / (short)16;
+        const short16 o = clamp(clamp(pre, wlo - (short)8, whi + (short)8), (short)0, (short)255);
         vstore16(convert_uchar16(o), 0, out + x * op + y0);
     }
 }

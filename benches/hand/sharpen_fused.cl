@@ -79,16 +79,17 @@ __kernel void sh_final_fused(__global const uchar* src, int sp, __global const u
     for (int a = 0; a < 4; a++) {
         const int x = 4 * i0 + 2 + a;
         if (x < 0 || x >= m) continue;
-        const int16 u = convert_int16(
+        // 16-bit lanes, as in sh_final.
+        const short16 u = convert_short16(
             ((ushort)(7 - 2 * a) * h0 + (ushort)(2 * a + 1) * h1 + (ushort)32) >> (ushort)6);
         const short16 gx = d[a] + d[a + 1] + d[a + 1] + d[a + 2];
         const short16 gy = s[a + 2] - s[a];
-        const int16 e = convert_int16(min(abs(gx) + abs(gy), (ushort16)255));
-        const int16 gain = min(convert_int16(convert_float16(e * 16) / div), 32);
-        const int16 pre = u + ((convert_int16(ctr[a + 1]) - u) * (16 + gain)) / 16;
-        const int16 wlo = convert_int16(min(lo[a], min(lo[a + 1], lo[a + 2])));
-        const int16 whi = convert_int16(max(hi[a], max(hi[a + 1], hi[a + 2])));
-        const int16 o = clamp(clamp(pre, wlo - 8, whi + 8), 0, 255);
+        const short16 e = convert_short16(min(abs(gx) + abs(gy), (ushort16)255));
+        const short16 gain = min(convert_short16(convert_float16(e * (short)16) / div), (short)32);
+        const short16 pre = u + ((ctr[a + 1] - u) * ((short)16 + gain)) / (short)16;
+        const short16 wlo = min(lo[a], min(lo[a + 1], lo[a + 2]));
+        const short16 whi = max(hi[a], max(hi[a + 1], hi[a + 2]));
+        const short16 o = clamp(clamp(pre, wlo - (short)8, whi + (short)8), (short)0, (short)255);
         vstore16(convert_uchar16(o), 0, out + x * op + y0);
     }
 }
