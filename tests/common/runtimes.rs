@@ -40,7 +40,15 @@ pub fn cpu() -> &'static Runtime {
 pub fn fresh_opencl() -> Option<Runtime> {
     let spec = opencl_spec();
     match Runtime::from_spec(&spec) {
+        // The model's plan, not the search: a search per size class would time every candidate
+        // of every region of every test program (tests/plans.rs covers the search and every
+        // candidate).
         Ok(rt) => {
+            let rt = if std::env::var_os("PARAC_PLAN").is_none() {
+                rt.with_policy(parac::PlanPolicy::Model)
+            } else {
+                rt
+            };
             assert!(
                 rt.device().is_some(),
                 "`{spec}` gave no OpenCL device: {}",
