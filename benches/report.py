@@ -158,30 +158,41 @@ def host_loc(p):
 
 
 def generated_loc(p, gen_dir):
-    """Generated OpenCL lines per stage: each top-level function goes to the region its name
-    carries (`r<k>_...` kernels, `..._r<k>_...` helpers); the rest (header, constants) is
-    shared."""
+    """Generated OpenCL lines per stage, as two dicts: the baseline plan's kernels and helpers,
+    and every plan candidate the program holds. Each top-level function goes to the region its
+    name carries (`r<k>_<name>` baseline kernels, `r<k>_<name>__<label>` candidates, `..._r<k>_...`
+    helpers); the rest (header, constants) is shared."""
     path = gen_dir / f"{p}.cl"
     if not path.exists():
-        return None
-    text = path.read_text()
-    counts = {"shared": 0}
-    region = None
-    depth = 0
-    for raw in text.splitlines():
-        code = code_lines_c(raw)
+        return None, None
+    base = {"shared": 0}
+    every = {"shared": 0}
+    region, variant, depth, pending = None, False, 0, 0
+    for raw in path.read_text().splitlines():
+        code = bool(code_lines_c(raw))
         if depth == 0:
-            m = re.search(r"(?<![A-Za-z0-9])r(\d+)_", raw.split("(")[0]) if "(" in raw else None
-            region = int(m.group(1)) if (m and raw.rstrip().endswith("{")) else None
+            head = raw.split("(")[0] if "(" in raw else ""
+            m = re.search(r"(?<![A-Za-z0-9])r(\d+)_(\w*)", head)
+            if m and raw.rstrip().endswith("{"):
+                region, variant = int(m.group(1)), "__" in m.group(2)
+            elif raw.startswith("__kernel __attribute__"):
+                pending += 1  # the attribute line of the next kernel
+                continue
+            else:
+                region, variant = None, False
         if code:
-            key = STAGES[p][region] if region is not None and region < len(STAGES[p]) else (
-                f"region {region}" if region is not None else "shared")
-            counts[key] = counts.get(key, 0) + 1
+            key = "shared"
+            if region is not None:
+                key = STAGES[p][region] if region < len(STAGES[p]) else f"region {region}"
+            n = 1 + pending
+            pending = 0
+            every[key] = every.get(key, 0) + n
+            if not variant:
+                base[key] = base.get(key, 0) + n
         depth += raw.count("{") - raw.count("}")
         if depth <= 0:
-            depth = 0
-            region = None
-    return counts
+            depth, region, variant = 0, None, False
+    return base, every
 
 
 # ---- tables ---------------------------------------------------------------------------------
@@ -295,25 +306,31 @@ def tables(res, info, first, gen_dir):
       "and host scalars. Hand: the kernels (`benches/hand/*.cl`, one file per stage, plus the "
       "fused kernels) and the pipeline's host code in `benches/hand/mod.rs` (the shared harness "
       "of device, buffers and launches not counted). Generated: the OpenCL parac emits for the "
-      "pipeline (`PARAC_DUMP`, Baseline plan), per region; `shared` is its header and "
+      "pipeline (`PARAC_DUMP`), per region: the baseline plan's kernels and helpers, and every "
+      "candidate kernel of the plan search that the program holds; `shared` is its header and "
       "constants.\n")
-    w("| pipeline | stage | parac | hand OpenCL | generated OpenCL |")
-    w("|---|---|---|---|---|")
+    w("| pipeline | stage | parac | hand OpenCL | generated, baseline plan | "
+      "generated, every plan candidate |")
+    w("|---|---|---|---|---|---|")
     for p in PIPELINES:
         pl = parac_loc(p)
         hl = hand_loc(p)
-        gl = generated_loc(p, gen_dir) if gen_dir else None
+        gb, ga = generated_loc(p, gen_dir) if gen_dir else (None, None)
+
+        def get(d, k):
+            v = d.get(k) if d else None
+            return "–" if v is None else v
         rows = STAGES[p] + [k for k in hl if k not in STAGES[p]] + ["shared"]
         for s in rows:
-            g = gl.get(s) if gl else None
-            w(f"| {p} | {s} | {pl.get(s, '–')} | {hl.get(s, '–')} | "
-              f"{g if g is not None else '–'} |")
+            w(f"| {p} | {s} | {pl.get(s, '–')} | {hl.get(s, '–')} | {get(gb, s)} | "
+              f"{get(ga, s)} |")
         host = host_loc(p)
-        w(f"| {p} | host code | – | {host if host is not None else '–'} | – |")
-        total_g = sum(gl.values()) if gl else None
+        w(f"| {p} | host code | – | {host if host is not None else '–'} | – | – |")
+
+        def total(d):
+            return sum(d.values()) if d else "–"
         w(f"| **{p}** | **total** | **{sum(pl.values())}** | "
-          f"**{sum(hl.values()) + (host or 0)}** | "
-          f"**{total_g if total_g is not None else '–'}** |")
+          f"**{sum(hl.values()) + (host or 0)}** | **{total(gb)}** | **{total(ga)}** |")
     w("")
     return "\n".join(out)
 
