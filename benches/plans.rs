@@ -38,21 +38,19 @@ fn labels(file: &str) -> Vec<String> {
     let start = rust.find("parac! {").expect("a parac! block") + "parac! {".len();
     let end = rust.rfind('}').expect("closing brace");
     let c = parac_core::compile_str(&rust[start..end]);
-    let mut out: Vec<String> = Vec::new();
-    for f in &c.module.functions {
-        for rid in 0..f.regions.len() {
-            for v in parac_core::codegen::plan::candidates(f, rid)
-                .into_iter()
-                .skip(1)
-            {
-                let l = v.label();
-                if !out.contains(&l) {
-                    out.push(l);
-                }
+    c.module
+        .functions
+        .iter()
+        .flat_map(parac_core::codegen::plan::labels)
+        .fold(Vec::new(), |mut all: Vec<String>, l| {
+            if !all.contains(&l) {
+                all.push(l);
             }
-        }
-    }
-    out
+            all
+        })
+        .into_iter()
+        .filter(|l| l != "baseline")
+        .collect()
 }
 
 fn div() -> usize {

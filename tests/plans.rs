@@ -38,18 +38,18 @@ fn labels(file: &str) -> Vec<String> {
     let end = rust.rfind('}').expect("closing brace");
     let c = parac_core::compile_str(&rust[start..end]);
     assert!(c.diagnostics.is_empty(), "{file}: {:?}", c.diagnostics);
-    let mut out: Vec<String> = Vec::new();
-    for f in &c.module.functions {
-        for rid in 0..f.regions.len() {
-            for v in parac_core::codegen::plan::candidates(f, rid) {
-                let l = v.label();
-                if !out.contains(&l) {
-                    out.push(l);
-                }
+    c.module
+        .functions
+        .iter()
+        .flat_map(parac_core::codegen::plan::labels)
+        .fold(Vec::new(), |mut all: Vec<String>, l| {
+            if !all.contains(&l) {
+                all.push(l);
             }
-        }
-    }
-    out
+            all
+        })
+        .into_iter()
+        .collect()
 }
 
 /// Which labels a run covers: every one, or (for the `cbs` rerun) those using local memory.

@@ -109,6 +109,21 @@ impl Variant {
     }
 }
 
+/// The labels of every candidate of every region of `f`, in first-seen order (`baseline`
+/// first): what `PlanPolicy::Force` can name for this function.
+pub fn labels(f: &Function) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for rid in 0..f.regions.len() {
+        for v in candidates(f, rid) {
+            let l = v.label();
+            if !out.contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
 /// What the model needs to know of a region's reads (a stand-in for the full feature analysis
 /// where it is not available): whether neighbouring iterations share data along columns and
 /// along rows, and whether the region reads a matrix it writes.

@@ -173,11 +173,18 @@ pub fn program(f: &Function) -> String {
                 reduction_kernel(&mut out, f, rid, op, matrix)
             }
         }
-        for v in super::plan::candidates(f, rid).iter().skip(1) {
+        let cands = super::plan::candidates(f, rid);
+        // The subscripts' affine forms, evaluated on sample sizes: once per region.
+        let aff = if cands.len() > 1 {
+            variant::affs(f, r)
+        } else {
+            Vec::new()
+        };
+        for v in cands.iter().skip(1) {
             out.push('\n');
             let name = variant_name(f, rid, v);
             match r.kind {
-                RegionKind::Iterator => variant::variant_kernel(&mut out, f, rid, v, &name),
+                RegionKind::Iterator => variant::variant_kernel(&mut out, f, rid, v, &name, &aff),
                 RegionKind::Reduction { op, matrix, .. } => {
                     reduce::tree_kernel(&mut out, f, rid, op, matrix, v, &name)
                 }
@@ -392,18 +399,32 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
     }
 }
 
-fn reduction_kernel(out: &mut String, f: &Function, rid: RegionId, op: ReduceOp, m: MatrixId) {
-    let name = kernel_name(f, rid);
-    let mat = &f.matrices[m];
+/// The C binary operator of `op` (`.*` on blocks is elementwise `*`).
+fn c_op(op: BinOp) -> &'static str {
+    if op == BinOp::ElemMul {
+        "*"
+    } else {
+        op.symbol()
+    }
+}
+
+/// A reduced matrix as rows (every dimension but the last, multiplied) and columns, in C.
+fn rows_cols(f: &Function, rid: RegionId, m: MatrixId) -> (String, String) {
     let k = K::plain(f, &f.regions[rid], false, 0);
-    let dims: Vec<String> = mat.dims.iter().map(|d| k.expr_pure(d)).collect();
+    let dims: Vec<String> = f.matrices[m].dims.iter().map(|d| k.expr_pure(d)).collect();
     let nd = dims.len();
-    let cols = dims[nd - 1].clone();
     let rows = if nd == 1 {
         "1".to_string()
     } else {
         dims[..nd - 1].join(") * (")
     };
+    (rows, dims[nd - 1].clone())
+}
+
+fn reduction_kernel(out: &mut String, f: &Function, rid: RegionId, op: ReduceOp, m: MatrixId) {
+    let name = kernel_name(f, rid);
+    let mat = &f.matrices[m];
+    let (rows, cols) = rows_cols(f, rid, m);
     let t = cty(mat.elem);
     let (acc_t, init, step, store) = match (op, mat.elem.is_float()) {
         (ReduceOp::Sum | ReduceOp::Mean, true) => ("float", "0.0f", "s += v;", "out[row] = s;"),
@@ -582,11 +603,7 @@ impl K<'_> {
             ExprKind::Unary(UnOp::Not, a) if t == Scalar::Bool => format!("(!({}))", go(a)),
             ExprKind::Unary(UnOp::Not, a) => format!("(~({}))", go(a)),
             ExprKind::Binary(op, a, b) => {
-                let o = if *op == BinOp::ElemMul {
-                    "*"
-                } else {
-                    op.symbol()
-                };
+                let o = c_op(*op);
                 format!("(({}) {o} ({}))", go(a), go(b))
             }
             ExprKind::Call(b, args) => {
@@ -748,11 +765,7 @@ impl K<'_> {
                 if let Some(p) = self.peep_binary(e, *op, a, b, &x, &y) {
                     return p;
                 }
-                let o = if *op == BinOp::ElemMul {
-                    "*"
-                } else {
-                    op.symbol()
-                };
+                let o = c_op(*op);
                 format!("(({x}) {o} ({y}))")
             }
             ExprKind::Call(b, args) => {
@@ -875,11 +888,7 @@ impl K<'_> {
                     }
                 };
                 let (x, y) = (side(a, pre), side(b, pre));
-                let o = if *op == BinOp::ElemMul {
-                    "*"
-                } else {
-                    op.symbol()
-                };
+                let o = c_op(*op);
                 format!("({x} {o} {y})")
             }
             ExprKind::MatMul(a, b) => {

@@ -17,15 +17,7 @@ pub(super) fn tree_kernel(
 ) {
     let l = v.tree.unwrap_or(64).next_power_of_two();
     let mat = &f.matrices[m];
-    let k = K::plain(f, &f.regions[rid], false, 0);
-    let dims: Vec<String> = mat.dims.iter().map(|d| k.expr_pure(d)).collect();
-    let nd = dims.len();
-    let cols = dims[nd - 1].clone();
-    let rows = if nd == 1 {
-        "1".to_string()
-    } else {
-        dims[..nd - 1].join(") * (")
-    };
+    let (rows, cols) = rows_cols(f, rid, m);
     let t = cty(mat.elem);
     let float = mat.elem.is_float();
     let promoted = mat.elem.promote();

@@ -389,11 +389,7 @@ impl K<'_> {
                     }
                 };
                 let (x, y) = (side(a, pre), side(b, pre));
-                let o = if *op == BinOp::ElemMul {
-                    "*"
-                } else {
-                    op.symbol()
-                };
+                let o = c_op(*op);
                 format!("({x} {o} {y})")
             }
             ExprKind::MatMul(a, b) => {
@@ -522,12 +518,12 @@ pub(super) fn variant_kernel(
     rid: RegionId,
     v: &Variant,
     kname: &str,
+    aff: &[Vec<Option<Affine>>],
 ) {
     let r = &f.regions[rid];
-    let aff = affs(f, r);
     let slots = cl_slots(r);
     let lanes = lanes_of(r, v);
-    let tiles = tiles(f, rid, v, &aff);
+    let tiles = tiles(f, rid, v, aff);
     let mut base = K::plain(f, r, true, 0);
     base.tiles = &tiles;
     // Bordered loads the tiles need and the baseline kernel did not.
@@ -633,7 +629,7 @@ pub(super) fn variant_kernel(
             String::new()
         };
         k.loff = off.clone();
-        k.aff = &aff;
+        k.aff = aff;
         k.tiles = &tiles;
         if v.cse || v.vmem {
             k.cache = Some(&cache);
@@ -676,7 +672,7 @@ pub(super) fn variant_kernel(
     let mut k = K::plain(f, r, true, 500_000);
     k.bases = vars.clone();
     k.vars = vars;
-    k.aff = &aff;
+    k.aff = aff;
     k.tiles = &tiles;
     k.stmts(&mut slow, &r.body, depth);
     for c in (0..closes).rev() {
