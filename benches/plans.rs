@@ -11,7 +11,8 @@
 //!   pre-padded input.
 //!
 //! The first call of each configuration (program build, plan search) runs before its
-//! measurement and is reported on its own. `PARAC_BENCH_SMALL=1` shrinks the images by 4.
+//! measurement and is reported on its own. `PARAC_BENCH_SMALL=1` shrinks the images by 4;
+//! `PARAC_BENCH_PARTS=border,blur,...` runs only the named parts (`border` and the pipelines).
 //! `benches/plans_report.py` turns the results into the tables of `docs/benchmarks.md`.
 
 #[path = "../tests/common/data.rs"]
@@ -137,7 +138,15 @@ parac::parac! {
 
 type Border = fn(&Runtime, &Matrix<i32>, &mut Matrix<i32>) -> Result<(), parac::Error>;
 
+/// Whether `PARAC_BENCH_PARTS` (unset: all) names `part`.
+fn part(name: &str) -> bool {
+    std::env::var("PARAC_BENCH_PARTS").map_or(true, |v| v.split(',').any(|p| p.trim() == name))
+}
+
 fn border_bench(c: &mut Criterion, rt: &Runtime, firsts: &mut String) {
+    if !part("border") {
+        return;
+    }
     let (m, n) = (2160 / div(), 3840 / div());
     for (stencil, pad, modes) in [
         (
@@ -202,6 +211,9 @@ fn pipeline_bench(
     mut run: impl FnMut(&Runtime),
     firsts: &mut String,
 ) {
+    if !part(name) {
+        return;
+    }
     let mut policies = vec![("baseline".to_string(), PlanPolicy::Baseline)];
     // Each transform alone (the combinations are timed per stage by the search), plus the
     // model's first-ranked combination.

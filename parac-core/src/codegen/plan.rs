@@ -18,7 +18,12 @@
 //! - `lds<X>x<Y>`: a work-group of `X` by `Y` work-items loads the tile it reads of each
 //!   reused matrix into local memory, cooperatively and coalesced, behind a barrier;
 //! - `tree<L>`: a global reduction done per work-item serially, then as a tree in local memory
-//!   over a work-group of `L`, then across groups on the host.
+//!   over a work-group of `L`, then across groups on the host;
+//! - `split`: loop partitioning for border rules. The kernel covers only the interior box (the
+//!   iterations whose bordered reads are all inside their matrices, and whole work-items of
+//!   lanes), with no check and no border path; the baseline kernel covers the strips around
+//!   it. The box is computed on the host from the subscripts' affine forms
+//!   ([`super::opencl::bounds`]).
 
 use crate::ir::*;
 
@@ -43,6 +48,8 @@ pub struct Variant {
     pub lds: Option<(u32, u32)>,
     /// Tree reduction with this work-group size.
     pub tree: Option<u32>,
+    /// Loop partitioning: the kernel runs the interior box only, the baseline the border strips.
+    pub split: bool,
 }
 
 impl Variant {
@@ -76,6 +83,7 @@ impl Variant {
             (self.vmem, "vmem"),
             (self.peep, "peep"),
             (self.m24, "m24"),
+            (self.split, "split"),
         ] {
             if on {
                 p.push(name.to_string());
@@ -124,97 +132,49 @@ pub fn labels(f: &Function) -> Vec<String> {
     out
 }
 
-/// What the model needs to know of a region's reads (a stand-in for the full feature analysis
-/// where it is not available): whether neighbouring iterations share data along columns and
-/// along rows, and whether the region reads a matrix it writes.
+/// What the model needs to know of a region, read from its features ([`Region::features`],
+/// the feature analysis of Algorithm 2): whether neighbouring work-items share data along the
+/// horizontal and along the vertical slot, and whether the region reads a matrix it writes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Reuse {
-    /// Some read covers several columns per iteration (or neighbours read the same columns).
+    /// Some matrix read (not a constant table) is shared by neighbouring work-items along the
+    /// horizontal slot.
     pub horizontal: bool,
-    /// Some read covers several rows per iteration.
+    /// The same along the vertical slot.
     pub vertical: bool,
-    /// The widest reach in rows (for tile sizing).
-    pub row_halo: u32,
     /// Some block (window) is read: unrolling applies.
     pub windows: bool,
     /// The region reads a matrix it writes: only the baseline keeps its order of effects.
     pub self_read: bool,
     /// The narrowest element size read or written, in bytes.
     pub min_elem: usize,
-    /// Two iteration slots (a 2-D region).
+    /// Two parallel dimensions (`ParDim` = 2).
     pub two_d: bool,
 }
 
 /// The reuse facts of region `rid`.
 pub fn reuse(f: &Function, rid: RegionId) -> Reuse {
     let r = &f.regions[rid];
-    let mut u = Reuse {
-        min_elem: 8,
-        two_d: r.dims.iter().filter(|d| d.is_some()).count() == 2,
-        ..Reuse::default()
-    };
-    let written: Vec<MatrixId> = r
-        .accesses
-        .iter()
-        .filter(|a| a.write)
-        .map(|a| a.matrix)
-        .collect();
-    for (i, a) in r.accesses.iter().enumerate() {
-        let m = &f.matrices[a.matrix];
-        if matches!(m.kind, MatrixKind::Const(_)) {
-            continue;
-        }
-        u.min_elem = u.min_elem.min(elem_bytes(m.elem));
-        if a.write {
-            continue;
-        }
-        if written.contains(&a.matrix) {
-            u.self_read = true;
-        }
-        let n = a.subs.len();
-        for (k, s) in a.subs.iter().enumerate() {
-            if let Sub::Window { len, .. } = s {
-                u.windows = true;
-                if *len > 1 {
-                    if k + 1 == n {
-                        u.horizontal = true;
-                    } else {
-                        u.vertical = true;
-                    }
-                }
-            }
-        }
-        if let Some(Some(reach)) = r.reach.get(i) {
-            if reach.len() >= 2 {
-                let (b, e) = reach[reach.len() - 2];
-                u.row_halo = u.row_halo.max(b.max(e));
-            }
-        }
+    let ft = &r.features;
+    let reads = || ft.matrices.iter().filter(|u| !u.def && !u.constant);
+    Reuse {
+        horizontal: reads().any(|u| u.h_reuse_len > 0),
+        vertical: reads().any(|u| u.v_reuse_len > 0),
+        windows: r
+            .accesses
+            .iter()
+            .filter(|a| !a.write && !matches!(f.matrices[a.matrix].kind, MatrixKind::Const(_)))
+            .any(|a| a.subs.iter().any(|s| matches!(s, Sub::Window { .. }))),
+        self_read: reads().any(|u| ft.matrices.iter().any(|w| w.def && w.matrix == u.matrix)),
+        min_elem: ft
+            .matrices
+            .iter()
+            .filter(|u| !u.constant)
+            .map(|u| elem_bytes(f.matrices[u.matrix].elem))
+            .min()
+            .unwrap_or(8),
+        two_d: ft.par_dim == 2,
     }
-    // Several point reads of one matrix at different offsets: reuse along the dimension in
-    // which their subscripts differ.
-    for (i, a) in r.accesses.iter().enumerate() {
-        for b in &r.accesses[i + 1..] {
-            if a.write || b.write || a.matrix != b.matrix || a.subs.len() != b.subs.len() {
-                continue;
-            }
-            let n = a.subs.len();
-            for k in 0..n {
-                let differ = match (&a.subs[k], &b.subs[k]) {
-                    (Sub::Point(x), Sub::Point(y)) => format!("{x:?}") != format!("{y:?}"),
-                    _ => false,
-                };
-                if differ {
-                    if k + 1 == n {
-                        u.horizontal = true;
-                    } else {
-                        u.vertical = true;
-                    }
-                }
-            }
-        }
-    }
-    u
 }
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
@@ -245,6 +205,9 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
             if u.self_read {
                 return out;
             }
+            // Border rules whose box of safe iterations the host can compute: the interior
+            // runs without checks (loop partitioning).
+            let split = super::opencl::bounds(f, rid).is_some();
             // Narrow elements pack more lanes into one vector access.
             let w = if u.min_elem == 1 { 8 } else { 4 };
             let full = |cols: u32, rows: u32| Variant {
@@ -254,6 +217,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
                 cse: true,
                 vmem: true,
                 peep: true,
+                split,
                 ..base.clone()
             };
             // Algorithm 1: horizontal reuse (or plain streaming) → horizontal vector
@@ -280,6 +244,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
                     },
                     Variant {
                         lds: Some((16, 8)),
+                        split: false,
                         ..full(w, 1)
                     },
                 ] {
@@ -323,6 +288,12 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
                 m24: true,
                 ..base.clone()
             });
+            if split {
+                add(Variant {
+                    split: true,
+                    ..base.clone()
+                });
+            }
         }
     }
     out

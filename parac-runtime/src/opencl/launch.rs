@@ -143,13 +143,14 @@ impl Device {
                 format!("program `{}` was built for another device", program.name()),
             ));
         }
-        self.launch_event(program, kernel, global, local, args, false)
+        self.launch_event(program, kernel, global, local, args, None, false)
             .map(|_| ())
     }
 
     /// [`launch`](Device::launch), returning the enqueue's event (`None` when nothing was
-    /// enqueued); with `exact`, a failing local size is an error, not retried (kernels whose
-    /// local tiles are sized for it).
+    /// enqueued), with a global work offset if `offset` is given; with `exact`, a failing local
+    /// size is an error, not retried (kernels whose local tiles are sized for it).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_event(
         &self,
         program: &Program,
@@ -157,10 +158,11 @@ impl Device {
         global: &[usize],
         local: Option<&[usize]>,
         args: &[Arg<'_>],
+        offset: Option<&[usize]>,
         exact: bool,
     ) -> Result<Option<Event>, Error> {
         let k = program.take_kernel(kernel)?;
-        let result = self.launch_kernel(program, kernel, &k, global, local, args, exact);
+        let result = self.launch_kernel(program, kernel, &k, global, local, args, offset, exact);
         program.put_kernel(kernel, k);
         result
     }
@@ -174,9 +176,17 @@ impl Device {
         global: &[usize],
         local: Option<&[usize]>,
         args: &[Arg<'_>],
+        offset: Option<&[usize]>,
         exact: bool,
     ) -> Result<Option<Event>, Error> {
         let pname = program.name();
+        if offset.is_some_and(|o| o.len() != global.len()) {
+            return Err(cl_error(
+                format!("clEnqueueNDRangeKernel({kernel})"),
+                code::INVALID_WORK_DIMENSION,
+                format!("global offset {offset:?} for global size {global:?}"),
+            ));
+        }
         if args.len() != k.num_args as usize {
             return Err(cl_error(
                 format!("clSetKernelArg({kernel})"),
@@ -247,13 +257,13 @@ impl Device {
                 None => global.to_vec(),
             };
             let l = current.as_deref();
-            // SAFETY: `g` and `l` have `g.len()` (1 to 3) elements, or `l` is null; all
-            // arguments are set.
+            // SAFETY: `g`, `l` and `offset` have `g.len()` (1 to 3) elements, or `l` / `offset`
+            // is null; all arguments are set.
             let r = unsafe {
                 self.queue.enqueue_nd_range_kernel(
                     k.kernel.get(),
                     g.len() as u32,
-                    ptr::null(),
+                    offset.map_or(ptr::null(), <[usize]>::as_ptr),
                     g.as_ptr(),
                     l.map_or(ptr::null(), <[usize]>::as_ptr),
                     &[],

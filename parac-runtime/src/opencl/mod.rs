@@ -21,6 +21,7 @@
 mod buffer;
 mod device;
 mod launch;
+mod partition;
 mod plan;
 mod program;
 
@@ -30,6 +31,7 @@ pub use buffer::{Buffer, MemArg, Pod, Scalar};
 pub use device::{Device, DeviceInfo, devices};
 pub(crate) use device::{Want, select};
 pub use launch::Arg;
+pub use partition::{Bound, interior};
 pub use plan::{Candidate, PlanRecord, RegionPlans, describe as describe_plan, plan_records};
 pub use program::Program;
 #[doc(hidden)]

@@ -6,7 +6,8 @@
 //! processes skip the search.
 //!
 //! `PARAC_LOG=plan` prints one line per search: the choice and the measured time of every other
-//! candidate. [`plan_records`] returns the same records to programs (the benches print them).
+//! candidate; `PARAC_LOG=launch` one line per enqueue of a region, with its kernel time (it waits
+//! for each). [`plan_records`] returns the same records to programs (the benches print them).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -15,8 +16,11 @@ use std::sync::{Mutex, PoisonError};
 
 use super::device::Device;
 use super::launch::Arg;
+use super::partition::strips;
 use super::program::Program;
 use crate::{Error, PlanPolicy};
+use opencl3::event::Event;
+use std::ops::Range;
 
 /// One candidate plan of a region, as the code `parac!` emits describes it.
 #[derive(Clone, Copy, Debug)]
@@ -33,6 +37,20 @@ pub struct Candidate {
     pub local_bytes: usize,
     /// A tree reduction: launched as work-groups of `local`, one partial per group.
     pub tree: bool,
+    /// Loop partitioning: the kernel runs the interior box only (with a global offset and its
+    /// end per dimension as extra arguments), the baseline kernel the strips around it.
+    pub split: bool,
+}
+
+/// One enqueue of a plan: `kernel` over `global` work-items from `offset`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Launch {
+    kernel: &'static str,
+    offset: Vec<usize>,
+    global: Vec<usize>,
+    local: Option<Vec<usize>>,
+    /// The box's end (`offset + global`) is passed after the arguments (split kernels).
+    ends: bool,
 }
 
 /// The candidates of one region.
@@ -79,6 +97,11 @@ pub fn plan_records() -> Vec<PlanRecord> {
         .clone()
 }
 
+/// Whether `PARAC_LOG` (a comma-separated list) names `what`.
+fn log(what: &str) -> bool {
+    std::env::var("PARAC_LOG").is_ok_and(|v| v.split(',').any(|p| p.trim() == what))
+}
+
 fn class(global: &[usize]) -> String {
     global
         .iter()
@@ -102,6 +125,28 @@ fn parse_local(s: &str) -> Option<Option<Vec<usize>>> {
         .map(|x| x.parse().ok())
         .collect::<Option<Vec<usize>>>()
         .map(Some)
+}
+
+/// The work-group size of a border strip of `global` work-items lying outside the interior box
+/// along dimension `own`: whole groups along `own` (a divisor of the strip's width there, so the
+/// rounded-up launch stays outside the box), as many work-items as fit along the others (the
+/// baseline kernel recomputes, identically, what the rounding adds there, or returns beyond the
+/// region). Groups of a few work-items cost more to schedule than they compute.
+fn strip_local(global: &[usize], own: usize, max: usize) -> Vec<usize> {
+    let max = max.clamp(1, 256);
+    let mut l = vec![1; global.len()];
+    l[own] = (1..=global[own].min(16).min(max))
+        .rev()
+        .find(|x| global[own] % x == 0)
+        .unwrap_or(1);
+    let mut budget = max / l[own];
+    for (d, g) in global.iter().enumerate() {
+        if d != own {
+            l[d] = g.next_power_of_two().min(budget).max(1);
+            budget = (budget / l[d]).max(1);
+        }
+    }
+    l
 }
 
 /// Groups of a tree reduction over `rows` rows.
@@ -143,16 +188,119 @@ impl Device {
         (g, l)
     }
 
+    /// The enqueues of candidate `c` (of `cands`, baseline first) on `global` iteration points
+    /// with work-group size `local`: one, or for a split plan with a non-empty interior box
+    /// (whole work-items of its lanes), the interior and the baseline's strips around it.
+    fn launches(
+        cands: &[Candidate],
+        c: &Candidate,
+        global: &[usize],
+        local: &Option<Vec<usize>>,
+        interior: Option<&[Range<usize>]>,
+        max_group: usize,
+    ) -> Vec<Launch> {
+        let whole = |c: &Candidate, local: &Option<Vec<usize>>| {
+            let (g, l) = Self::shape(c, global, local);
+            Launch {
+                kernel: c.kernel,
+                offset: vec![0; g.len()],
+                global: g,
+                local: l,
+                ends: false,
+            }
+        };
+        if !c.split {
+            return vec![whole(c, local)];
+        }
+        let base = &cands[0];
+        let inner: Option<Vec<(usize, usize)>> = interior.and_then(|b| {
+            (0..global.len())
+                .map(|d| {
+                    let p = *c.per_item.get(d).unwrap_or(&1);
+                    let r = b.get(d)?;
+                    let (o, e) = (r.start.div_ceil(p), r.end.min(global[d]) / p);
+                    (e > o).then_some((o, e))
+                })
+                .collect()
+        });
+        let Some(inner) = inner else {
+            // No interior: the baseline runs everything.
+            return vec![whole(base, &None)];
+        };
+        let mut out = vec![Launch {
+            kernel: c.kernel,
+            offset: inner.iter().map(|x| x.0).collect(),
+            global: inner.iter().map(|x| x.1 - x.0).collect(),
+            local: local.clone(),
+            ends: true,
+        }];
+        let boxed: Vec<Range<usize>> = inner
+            .iter()
+            .enumerate()
+            .map(|(d, (o, e))| {
+                let p = *c.per_item.get(d).unwrap_or(&1);
+                o * p..e * p
+            })
+            .collect();
+        for (own, s) in strips(global, &boxed) {
+            let g: Vec<usize> = s.iter().map(|r| r.len()).collect();
+            out.push(Launch {
+                kernel: base.kernel,
+                offset: s.iter().map(|r| r.start).collect(),
+                local: Some(strip_local(&g, own, max_group)),
+                global: g,
+                ends: false,
+            });
+        }
+        out
+    }
+
+    /// Enqueues `launches` with `args` (plus the box's end where asked); their events.
+    fn enqueue(
+        &self,
+        program: &Program,
+        launches: &[Launch],
+        args: &[Arg<'_>],
+        exact: bool,
+    ) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::new();
+        for l in launches {
+            let mut a = args.to_vec();
+            if l.ends {
+                a.extend(
+                    l.offset
+                        .iter()
+                        .zip(&l.global)
+                        .map(|(o, g)| Arg::I32((o + g) as i32)),
+                );
+            }
+            let offset = l.offset.iter().any(|o| *o > 0).then_some(&l.offset[..]);
+            let e = self.launch_event(
+                program,
+                l.kernel,
+                &l.global,
+                l.local.as_deref(),
+                &a,
+                offset,
+                exact,
+            )?;
+            events.extend(e);
+        }
+        Ok(events)
+    }
+
     /// Runs region `plans` with the plan `policy` picks, on `global` iteration points (OpenCL
     /// dimension 0 first; for a global operator, `[rows]`) with kernel arguments `args` (the same
-    /// for every candidate). Returns the number of partial results a reduction kernel wrote (its
-    /// rows, or a tree's work-groups).
+    /// for every candidate). `interior` is the region's interior box for split plans (in
+    /// iteration indices per dimension), where it has one. Returns the number of partial results
+    /// a reduction kernel wrote (its rows, or a tree's work-groups).
     pub fn run_region(
         &self,
         program: &Program,
         plans: &RegionPlans,
         policy: &PlanPolicy,
         global: &[usize],
+        interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Result<usize, Error> {
         if global.contains(&0) {
@@ -190,11 +338,40 @@ impl Device {
                 label: cands[model()].label.to_string(),
                 local: None,
             },
-            PlanPolicy::Search => self.searched(program, plans, global, args)?,
+            PlanPolicy::Search => self.searched(program, plans, global, interior, args)?,
         };
         let c = &cands[by_label(&choice.label).unwrap_or(0)];
-        let (g, l) = Self::shape(c, global, &choice.local);
-        self.launch_event(program, c.kernel, &g, l.as_deref(), args, c.local.is_some())?;
+        let ls = Self::launches(
+            cands,
+            c,
+            global,
+            &choice.local,
+            interior,
+            self.info().max_work_group_size,
+        );
+        let events = self.enqueue(program, &ls, args, c.local.is_some())?;
+        if log("launch") {
+            // Blocking: each enqueue's kernel time.
+            for (l, e) in ls.iter().zip(&events) {
+                let ms = e.wait().ok().and_then(|_| {
+                    let (s, t) = (
+                        e.profiling_command_start().ok()?,
+                        e.profiling_command_end().ok()?,
+                    );
+                    Some(t.saturating_sub(s) as f64 / 1e6)
+                });
+                eprintln!(
+                    "parac launch {}/{} {} offset {:?} global {:?} local {}: {} ms",
+                    program.name(),
+                    plans.region,
+                    l.kernel,
+                    l.offset,
+                    l.global,
+                    fmt_local(&l.local),
+                    ms.map_or("?".to_string(), |m| format!("{m:.3}"))
+                );
+            }
+        }
         Ok(if c.tree {
             tree_groups(global[0])
         } else {
@@ -208,6 +385,7 @@ impl Device {
         program: &Program,
         plans: &RegionPlans,
         global: &[usize],
+        interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Result<Choice, Error> {
         let key = (plans.region.to_string(), class(global));
@@ -220,7 +398,7 @@ impl Device {
                 }
             }
         }
-        let (choice, times) = self.search(program, plans, global, args)?;
+        let (choice, times) = self.search(program, plans, global, interior, args)?;
         let record = PlanRecord {
             program: program.name().to_string(),
             region: plans.region.to_string(),
@@ -228,7 +406,7 @@ impl Device {
             chosen: (choice.label.clone(), choice.local.clone()),
             times,
         };
-        if std::env::var("PARAC_LOG").is_ok_and(|v| v.split(',').any(|p| p.trim() == "plan")) {
+        if log("plan") {
             eprintln!("{}", describe(&record));
         }
         let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
@@ -242,32 +420,44 @@ impl Device {
         Ok(choice)
     }
 
-    /// Times one launch (best of three after a warm-up), in milliseconds; `None` if it cannot
-    /// run with this work-group size.
+    /// Times one run of a candidate (best of three after a warm-up), in milliseconds, from the
+    /// start of its first enqueue to the end of its last; `None` if it cannot run with this
+    /// work-group size.
+    #[allow(clippy::too_many_arguments)]
     fn time(
         &self,
         program: &Program,
+        cands: &[Candidate],
         c: &Candidate,
         global: &[usize],
         local: &Option<Vec<usize>>,
+        interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Option<f64> {
-        let (g, l) = Self::shape(c, global, local);
+        let ls = Self::launches(
+            cands,
+            c,
+            global,
+            local,
+            interior,
+            self.info().max_work_group_size,
+        );
         let run = || {
-            self.launch_event(program, c.kernel, &g, l.as_deref(), args, true)
-                .ok()
-                .flatten()
+            let events = self.enqueue(program, &ls, args, true).ok()?;
+            for e in &events {
+                e.wait().ok()?;
+            }
+            let start = events.first()?.profiling_command_start().ok()?;
+            let mut end = 0;
+            for e in &events {
+                end = end.max(e.profiling_command_end().ok()?);
+            }
+            Some(end.saturating_sub(start) as f64 / 1e6)
         };
-        run()?.wait().ok()?;
+        run()?;
         let mut best = f64::INFINITY;
         for _ in 0..3 {
-            let e = run()?;
-            e.wait().ok()?;
-            let (s, t) = (
-                e.profiling_command_start().ok()?,
-                e.profiling_command_end().ok()?,
-            );
-            best = best.min(t.saturating_sub(s) as f64 / 1e6);
+            best = best.min(run()?);
         }
         best.is_finite().then_some(best)
     }
@@ -280,13 +470,15 @@ impl Device {
         program: &Program,
         plans: &RegionPlans,
         global: &[usize],
+        interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Result<(Choice, Vec<(String, Option<Vec<usize>>, f64)>), Error> {
         self.finish()?;
         let mut times: Vec<(String, Option<Vec<usize>>, f64)> = Vec::new();
         for c in plans.candidates.iter().filter(|c| self.feasible(c)) {
             let local = c.local.map(<[usize]>::to_vec);
-            if let Some(t) = self.time(program, c, global, &local, args) {
+            let cands = plans.candidates;
+            if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
                 times.push((c.label.to_string(), local, t));
             }
         }
@@ -308,7 +500,8 @@ impl Device {
                 let mut l = l.clone();
                 l.resize(global.len(), 1);
                 let local = Some(l);
-                if let Some(t) = self.time(program, c, global, &local, args) {
+                let cands = plans.candidates;
+                if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
                     times.push((c.label.to_string(), local, t));
                 }
             }
@@ -416,4 +609,105 @@ pub fn describe(r: &PlanRecord) -> String {
         fmt_local(&r.chosen.1),
         others.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: Candidate = Candidate {
+        label: "baseline",
+        kernel: "k",
+        per_item: [1, 1],
+        local: None,
+        local_bytes: 0,
+        tree: false,
+        split: false,
+    };
+
+    /// The iteration points each launch of a split plan computes (a work-item of the interior
+    /// kernel covers its lanes), with the launch's rounding up to its work-group size: every
+    /// point of the domain exactly once before rounding, and the rounding never reaching into
+    /// the interior box.
+    #[test]
+    fn split_launches_tile_the_domain() {
+        for (gx, gy) in [
+            (1usize, 1usize),
+            (5, 3),
+            (17, 9),
+            (64, 7),
+            (33, 40),
+            (64, 50),
+        ] {
+            for (px, py) in [(1, 1), (4, 1), (8, 2), (1, 4)] {
+                for (lo, hi) in [(0usize, 0usize), (1, 1), (2, 3), (0, 5), (3, 0), (20, 19)] {
+                    let c = Candidate {
+                        label: "split",
+                        kernel: "s",
+                        per_item: [px, py],
+                        split: true,
+                        ..BASE
+                    };
+                    let global = [gx, gy];
+                    let inner = [lo..gx.saturating_sub(hi), lo.min(gy)..gy.saturating_sub(hi)];
+                    let ls = Device::launches(&[BASE, c], &c, &global, &None, Some(&inner), 256);
+                    let mut hits = vec![vec![0; gy]; gx];
+                    let mut interior = Vec::new();
+                    for l in &ls {
+                        let p = if l.kernel == "s" { [px, py] } else { [1, 1] };
+                        let rounded: Vec<usize> = match &l.local {
+                            Some(loc) => (0..2)
+                                .map(|d| l.global[d].div_ceil(loc[d]) * loc[d])
+                                .collect(),
+                            None => l.global.clone(),
+                        };
+                        for ix in 0..rounded[0] {
+                            for iy in 0..rounded[1] {
+                                let extra = ix >= l.global[0] || iy >= l.global[1];
+                                for (qx, qy) in
+                                    (0..p[0]).flat_map(|a| (0..p[1]).map(move |b| (a, b)))
+                                {
+                                    let x = (l.offset[0] + ix) * p[0] + qx;
+                                    let y = (l.offset[1] + iy) * p[1] + qy;
+                                    if x >= gx || y >= gy {
+                                        continue;
+                                    }
+                                    if l.kernel == "s" {
+                                        assert!(
+                                            !extra || l.ends,
+                                            "the interior kernel checks its end"
+                                        );
+                                        if !extra {
+                                            interior.push((x, y));
+                                        }
+                                    } else if extra {
+                                        assert!(
+                                            !interior.contains(&(x, y)),
+                                            "{global:?} {inner:?} {ls:?}: rounding reaches ({x}, {y})"
+                                        );
+                                    }
+                                    if !extra {
+                                        hits[x][y] += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    for (x, col) in hits.iter().enumerate() {
+                        for (y, h) in col.iter().enumerate() {
+                            assert_eq!(
+                                *h,
+                                1,
+                                "{global:?} {:?} {inner:?}: ({x}, {y}) in {ls:?}",
+                                [px, py]
+                            );
+                            if interior.contains(&(x, y)) {
+                                assert!(inner[0].contains(&x) && inner[1].contains(&y));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -12,10 +12,12 @@
 //!   once at the end, reduction partials read back where the host uses the scalar; kernels are
 //!   enqueued without waiting in between (one in-order queue).
 
+mod partition;
 mod range;
 mod reduce;
 mod variant;
 
+pub use partition::{Bound, bounds};
 pub use variant::local_bytes;
 
 use super::cpu::rty;
@@ -366,11 +368,7 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
     // The bordered loads, one function per (matrix, type).
     let mut helpers = String::new();
     for (m, _) in used(f, r) {
-        if !r
-            .rules
-            .iter()
-            .any(|id| f.rules[*id].entries.iter().any(|e| e.matrix == m))
-        {
+        if !has_rule(f, r, m) {
             continue;
         }
         let start = out
@@ -397,6 +395,20 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
             .expect("kernel just written");
         out.insert_str(pos, &helpers);
     }
+}
+
+/// Whether some border rule of region `r` extends matrix `m`.
+fn has_rule(f: &Function, r: &Region, m: MatrixId) -> bool {
+    r.rules
+        .iter()
+        .any(|id| f.rules[*id].entries.iter().any(|e| e.matrix == m))
+}
+
+/// Whether access `a` of `r` is a bordered read: a read of a matrix some rule of the region
+/// extends.
+fn bordered(f: &Function, r: &Region, a: AccessId) -> bool {
+    let acc = &r.accesses[a];
+    !acc.write && has_rule(f, r, acc.matrix)
 }
 
 /// The C binary operator of `op` (`.*` on blocks is elementwise `*`).
@@ -465,17 +477,9 @@ impl K<'_> {
         format!("t{n}")
     }
 
-    fn has_rule(&self, m: MatrixId) -> bool {
-        self.r
-            .rules
-            .iter()
-            .any(|id| self.f.rules[*id].entries.iter().any(|e| e.matrix == m))
-    }
-
     /// A read of a matrix some rule of the region extends.
     fn bordered(&self, a: AccessId) -> bool {
-        let acc = &self.r.accesses[a];
-        !acc.write && self.has_rule(acc.matrix)
+        bordered(self.f, self.r, a)
     }
 
     fn dim(&self, m: MatrixId, k: usize) -> String {
@@ -547,6 +551,25 @@ impl K<'_> {
         params.extend((0..nd).map(|k| format!("int i{k}")));
         let w = cty(want);
         let _ = writeln!(out, "static {w} {fname}({}) {{", params.join(", "));
+        if let Some(map) = self.index_map(m) {
+            // Each index mapped on its own (selects, no branch), then one load.
+            let mut js = Vec::new();
+            for (k, sides) in map.iter().enumerate() {
+                let mut sel = format!("(i{k} >= 0 && i{k} < {}) ? i{k}", self.dim(m, k));
+                for (s, e) in sides {
+                    let c = match s {
+                        Sel::Before(j) => format!("i{k} == -{j}"),
+                        Sel::After(j) => format!("i{k} == {} - 1 + {j}", self.dim(m, k)),
+                        Sel::Star => continue,
+                    };
+                    let _ = write!(sel, " : ({c}) ? ({e})");
+                }
+                let _ = writeln!(out, "    const int j{k} = {sel} : 0;");
+                js.push(format!("j{k}"));
+            }
+            let _ = writeln!(out, "    return ({w})m{m}[{}];\n}}", self.linear(m, &js));
+            return;
+        }
         let inside: Vec<String> = (0..nd)
             .map(|k| format!("i{k} >= 0 && i{k} < {}", self.dim(m, k)))
             .collect();
@@ -575,6 +598,55 @@ impl K<'_> {
         }
         // Unreachable when the compile-time checks hold; a defined value otherwise.
         let _ = writeln!(out, "    return ({w})0;\n}}");
+    }
+
+    /// The border rules of matrix `m` as an index map, if every entry's value is a read of
+    /// `m` itself (or a cast of it that keeps every value) whose subscript in each dimension is
+    /// the read's own index (`*`) where the entry selects any index, and otherwise one
+    /// expression per side and offset, the same in every entry (clamp, reflect, reflect-101,
+    /// wrap): per dimension, the offsets outside and their C subscripts.
+    fn index_map(&self, m: MatrixId) -> Option<Vec<Vec<(Sel, String)>>> {
+        let elem = self.f.matrices[m].elem;
+        let nd = self.f.matrices[m].dims.len();
+        let mut map: Vec<Vec<(Sel, String)>> = vec![Vec::new(); nd];
+        let mut any = false;
+        for id in &self.r.rules {
+            for e in self.f.rules[*id].entries.iter().filter(|e| e.matrix == m) {
+                let mut v = &e.value;
+                while let ExprKind::Cast(inner, to) = &v.kind {
+                    let from = inner.ty.elem();
+                    let keeps = from == *to
+                        || matches!((from.range(), to.range()), (Some(a), Some(b)) if b.0 <= a.0 && a.1 <= b.1);
+                    if !keeps {
+                        return None;
+                    }
+                    v = inner;
+                }
+                let ExprKind::Load(a) = &v.kind else {
+                    return None;
+                };
+                let acc = &e.accesses[*a];
+                if acc.matrix != m || acc.subs.len() != nd || v.ty.elem() != elem {
+                    return None;
+                }
+                for (k, (sel, sub)) in e.sels.iter().zip(&acc.subs).enumerate() {
+                    match (sel, sub) {
+                        (Sel::Star, Sub::Star) => {}
+                        (Sel::Before(_) | Sel::After(_), Sub::Point(p)) => {
+                            let c = format!("({})", self.expr_pure(p));
+                            match map[k].iter().find(|(s, _)| s == sel) {
+                                Some((_, prev)) if *prev != c => return None,
+                                Some(_) => {}
+                                None => map[k].push((*sel, c)),
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+                any = true;
+            }
+        }
+        any.then_some(map)
     }
 
     /// A border value: `*` is the read's own index. Border values are scalar expressions of
@@ -1117,9 +1189,35 @@ fn launch(f: &Function, rid: RegionId) -> TokenStream {
                 }));
             }
             let plans = plans_static(f, rid);
+            // The interior box of split plans, from the subscripts' bounds and this call's sizes.
+            let interior = match bounds(f, rid) {
+                Some(bs) => {
+                    let starts = cl_slots(r).into_iter().map(|slot| {
+                        let d = r.dims[slot].as_ref().expect("slot");
+                        let (lo, step) = (host(&d.lo), d.step);
+                        quote!(((#lo) as i64, #step as i64))
+                    });
+                    let bs = bs.iter().map(|b| {
+                        let cl = match b.cl {
+                            Some(c) => quote!(::core::option::Option::Some(#c)),
+                            None => quote!(::core::option::Option::None),
+                        };
+                        let (coef, offset, extent, k) = (b.coef, b.offset, b.extent, b.k);
+                        let d = format_ident!("__d{}", b.matrix);
+                        quote!(::parac::opencl::Bound {
+                            cl: #cl, coef: #coef, offset: #offset, extent: #extent, size: #d[#k] as i64,
+                        })
+                    });
+                    quote!(::core::option::Option::Some(&::parac::opencl::interior(
+                        &__counts, &[#(#starts),*], &[#(#bs),*]
+                    )[..]))
+                }
+                None => quote!(::core::option::Option::None),
+            };
             quote! {{
                 #plans
-                __dev.run_region(&__prog, &__PLANS, rt.policy(), &[#(#counts),*], &[#(#args),*])?;
+                let __counts = [#(#counts),*];
+                __dev.run_region(&__prog, &__PLANS, rt.policy(), &__counts, #interior, &[#(#args),*])?;
             }}
         }
         RegionKind::Reduction { op, matrix, result } => {
@@ -1185,7 +1283,7 @@ fn launch(f: &Function, rid: RegionId) -> TokenStream {
                     let __rows = #rows;
                     let __pb = __dev.alloc::<#part_t>("partials", &[__rows.max(1) * #per])?;
                     #plans
-                    let __n = __dev.run_region(&__prog, &__PLANS, rt.policy(), &[__rows],
+                    let __n = __dev.run_region(&__prog, &__PLANS, rt.policy(), &[__rows], ::core::option::Option::None,
                         &[::parac::opencl::Arg::Mem(&#g), ::parac::opencl::Arg::I32(#g.pitch() as i32), #(#zs,)* ::parac::opencl::Arg::Mem(&__pb)])?;
                     let mut __pm = ::parac::Matrix::<#part_t>::zeros([__rows.max(1) * #per]);
                     __dev.download(&__pb, &mut __pm)?;
@@ -1211,6 +1309,7 @@ fn plans_static(f: &Function, rid: RegionId) -> TokenStream {
         };
         let bytes = v.tree.map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v);
         let tree = v.tree.is_some();
+        let split = v.split;
         quote!(::parac::opencl::Candidate {
             label: #label,
             kernel: #kernel,
@@ -1218,6 +1317,7 @@ fn plans_static(f: &Function, rid: RegionId) -> TokenStream {
             local: #local,
             local_bytes: #bytes,
             tree: #tree,
+            split: #split,
         })
     });
     let searchable =

@@ -11,6 +11,8 @@
 //! }
 //! ```
 //! The fast path reads no border, so its loads are plain; the slow path is the baseline's.
+//! A `split` plan's kernel is the fast path alone, launched over the interior box only (the
+//! baseline kernel runs the strips around it): `i<d> >= e<d>` is its one check.
 
 use super::*;
 use crate::check::relative::affine;
@@ -546,7 +548,13 @@ pub(super) fn variant_kernel(
         }
         _ => {}
     }
-    let _ = writeln!(out, "__kernel void {kname}({}) {{", params(f, r).join(", "));
+    let mut ps = params(f, r);
+    if v.split {
+        // The interior box's end, in work-items, per OpenCL dimension (its start is the
+        // launch's global offset).
+        ps.extend((0..slots.len()).map(|cl| format!("int e{cl}")));
+    }
+    let _ = writeln!(out, "__kernel void {kname}({}) {{", ps.join(", "));
     let mut fast_conds = Vec::new();
     let step = |s: usize| r.dims[s].as_ref().map_or(1, |d| d.step);
     let mut in_range = Vec::new();
@@ -564,6 +572,11 @@ pub(super) fn variant_kernel(
             );
             in_range.push(format!("v{slot} < ({hi})"));
             group[*slot] = format!("g{slot}");
+        } else if v.split {
+            let _ = writeln!(
+                out,
+                "    const int i{cl} = (int)get_global_id({cl});\n    if (i{cl} >= e{cl}) return;\n    const int v{slot} = ({lo}) + i{cl} * {per};"
+            );
         } else {
             let _ = writeln!(
                 out,
@@ -681,8 +694,9 @@ pub(super) fn variant_kernel(
     if !tiles.is_empty() {
         base.tile_fill(out, &bname, &group);
     }
-    let whole = if fast_conds.is_empty() {
-        // No lanes and no borders: the fast path always applies.
+    let whole = if fast_conds.is_empty() || v.split {
+        // No lanes and no borders, or the interior box of a split plan: the fast path always
+        // applies.
         format!("    {{\n{fast}    }}\n")
     } else {
         format!(
@@ -761,7 +775,6 @@ pub(super) fn tiles(
     let mut group = vec![1i64; r.dims.len()];
     group[slots[0]] = lx as i64 * lanes[slots[0]];
     group[slots[1]] = ly as i64 * lanes[slots[1]];
-    let k = K::plain(f, r, true, 0);
     let mut out = Vec::new();
     let mut mats: Vec<MatrixId> = r
         .accesses
@@ -821,7 +834,7 @@ pub(super) fn tiles(
                 coef[d] * (group[slot[d]] - 1) * st + (hi[d] - lo[d]) + 1
             })
             .collect();
-        let bordered = k.has_rule(m);
+        let bordered = has_rule(f, r, m);
         let ty = if bordered {
             mat.elem.promote()
         } else {
