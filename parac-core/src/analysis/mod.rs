@@ -2,9 +2,11 @@
 //! They only read index expressions and record what they find in the IR, for the optimization
 //! model and the code generators to use.
 
+mod coverage;
 mod features;
 mod forms;
 
+pub use coverage::written_whole;
 pub use features::features;
 
 use crate::ir::Module;
