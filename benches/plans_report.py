@@ -50,26 +50,38 @@ for pipe in ["blur", "laplacian", "sharpen", "unsharp"]:
         first = RAN.get((g, b), float("nan"))
         print(f"| {pipe} | {b} | {t:.2f} | {base / t:.2f}x | {first:.0f} |")
 
-print("\n### Border rules against a pre-padded input (criterion median, ms)\n")
-print("| stencil | mode | ms | cost vs padded |")
-print("|---|---|---:|---:|")
+# The searched plan's kernel time per stage, from the search records.
+PAT = re.compile(r"parac plan (\S+) \[(\S+)\]: (\S+)@(\S+) ([0-9.]+) ms; all \(ms\): (.*)")
+CHOSEN = {}
+if os.path.exists(_rec):
+    for _line in open(_rec):
+        _m = PAT.match(_line.strip())
+        if _m:
+            CHOSEN[_m.group(1)] = (float(_m.group(5)), _m.group(3), _m.group(4))
+
+print("\n### Border rules against a pre-padded input\n")
+print("Kernel: the searched plan's kernel time (profiling events, all launches of the plan: the")
+print("interior and the border strips); call: criterion's median of a whole call, transfers included.\n")
+print("| stencil | mode | kernel ms | plan | kernel cost vs padded | call ms | call cost vs padded |")
+print("|---|---|---:|---|---:|---:|---:|")
 for st in ["tap3", "box5"]:
     g = f"border_{st}"
     pad = median_ms(g, "padded")
+    kpad = CHOSEN.get(f"{st}_padded/r0_it")
     for m in ["padded", "constant", "clamp", "reflect", "reflect101", "wrap"]:
         t = median_ms(g, m)
-        if t is None or pad is None:
-            continue
-        print(f"| {st} | {m} | {t:.2f} | {t / pad:.2f}x |")
+        k = CHOSEN.get(f"{st}_{m}/r0_it")
+        kern = f"{k[0]:.3f} | {k[1]} @{k[2]} | {k[0] / kpad[0]:.2f}x" if k and kpad else "– | – | –"
+        call = f"{t:.2f} | {t / pad:.2f}x" if t is not None and pad else "– | –"
+        print(f"| {st} | {m} | {kern} | {call} |")
 
 rec = os.path.join(root, "plan-records.txt")
 if os.path.exists(rec):
     print("\n### Per stage: kernel times measured by the plan search (profiling events, ms)\n")
     print("| stage | size class | baseline | chosen plan | chosen | speed-up |")
     print("|---|---|---:|---|---:|---:|")
-    pat = re.compile(r"parac plan (\S+) \[(\S+)\]: (\S+)@(\S+) ([0-9.]+) ms; all \(ms\): (.*)")
     for line in open(rec):
-        m = pat.match(line.strip())
+        m = PAT.match(line.strip())
         if not m:
             continue
         stage, cls, label, wg, t, rest = m.groups()
