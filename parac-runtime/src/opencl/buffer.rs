@@ -4,13 +4,18 @@
 use std::any::TypeId;
 use std::ffi::c_void;
 use std::fmt;
-use std::mem::size_of;
+use std::mem::{ManuallyDrop, size_of};
+use std::ops::{Deref, DerefMut};
 use std::ptr;
 
-use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
-use opencl3::types::CL_BLOCKING;
+use opencl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE;
+use opencl3::memory::{
+    Buffer as ClBuffer, CL_MAP_READ, CL_MAP_WRITE_INVALIDATE_REGION, CL_MEM_READ_WRITE, ClMem,
+};
+use opencl3::types::{CL_BLOCKING, cl_map_flags};
 
 use super::device::Device;
+use super::pool;
 use super::{RawMem, buffer_created, buffer_released, cl_error, code};
 use crate::{Element, Error, Matrix, MatrixMut, MatrixRef};
 
@@ -79,9 +84,10 @@ pub trait MemArg: sealed::Sealed + Sync {
 /// [`pitch`](Buffer::pitch) elements so that every row starts on a cache line. Kernels index
 /// element `[i][j]` of a 2-D buffer as `i * pitch + j` (and `(i * rows + j) * pitch + k` in 3-D).
 ///
-/// Dropping it releases the device memory (after the commands that use it have completed).
+/// Dropping it gives the device memory back to its device, for the next buffer of the same size
+/// in bytes ([`Device::trim`] releases it); the commands enqueued before that still use it first.
 pub struct Buffer<T> {
-    mem: ClBuffer<T>,
+    mem: Mem<T>,
     name: String,
     shape: Vec<usize>,
     pitch: usize,
@@ -111,12 +117,6 @@ impl<T> Buffer<T> {
     }
 }
 
-impl<T> Drop for Buffer<T> {
-    fn drop(&mut self) {
-        buffer_released();
-    }
-}
-
 impl<T: Element> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Buffer")
@@ -132,7 +132,6 @@ impl<T> sealed::Sealed for Buffer<T> {}
 
 impl<T: Element> MemArg for Buffer<T> {
     fn raw_mem(&self) -> RawMem {
-        use opencl3::memory::ClMem;
         self.mem.get()
     }
 
@@ -149,14 +148,8 @@ impl<T: Element> MemArg for Buffer<T> {
 /// A one-element device buffer: the result of a reduction (`parac_matrix_sum` accumulates in
 /// an `i64`, for example). Read it back with [`Device::read_scalar`].
 pub struct Scalar<T> {
-    mem: ClBuffer<T>,
+    mem: Mem<T>,
     context: usize,
-}
-
-impl<T> Drop for Scalar<T> {
-    fn drop(&mut self) {
-        buffer_released();
-    }
 }
 
 impl<T: Pod> fmt::Debug for Scalar<T> {
@@ -171,7 +164,6 @@ impl<T> sealed::Sealed for Scalar<T> {}
 
 impl<T: Pod> MemArg for Scalar<T> {
     fn raw_mem(&self) -> RawMem {
-        use opencl3::memory::ClMem;
         self.mem.get()
     }
 
@@ -181,6 +173,49 @@ impl<T: Pod> MemArg for Scalar<T> {
 
     fn label(&self) -> String {
         format!("scalar of {}", T::CL_TYPE)
+    }
+}
+
+/// The memory object of a [`Buffer`] or [`Scalar`]: counted by
+/// [`live_buffers`](super::live_buffers) while it lives, given back to its device's pool when
+/// dropped.
+struct Mem<T> {
+    mem: ManuallyDrop<ClBuffer<T>>,
+    /// The size in bytes, the pool's key.
+    bytes: usize,
+    pool: pool::Shared,
+}
+
+impl<T> Mem<T> {
+    fn new(mem: ClBuffer<T>, bytes: usize, pool: &pool::Shared) -> Mem<T> {
+        buffer_created();
+        Mem {
+            mem: ManuallyDrop::new(mem),
+            bytes,
+            pool: pool.clone(),
+        }
+    }
+}
+
+impl<T> Deref for Mem<T> {
+    type Target = ClBuffer<T>;
+    fn deref(&self) -> &ClBuffer<T> {
+        &self.mem
+    }
+}
+
+impl<T> DerefMut for Mem<T> {
+    fn deref_mut(&mut self) -> &mut ClBuffer<T> {
+        &mut self.mem
+    }
+}
+
+impl<T> Drop for Mem<T> {
+    fn drop(&mut self) {
+        // SAFETY: `mem` is not used after this.
+        let mem = unsafe { ManuallyDrop::take(&mut self.mem) };
+        pool::give(&self.pool, mem, self.bytes);
+        buffer_released();
     }
 }
 
@@ -216,6 +251,36 @@ fn not_pod(function: &'static str) -> Error {
 }
 
 impl Device {
+    /// A memory object of `elems` elements of `T` (`bytes` bytes): one the pool kept, else a
+    /// fresh one; when the device is out of memory, the pool is released and the creation tried
+    /// again.
+    fn create_mem<T>(&self, elems: usize, bytes: usize) -> Result<Mem<T>, i32> {
+        if let Some(mem) = pool::take(&self.pool, bytes) {
+            return Ok(Mem::new(mem, bytes, &self.pool));
+        }
+        // SAFETY: a fresh allocation of `elems` elements in this device's context, no host
+        // pointer.
+        let create = || unsafe {
+            ClBuffer::<T>::create(&self.context, CL_MEM_READ_WRITE, elems, ptr::null_mut())
+        };
+        let mem = match create() {
+            Ok(mem) => mem,
+            Err(e)
+                if [
+                    CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                    code::OUT_OF_RESOURCES,
+                    code::OUT_OF_HOST_MEMORY,
+                ]
+                .contains(&e.0)
+                    && pool::clear(&self.pool) > 0 =>
+            {
+                create().map_err(|e| e.0)?
+            }
+            Err(e) => return Err(e.0),
+        };
+        Ok(Mem::new(mem, bytes, &self.pool))
+    }
+
     /// Creates a buffer without initialising it.
     fn create_buffer<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Buffer<T>, Error> {
         let op = || format!("clCreateBuffer({name})");
@@ -253,19 +318,13 @@ impl Device {
         if bytes as u64 > self.info.max_alloc {
             return Err(too_big());
         }
-        // SAFETY: a fresh allocation of `elems` elements in this device's context, no host
-        // pointer.
-        let mem = unsafe {
-            ClBuffer::<T>::create(&self.context, CL_MEM_READ_WRITE, elems, ptr::null_mut())
-        }
-        .map_err(|e| {
+        let mem = self.create_mem::<T>(elems, bytes).map_err(|e| {
             cl_error(
                 op(),
-                e.0,
+                e,
                 format!("{bytes} bytes for shape {shape:?} of {}", T::NAME),
             )
         })?;
-        buffer_created();
         Ok(Buffer {
             mem,
             name: name.to_string(),
@@ -303,10 +362,28 @@ impl Device {
     /// A device matrix of `shape` (1 to 3 dimensions) with every element, padding included, set
     /// to zero. Each row (the last dimension) is padded so that `pitch * size_of::<T>()` is a
     /// multiple of the device's cache line (the paper's auto padding). `name` is for messages.
+    ///
+    /// The memory is that of a dropped buffer of the same size in bytes where the device kept
+    /// one (see [`trim`](Device::trim)), else fresh.
     pub fn alloc<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Buffer<T>, Error> {
         let mut b = self.create_buffer(name, shape)?;
         self.zero(&mut b)?;
         Ok(b)
+    }
+
+    /// A device matrix like [`alloc`](Device::alloc)'s, without the zero fill: its elements and
+    /// its padding are unspecified (what a dropped buffer of the same size left there, or fresh
+    /// memory), until written. For a matrix every element of which is written (by a kernel or
+    /// [`write`](Device::write)) before anything reads it, where the fill would be a wasted pass
+    /// over the memory (as much as the transfer of the matrix). A [`download`](Device::download)
+    /// or a kernel that reads an element not written yet gets an arbitrary value of `T`. The code
+    /// `parac!` emits uses it for intermediates and outputs that their first region writes whole.
+    pub fn alloc_uninit<T: Element>(
+        &self,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<Buffer<T>, Error> {
+        self.create_buffer(name, shape)
     }
 
     /// A device copy of `m`: [`alloc`](Device::alloc) and a blocking write of the rows (so `m`
@@ -317,14 +394,20 @@ impl Device {
         m: &M,
     ) -> Result<Buffer<T>, Error> {
         let mut b = self.create_buffer(name, m.shape())?;
-        if b.pitch != m.shape()[m.shape().len() - 1] || m.as_slice().is_empty() {
+        let data = m.as_slice();
+        if data.is_empty() {
             self.zero(&mut b)?;
+        } else if !self.write_mapped(&mut b, data)? {
+            if b.pitch != b.shape[b.shape.len() - 1] {
+                self.zero(&mut b)?;
+            }
+            self.write_rows(&mut b, data)?;
         }
-        self.write_rows(&mut b, m.as_slice())?;
         Ok(b)
     }
 
-    /// Overwrites an existing buffer with `m` (blocking), which must have the buffer's shape.
+    /// Overwrites an existing buffer with `m` (blocking: `m` may change as soon as this returns),
+    /// which must have the buffer's shape. Padding elements are zero afterwards.
     pub fn write<T: Element>(&self, b: &mut Buffer<T>, m: &Matrix<T>) -> Result<(), Error> {
         if b.shape() != m.shape() {
             return Err(Error::Shape {
@@ -335,11 +418,25 @@ impl Device {
                 got: m.shape().to_vec(),
             });
         }
-        self.write_rows(b, m.as_slice())
+        let data = m.as_slice();
+        if data.is_empty() || self.write_mapped(b, data)? {
+            return Ok(());
+        }
+        if b.pitch != b.shape[b.shape.len() - 1] {
+            // The rows alone are written below; padding that `alloc_uninit` left is cleared here.
+            self.zero(b)?;
+        }
+        self.write_rows(b, data)
     }
 
     /// Copies the buffer's rows (without padding) into `into`, blocking: it waits for every
     /// command enqueued before it, launches included. `Error::Shape` if the shapes differ.
+    ///
+    /// On a device whose memory is the host's ([`DeviceInfo::host_unified_memory`]) the rows
+    /// are copied out of a mapping of the buffer: a kernel that another thread enqueues on this
+    /// buffer while `download` runs may then run during the copy (elsewhere it waits for it).
+    ///
+    /// [`DeviceInfo::host_unified_memory`]: super::DeviceInfo::host_unified_memory
     pub fn download<T: Element, M: MatrixMut<T> + ?Sized>(
         &self,
         b: &Buffer<T>,
@@ -365,6 +462,8 @@ impl Device {
             }
             .map(drop)
             .map_err(|e| cl_error(op(), e.0, ""))
+        } else if self.read_mapped(b, data)? {
+            Ok(())
         } else {
             let origin = [0usize; 3];
             let region = [cols * elem, rows, 1];
@@ -390,7 +489,91 @@ impl Device {
         }
     }
 
-    /// Writes host rows (`rows * cols` elements) into the buffer's padded rows, blocking.
+    /// Maps the whole buffer for the host, blocking (the commands enqueued before it complete
+    /// first). `None` where the device's memory is not the host's (a mapping may then be a
+    /// copy) or the map fails; the caller then transfers with reads and writes.
+    fn map<T: Element>(&self, b: &Buffer<T>, flags: cl_map_flags) -> Option<*mut T> {
+        if !self.info.host_unified_memory {
+            return None;
+        }
+        let bytes = b.rows().max(1) * b.pitch * size_of::<T>();
+        let mut p: RawMem = ptr::null_mut();
+        // SAFETY: the range is the whole buffer; the map blocks, so `p` is set when it returns.
+        unsafe {
+            self.queue
+                .enqueue_map_buffer(&b.mem, CL_BLOCKING, flags, 0, bytes, &mut p, &[])
+        }
+        .ok()
+        .filter(|_| !p.is_null())
+        .map(|_| p.cast::<T>())
+    }
+
+    /// Ends the mapping `p` of `b` (enqueued: the commands enqueued after it see what the host
+    /// wrote).
+    fn unmap<T: Element>(&self, b: &Buffer<T>, p: *mut T) -> Result<(), Error> {
+        // SAFETY: `p` is a live mapping of `b` from `map`.
+        unsafe {
+            self.queue
+                .enqueue_unmap_mem_object(b.mem.get(), p.cast::<c_void>(), &[])
+        }
+        .map(drop)
+        .map_err(|e| cl_error(format!("clEnqueueUnmapMemObject({})", b.name), e.0, ""))
+    }
+
+    /// Writes host rows (`rows * cols` elements, at least one) into the buffer's padded rows
+    /// through a mapping, and zeros into the padding: one pass over the memory, where a write
+    /// with rows of a different pitch needs a zero fill first. `Ok(false)` where the buffer
+    /// cannot be mapped (nothing was written).
+    fn write_mapped<T: Element>(&self, b: &mut Buffer<T>, data: &[T]) -> Result<bool, Error> {
+        let cols = b.shape[b.shape.len() - 1];
+        let rows = b.rows();
+        debug_assert!(!data.is_empty() && data.len() == rows * cols);
+        let Some(p) = self.map(b, CL_MAP_WRITE_INVALIDATE_REGION) else {
+            return Ok(false);
+        };
+        let pitch = b.pitch;
+        // SAFETY: the mapping holds `rows * pitch` elements (`rows >= 1` as `data` is not empty)
+        // that nothing else uses: the buffer is borrowed mutably, and the map waited for the
+        // commands enqueued before. `data` holds `rows * cols` elements; the zero bit pattern is
+        // the value 0 of every `Pod` type.
+        unsafe {
+            if pitch == cols {
+                ptr::copy_nonoverlapping(data.as_ptr(), p, rows * cols);
+            } else {
+                for r in 0..rows {
+                    let dst = p.add(r * pitch);
+                    ptr::copy_nonoverlapping(data.as_ptr().add(r * cols), dst, cols);
+                    ptr::write_bytes(dst.add(cols), 0, pitch - cols);
+                }
+            }
+        }
+        self.unmap(b, p)?;
+        Ok(true)
+    }
+
+    /// Reads the buffer's rows into `data` (`rows * cols` elements, at least one) through a
+    /// mapping. `Ok(false)` where the buffer cannot be mapped (nothing was read).
+    fn read_mapped<T: Element>(&self, b: &Buffer<T>, data: &mut [T]) -> Result<bool, Error> {
+        let cols = b.shape[b.shape.len() - 1];
+        let rows = b.rows();
+        debug_assert!(!data.is_empty() && data.len() == rows * cols);
+        let Some(p) = self.map(b, CL_MAP_READ) else {
+            return Ok(false);
+        };
+        let pitch = b.pitch;
+        // SAFETY: the mapping holds `rows * pitch` elements, `data` `rows * cols`; every bit
+        // pattern is a value of a `Pod` type. Only raw pointers read the mapping.
+        unsafe {
+            for r in 0..rows {
+                ptr::copy_nonoverlapping(p.add(r * pitch), data.as_mut_ptr().add(r * cols), cols);
+            }
+        }
+        self.unmap(b, p)?;
+        Ok(true)
+    }
+
+    /// Writes host rows (`rows * cols` elements) into the buffer's padded rows, blocking; the
+    /// padding is left as it is.
     fn write_rows<T: Element>(&self, b: &mut Buffer<T>, data: &[T]) -> Result<(), Error> {
         if data.is_empty() {
             return Ok(());
@@ -435,11 +618,9 @@ impl Device {
     /// A one-element device buffer holding `init` (0 for a sum, the identity of a min or max),
     /// for a reduction's result.
     pub fn scalar<T: Pod>(&self, init: T) -> Result<Scalar<T>, Error> {
-        // SAFETY: a fresh one-element allocation in this device's context.
-        let mem =
-            unsafe { ClBuffer::<T>::create(&self.context, CL_MEM_READ_WRITE, 1, ptr::null_mut()) }
-                .map_err(|e| cl_error("clCreateBuffer(scalar)", e.0, T::CL_TYPE))?;
-        buffer_created();
+        let mem = self
+            .create_mem::<T>(1, size_of::<T>())
+            .map_err(|e| cl_error("clCreateBuffer(scalar)", e, T::CL_TYPE))?;
         let mut s = Scalar {
             mem,
             context: self.context_id(),

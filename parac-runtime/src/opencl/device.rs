@@ -7,7 +7,9 @@ use std::sync::{Mutex, PoisonError};
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
-use opencl3::device::{self as cl_device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
+use opencl3::device::{
+    self as cl_device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+};
 use opencl3::platform::get_platforms;
 
 use super::program::ProgramCache;
@@ -38,6 +40,11 @@ pub struct DeviceInfo {
     pub cache_line: usize,
     /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE`, in bytes: the largest single buffer.
     pub max_alloc: u64,
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE`, in bytes.
+    pub global_mem: u64,
+    /// Whether the device's memory is the host's: `CL_DEVICE_HOST_UNIFIED_MEMORY`, or a CPU
+    /// device (PoCL). Transfers then copy through mappings of the buffers, which are no copies.
+    pub host_unified_memory: bool,
     /// `CL_DEVICE_PREFERRED_VECTOR_WIDTH_{CHAR, SHORT, INT, FLOAT}`.
     pub preferred_vector_width: [u32; 4],
 }
@@ -46,8 +53,11 @@ pub struct DeviceInfo {
 /// programs. `Send + Sync`: threads share it by reference (OpenCL's calls are thread-safe, and
 /// kernel objects are never shared between concurrent launches).
 pub struct Device {
-    // Field order is drop order: programs (and their kernels), then the queue, then the context.
+    // Field order is drop order: programs (and their kernels), pooled memory, then the queue,
+    // then the context.
     pub(super) programs: Mutex<ProgramCache>,
+    /// Memory of dropped buffers, kept for reuse (`pool.rs`).
+    pub(super) pool: super::pool::Shared,
     pub(super) queue: CommandQueue,
     pub(super) context: Context,
     pub(super) device: cl_device::Device,
@@ -79,6 +89,41 @@ impl Device {
         self.queue
             .finish()
             .map_err(|e| cl_error("clFinish", e.0, format!("on {}", self.info.name)))
+    }
+
+    /// Releases the device memory kept for reuse, and returns its size in bytes. A dropped
+    /// [`Buffer`](super::Buffer) or [`Scalar`](super::Scalar) gives its memory back to its
+    /// device, and the next buffer of the same size in bytes takes it instead of a fresh
+    /// allocation (as Halide's `halide_reuse_device_allocations`): a pipeline called again and
+    /// again allocates nothing after its first call. The device keeps at most
+    /// [`pool_limit`](Device::pool_limit) bytes, releasing the oldest first, and releases them
+    /// all when it is dropped. Memory kept is not counted by
+    /// [`live_buffers`](super::live_buffers).
+    pub fn trim(&self) -> usize {
+        super::pool::clear(&self.pool)
+    }
+
+    /// The bytes of device memory kept for reuse now (see [`trim`](Device::trim)).
+    pub fn pooled_bytes(&self) -> usize {
+        super::pool::pooled(&self.pool)
+    }
+
+    /// The number of memory objects kept for reuse now (see [`trim`](Device::trim)).
+    pub fn pooled_buffers(&self) -> usize {
+        super::pool::count(&self.pool)
+    }
+
+    /// The most bytes of dropped buffers' memory the device keeps for reuse: 1 GiB, or a quarter
+    /// of its global memory if that is less, unless [`set_pool_limit`](Device::set_pool_limit)
+    /// changed it.
+    pub fn pool_limit(&self) -> usize {
+        super::pool::limit(&self.pool)
+    }
+
+    /// Sets [`pool_limit`](Device::pool_limit), releasing the oldest memory kept beyond it; 0
+    /// turns the reuse off (dropped buffers release their memory at once).
+    pub fn set_pool_limit(&self, bytes: usize) {
+        super::pool::set_limit(&self.pool, bytes);
     }
 
     /// Where this device caches program binaries (`None`: the disk cache is off).
@@ -123,6 +168,7 @@ impl Device {
         };
         Ok(Device {
             programs: Mutex::new(ProgramCache::default()),
+            pool: super::pool::new(super::pool::limit_for(info.global_mem)),
             queue,
             context,
             device,
@@ -130,6 +176,14 @@ impl Device {
             version,
             cache_dir: Mutex::new(cache_dir),
         })
+    }
+}
+
+impl Drop for Device {
+    /// Releases the memory kept for reuse; buffers that outlive the device release theirs when
+    /// dropped.
+    fn drop(&mut self) {
+        super::pool::close(&self.pool);
     }
 }
 
@@ -232,6 +286,11 @@ fn query_info(platform: &str, d: &cl_device::Device) -> Result<DeviceInfo, i32> 
         local_mem_size: d.local_mem_size().map_err(|e| e.0)?,
         cache_line: if cache_line == 0 { 64 } else { cache_line },
         max_alloc: d.max_mem_alloc_size().map_err(|e| e.0)?,
+        global_mem: d.global_mem_size().map_err(|e| e.0)?,
+        // The query is deprecated since OpenCL 2.0 (a driver that fails it reads as false); a
+        // CPU device's memory is the host's in any case.
+        host_unified_memory: d.host_unified_memory().unwrap_or(false)
+            || d.dev_type().map_err(|e| e.0)? & CL_DEVICE_TYPE_CPU != 0,
         preferred_vector_width: [
             d.max_preferred_vector_width_char().map_err(|e| e.0)?,
             d.max_preferred_vector_width_short().map_err(|e| e.0)?,

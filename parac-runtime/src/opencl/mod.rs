@@ -23,6 +23,7 @@ mod device;
 mod launch;
 mod partition;
 mod plan;
+mod pool;
 mod program;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
