@@ -291,7 +291,52 @@ fn repeated_calls_keep_memory_flat() {
             before,
             "live device buffers after 1000 calls on {on}"
         );
+        if let Some(d) = rt.device() {
+            // Dropped buffers' memory is reused, not piled up: what one call allocates at most.
+            let pooled = d.pooled_bytes();
+            laplacian_p::laplacian(rt, &inputs[0], &mut lap, &mut down).expect("laplacian");
+            d.finish().expect("finish");
+            assert_eq!(d.pooled_bytes(), pooled, "pooled bytes grow on {on}");
+        }
     }
+}
+
+/// A buffer's memory goes back to its device when it is dropped and serves the next buffer of
+/// the same size: `alloc` zero-fills it again, `alloc_uninit` may show what was there; `trim`
+/// releases it.
+#[test]
+fn dropped_buffers_are_reused() {
+    let _exclusive = runtimes::exclusive_buffers();
+    let Some(rt) = runtimes::fresh_opencl() else {
+        return;
+    };
+    let d = rt.device().expect("device");
+    d.trim();
+    let m = Matrix::<u16>::from_fn([5, 7], |i| (i[0] * 7 + i[1] + 1) as u16);
+    let b = d.upload("m", &m).expect("upload");
+    drop(b);
+    d.finish().expect("finish");
+    let pooled = d.pooled_bytes();
+    assert!(
+        pooled >= 5 * 7 * 2,
+        "a dropped buffer is kept: {pooled} bytes"
+    );
+    let z = d.alloc::<u16>("z", &[5, 7]).expect("alloc");
+    assert_eq!(d.pooled_bytes(), 0, "the next buffer of that size takes it");
+    let mut back = Matrix::<u16>::zeros([5, 7]);
+    d.download(&z, &mut back).expect("download");
+    assert_eq!(
+        back,
+        Matrix::<u16>::zeros([5, 7]),
+        "alloc zero-fills reused memory"
+    );
+    drop(z);
+    let u = d.alloc_uninit::<u16>("u", &[5, 7]).expect("alloc_uninit");
+    assert_eq!(u.shape(), &[5, 7]);
+    drop(u);
+    d.finish().expect("finish");
+    assert!(d.trim() >= 5 * 7 * 2);
+    assert_eq!(d.pooled_bytes(), 0);
 }
 
 // ---- (c) threads -------------------------------------------------------------------------------

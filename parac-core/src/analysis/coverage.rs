@@ -70,9 +70,7 @@ fn covers(f: &Function, r: &Region, a: AccessId) -> bool {
             d.step == 1
                 && samples.iter().all(|smp| {
                     let int = |e: &Expr| eval(e, &smp.env).and_then(Val::int);
-                    int(&d.lo) == Some(0)
-                        && int(&d.hi).is_some()
-                        && int(&d.hi) == int(&mat.dims[k])
+                    int(&d.lo) == Some(0) && int(&d.hi).is_some() && int(&d.hi) == int(&mat.dims[k])
                 })
         })
 }

@@ -8,9 +8,10 @@
 //! - A global operator is a kernel writing one partial result per row, combined on the host
 //!   (exact for integers: 64-bit partials, carried as two 32-bit halves).
 //! - Sizes and host scalars are kernel arguments, so one program build serves every image size.
-//! - Host code: inputs copied in once, intermediates never leave the device, outputs read back
-//!   once at the end, reduction partials read back where the host uses the scalar; kernels are
-//!   enqueued without waiting in between (one in-order queue).
+//! - Host code: inputs copied in once, intermediates never leave the device (allocated without
+//!   a zero fill where their first region writes them whole), outputs read back once at the
+//!   end, reduction partials read back where the host uses the scalar; kernels are enqueued
+//!   without waiting in between (one in-order queue).
 
 mod partition;
 mod range;
@@ -1111,7 +1112,9 @@ pub fn device_body(f: &Function) -> TokenStream {
     let fname = &f.name;
     let source = program(f);
     let mut out = TokenStream::new();
-    // Device matrices: inputs copied in, outputs and intermediates allocated.
+    // Device matrices: inputs copied in, outputs and intermediates allocated (zero-filled unless
+    // their first region writes them whole).
+    let whole = crate::analysis::written_whole(f);
     for (m, mat) in f.matrices.iter().enumerate() {
         let g = format_ident!("__g{}", m);
         let d = format_ident!("__d{}", m);
@@ -1123,6 +1126,9 @@ pub fn device_body(f: &Function) -> TokenStream {
             MatrixKind::Input => {
                 let p = format_ident!("{}", mat.name);
                 quote!(let #g = __dev.upload(#mname, #p)?;)
+            }
+            MatrixKind::Output | MatrixKind::Local if whole[m] => {
+                quote!(let #g = __dev.alloc_uninit::<#t>(#mname, #shape)?;)
             }
             MatrixKind::Output | MatrixKind::Local => {
                 quote!(let #g = __dev.alloc::<#t>(#mname, #shape)?;)
