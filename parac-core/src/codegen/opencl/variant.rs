@@ -660,37 +660,41 @@ pub(super) fn variant_kernel(
         fast.push_str(&body);
         fast.push_str(&k.flush_stores(&stores.borrow(), "        "));
     }
-    // The slow path: each lane in range, the baseline's checked body.
-    let mut slow = String::new();
-    let mut vars: Vec<String> = (0..r.dims.len()).map(|s| format!("v{s}")).collect();
-    let mut depth = 2;
-    let mut closes = 0;
-    for &slot in slots.iter().rev() {
-        if lanes[slot] == 1 {
-            continue;
+    // The slow path: each lane in range, the baseline's checked body (not built for a split
+    // plan, whose kernel has none).
+    let slow_path = || {
+        let mut slow = String::new();
+        let mut vars: Vec<String> = (0..r.dims.len()).map(|s| format!("v{s}")).collect();
+        let mut depth = 2;
+        let mut closes = 0;
+        for &slot in slots.iter().rev() {
+            if lanes[slot] == 1 {
+                continue;
+            }
+            let pad = "    ".repeat(depth);
+            let d = r.dims[slot].as_ref().expect("slot");
+            let _ = writeln!(
+                slow,
+                "{pad}for (int q{slot} = 0; q{slot} < {}; q{slot}++) {{\n{pad}    const int w{slot} = v{slot} + q{slot} * {};\n{pad}    if (w{slot} >= ({})) break;",
+                lanes[slot],
+                d.step,
+                base.expr_pure(&d.hi)
+            );
+            vars[slot] = format!("w{slot}");
+            depth += 1;
+            closes += 1;
         }
-        let pad = "    ".repeat(depth);
-        let d = r.dims[slot].as_ref().expect("slot");
-        let _ = writeln!(
-            slow,
-            "{pad}for (int q{slot} = 0; q{slot} < {}; q{slot}++) {{\n{pad}    const int w{slot} = v{slot} + q{slot} * {};\n{pad}    if (w{slot} >= ({})) break;",
-            lanes[slot],
-            d.step,
-            base.expr_pure(&d.hi)
-        );
-        vars[slot] = format!("w{slot}");
-        depth += 1;
-        closes += 1;
-    }
-    let mut k = K::plain(f, r, true, 500_000);
-    k.bases = vars.clone();
-    k.vars = vars;
-    k.aff = aff;
-    k.tiles = &tiles;
-    k.stmts(&mut slow, &r.body, depth);
-    for c in (0..closes).rev() {
-        let _ = writeln!(slow, "{}}}", "    ".repeat(2 + c));
-    }
+        let mut k = K::plain(f, r, true, 500_000);
+        k.bases = vars.clone();
+        k.vars = vars;
+        k.aff = aff;
+        k.tiles = &tiles;
+        k.stmts(&mut slow, &r.body, depth);
+        for c in (0..closes).rev() {
+            let _ = writeln!(slow, "{}}}", "    ".repeat(2 + c));
+        }
+        slow
+    };
     if !tiles.is_empty() {
         base.tile_fill(out, &bname, &group);
     }
@@ -700,8 +704,9 @@ pub(super) fn variant_kernel(
         format!("    {{\n{fast}    }}\n")
     } else {
         format!(
-            "    if ({}) {{\n{fast}    }} else {{\n{slow}    }}\n",
-            fast_conds.join(" && ")
+            "    if ({}) {{\n{fast}    }} else {{\n{}    }}\n",
+            fast_conds.join(" && "),
+            slow_path()
         )
     };
     if in_range.is_empty() {
