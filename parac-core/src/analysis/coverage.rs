@@ -5,11 +5,14 @@
 //! A matrix (an output or a local) is *written whole* when the first region of the host steps
 //! that touches it is an iterator that does not read it and stores, outside any `if`, at
 //! `m[v_a][v_b]..` with one distinct index variable per dimension (coefficient 1, offset 0),
-//! each running with step 1 from 0 to that dimension's size on every sample size.
+//! each running with step 1 from 0 to that dimension's size on every sample size. Some
+//! dimensions may instead have constant subscripts, when the stores with the same variables
+//! together take every combination of those dimensions' indices (`out[0][x][y]`, `out[1][x][y]`
+//! and `out[2][x][y]` write a `[3][M][N]` matrix whole).
 
 use crate::check::eval::{Val, eval};
 use crate::check::relative::affine;
-use crate::check::sample::samples;
+use crate::check::sample::{Sample, samples};
 use crate::ir::*;
 
 /// Per matrix of `f`, whether it is written whole before it is read (always false for inputs
@@ -35,44 +38,111 @@ fn whole(f: &Function, m: MatrixId) -> bool {
     {
         return false;
     }
-    r.body.iter().any(|s| match s {
-        KStmt::Store(a, _) if r.accesses[*a].matrix == m => covers(f, r, *a),
-        _ => false,
-    })
+    let patterns: Vec<Vec<Slot>> = r
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            KStmt::Store(a, _) if r.accesses[*a].matrix == m => pattern(f, r, *a),
+            _ => None,
+        })
+        .collect();
+    let samples = samples(f);
+    !samples.is_empty()
+        && patterns.iter().any(|p| {
+            // The stores with the same index variables in the same dimensions, which together
+            // must store every combination of the constant dimensions' indices.
+            let group: Vec<&Vec<Slot>> = patterns.iter().filter(|q| same_vars(p, q)).collect();
+            samples.iter().all(|smp| covers(f, r, m, &group, smp))
+        })
 }
 
-/// Whether write `a` of `r` stores every element of its matrix.
-fn covers(f: &Function, r: &Region, a: AccessId) -> bool {
-    let acc = &r.accesses[a];
-    let mat = &f.matrices[acc.matrix];
+/// One subscript of a store: an index variable (coefficient 1, offset 0) or a constant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Slot {
+    Var(usize),
+    Const(i64),
+}
+
+/// The subscripts of write `a` of `r`, when each is one index variable or a constant, and no
+/// variable appears twice.
+fn pattern(f: &Function, r: &Region, a: AccessId) -> Option<Vec<Slot>> {
     let mut slots = Vec::new();
-    for s in &acc.subs {
+    for s in &r.accesses[a].subs {
         let Sub::Point(e) = s else {
-            return false;
+            return None;
         };
-        let Some(form) = affine(f, r, e) else {
-            return false;
-        };
+        let form = affine(f, r, e)?;
         let vars: Vec<usize> = (0..form.coefs.len())
             .filter(|s| form.coefs[*s] != 0)
             .collect();
-        match vars.as_slice() {
-            [s] if form.coefs[*s] == 1 && form.offset == 0 && !slots.contains(s) => slots.push(*s),
-            _ => return false,
+        slots.push(match vars.as_slice() {
+            [] => Slot::Const(form.offset),
+            [s] if form.coefs[*s] == 1
+                && form.offset == 0
+                && !slots.contains(&Slot::Var(*s)) =>
+            {
+                Slot::Var(*s)
+            }
+            _ => return None,
+        });
+    }
+    Some(slots)
+}
+
+fn same_vars(p: &[Slot], q: &[Slot]) -> bool {
+    p.len() == q.len()
+        && p.iter().zip(q).all(|(a, b)| match (a, b) {
+            (Slot::Var(x), Slot::Var(y)) => x == y,
+            (Slot::Const(_), Slot::Const(_)) => true,
+            _ => false,
+        })
+}
+
+/// Whether the stores of `group` (same variables in the same dimensions) write every element
+/// of matrix `m` on the sizes of `smp`: each variable runs with step 1 over its whole dimension,
+/// and the constant subscripts take every combination of their dimensions' indices.
+fn covers(f: &Function, r: &Region, m: MatrixId, group: &[&Vec<Slot>], smp: &Sample) -> bool {
+    let int = |e: &Expr| eval(e, &smp.env).and_then(Val::int);
+    let mat = &f.matrices[m];
+    let Some(first) = group.first() else {
+        return false;
+    };
+    let mut cells: u128 = 1;
+    for (k, slot) in first.iter().enumerate() {
+        let Some(size) = int(&mat.dims[k]) else {
+            return false;
+        };
+        match slot {
+            Slot::Var(s) => {
+                let Some(Some(d)) = r.dims.get(*s) else {
+                    return false;
+                };
+                if d.step != 1 || int(&d.lo) != Some(0) || int(&d.hi) != Some(size) {
+                    return false;
+                }
+            }
+            Slot::Const(_) => cells = cells.saturating_mul(size.max(0) as u128),
         }
     }
-    let samples = samples(f);
-    !samples.is_empty()
-        && slots.iter().enumerate().all(|(k, s)| {
-            let Some(Some(d)) = r.dims.get(*s) else {
-                return false;
-            };
-            d.step == 1
-                && samples.iter().all(|smp| {
-                    let int = |e: &Expr| eval(e, &smp.env).and_then(Val::int);
-                    int(&d.lo) == Some(0) && int(&d.hi).is_some() && int(&d.hi) == int(&mat.dims[k])
-                })
-        })
+    let mut tuples: Vec<Vec<i64>> = Vec::new();
+    for p in group {
+        let t: Vec<i64> = p
+            .iter()
+            .zip(&mat.dims)
+            .filter_map(|(slot, dim)| match slot {
+                Slot::Const(c) => Some((*c, int(dim))),
+                Slot::Var(_) => None,
+            })
+            .map(|(c, size)| match size {
+                Some(n) if (0..n).contains(&c) => c,
+                _ => -1,
+            })
+            .collect();
+        if !t.contains(&-1) && !tuples.contains(&t) {
+            tuples.push(t);
+        }
+    }
+    tuples.len() as u128 == cells
 }
 
 #[cfg(test)]
@@ -130,5 +200,30 @@ mod tests {
             }",
         );
         assert!(get(&v, "o"));
+    }
+
+    #[test]
+    fn constant_channels_cover_when_all_are_stored() {
+        let v = whole_of(
+            "fn f(a: &f32[3][M][N], o: &mut f32[3][M][N], p: &mut f32[3][M][N], q: &mut f32[2][M][N]) {
+                parac_iterator it(0:M:1; 0:N:1) {
+                    o[0][itx][ity] = a[0][itx][ity];
+                    o[2][itx][ity] = a[2][itx][ity];
+                    o[1][itx][ity] = a[1][itx][ity];
+                }
+                parac_iterator it2(0:M:1; 0:N:1) {
+                    p[0][it2x][it2y] = a[0][it2x][it2y];
+                    p[1][it2x][it2y] = a[1][it2x][it2y];
+                    p[1][it2x][it2y] = a[2][it2x][it2y];
+                }
+                parac_iterator it3(0:M:1; 0:N-1:1) {
+                    q[0][it3x][it3y] = a[0][it3x][it3y];
+                    q[1][it3x][it3y] = a[1][it3x][it3y];
+                }
+            }",
+        );
+        assert!(get(&v, "o"));
+        assert!(!get(&v, "p"), "channel 2 is never stored");
+        assert!(!get(&v, "q"), "the last column is never stored");
     }
 }
