@@ -328,3 +328,87 @@ fn dropping_the_device_releases_the_pool_and_outliving_buffers_still_drop() {
     drop(kept);
     assert_eq!(opencl::live_buffers(), before);
 }
+
+/// `rows x cols` elements of `a` (rows of `pa`) into `b` (rows of `pb`), one work-item each.
+fn copy_rows(
+    d: &Device,
+    a: &dyn MemArg,
+    pa: usize,
+    b: &dyn MemArg,
+    pb: usize,
+    rows: usize,
+    cols: usize,
+) {
+    let src = "__kernel void copy2(__global const float* a, int pa, __global float* b, int pb, int cols) {
+        int r = (int)get_global_id(0), c = (int)get_global_id(1);
+        if (c < cols) b[r * pb + c] = a[r * pa + c] + 1.0f;
+    }";
+    let p = d.program("copy2", src, "").expect("program");
+    d.launch(
+        &p,
+        "copy2",
+        &[rows, cols],
+        None,
+        &[
+            Arg::Mem(a),
+            Arg::I32(pa as i32),
+            Arg::Mem(b),
+            Arg::I32(pb as i32),
+            Arg::I32(cols as i32),
+        ],
+    )
+    .expect("launch");
+}
+
+#[test]
+fn call_views_work_in_place_or_as_copies() {
+    let _l = live();
+    let Some(rt) = fresh() else { return };
+    let d = rt.device().expect("device");
+    let unified = d.info().host_unified_memory;
+    let line = d.info().cache_line / size_of::<f32>();
+    let before = opencl::live_buffers();
+    // Rows of a whole number of cache lines need no padding: in place on a host-memory device.
+    // Odd rows need padding: copies everywhere.
+    for (rows, cols, fits) in [
+        (3, line, true),
+        (2, 4 * line, true),
+        (3, 5, false),
+        (1, 1, false),
+    ] {
+        let fits = fits && line > 1;
+        let a = matrix::<f32>(&[rows, cols], rows + cols);
+        let mut out = Matrix::<f32>::zeros([rows, cols]);
+        out.as_mut_slice().fill(-7.0);
+        {
+            let ia = d.input("a", &a).expect("input");
+            assert_eq!(ia.in_place(), unified && fits, "input [{rows}][{cols}]");
+            let ob = d
+                .output("out", &mut out, &[rows, cols], true)
+                .expect("output");
+            assert_eq!(ob.in_place(), unified && fits, "output [{rows}][{cols}]");
+            assert_eq!(opencl::live_buffers(), before + 2);
+            copy_rows(d, &*ia, ia.pitch(), &*ob, ob.pitch(), rows, cols);
+            ob.finish().expect("finish");
+        }
+        let want: Vec<f32> = a.as_slice().iter().map(|v| v + 1.0).collect();
+        assert_eq!(out.as_slice(), &want[..], "[{rows}][{cols}]");
+        // An output not written whole starts at zero, in place or not.
+        let mut z = Matrix::<f32>::zeros([rows, cols]);
+        z.as_mut_slice().fill(3.0);
+        d.output("z", &mut z, &[rows, cols], false)
+            .expect("output")
+            .finish()
+            .expect("finish");
+        assert!(z.as_slice().iter().all(|v| *v == 0.0), "[{rows}][{cols}]");
+        // In-place views are released, not pooled.
+        assert_eq!(opencl::live_buffers(), before);
+    }
+    let mut wrong = Matrix::<f32>::zeros([2, 3]);
+    let e = d
+        .output("out", &mut wrong, &[3, 2], true)
+        .err()
+        .expect("a shape error");
+    let msg = e.to_string();
+    assert!(msg.contains("out") && msg.contains("[3][2]"), "{msg}");
+}

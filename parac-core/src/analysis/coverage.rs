@@ -77,10 +77,7 @@ fn pattern(f: &Function, r: &Region, a: AccessId) -> Option<Vec<Slot>> {
             .collect();
         slots.push(match vars.as_slice() {
             [] => Slot::Const(form.offset),
-            [s] if form.coefs[*s] == 1
-                && form.offset == 0
-                && !slots.contains(&Slot::Var(*s)) =>
-            {
+            [s] if form.coefs[*s] == 1 && form.offset == 0 && !slots.contains(&Slot::Var(*s)) => {
                 Slot::Var(*s)
             }
             _ => return None,

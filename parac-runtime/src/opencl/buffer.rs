@@ -10,7 +10,8 @@ use std::ptr;
 
 use opencl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE;
 use opencl3::memory::{
-    Buffer as ClBuffer, CL_MAP_READ, CL_MAP_WRITE_INVALIDATE_REGION, CL_MEM_READ_WRITE, ClMem,
+    Buffer as ClBuffer, CL_MAP_READ, CL_MAP_WRITE_INVALIDATE_REGION, CL_MEM_READ_ONLY,
+    CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR, ClMem,
 };
 use opencl3::types::{CL_BLOCKING, cl_map_flags};
 
@@ -19,7 +20,7 @@ use super::pool;
 use super::{RawMem, buffer_created, buffer_released, cl_error, code};
 use crate::{Element, Error, Matrix, MatrixMut, MatrixRef};
 
-mod sealed {
+pub(super) mod sealed {
     /// Keeps [`Pod`](super::Pod) and [`MemArg`](super::MemArg) to the types of this crate: both
     /// let bytes cross to and from the device, or hand a raw handle to OpenCL.
     pub trait Sealed {}
@@ -178,21 +179,21 @@ impl<T: Pod> MemArg for Scalar<T> {
 
 /// The memory object of a [`Buffer`] or [`Scalar`]: counted by
 /// [`live_buffers`](super::live_buffers) while it lives, given back to its device's pool when
-/// dropped.
+/// dropped (released at once where it has no pool: memory over a host matrix).
 struct Mem<T> {
     mem: ManuallyDrop<ClBuffer<T>>,
     /// The size in bytes, the pool's key.
     bytes: usize,
-    pool: pool::Shared,
+    pool: Option<pool::Shared>,
 }
 
 impl<T> Mem<T> {
-    fn new(mem: ClBuffer<T>, bytes: usize, pool: &pool::Shared) -> Mem<T> {
+    fn new(mem: ClBuffer<T>, bytes: usize, pool: Option<&pool::Shared>) -> Mem<T> {
         buffer_created();
         Mem {
             mem: ManuallyDrop::new(mem),
             bytes,
-            pool: pool.clone(),
+            pool: pool.cloned(),
         }
     }
 }
@@ -214,7 +215,10 @@ impl<T> Drop for Mem<T> {
     fn drop(&mut self) {
         // SAFETY: `mem` is not used after this.
         let mem = unsafe { ManuallyDrop::take(&mut self.mem) };
-        pool::give(&self.pool, mem, self.bytes);
+        match &self.pool {
+            Some(pool) => pool::give(pool, mem, self.bytes),
+            None => drop(mem),
+        }
         buffer_released();
     }
 }
@@ -231,6 +235,13 @@ pub(crate) fn padded_pitch(cols: usize, elem: usize, line: usize) -> usize {
     let line = line.max(1);
     let unit = line / gcd(line, elem.max(1));
     cols.div_ceil(unit).max(1) * unit
+}
+
+/// The padded row length, and the size in elements and in bytes, of a device matrix.
+struct Layout {
+    pitch: usize,
+    elems: usize,
+    bytes: usize,
 }
 
 fn shape_error(expected: &[usize], got: &[usize]) -> Error {
@@ -256,7 +267,7 @@ impl Device {
     /// again.
     fn create_mem<T>(&self, elems: usize, bytes: usize) -> Result<Mem<T>, i32> {
         if let Some(mem) = pool::take(&self.pool, bytes) {
-            return Ok(Mem::new(mem, bytes, &self.pool));
+            return Ok(Mem::new(mem, bytes, Some(&self.pool)));
         }
         // SAFETY: a fresh allocation of `elems` elements in this device's context, no host
         // pointer.
@@ -278,11 +289,12 @@ impl Device {
             }
             Err(e) => return Err(e.0),
         };
-        Ok(Mem::new(mem, bytes, &self.pool))
+        Ok(Mem::new(mem, bytes, Some(&self.pool)))
     }
 
-    /// Creates a buffer without initialising it.
-    fn create_buffer<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Buffer<T>, Error> {
+    /// The padded row length and the size in elements and bytes of a device matrix of `shape`,
+    /// or the error that `clCreateBuffer` of it would give.
+    fn layout<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Layout, Error> {
         let op = || format!("clCreateBuffer({name})");
         if !is_pod::<T>() {
             return Err(not_pod("opencl::Device::alloc"));
@@ -318,9 +330,23 @@ impl Device {
         if bytes as u64 > self.info.max_alloc {
             return Err(too_big());
         }
+        Ok(Layout {
+            pitch,
+            elems,
+            bytes,
+        })
+    }
+
+    /// Creates a buffer without initialising it.
+    fn create_buffer<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Buffer<T>, Error> {
+        let Layout {
+            pitch,
+            elems,
+            bytes,
+        } = self.layout::<T>(name, shape)?;
         let mem = self.create_mem::<T>(elems, bytes).map_err(|e| {
             cl_error(
-                op(),
+                format!("clCreateBuffer({name})"),
                 e,
                 format!("{bytes} bytes for shape {shape:?} of {}", T::NAME),
             )
@@ -334,8 +360,54 @@ impl Device {
         })
     }
 
+    /// A buffer over host memory (`CL_MEM_USE_HOST_PTR`), whose kernels read and write the
+    /// host's elements in place: only on a device whose memory is the host's
+    /// ([`DeviceInfo::host_unified_memory`](super::DeviceInfo::host_unified_memory)), for a
+    /// non-empty `shape` whose rows need no padding (the last dimension a multiple of the
+    /// cache line's elements). `None` elsewhere, or where the device refuses the pointer; the
+    /// caller then copies. The buffer is not pooled: it is released when dropped.
+    ///
+    /// # Safety
+    /// `data` points to the elements of `shape`, row-major, and stays valid (and, where
+    /// `writable`, unused by the host) until the buffer is dropped and every command enqueued
+    /// on it has completed. Where not `writable`, no kernel may write the buffer.
+    pub(super) unsafe fn host_buffer<T: Element>(
+        &self,
+        name: &str,
+        shape: &[usize],
+        data: *mut T,
+        writable: bool,
+    ) -> Option<Buffer<T>> {
+        if !self.info.host_unified_memory || data.is_null() {
+            return None;
+        }
+        let layout = self.layout::<T>(name, shape).ok()?;
+        if layout.pitch != shape[shape.len() - 1] || shape.contains(&0) {
+            return None;
+        }
+        let flags = CL_MEM_USE_HOST_PTR
+            | if writable {
+                CL_MEM_READ_WRITE
+            } else {
+                CL_MEM_READ_ONLY
+            };
+        // SAFETY: `data` holds `layout.elems` elements (the shape's, unpadded) and outlives the
+        // buffer, by the caller's contract.
+        let mem = unsafe {
+            ClBuffer::<T>::create(&self.context, flags, layout.elems, data.cast::<c_void>())
+        }
+        .ok()?;
+        Some(Buffer {
+            mem: Mem::new(mem, layout.bytes, None),
+            name: name.to_string(),
+            shape: shape.to_vec(),
+            pitch: layout.pitch,
+            context: self.context_id(),
+        })
+    }
+
     /// Sets every byte of the buffer, padding included, to zero.
-    fn zero<T: Element>(&self, b: &mut Buffer<T>) -> Result<(), Error> {
+    pub(super) fn zero<T: Element>(&self, b: &mut Buffer<T>) -> Result<(), Error> {
         let elems = b.rows().max(1) * b.pitch;
         let pattern = [T::default()];
         // SAFETY: the pattern is one element (copied at enqueue), the range is the whole buffer.
@@ -445,7 +517,12 @@ impl Device {
         if b.shape() != into.shape() {
             return Err(shape_error(b.shape(), into.shape()));
         }
-        let data = into.as_mut_slice();
+        self.read_rows(b, into.as_mut_slice())
+    }
+
+    /// Copies the buffer's rows into `data` (`rows * cols` elements), blocking.
+    pub(super) fn read_rows<T: Element>(&self, b: &Buffer<T>, data: &mut [T]) -> Result<(), Error> {
+        debug_assert_eq!(data.len(), b.rows() * b.shape[b.shape.len() - 1]);
         if data.is_empty() {
             return Ok(());
         }
@@ -492,7 +569,7 @@ impl Device {
     /// Maps the whole buffer for the host, blocking (the commands enqueued before it complete
     /// first). `None` where the device's memory is not the host's (a mapping may then be a
     /// copy) or the map fails; the caller then transfers with reads and writes.
-    fn map<T: Element>(&self, b: &Buffer<T>, flags: cl_map_flags) -> Option<*mut T> {
+    pub(super) fn map<T: Element>(&self, b: &Buffer<T>, flags: cl_map_flags) -> Option<*mut T> {
         if !self.info.host_unified_memory {
             return None;
         }
@@ -510,7 +587,7 @@ impl Device {
 
     /// Ends the mapping `p` of `b` (enqueued: the commands enqueued after it see what the host
     /// wrote).
-    fn unmap<T: Element>(&self, b: &Buffer<T>, p: *mut T) -> Result<(), Error> {
+    pub(super) fn unmap<T: Element>(&self, b: &Buffer<T>, p: *mut T) -> Result<(), Error> {
         // SAFETY: `p` is a live mapping of `b` from `map`.
         unsafe {
             self.queue

@@ -17,6 +17,8 @@
 //!   and enqueueing with work-group fallbacks.
 //! - [`RegionPlans`] and [`Device::run_region`] (in `plan.rs`): a region's candidate kernels and
 //!   the choice among them (the plan search, its cache, the policies).
+//! - [`Input`] and [`Output`] (in `view.rs`): a call's host matrices on the device, in place
+//!   where the device's memory is the host's, else copies.
 
 mod buffer;
 mod device;
@@ -25,6 +27,7 @@ mod partition;
 mod plan;
 mod pool;
 mod program;
+mod view;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -37,6 +40,7 @@ pub use plan::{Candidate, PlanRecord, RegionPlans, describe as describe_plan, pl
 pub use program::Program;
 #[doc(hidden)]
 pub use program::cache_file_path;
+pub use view::{Input, Output};
 
 use crate::Error;
 
@@ -154,6 +158,7 @@ pub(crate) mod code {
     pub const OUT_OF_RESOURCES: i32 = -5;
     pub const OUT_OF_HOST_MEMORY: i32 = -6;
     pub const BUILD_PROGRAM_FAILURE: i32 = -11;
+    pub const MAP_FAILURE: i32 = -12;
     pub const COMPILE_PROGRAM_FAILURE: i32 = -15;
     pub const LINK_PROGRAM_FAILURE: i32 = -17;
     pub const INVALID_VALUE: i32 = -30;

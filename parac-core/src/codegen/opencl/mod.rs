@@ -8,10 +8,12 @@
 //! - A global operator is a kernel writing one partial result per row, combined on the host
 //!   (exact for integers: 64-bit partials, carried as two 32-bit halves).
 //! - Sizes and host scalars are kernel arguments, so one program build serves every image size.
-//! - Host code: inputs copied in once, intermediates never leave the device (allocated without
-//!   a zero fill where their first region writes them whole), outputs read back once at the
-//!   end, reduction partials read back where the host uses the scalar; kernels are enqueued
-//!   without waiting in between (one in-order queue).
+//! - Host code: inputs and outputs are device views of the caller's matrices (`Device::input`,
+//!   `Device::output`: used in place where the device's memory is the host's, else copied in
+//!   once and read back once at the end), intermediates never leave the device (allocated
+//!   without a zero fill where their first region writes them whole), reduction partials read
+//!   back where the host uses the scalar; kernels are enqueued without waiting in between (one
+//!   in-order queue).
 
 mod partition;
 mod range;
@@ -1112,7 +1114,8 @@ pub fn device_body(f: &Function) -> TokenStream {
     let fname = &f.name;
     let source = program(f);
     let mut out = TokenStream::new();
-    // Device matrices: inputs copied in, outputs and intermediates allocated (zero-filled unless
+    // Device matrices: inputs and outputs are views of the caller's matrices (in place where the
+    // device's memory is the host's, else copies), intermediates allocated (zero-filled unless
     // their first region writes them whole).
     let whole = crate::analysis::written_whole(f);
     for (m, mat) in f.matrices.iter().enumerate() {
@@ -1125,12 +1128,17 @@ pub fn device_body(f: &Function) -> TokenStream {
         out.extend(match mat.kind {
             MatrixKind::Input => {
                 let p = format_ident!("{}", mat.name);
-                quote!(let #g = __dev.upload(#mname, #p)?;)
+                quote!(let #g = __dev.input::<#t, _>(#mname, #p)?;)
             }
-            MatrixKind::Output | MatrixKind::Local if whole[m] => {
+            MatrixKind::Output => {
+                let p = format_ident!("{}", mat.name);
+                let w = whole[m];
+                quote!(let #g = __dev.output::<#t, _>(#mname, &mut *#p, #shape, #w)?;)
+            }
+            MatrixKind::Local if whole[m] => {
                 quote!(let #g = __dev.alloc_uninit::<#t>(#mname, #shape)?;)
             }
-            MatrixKind::Output | MatrixKind::Local => {
+            MatrixKind::Local => {
                 quote!(let #g = __dev.alloc::<#t>(#mname, #shape)?;)
             }
             MatrixKind::Const(_) => quote!(),
@@ -1141,10 +1149,9 @@ pub fn device_body(f: &Function) -> TokenStream {
         .iter()
         .enumerate()
         .filter(|(_, m)| m.kind == MatrixKind::Output)
-        .map(|(m, mat)| {
+        .map(|(m, _)| {
             let g = format_ident!("__g{}", m);
-            let p = format_ident!("{}", mat.name);
-            quote!(__dev.download(&#g, #p)?;)
+            quote!(#g.finish()?;)
         })
         .collect();
     let mut returned = false;

@@ -1,0 +1,214 @@
+//! Device views of the host matrices a pipeline call takes ([`Input`], [`Output`]): on a device
+//! whose memory is the host's (PoCL on a CPU, an integrated GPU) the kernels read the caller's
+//! input and write the caller's output in place, so a call moves no data at all; elsewhere (or
+//! where rows need padding) a view is a device copy, made by [`Device::upload`] and given back
+//! by [`Output::finish`].
+//!
+//! A view borrows the host matrix for its lifetime, and one that is in place waits for the
+//! device's queue when dropped: no command can touch the host memory once the borrow ends, even
+//! when a launch failed half-way.
+
+use std::marker::PhantomData;
+use std::ops::Deref;
+
+use opencl3::memory::CL_MAP_READ;
+
+use super::buffer::sealed;
+use super::{Buffer, Device, MemArg, RawMem};
+use crate::{Element, Error, MatrixMut, MatrixRef};
+
+/// A pipeline input on the device: the host matrix itself where the device can read it in
+/// place, else a device copy. Dereferences to the [`Buffer`].
+pub struct Input<'a, T: Element> {
+    buf: Buffer<T>,
+    /// The device, where the buffer is the host's memory (it then waits for it when dropped).
+    in_place: Option<&'a Device>,
+    _host: PhantomData<&'a [T]>,
+}
+
+/// A pipeline output on the device: the host matrix itself where the device can write it in
+/// place, else a device buffer that [`finish`](Output::finish) copies back. Dereferences to the
+/// [`Buffer`].
+pub struct Output<'a, T: Element> {
+    buf: Buffer<T>,
+    dev: &'a Device,
+    in_place: bool,
+    /// The host elements (`len` of them), borrowed mutably for `'a`.
+    host: *mut T,
+    len: usize,
+    _host: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: `Output` owns the mutable borrow of the host elements for `'a`; the raw pointer is
+// only that borrow, so it may cross threads as `&'a mut [T]` does.
+unsafe impl<T: Element> Send for Output<'_, T> {}
+// SAFETY: shared access gives only the `Buffer` (no access to the host elements).
+unsafe impl<T: Element> Sync for Output<'_, T> {}
+
+impl Device {
+    /// The device view of input matrix `m` (`name` is for messages): in place where the
+    /// device's memory is the host's and the rows need no padding, else [`upload`](Device::upload).
+    /// Kernels must only read it.
+    pub fn input<'a, T: Element, M: MatrixRef<T> + ?Sized>(
+        &'a self,
+        name: &str,
+        m: &'a M,
+    ) -> Result<Input<'a, T>, Error> {
+        let data = m.as_slice();
+        // SAFETY: `data` holds the elements of `m.shape()` and is borrowed for `'a`, which the
+        // `Input` holding the buffer does not outlive; its drop waits for the queue. The buffer
+        // is read-only and `Input` hands out only `&Buffer`, which no transfer writes.
+        let host = unsafe { self.host_buffer(name, m.shape(), data.as_ptr().cast_mut(), false) };
+        Ok(match host {
+            Some(buf) => Input {
+                buf,
+                in_place: Some(self),
+                _host: PhantomData,
+            },
+            None => Input {
+                buf: self.upload(name, m)?,
+                in_place: None,
+                _host: PhantomData,
+            },
+        })
+    }
+
+    /// The device view of output matrix `m`, which must have `shape`: in place where the device's
+    /// memory is the host's and the rows need no padding, else a device buffer. Unless `whole`
+    /// (the kernels write every element before reading any), its elements start at zero, as
+    /// [`alloc`](Device::alloc)'s. Call [`Output::finish`] when the kernels are enqueued.
+    pub fn output<'a, T: Element, M: MatrixMut<T> + ?Sized>(
+        &'a self,
+        name: &'static str,
+        m: &'a mut M,
+        shape: &[usize],
+        whole: bool,
+    ) -> Result<Output<'a, T>, Error> {
+        if m.shape() != shape {
+            return Err(Error::Shape {
+                function: "opencl::Device::output",
+                matrix: name,
+                declared: "the shape the pipeline computed",
+                expected: shape.to_vec(),
+                got: m.shape().to_vec(),
+            });
+        }
+        let data = m.as_mut_slice();
+        let (host, len) = (data.as_mut_ptr(), data.len());
+        // SAFETY: `data` holds the elements of `shape` and is borrowed mutably for `'a`; the
+        // host touches it only through `Output`, after `finish` mapped it, and the drop waits
+        // for the queue.
+        let (buf, in_place) = match unsafe { self.host_buffer(name, shape, host, true) } {
+            Some(mut buf) => {
+                if !whole {
+                    self.zero(&mut buf)?;
+                }
+                (buf, true)
+            }
+            None if whole => (self.alloc_uninit(name, shape)?, false),
+            None => (self.alloc(name, shape)?, false),
+        };
+        Ok(Output {
+            buf,
+            dev: self,
+            in_place,
+            host,
+            len,
+            _host: PhantomData,
+        })
+    }
+}
+
+impl<T: Element> Input<'_, T> {
+    /// Whether the kernels read the host matrix itself (no copy was made).
+    pub fn in_place(&self) -> bool {
+        self.in_place.is_some()
+    }
+}
+
+impl<T: Element> Output<'_, T> {
+    /// Whether the kernels write the host matrix itself (nothing is copied back).
+    pub fn in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// Makes the result visible in the host matrix, blocking until the kernels are done: a map
+    /// and unmap of the buffer where it is the host's memory, else a copy of its rows.
+    pub fn finish(self) -> Result<(), Error> {
+        if self.in_place {
+            let Some(p) = self.dev.map(&self.buf, CL_MAP_READ) else {
+                return Err(super::cl_error(
+                    format!("clEnqueueMapBuffer({})", self.buf.name()),
+                    super::code::MAP_FAILURE,
+                    "mapping an output that the device holds in host memory",
+                ));
+            };
+            self.dev.unmap(&self.buf, p)?;
+            self.dev.finish()
+        } else {
+            // SAFETY: the elements borrowed mutably for `'a`; nothing else refers to them while
+            // this runs (the buffer is device memory).
+            let data = unsafe { std::slice::from_raw_parts_mut(self.host, self.len) };
+            self.dev.read_rows(&self.buf, data)
+        }
+    }
+}
+
+impl<T: Element> Drop for Input<'_, T> {
+    fn drop(&mut self) {
+        if let Some(dev) = self.in_place {
+            // Nothing may read the host matrix after the borrow ends; an error here is the
+            // launch's, which the caller has already seen.
+            let _ = dev.finish();
+        }
+    }
+}
+
+impl<T: Element> Drop for Output<'_, T> {
+    fn drop(&mut self) {
+        if self.in_place {
+            let _ = self.dev.finish();
+        }
+    }
+}
+
+impl<T: Element> Deref for Input<'_, T> {
+    type Target = Buffer<T>;
+    fn deref(&self) -> &Buffer<T> {
+        &self.buf
+    }
+}
+
+impl<T: Element> Deref for Output<'_, T> {
+    type Target = Buffer<T>;
+    fn deref(&self) -> &Buffer<T> {
+        &self.buf
+    }
+}
+
+impl<T: Element> sealed::Sealed for Input<'_, T> {}
+impl<T: Element> sealed::Sealed for Output<'_, T> {}
+
+impl<T: Element> MemArg for Input<'_, T> {
+    fn raw_mem(&self) -> RawMem {
+        self.buf.raw_mem()
+    }
+    fn context_id(&self) -> usize {
+        self.buf.context_id()
+    }
+    fn label(&self) -> String {
+        self.buf.label()
+    }
+}
+
+impl<T: Element> MemArg for Output<'_, T> {
+    fn raw_mem(&self) -> RawMem {
+        self.buf.raw_mem()
+    }
+    fn context_id(&self) -> usize {
+        self.buf.context_id()
+    }
+    fn label(&self) -> String {
+        self.buf.label()
+    }
+}
