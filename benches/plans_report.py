@@ -1,16 +1,26 @@
 #!/usr/bin/env python3
-"""Markdown tables of `cargo bench --bench plans` (docs/benchmarks.md, "Optimization model").
+"""Markdown tables of `cargo bench --bench plans` (docs/benchmarks.md, "The optimization model").
 
-Reads criterion's `target/criterion/{plans_*,border_*}/*/new/estimates.json` (median) and the
-per-stage search records of `target/criterion/plan-records.txt`; prints the tables.
-Usage: python3 benches/plans_report.py [target/criterion]
+Reads criterion's `<criterion dir>/{plans_*,border_*}/*/new/estimates.json` (median) and the
+per-stage search records of `<criterion dir>/plan-records.txt`; prints the tables, or with
+--update FILE replaces what lies between `<!-- plans:begin -->` and `<!-- plans:end -->` there.
+Usage: python3 benches/plans_report.py [CRITERION_DIR] [--update docs/benchmarks.md]
+The criterion dir defaults to `$CARGO_TARGET_DIR/criterion` (`target/criterion`).
 """
+import argparse
+import io
 import json
 import os
 import re
 import sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else "target/criterion"
+_ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+_ap.add_argument("criterion", nargs="?", help="criterion's output directory")
+_ap.add_argument("--update", help="markdown file whose plans section to replace")
+_args = _ap.parse_args()
+root = _args.criterion or os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "criterion")
+if _args.update:
+    sys.stdout = io.StringIO()
 
 
 def median_ms(group, bench):
@@ -93,3 +103,17 @@ if os.path.exists(rec):
         if base is None:
             continue
         print(f"| {stage} | {cls} | {base:.3f} | {label} @{wg} | {float(t):.3f} | {base / float(t):.2f}x |")
+
+if _args.update:
+    text = sys.stdout.getvalue()
+    sys.stdout = sys.__stdout__
+    begin, end = "<!-- plans:begin -->", "<!-- plans:end -->"
+    with open(_args.update) as f:
+        doc = f.read()
+    if begin not in doc or end not in doc:
+        sys.exit(f"{_args.update}: no {begin} ... {end} section")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(_args.update, "w") as f:
+        f.write(head + begin + "\n" + text.strip() + "\n" + end + tail)
+    print(f"updated {_args.update}", file=sys.stderr)

@@ -231,21 +231,26 @@ def tables(res, info, first, gen_dir):
 
     w("### Hand OpenCL against parac, and the floor\n")
     w("`hand best` is the faster of the hand pipeline's two forms (fused, stage kernels), data "
-      "on the device; `hand call` adds the upload and download that a parac call does. The "
+      "on the device; `hand call` adds an upload and a download (copies). `best crate` is the "
+      "fastest crate contender. The last three columns give how many times faster the searched "
+      "parac call is (below 1: slower). The "
       "floor is the time to read every input once and write every output once at the device's "
       f"copy bandwidth ({bw / 1e9:.1f} GB/s, bytes read plus written, from a "
       f"{info.get('copy_bytes', 0) >> 20} MiB `clEnqueueCopyBuffer`); each time is given as a "
       "multiple of it.\n" if bw else "No OpenCL device: no floor.\n")
     w("| pipeline | bytes in + out | floor (ms) | hand best (x floor) | hand call (x floor) | "
-      "parac Baseline (x floor) | parac Search (x floor) | parac CPU (x floor) | "
-      "parac Baseline / hand call | parac Baseline / hand best |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
+      "parac Search (x floor) | parac Baseline (x floor) | parac CPU (x floor) | "
+      "best crate (x floor) | parac Search speed: vs hand best | vs hand call | vs best crate |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in PIPELINES:
         b = fbytes.get(p)
         fl = b / bw if (b and bw) else None
         hands = [res.get((p, c, None)) for c in ("hand_opencl", "hand_opencl_stages")]
         hands = [h for h in hands if h]
         best = min(hands) if hands else None
+        crates = [res.get((p, c, None)) for c in ("crates", "image_filter3x3", "image_unsharpen")]
+        crates = [t for t in crates if t]
+        crate = min(crates) if crates else None
         call = res.get((p, "hand_opencl_call", None))
         base = res.get((p, "parac_opencl_baseline", None))
         srch = res.get((p, "parac_opencl_search", None))
@@ -254,11 +259,12 @@ def tables(res, info, first, gen_dir):
         def x(t):
             return f"{fmt_ms(t)} ({t / fl:,.1f}x)" if (t and fl) else fmt_ms(t)
 
-        def ratio(a, b):
-            return f"{a / b:,.1f}" if (a and b) else "–"
-        w(f"| {p} | {b / 1e6:,.1f} MB | {fmt_ms(fl)} | {x(best)} | {x(call)} | {x(base)} | "
-          f"{x(srch)} | {x(cpu)} | {ratio(base, call)} | {ratio(base, best)} |"
-          if b else f"| {p} | – | – | – | – | – | – | – | – | – |")
+        def speed(other):
+            # How many times faster the searched parac call is than `other` (< 1: slower).
+            return f"{other / srch:,.2f}x" if (other and srch) else "–"
+        w(f"| {p} | {b / 1e6:,.1f} MB | {fmt_ms(fl)} | {x(best)} | {x(call)} | {x(srch)} | "
+          f"{x(base)} | {x(cpu)} | {x(crate)} | {speed(best)} | {speed(call)} | {speed(crate)} |"
+          if b else f"| {p} | – | – | – | – | – | – | – | – | – | – | – |")
     w("")
 
     w("### Stages\n")

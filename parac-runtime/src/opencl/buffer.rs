@@ -363,9 +363,11 @@ impl Device {
     /// A buffer over host memory (`CL_MEM_USE_HOST_PTR`), whose kernels read and write the
     /// host's elements in place: only on a device whose memory is the host's
     /// ([`DeviceInfo::host_unified_memory`](super::DeviceInfo::host_unified_memory)), for a
-    /// non-empty `shape` whose rows need no padding (the last dimension a multiple of the
-    /// cache line's elements). `None` elsewhere, or where the device refuses the pointer; the
-    /// caller then copies. The buffer is not pooled: it is released when dropped.
+    /// non-empty `shape`. Its rows are the host's, unpadded: its [`pitch`](Buffer::pitch) is
+    /// the last dimension (kernels take the pitch as an argument and never read past a row's
+    /// last column, so padding only aligns rows; skipping the copy is worth far more). `None`
+    /// elsewhere, or where the device refuses the pointer; the caller then copies. The buffer
+    /// is not pooled: it is released when dropped.
     ///
     /// # Safety
     /// `data` points to the elements of `shape`, row-major, and stays valid (and, where
@@ -381,27 +383,28 @@ impl Device {
         if !self.info.host_unified_memory || data.is_null() {
             return None;
         }
-        let layout = self.layout::<T>(name, shape).ok()?;
-        if layout.pitch != shape[shape.len() - 1] || shape.contains(&0) {
+        // The padded layout is at least as large: where it fits, the unpadded one does.
+        self.layout::<T>(name, shape).ok()?;
+        if shape.contains(&0) {
             return None;
         }
+        let elems: usize = shape.iter().product();
         let flags = CL_MEM_USE_HOST_PTR
             | if writable {
                 CL_MEM_READ_WRITE
             } else {
                 CL_MEM_READ_ONLY
             };
-        // SAFETY: `data` holds `layout.elems` elements (the shape's, unpadded) and outlives the
+        // SAFETY: `data` holds `elems` elements (the shape's, unpadded) and outlives the
         // buffer, by the caller's contract.
-        let mem = unsafe {
-            ClBuffer::<T>::create(&self.context, flags, layout.elems, data.cast::<c_void>())
-        }
-        .ok()?;
+        let mem =
+            unsafe { ClBuffer::<T>::create(&self.context, flags, elems, data.cast::<c_void>()) }
+                .ok()?;
         Some(Buffer {
-            mem: Mem::new(mem, layout.bytes, None),
+            mem: Mem::new(mem, elems * size_of::<T>(), None),
             name: name.to_string(),
             shape: shape.to_vec(),
-            pitch: layout.pitch,
+            pitch: shape[shape.len() - 1],
             context: self.context_id(),
         })
     }

@@ -1,8 +1,8 @@
 //! Device views of the host matrices a pipeline call takes ([`Input`], [`Output`]): on a device
 //! whose memory is the host's (PoCL on a CPU, an integrated GPU) the kernels read the caller's
-//! input and write the caller's output in place, so a call moves no data at all; elsewhere (or
-//! where rows need padding) a view is a device copy, made by [`Device::upload`] and given back
-//! by [`Output::finish`].
+//! input and write the caller's output in place, with the host's unpadded rows, so a call moves
+//! no data at all; elsewhere a view is a device copy with padded rows, made by
+//! [`Device::upload`] and given back by [`Output::finish`].
 //!
 //! A view borrows the host matrix for its lifetime, and one that is in place waits for the
 //! device's queue when dropped: no command can touch the host memory once the borrow ends, even
@@ -46,8 +46,8 @@ unsafe impl<T: Element> Send for Output<'_, T> {}
 unsafe impl<T: Element> Sync for Output<'_, T> {}
 
 impl Device {
-    /// The device view of input matrix `m` (`name` is for messages): in place where the
-    /// device's memory is the host's and the rows need no padding, else [`upload`](Device::upload).
+    /// The device view of input matrix `m` (`name` is for messages): in place (rows unpadded)
+    /// where the device's memory is the host's, else [`upload`](Device::upload).
     /// Kernels must only read it.
     pub fn input<'a, T: Element, M: MatrixRef<T> + ?Sized>(
         &'a self,
@@ -73,8 +73,8 @@ impl Device {
         })
     }
 
-    /// The device view of output matrix `m`, which must have `shape`: in place where the device's
-    /// memory is the host's and the rows need no padding, else a device buffer. Unless `whole`
+    /// The device view of output matrix `m`, which must have `shape`: in place (rows unpadded)
+    /// where the device's memory is the host's, else a device buffer. Unless `whole`
     /// (the kernels write every element before reading any), its elements start at zero, as
     /// [`alloc`](Device::alloc)'s. Call [`Output::finish`] when the kernels are enqueued.
     pub fn output<'a, T: Element, M: MatrixMut<T> + ?Sized>(
