@@ -212,3 +212,32 @@ fn tree_and_local_plans_under_cbs() {
         );
     }
 }
+
+/// Where the work-items' first dimension is not a multiple of 16 (blur's 3203 output columns, a
+/// prime, of which a driver needing divisors could only pick 1), the search times the
+/// candidates whose kernel fixes no work-group size at 32x4, the global size rounded up, not at
+/// the driver's size; the searched result is still exact.
+#[test]
+fn awkward_widths_are_searched_at_a_fixed_work_group() {
+    let Some(rt) = runtimes::fresh_opencl() else {
+        return;
+    };
+    rt.device().expect("device").set_program_cache_dir(None);
+    let rt = rt.with_policy(PlanPolicy::Search);
+    let (m, n) = (5, 3205);
+    let src = data::random_u12(m, n, 7);
+    let mut out = Matrix::<u16>::zeros([m - 2, n - 2]);
+    blur_p::blur(&rt, &src, &mut out).expect("blur");
+    assert_eq!(out, r::blur(&src));
+    let records: Vec<_> = parac::opencl::plan_records()
+        .into_iter()
+        .filter(|r| r.program == "blur" && r.region == "r0_it")
+        .collect();
+    let rec = records.last().expect("blur's first region was searched");
+    let baseline: Vec<_> = rec.times.iter().filter(|t| t.0 == "baseline").collect();
+    assert!(
+        !baseline.is_empty() && baseline.iter().all(|t| t.1 == Some(vec![32, 4])),
+        "{:?}",
+        rec.times
+    );
+}
