@@ -2,8 +2,9 @@
 //! optimization model's ranking), pruned by the device's limits, picked by the policy
 //! ([`PlanPolicy`]); under [`PlanPolicy::Search`], timed with profiling events on the first call
 //! for a (region, size class), with the fastest kept per program in memory and in a plan cache
-//! file next to the program binaries (`<cache>/parac/plans/<program key>.plans`), so later
-//! processes skip the search.
+//! file next to the program binaries
+//! (`<cache>/parac/plans/<program key>.s<search version>.plans`), so later processes skip the
+//! search.
 //!
 //! `PARAC_LOG=plan` prints one line per search: the choice and the measured time of every other
 //! candidate; `PARAC_LOG=launch` one line per enqueue of a region, with its kernel time (it waits
@@ -154,11 +155,16 @@ fn tree_groups(rows: usize) -> usize {
     rows.clamp(1, 128)
 }
 
+/// The version of the search procedure, part of the plan files' names: a change to what the
+/// search tries (candidates' launch shapes, work-group sizes) makes the choices that older
+/// searches stored stale, so they are not read.
+const SEARCH_VERSION: u32 = 2;
+
 impl Device {
     fn plan_file(&self, program: &Program) -> Option<PathBuf> {
         let dir = self.program_cache_dir()?;
         let parent = dir.parent()?.join("plans");
-        Some(parent.join(format!("{}.plans", program.key_hash)))
+        Some(parent.join(format!("{}.s{SEARCH_VERSION}.plans", program.key_hash)))
     }
 
     fn feasible(&self, c: &Candidate) -> bool {
