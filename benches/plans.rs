@@ -5,7 +5,8 @@
 //!   candidate run it, the others the baseline, with the driver's work-group size), with the model's first-ranked plan,
 //!   and with the searched plan;
 //! - per stage: the plan search's own profiling-event times of every candidate of every region
-//!   (printed, and written to `target/criterion/plan-records.txt`);
+//!   (printed, and written to `target/criterion/plan-records.txt`, or
+//!   `plan-records.<parts>.txt` for a run of some parts);
 //! - `border/<stencil>/<mode>`: the cost of border rules, as Halide's performance test measures
 //!   it: a 3-tap and a 5x5 stencil with each border mode against the same stencil reading a
 //!   pre-padded input.
@@ -328,7 +329,15 @@ fn main() {
     }
     text.push_str(&firsts);
     print!("{text}");
+    // A run of some parts only writes its own file, which `plans_report.py` reads over the
+    // full run's: a part can be measured again without losing the others' records.
+    let file = match std::env::var("PARAC_BENCH_PARTS") {
+        Ok(parts) if !parts.trim().is_empty() => {
+            format!("plan-records.{}.txt", parts.replace([',', ' '], "_"))
+        }
+        _ => "plan-records.txt".to_string(),
+    };
     let dir = std::path::Path::new("target/criterion");
     let _ = std::fs::create_dir_all(dir);
-    let _ = std::fs::write(dir.join("plan-records.txt"), text);
+    let _ = std::fs::write(dir.join(file), text);
 }

@@ -8,6 +8,7 @@ Usage: python3 benches/plans_report.py [CRITERION_DIR] [--update docs/benchmarks
 The criterion dir defaults to `$CARGO_TARGET_DIR/criterion` (`target/criterion`).
 """
 import argparse
+import glob
 import io
 import json
 import os
@@ -32,14 +33,20 @@ def median_ms(group, bench):
         return json.load(f)["median"]["point_estimate"] / 1e6
 
 
-# The benchmarks of the last run (criterion keeps older ones): its "first call" lines.
+# The records of the last full run (`plan-records.txt`), and over them those of later runs of
+# some parts only (`plan-records.<parts>.txt`, newer files last): their "first call" lines say
+# which benchmarks ran, their search lines what each search measured.
+_files = sorted(glob.glob(os.path.join(root, "plan-records*.txt")), key=os.path.getmtime)
+_full = os.path.join(root, "plan-records.txt")
+if _full in _files:
+    _files = _files[_files.index(_full):]
+RECORDS = [_line.strip() for _f in _files for _line in open(_f)]
+SOURCES = [os.path.basename(_f) for _f in _files]
 RAN = {}
-_rec = os.path.join(root, "plan-records.txt")
-if os.path.exists(_rec):
-    for _line in open(_rec):
-        _m = re.match(r"(plans|border)/(\S+)/(\S+)\tfirst call ([0-9.]+) ms", _line.strip())
-        if _m:
-            RAN[(f"{_m.group(1)}_{_m.group(2)}", _m.group(3))] = float(_m.group(4))
+for _line in RECORDS:
+    _m = re.match(r"(plans|border)/(\S+)/(\S+)\tfirst call ([0-9.]+) ms", _line)
+    if _m:
+        RAN[(f"{_m.group(1)}_{_m.group(2)}", _m.group(3))] = float(_m.group(4))
 
 
 def benches(group):
@@ -63,11 +70,12 @@ for pipe in ["blur", "laplacian", "sharpen", "unsharp"]:
 # The searched plan's kernel time per stage, from the search records.
 PAT = re.compile(r"parac plan (\S+) \[(\S+)\]: (\S+)@(\S+) ([0-9.]+) ms; all \(ms\): (.*)")
 CHOSEN = {}
-if os.path.exists(_rec):
-    for _line in open(_rec):
-        _m = PAT.match(_line.strip())
-        if _m:
-            CHOSEN[_m.group(1)] = (float(_m.group(5)), _m.group(3), _m.group(4))
+STAGE_LINES = {}
+for _line in RECORDS:
+    _m = PAT.match(_line)
+    if _m:
+        CHOSEN[_m.group(1)] = (float(_m.group(5)), _m.group(3), _m.group(4))
+        STAGE_LINES[_m.group(1)] = _m
 
 print("\n### Border rules against a pre-padded input\n")
 print("Kernel: the searched plan's kernel time (profiling events, all launches of the plan: the")
@@ -85,24 +93,24 @@ for st in ["tap3", "box5"]:
         call = f"{t:.2f} | {t / pad:.2f}x" if t is not None and pad else "– | –"
         print(f"| {st} | {m} | {kern} | {call} |")
 
-rec = os.path.join(root, "plan-records.txt")
-if os.path.exists(rec):
+if STAGE_LINES:
     print("\n### Per stage: kernel times measured by the plan search (profiling events, ms)\n")
     print("| stage | size class | baseline | chosen plan | chosen | speed-up |")
     print("|---|---|---:|---|---:|---:|")
-    for line in open(rec):
-        m = PAT.match(line.strip())
-        if not m:
-            continue
+    for m in STAGE_LINES.values():
         stage, cls, label, wg, t, rest = m.groups()
         times = {}
         for item in rest.split(", "):
             k, _, v = item.rpartition(" ")
             times[k] = float(v)
-        base = times.get("baseline@-")
-        if base is None:
+        # The baseline as the search timed it: at the driver's work-group size, or at 32x4
+        # where the work-items' first dimension is not a multiple of 16.
+        bk = next((k for k in ("baseline@-", "baseline@32x4", "baseline@64") if k in times), None)
+        if bk is None:
             continue
-        print(f"| {stage} | {cls} | {base:.3f} | {label} @{wg} | {float(t):.3f} | {base / float(t):.2f}x |")
+        base = times[bk]
+        print(f"| {stage} | {cls} | {base:.3f} @{bk.split('@')[1]} | {label} @{wg} | {float(t):.3f} | {base / float(t):.2f}x |")
+print(f"\nRecords: {', '.join(SOURCES) or 'none'}.")
 
 if _args.update:
     text = sys.stdout.getvalue()
