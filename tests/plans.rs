@@ -234,9 +234,10 @@ fn awkward_widths_are_searched_at_a_fixed_work_group() {
         .filter(|r| r.program == "blur" && r.region == "r0_it")
         .collect();
     let rec = records.last().expect("blur's first region was searched");
+    // Timed at 32x4 first (then maybe at other sizes too), never at the driver's size.
     let baseline: Vec<_> = rec.times.iter().filter(|t| t.0 == "baseline").collect();
     assert!(
-        !baseline.is_empty() && baseline.iter().all(|t| t.1 == Some(vec![32, 4])),
+        baseline.iter().any(|t| t.1 == Some(vec![32, 4])) && baseline.iter().all(|t| t.1.is_some()),
         "{:?}",
         rec.times
     );

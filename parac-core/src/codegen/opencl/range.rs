@@ -14,6 +14,18 @@ type Range = (i128, i128);
 
 const M24: Range = (-(1 << 23), (1 << 23) - 1);
 
+/// `FLOAT_DIV`: for an integer `a` in `[0, FLOAT_DIV_LIMIT)` and any integer `b != 0`, C's
+/// truncating `a / b` equals `(int)(((float)a + 0.5f) / (float)b)` even where the float
+/// division is off by OpenCL's allowed 2.5 ulp (it need not be correctly rounded). With
+/// `a = q|b| + r`, `0 <= r < |b|`, the exact quotient of `a + 0.5` (exact in a float) by `|b|`
+/// lies in `[q + 0.5/|b|, q + 1 - 0.5/|b|]`; a relative error `e` moves it by at most
+/// `(a + 0.5) e / |b|`, less than `0.5 / |b|` while `(a + 0.5) e < 0.5`, that is
+/// `a < 2^21.6` for `e = 2.5 * 2^-24`: the truncation stays `q` (with `b`'s sign, as C's).
+/// For `|b| > 2^24` (inexact in a float) `q` is 0 and the quotient stays below 1. The limit
+/// keeps a factor of 3 to spare. `tests::float_division_is_exact` checks it with the division
+/// perturbed by 3 ulp either way.
+const FLOAT_DIV_LIMIT: i128 = 1 << 20;
+
 fn within(r: Range, outer: Range) -> bool {
     r.0 >= outer.0 && r.1 <= outer.1
 }
@@ -234,6 +246,18 @@ impl K<'_> {
                     return Some(format!("((int)(((uint)({x})) {o} {c}u))"));
                 }
             }
+            // A division by a variable: no vector unit divides integers, so the lanes of a
+            // vectorized loop each run a scalar `idiv`. Where the dividend is proven in
+            // [0, 2^20), a float division is exact (see `FLOAT_DIV`).
+            if op == BinOp::Div
+                && t == Scalar::I32
+                && const_int(b).is_none()
+                && self
+                    .range(a)
+                    .is_some_and(|r| r.0 >= 0 && r.1 < FLOAT_DIV_LIMIT)
+            {
+                return Some(format!("((int)((((float)({x})) + 0.5f) / ((float)({y}))))"));
+            }
         }
         if self.v.m24 && t == Scalar::I32 {
             let fits = |a: &Expr| self.range(a).is_some_and(|r| within(r, M24));
@@ -289,5 +313,53 @@ impl K<'_> {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FLOAT_DIV_LIMIT;
+
+    /// The float moved by `k` units in the last place.
+    fn ulps(x: f32, k: i32) -> f32 {
+        f32::from_bits((x.to_bits() as i32 + k) as u32)
+    }
+
+    #[test]
+    fn float_division_is_exact() {
+        let lim = FLOAT_DIV_LIMIT as i64;
+        let mut divisors: Vec<i64> = (1..=300).collect();
+        divisors.extend([
+            511,
+            1000,
+            4093,
+            65_535,
+            (1 << 20) - 1,
+            1 << 20,
+            (1 << 24) + 1,
+            1 << 30,
+            i32::MAX as i64,
+        ]);
+        divisors.extend(divisors.clone().iter().map(|d| -d));
+        divisors.push(i32::MIN as i64);
+        let mut checked = 0u64;
+        for &b in &divisors {
+            // Dividends around every multiple of b near 0 and near the limit, and the ends.
+            let mut dividends: Vec<i64> = (0..2000).chain(lim - 2000..lim).collect();
+            for q in [1, 2, 3, 7, 100, lim / b.abs(), lim / b.abs() - 1] {
+                let m = q * b.abs();
+                dividends.extend((m - 2..=m + 2).filter(|a| (0..lim).contains(a)));
+            }
+            for a in dividends {
+                let want = a / b;
+                let exact = (a as f32 + 0.5) / b as f32;
+                for k in -3..=3 {
+                    let got = ulps(exact, k) as i32 as i64;
+                    assert_eq!(got, want, "{a} / {b} with the division off by {k} ulp");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1_000_000);
     }
 }
