@@ -158,7 +158,10 @@ fn tree_groups(rows: usize) -> usize {
 /// The version of the search procedure, part of the plan files' names: a change to what the
 /// search tries (candidates' launch shapes, work-group sizes) makes the choices that older
 /// searches stored stale, so they are not read.
-const SEARCH_VERSION: u32 = 2;
+const SEARCH_VERSION: u32 = 3;
+
+/// How many of the fastest (plan, work-group) pairs the search times a second time.
+const FINAL_ROUND: usize = 3;
 
 impl Device {
     fn plan_file(&self, program: &Program) -> Option<PathBuf> {
@@ -493,8 +496,8 @@ impl Device {
     }
 
     /// Times every feasible candidate with its default work-group size ([`default_local`]),
-    /// then the two fastest of those whose kernel fixes none with a few other sizes; the
-    /// fastest wins.
+    /// then the two fastest of those whose kernel fixes none with a few other sizes, then the
+    /// three fastest pairs again; the fastest wins.
     ///
     /// [`default_local`]: Device::default_local
     #[allow(clippy::type_complexity)]
@@ -543,6 +546,22 @@ impl Device {
                 if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
                     times.push((c.label.to_string(), local, t));
                 }
+            }
+        }
+        // A final round: the three fastest (plan, work-group) pairs timed again, each keeping
+        // the better of its two measurements. On a shared machine a burst of other work can
+        // slow all three runs of one measurement; measured again a few hundred milliseconds
+        // later, a plan the burst hid gets its time back.
+        let mut order: Vec<usize> = (0..times.len()).collect();
+        order.sort_by(|a, b| times[*a].2.total_cmp(&times[*b].2));
+        for i in order.into_iter().take(FINAL_ROUND) {
+            let (label, local, _) = times[i].clone();
+            let Some(c) = plans.candidates.iter().find(|c| c.label == label) else {
+                continue;
+            };
+            let cands = plans.candidates;
+            if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
+                times[i].2 = times[i].2.min(t);
             }
         }
         let best = times
