@@ -172,43 +172,30 @@ impl<T: Element> Drop for Output<'_, T> {
     }
 }
 
-impl<T: Element> Deref for Input<'_, T> {
-    type Target = Buffer<T>;
-    fn deref(&self) -> &Buffer<T> {
-        &self.buf
-    }
+/// `Deref` to the buffer, and the kernel-argument trait through it, for each view type.
+macro_rules! view_of_buffer {
+    ($($view:ident),*) => {$(
+        impl<T: Element> Deref for $view<'_, T> {
+            type Target = Buffer<T>;
+            fn deref(&self) -> &Buffer<T> {
+                &self.buf
+            }
+        }
+
+        impl<T: Element> sealed::Sealed for $view<'_, T> {}
+
+        impl<T: Element> MemArg for $view<'_, T> {
+            fn raw_mem(&self) -> RawMem {
+                self.buf.raw_mem()
+            }
+            fn context_id(&self) -> usize {
+                self.buf.context_id()
+            }
+            fn label(&self) -> String {
+                self.buf.label()
+            }
+        }
+    )*};
 }
 
-impl<T: Element> Deref for Output<'_, T> {
-    type Target = Buffer<T>;
-    fn deref(&self) -> &Buffer<T> {
-        &self.buf
-    }
-}
-
-impl<T: Element> sealed::Sealed for Input<'_, T> {}
-impl<T: Element> sealed::Sealed for Output<'_, T> {}
-
-impl<T: Element> MemArg for Input<'_, T> {
-    fn raw_mem(&self) -> RawMem {
-        self.buf.raw_mem()
-    }
-    fn context_id(&self) -> usize {
-        self.buf.context_id()
-    }
-    fn label(&self) -> String {
-        self.buf.label()
-    }
-}
-
-impl<T: Element> MemArg for Output<'_, T> {
-    fn raw_mem(&self) -> RawMem {
-        self.buf.raw_mem()
-    }
-    fn context_id(&self) -> usize {
-        self.buf.context_id()
-    }
-    fn label(&self) -> String {
-        self.buf.label()
-    }
-}
+view_of_buffer!(Input, Output);
