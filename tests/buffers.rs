@@ -375,13 +375,13 @@ fn call_views_work_in_place_or_as_copies() {
         let mut out = Matrix::<f32>::zeros([rows, cols]);
         out.as_mut_slice().fill(-7.0);
         {
-            let ia = d.input("a", &a).expect("input");
+            // SAFETY: the views are dropped (or finished) in this block, and the kernel only
+            // reads `ia`.
+            let ia = unsafe { d.input("a", &a) }.expect("input");
             assert_eq!(ia.in_place(), unified, "input [{rows}][{cols}]");
             let padded = cols.div_ceil(line) * line;
             assert_eq!(ia.pitch(), if unified { cols } else { padded });
-            let ob = d
-                .output("out", &mut out, &[rows, cols], true)
-                .expect("output");
+            let ob = unsafe { d.output("out", &mut out, &[rows, cols], true) }.expect("output");
             assert_eq!(ob.in_place(), unified, "output [{rows}][{cols}]");
             assert_eq!(opencl::live_buffers(), before + 2);
             copy_rows(d, &*ia, ia.pitch(), &*ob, ob.pitch(), rows, cols);
@@ -392,7 +392,8 @@ fn call_views_work_in_place_or_as_copies() {
         // An output not written whole starts at zero, in place or not.
         let mut z = Matrix::<f32>::zeros([rows, cols]);
         z.as_mut_slice().fill(3.0);
-        d.output("z", &mut z, &[rows, cols], false)
+        // SAFETY: finished at once.
+        unsafe { d.output("z", &mut z, &[rows, cols], false) }
             .expect("output")
             .finish()
             .expect("finish");
@@ -401,10 +402,38 @@ fn call_views_work_in_place_or_as_copies() {
         assert_eq!(opencl::live_buffers(), before);
     }
     let mut wrong = Matrix::<f32>::zeros([2, 3]);
-    let e = d
-        .output("out", &mut wrong, &[3, 2], true)
+    // SAFETY: no view is made (the shapes differ).
+    let e = unsafe { d.output("out", &mut wrong, &[3, 2], true) }
         .err()
         .expect("a shape error");
     let msg = e.to_string();
     assert!(msg.contains("out") && msg.contains("[3][2]"), "{msg}");
+}
+
+/// A matrix type that claims more elements than it holds.
+struct Liar(Vec<f32>);
+
+impl parac::MatrixRef<f32> for Liar {
+    fn shape(&self) -> &[usize] {
+        &[4, 16]
+    }
+    fn as_slice(&self) -> &[f32] {
+        &self.0
+    }
+}
+
+#[test]
+fn a_view_of_a_matrix_shorter_than_its_shape_is_a_shape_error() {
+    let _l = live();
+    let Some(rt) = fresh() else { return };
+    let d = rt.device().expect("device");
+    let liar = Liar(vec![1.0; 16]);
+    // SAFETY: no view is made.
+    let e = unsafe { d.input::<f32, _>("liar", &liar) }
+        .err()
+        .expect("a shape error");
+    assert!(
+        matches!(e, parac::Error::Shape { matrix: "liar", .. }),
+        "{e}"
+    );
 }

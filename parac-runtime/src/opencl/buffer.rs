@@ -101,8 +101,10 @@ impl<T> Buffer<T> {
         &self.shape
     }
 
-    /// Elements per padded row: `pitch() >= shape().last()`, and `pitch() * size_of::<T>()` is a
-    /// multiple of the device's cache line.
+    /// Elements per row in device memory: `pitch() >= shape().last()`. For a buffer the device
+    /// allocates, `pitch() * size_of::<T>()` is a multiple of the device's cache line; an
+    /// in-place view of a host matrix ([`Input`](super::Input), [`Output`](super::Output)) has
+    /// the host's unpadded rows.
     pub fn pitch(&self) -> usize {
         self.pitch
     }

@@ -521,7 +521,7 @@ impl Device {
             let cands = plans.candidates;
             if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
                 times.push((c.label.to_string(), local, t));
-                if c.local.is_none() {
+                if c.local.is_none() && !c.tree {
                     free.push((c, t));
                 }
             }

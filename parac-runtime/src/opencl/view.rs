@@ -6,7 +6,9 @@
 //!
 //! A view borrows the host matrix for its lifetime, and one that is in place waits for the
 //! device's queue when dropped: no command can touch the host memory once the borrow ends, even
-//! when a launch failed half-way.
+//! when a launch failed half-way. That rests on the view being dropped, and on no kernel
+//! writing an input, which no type can enforce: `Device::input` and `Device::output` are
+//! `unsafe`, and the code `parac!` emits is their one intended caller.
 
 use std::marker::PhantomData;
 use std::ops::Deref;
@@ -48,13 +50,21 @@ unsafe impl<T: Element> Sync for Output<'_, T> {}
 impl Device {
     /// The device view of input matrix `m` (`name` is for messages): in place (rows unpadded)
     /// where the device's memory is the host's, else [`upload`](Device::upload).
-    /// Kernels must only read it.
-    pub fn input<'a, T: Element, M: MatrixRef<T> + ?Sized>(
+    /// `Error::Shape` if `m`'s elements are not as many as its shape says.
+    ///
+    /// # Safety
+    /// In place, kernels read the caller's memory while they run, after this returns. The
+    /// caller must drop the view (not leak it with `mem::forget`), so that its drop waits for
+    /// the queue before the borrow of `m` ends, and must not pass it to a kernel that writes it
+    /// (`CL_MEM_READ_ONLY` is not enforced everywhere; `m` is borrowed shared). The code
+    /// `parac!` emits does both.
+    pub unsafe fn input<'a, T: Element, M: MatrixRef<T> + ?Sized>(
         &'a self,
-        name: &str,
+        name: &'static str,
         m: &'a M,
     ) -> Result<Input<'a, T>, Error> {
         let data = m.as_slice();
+        check_len(name, m.shape(), data.len())?;
         // SAFETY: `data` holds the elements of `m.shape()` and is borrowed for `'a`, which the
         // `Input` holding the buffer does not outlive; its drop waits for the queue. The buffer
         // is read-only and `Input` hands out only `&Buffer`, which no transfer writes.
@@ -76,8 +86,14 @@ impl Device {
     /// The device view of output matrix `m`, which must have `shape`: in place (rows unpadded)
     /// where the device's memory is the host's, else a device buffer. Unless `whole`
     /// (the kernels write every element before reading any), its elements start at zero, as
-    /// [`alloc`](Device::alloc)'s. Call [`Output::finish`] when the kernels are enqueued.
-    pub fn output<'a, T: Element, M: MatrixMut<T> + ?Sized>(
+    /// [`alloc`](Device::alloc)'s. Call [`Output::finish`] when the kernels are enqueued. If a
+    /// launch fails, an in-place output may be left partly written (a copied one untouched).
+    ///
+    /// # Safety
+    /// In place, kernels write the caller's memory while they run, after this returns. The
+    /// caller must drop the view (or `finish` it), not leak it with `mem::forget`, so that the
+    /// queue is waited for before the borrow of `m` ends. The code `parac!` emits does.
+    pub unsafe fn output<'a, T: Element, M: MatrixMut<T> + ?Sized>(
         &'a self,
         name: &'static str,
         m: &'a mut M,
@@ -94,6 +110,7 @@ impl Device {
             });
         }
         let data = m.as_mut_slice();
+        check_len(name, shape, data.len())?;
         let (host, len) = (data.as_mut_ptr(), data.len());
         // SAFETY: `data` holds the elements of `shape` and is borrowed mutably for `'a`; the
         // host touches it only through `Output`, after `finish` mapped it, and the drop waits
@@ -117,6 +134,23 @@ impl Device {
             _host: PhantomData,
         })
     }
+}
+
+/// `Error::Shape` unless a matrix's `len` elements are those of its `shape` (a `MatrixRef`
+/// implemented outside this crate could say otherwise, and a view over too little memory would
+/// let kernels run past it).
+fn check_len(name: &'static str, shape: &[usize], len: usize) -> Result<(), Error> {
+    let want = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d));
+    if want == Some(len) {
+        return Ok(());
+    }
+    Err(Error::Shape {
+        function: "opencl::Device::input/output",
+        matrix: name,
+        declared: "as many elements as the matrix's shape",
+        expected: shape.to_vec(),
+        got: vec![len],
+    })
 }
 
 impl<T: Element> Input<'_, T> {

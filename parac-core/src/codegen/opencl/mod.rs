@@ -1128,12 +1128,15 @@ pub fn device_body(f: &Function) -> TokenStream {
         out.extend(match mat.kind {
             MatrixKind::Input => {
                 let p = format_ident!("{}", mat.name);
-                quote!(let #g = __dev.input::<#t, _>(#mname, #p)?;)
+                // SAFETY (of `input`): the view lives to the end of this body, where its drop
+                // waits for the queue; the kernels only read inputs.
+                quote!(#[allow(unsafe_code)] let #g = unsafe { __dev.input::<#t, _>(#mname, #p) }?;)
             }
             MatrixKind::Output => {
                 let p = format_ident!("{}", mat.name);
                 let w = whole[m];
-                quote!(let #g = __dev.output::<#t, _>(#mname, &mut *#p, #shape, #w)?;)
+                // SAFETY (of `output`): the view is finished or dropped by the end of this body.
+                quote!(#[allow(unsafe_code)] let #g = unsafe { __dev.output::<#t, _>(#mname, &mut *#p, #shape, #w) }?;)
             }
             MatrixKind::Local if whole[m] => {
                 quote!(let #g = __dev.alloc_uninit::<#t>(#mname, #shape)?;)

@@ -20,9 +20,9 @@ const M24: Range = (-(1 << 23), (1 << 23) - 1);
 /// `a = q|b| + r`, `0 <= r < |b|`, the exact quotient of `a + 0.5` (exact in a float) by `|b|`
 /// lies in `[q + 0.5/|b|, q + 1 - 0.5/|b|]`; a relative error `e` moves it by at most
 /// `(a + 0.5) e / |b|`, less than `0.5 / |b|` while `(a + 0.5) e < 0.5`, that is
-/// `a < 2^21.6` for `e = 2.5 * 2^-24`: the truncation stays `q` (with `b`'s sign, as C's).
-/// For `|b| > 2^24` (inexact in a float) `q` is 0 and the quotient stays below 1. The limit
-/// keeps a factor of 3 to spare. `tests::float_division_is_exact` checks it with the division
+/// `a < 2^20.68` for `e = 2.5 * 2^-23` (an ulp is up to `2^-23` of the value): the truncation
+/// stays `q` (with `b`'s sign, as C's). For `|b| > 2^24` (inexact in a float) `q` is 0 and the
+/// quotient stays below 1. The limit keeps a factor of 1.6 to spare. `tests::float_division_is_exact` checks it with the division
 /// perturbed by 3 ulp either way.
 const FLOAT_DIV_LIMIT: i128 = 1 << 20;
 
