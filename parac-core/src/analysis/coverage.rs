@@ -132,6 +132,12 @@ fn covers(f: &Function, r: &Region, m: MatrixId, group: &[&Vec<Slot>], smp: &Sam
     let Some(first) = group.first() else {
         return false;
     };
+    // Every iteration dimension must be one of the store's: one it does not use could be empty
+    // at run time (`0:N-16` with N = 16), and then nothing is written at all.
+    let used = |s: usize| first.contains(&Slot::Var(s));
+    if (0..r.dims.len()).any(|s| r.dims[s].is_some() && !used(s)) {
+        return false;
+    }
     let mut cells: u128 = 1;
     for (k, slot) in first.iter().enumerate() {
         let Some(size) = int(&mat.dims[k]) else {
