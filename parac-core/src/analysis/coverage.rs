@@ -155,21 +155,18 @@ fn covers(f: &Function, r: &Region, m: MatrixId, group: &[&Vec<Slot>], smp: &Sam
             Slot::Const(_) => cells = cells.saturating_mul(size.max(0) as u128),
         }
     }
+    // The distinct combinations of constant indices stored, each inside its dimension.
     let mut tuples: Vec<Vec<i64>> = Vec::new();
     for p in group {
-        let t: Vec<i64> = p
+        let t: Option<Vec<i64>> = p
             .iter()
             .zip(&mat.dims)
             .filter_map(|(slot, dim)| match slot {
-                Slot::Const(c) => Some((*c, int(dim))),
+                Slot::Const(c) => Some(int(dim).filter(|n| (0..*n).contains(c)).map(|_| *c)),
                 Slot::Var(_) => None,
             })
-            .map(|(c, size)| match size {
-                Some(n) if (0..n).contains(&c) => c,
-                _ => -1,
-            })
             .collect();
-        if !t.contains(&-1) && !tuples.contains(&t) {
+        if let Some(t) = t.filter(|t| !tuples.contains(t)) {
             tuples.push(t);
         }
     }

@@ -474,11 +474,8 @@ impl Device {
         let data = m.as_slice();
         if data.is_empty() {
             self.zero(&mut b)?;
-        } else if !self.write_mapped(&mut b, data)? {
-            if b.pitch != b.shape[b.shape.len() - 1] {
-                self.zero(&mut b)?;
-            }
-            self.write_rows(&mut b, data)?;
+        } else {
+            self.fill_rows(&mut b, data)?;
         }
         Ok(b)
     }
@@ -496,11 +493,21 @@ impl Device {
             });
         }
         let data = m.as_slice();
-        if data.is_empty() || self.write_mapped(b, data)? {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.fill_rows(b, data)
+    }
+
+    /// Writes host rows (`rows * cols` elements, at least one) into the buffer and zeros into
+    /// its padding: through a mapping where the device's memory is the host's, else a zero fill
+    /// of a padded buffer (padding that `alloc_uninit` or a reused buffer left) and a write of
+    /// the rows.
+    fn fill_rows<T: Element>(&self, b: &mut Buffer<T>, data: &[T]) -> Result<(), Error> {
+        if self.write_mapped(b, data)? {
             return Ok(());
         }
         if b.pitch != b.shape[b.shape.len() - 1] {
-            // The rows alone are written below; padding that `alloc_uninit` left is cleared here.
             self.zero(b)?;
         }
         self.write_rows(b, data)

@@ -322,18 +322,17 @@ impl Device {
                 .find(|i| self.feasible(&cands[*i]))
                 .unwrap_or(0)
         };
+        // Candidate `i` at its default work-group size.
+        let at_default = |i: usize| Choice {
+            label: cands[i].label.to_string(),
+            local: self.default_local(&cands[i], global),
+        };
         let choice = match policy {
             PlanPolicy::Baseline => Choice {
                 label: cands[0].label.to_string(),
                 local: None,
             },
-            PlanPolicy::Force(l) => {
-                let c = &cands[by_label(l).unwrap_or(0)];
-                Choice {
-                    label: c.label.to_string(),
-                    local: self.default_local(c, global),
-                }
-            }
+            PlanPolicy::Force(l) => at_default(by_label(l).unwrap_or(0)),
             PlanPolicy::Fixed(l, wg) => {
                 let mut wg = wg.clone();
                 wg.resize(global.len(), 1);
@@ -342,14 +341,8 @@ impl Device {
                     local: Some(wg),
                 }
             }
-            PlanPolicy::Model => Choice {
-                label: cands[model()].label.to_string(),
-                local: self.default_local(&cands[model()], global),
-            },
-            PlanPolicy::Search if !plans.searchable || cands.len() == 1 => Choice {
-                label: cands[model()].label.to_string(),
-                local: self.default_local(&cands[model()], global),
-            },
+            PlanPolicy::Model => at_default(model()),
+            PlanPolicy::Search if !plans.searchable || cands.len() == 1 => at_default(model()),
             PlanPolicy::Search => self.searched(program, plans, global, interior, args)?,
         };
         let c = &cands[by_label(&choice.label).unwrap_or(0)];
@@ -511,8 +504,9 @@ impl Device {
     ) -> Result<(Choice, Vec<(String, Option<Vec<usize>>, f64)>), Error> {
         self.finish()?;
         let mut times: Vec<(String, Option<Vec<usize>>, f64)> = Vec::new();
-        // The candidates whose work-group size is free, for the second round.
-        let mut free: Vec<(&Candidate, f64)> = Vec::new();
+        // The candidates whose work-group size is free, with the size and time of the first
+        // round, for the second.
+        let mut free: Vec<(&Candidate, Option<Vec<usize>>, f64)> = Vec::new();
         for c in plans.candidates.iter().filter(|c| self.feasible(c)) {
             let local = c
                 .local
@@ -520,21 +514,20 @@ impl Device {
                 .or_else(|| self.default_local(c, global));
             let cands = plans.candidates;
             if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
-                times.push((c.label.to_string(), local, t));
                 if c.local.is_none() && !c.tree {
-                    free.push((c, t));
+                    free.push((c, local.clone(), t));
                 }
+                times.push((c.label.to_string(), local, t));
             }
         }
-        free.sort_by(|a, b| a.1.total_cmp(&b.1));
+        free.sort_by(|a, b| a.2.total_cmp(&b.2));
         let max = self.info().max_work_group_size;
         let sizes: Vec<Vec<usize>> = if global.len() >= 2 {
             vec![vec![32, 4], vec![64, 2], vec![16, 16], vec![128, 1]]
         } else {
             vec![vec![64], vec![128], vec![256]]
         };
-        for (c, _) in free.into_iter().take(2) {
-            let first = self.default_local(c, global);
+        for (c, first, _) in free.into_iter().take(2) {
             for l in sizes.iter().filter(|l| l.iter().product::<usize>() <= max) {
                 let mut l = l.clone();
                 l.resize(global.len(), 1);
