@@ -10,6 +10,7 @@
 //! ```
 
 pub mod analysis;
+pub mod bounds;
 pub mod check;
 pub mod codegen;
 pub mod diag;

@@ -4,6 +4,7 @@
 //! executor arrive with the runtime issue. What is here is what the code emitted by `parac!`
 //! already relies on: [`Matrix`], [`Element`], [`Runtime`] and [`Error`].
 
+pub mod bounds;
 mod error;
 pub mod io;
 mod matrix;
@@ -17,6 +18,7 @@ pub use runtime::{PlanPolicy, Runtime};
 /// Items used by the code that `parac!` emits; not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bounds;
     pub use crate::error::{check_rank, check_shape};
     pub use rayon;
 

@@ -146,6 +146,11 @@ impl Runtime {
         self
     }
 
+    /// Changes the plan policy in place (the device, its programs and caches are kept).
+    pub fn set_policy(&mut self, policy: PlanPolicy) {
+        self.policy = policy;
+    }
+
     /// How regions pick their plans.
     pub fn policy(&self) -> &PlanPolicy {
         &self.policy

@@ -139,7 +139,10 @@ pub fn cpu_body(f: &Function) -> TokenStream {
             views: vec![],
         };
         match step {
-            HostStep::Run(r) => out.extend(region(f, &f.regions[*r])),
+            HostStep::Run(r) => {
+                out.extend(super::safety::region_check(f, *r));
+                out.extend(region(f, &f.regions[*r]));
+            }
             HostStep::Let(s, e) => {
                 let v = format_ident!("__s{}", s);
                 let t = rty(f.scalars[*s].ty);

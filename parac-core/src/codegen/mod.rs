@@ -6,5 +6,6 @@ pub mod cpu;
 mod host;
 pub mod opencl;
 pub mod plan;
+pub mod safety;
 
 pub use host::expand;

@@ -33,6 +33,26 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+/// The program's guard helpers (see `codegen::safety`): `pc_oob` raises the call's error flag
+/// (the first raise keeps its code and indices) and gives 0; `pc_div_T`/`pc_rem_T` divide
+/// without trapping (by 0: the flag; the smallest integer by -1 wraps, as the CPU path does).
+const GUARDS: &str = "static int pc_oob(__global int* err, int code, long i0, long i1, long i2) {
+    if (atomic_cmpxchg((volatile __global int*)err, 0, code) == 0) { err[1] = (int)i0; err[2] = (int)i1; err[3] = (int)i2; }
+    return 0;
+}
+#define PC_DIVS(T, UT) \\
+static T pc_div_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); if (b == (T)-1) return (T)((UT)0 - (UT)a); return a / b; } \\
+static T pc_rem_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); if (b == (T)-1) return (T)0; return a % b; }
+#define PC_DIVU(T) \\
+static T pc_div_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); return a / b; } \\
+static T pc_rem_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); return a % b; }
+PC_DIVS(int, uint)
+PC_DIVU(uint)
+PC_DIVS(long, ulong)
+PC_DIVU(ulong)
+
+";
+
 /// The kernel name of a region (region names may repeat, e.g. the paper's `it`).
 pub fn kernel_name(f: &Function, r: RegionId) -> String {
     let clean: String = f.regions[r]
@@ -149,6 +169,7 @@ pub fn program(f: &Function) -> String {
         f.name
     );
     out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : disable\n\n");
+    out.push_str(GUARDS);
     for (m, mat) in f.matrices.iter().enumerate() {
         if let MatrixKind::Const(vals) = &mat.kind {
             let vals: Vec<String> = vals
@@ -163,7 +184,7 @@ pub fn program(f: &Function) -> String {
                 .collect();
             let _ = writeln!(
                 out,
-                "__constant {} c{m}[{}] = {{{}}};",
+                "__constant {} cst{m}[{}] = {{{}}};",
                 cty(mat.elem),
                 vals.len().max(1),
                 vals.join(", ")
@@ -224,6 +245,8 @@ fn params(f: &Function, r: &Region) -> Vec<String> {
     for h in hosts_used(f, r) {
         p.push(format!("{} s{h}", cty(arg_ty(f.scalars[h].ty))));
     }
+    // The call's error flag (guarded accesses and divisions, see `codegen::safety`).
+    p.push("__global int* err".to_string());
     p
 }
 
@@ -249,6 +272,7 @@ fn args(f: &Function, r: &Region) -> Vec<TokenStream> {
             _ => quote!(::parac::opencl::Arg::I32(#s as i32)),
         });
     }
+    a.push(quote!(::parac::opencl::Arg::Mem(&__err)));
     a
 }
 
@@ -368,15 +392,28 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
         );
     }
     out.push_str("}\n");
-    // The bordered loads, one function per (matrix, type).
+    border_helpers(out, f, rid, &name);
+}
+
+/// Defines, before the kernel `kname` (the last one in `out`), the bordered-load functions of
+/// region `rid` that it calls and that `out` does not define yet: one per (matrix, type).
+fn border_helpers(out: &mut String, f: &Function, rid: RegionId, kname: &str) {
+    let r = &f.regions[rid];
+    let bname = kernel_name(f, rid);
+    let k = K::plain(f, r, true, 0);
+    let start = out
+        .rfind(&format!("__kernel void {kname}("))
+        .expect("kernel just written");
+    // A kernel's attributes precede its signature.
+    let start = out[..start]
+        .rfind("__kernel ")
+        .filter(|p| !out[*p..start].contains(';') && !out[*p..start].contains('}'))
+        .unwrap_or(start);
     let mut helpers = String::new();
     for (m, _) in used(f, r) {
         if !has_rule(f, r, m) {
             continue;
         }
-        let start = out
-            .rfind(&format!("__kernel void {name}("))
-            .expect("kernel just written");
         for want in [
             Scalar::I32,
             Scalar::U32,
@@ -385,18 +422,17 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
             Scalar::F32,
             f.matrices[m].elem,
         ] {
-            // Only the variants the kernel calls.
-            if out[start..].contains(&format!("ld_{name}_m{m}_{}(", cty(want))) {
-                k.load_fn(&mut helpers, m, want, &name);
+            let call = format!("ld_{bname}_m{m}_{}(", cty(want));
+            // Only the variants the kernel calls, each defined once.
+            let def = format!("static {} {call}", cty(want));
+            if out[start..].contains(&call) && !out.contains(&def) && !helpers.contains(&def) {
+                k.load_fn(&mut helpers, m, want, &bname);
             }
         }
     }
     // Helpers must precede the kernel: insert them before its signature.
     if !helpers.is_empty() {
-        let pos = out
-            .rfind(&format!("__kernel void {name}("))
-            .expect("kernel just written");
-        out.insert_str(pos, &helpers);
+        out.insert_str(start, &helpers);
     }
 }
 
@@ -537,7 +573,7 @@ impl K<'_> {
     /// `T ld_<kernel>_m<m>_<T>(args.., long i0, long i1)`: a bordered read.
     fn load_fn(&self, out: &mut String, m: MatrixId, want: Scalar, kernel: &str) {
         let fname = format!("ld_{kernel}_m{m}_{}", cty(want));
-        if out.contains(&format!(" {fname}(")) {
+        if out.contains(&format!("static {} {fname}(", cty(want))) {
             return;
         }
         let nd = self.f.matrices[m].dims.len();
@@ -552,6 +588,10 @@ impl K<'_> {
                 .map(|h| format!("{} s{h}", cty(arg_ty(self.f.scalars[*h].ty)))),
         );
         params.extend((0..nd).map(|k| format!("int i{k}")));
+        params.push("__global int* err".into());
+        let code = super::safety::border_code(self.r_id(), m);
+        let raw: Vec<String> = (0..nd).map(|k| format!("i{k}")).collect();
+        let (_, oob) = self.guard(m, &raw, code);
         let w = cty(want);
         let _ = writeln!(out, "static {w} {fname}({}) {{", params.join(", "));
         if let Some(map) = self.index_map(m) {
@@ -567,10 +607,16 @@ impl K<'_> {
                     };
                     let _ = write!(sel, " : ({c}) ? ({e})");
                 }
-                let _ = writeln!(out, "    const int j{k} = {sel} : 0;");
+                // An index no rule covers maps outside: the guard below reports it.
+                let _ = writeln!(out, "    const int j{k} = {sel} : -1;");
                 js.push(format!("j{k}"));
             }
-            let _ = writeln!(out, "    return ({w})m{m}[{}];\n}}", self.linear(m, &js));
+            let (inside, _) = self.guard(m, &js, code);
+            let _ = writeln!(
+                out,
+                "    return ({w})(({inside}) ? m{m}[{}] : {oob});\n}}",
+                self.linear(m, &js)
+            );
             return;
         }
         let inside: Vec<String> = (0..nd)
@@ -595,12 +641,12 @@ impl K<'_> {
                         Sel::After(j) => format!("i{k} == {} - 1 + {j}", self.dim(m, k)),
                     })
                     .collect();
-                let v = self.entry_expr(e, &e.value);
+                let v = self.entry_expr(e, &e.value, code);
                 let _ = writeln!(out, "    if ({}) return ({w})({v});", conds.join(" && "));
             }
         }
-        // Unreachable when the compile-time checks hold; a defined value otherwise.
-        let _ = writeln!(out, "    return ({w})0;\n}}");
+        // Outside the image and every rule: the call's error.
+        let _ = writeln!(out, "    return ({w}){oob};\n}}");
     }
 
     /// The border rules of matrix `m` as an index map, if every entry's value is a read of
@@ -654,9 +700,9 @@ impl K<'_> {
 
     /// A border value: `*` is the read's own index. Border values are scalar expressions of
     /// constants, sizes, host scalars and in-image reads of the matrix.
-    fn entry_expr(&self, entry: &BorderEntry, e: &Expr) -> String {
+    fn entry_expr(&self, entry: &BorderEntry, e: &Expr, code: i32) -> String {
         let t = e.ty.elem();
-        let go = |x: &Expr| self.entry_expr(entry, x);
+        let go = |x: &Expr| self.entry_expr(entry, x, code);
         match &e.kind {
             ExprKind::Load(a) => {
                 let acc = &entry.accesses[*a];
@@ -669,7 +715,13 @@ impl K<'_> {
                         _ => format!("i{k}"),
                     })
                     .collect();
-                format!("m{}[{}]", acc.matrix, self.linear(acc.matrix, &idx))
+                // Rule values read the image: guarded (a small image may not hold them).
+                let (inside, oob) = self.guard(acc.matrix, &idx, code);
+                format!(
+                    "(({inside}) ? m{}[{}] : {oob})",
+                    acc.matrix,
+                    self.linear(acc.matrix, &idx)
+                )
             }
             ExprKind::Cast(inner, to) if *to == Scalar::Bool => format!("(({}) != 0)", go(inner)),
             ExprKind::Cast(inner, to) => format!("(({})({}))", cty(*to), go(inner)),
@@ -713,14 +765,17 @@ impl K<'_> {
         pre: &mut Vec<String>,
     ) -> String {
         let w = cty(want);
-        if let Some(lit) = self.const_literal(a, want, block_ix) {
-            return lit;
-        }
-        if let Some(t) = self.tile_load(a, block_ix) {
-            return format!("(({w}){t})");
-        }
-        if let Some(name) = self.cached_load(a, block_ix) {
-            return format!("(({w}){name})");
+        let guarded = super::safety::guarded(self.f, self.r, a);
+        if !guarded {
+            if let Some(lit) = self.const_literal(a, want, block_ix) {
+                return lit;
+            }
+            if let Some(t) = self.tile_load(a, block_ix) {
+                return format!("(({w}){t})");
+            }
+            if let Some(name) = self.cached_load(a, block_ix) {
+                return format!("(({w}){name})");
+            }
         }
         let acc = &self.r.accesses[a];
         let m = acc.matrix;
@@ -757,14 +812,22 @@ impl K<'_> {
                     format!("({e}) * {} + {i}", self.dim(m, k))
                 };
             }
-            return format!("(({w})c{m}[{e}])");
+            if guarded {
+                let (cond, oob) = self.guard(m, &idx, super::safety::access_code(self.r_id(), a));
+                return format!("(({w})(({cond}) ? cst{m}[{e}] : {oob}))");
+            }
+            return format!("(({w})cst{m}[{e}])");
         }
-        if self.checked && self.bordered(a) {
+        // A read of a tiled matrix that its tile does not serve (a window copied into a
+        // block `let`) is outside the fast path's interior test: it takes the border path.
+        let tiled = self.tiles.iter().any(|t| t.m == m);
+        if (self.checked || tiled) && self.bordered(a) {
             let kernel = kernel_name(self.f, self.r_id());
             let mut args = vec![format!("m{m}"), format!("p{m}")];
             args.extend((0..self.f.sizes.len()).map(|i| format!("z{i}")));
             args.extend(hosts_used(self.f, self.r).iter().map(|h| format!("s{h}")));
             args.extend(idx);
+            args.push("err".into());
             let want_fn = if [
                 Scalar::I32,
                 Scalar::U32,
@@ -785,7 +848,31 @@ impl K<'_> {
                 args.join(", ")
             );
         }
+        if guarded {
+            let (cond, oob) = self.guard(m, &idx, super::safety::access_code(self.r_id(), a));
+            return format!("(({w})(({cond}) ? m{m}[{}] : {oob}))", self.linear(m, &idx));
+        }
         format!("(({w})m{m}[{}])", self.linear(m, &idx))
+    }
+
+    /// A guarded access of matrix `m` at `idx`: the C condition "inside its shape", and the
+    /// call raising the error flag with `code` (it gives 0).
+    fn guard(&self, m: MatrixId, idx: &[String], code: i32) -> (String, String) {
+        let cond: Vec<String> = idx
+            .iter()
+            .enumerate()
+            .map(|(k, i)| format!("({i}) >= 0 && ({i}) < {}", self.dim(m, k)))
+            .collect();
+        let mut ix: Vec<String> = idx.iter().take(3).map(|i| format!("(long)({i})")).collect();
+        ix.resize(3, "0".into());
+        (
+            if cond.is_empty() {
+                "1".into()
+            } else {
+                cond.join(" && ")
+            },
+            format!("pc_oob(err, {code}, {})", ix.join(", ")),
+        )
     }
 
     fn r_id(&self) -> RegionId {
@@ -839,6 +926,21 @@ impl K<'_> {
                 );
                 if let Some(p) = self.peep_binary(e, *op, a, b, &x, &y) {
                     return p;
+                }
+                if matches!(op, BinOp::Div | BinOp::Rem) && !t.is_float() && !e.ty.is_block() {
+                    let nonzero = matches!(b.kind, ExprKind::Int(v) if v != 0 && v != -1);
+                    let ct = match t {
+                        Scalar::U32 => Some("uint"),
+                        Scalar::I64 => Some("long"),
+                        Scalar::U64 => Some("ulong"),
+                        Scalar::I32 => Some("int"),
+                        _ => None,
+                    };
+                    if let (false, Some(ct)) = (nonzero, ct) {
+                        let which = if *op == BinOp::Div { "div" } else { "rem" };
+                        let code = super::safety::division_code(self.r_id());
+                        return format!("pc_{which}_{ct}(({ct})({x}), ({ct})({y}), err, {code})");
+                    }
                 }
                 let o = c_op(*op);
                 format!("(({x}) {o} ({y}))")
@@ -1014,6 +1116,8 @@ impl K<'_> {
                     let acc = &self.r.accesses[*a];
                     let m = acc.matrix;
                     let et = cty(self.f.matrices[m].elem);
+                    let guarded = super::safety::guarded(self.f, self.r, *a);
+                    let code = super::safety::access_code(self.r_id(), *a);
                     if e.ty.is_block() {
                         let b = self.block(e, &mut pre);
                         let (rows, cols) = shape(e.ty);
@@ -1035,9 +1139,15 @@ impl K<'_> {
                             })
                             .collect();
                         pre.extend(ipre);
+                        let store = format!("m{m}[{}] = ({et}){b}[bi][bj];", self.linear(m, &idx));
+                        let store = if guarded {
+                            let (cond, oob) = self.guard(m, &idx, code);
+                            format!("if ({cond}) {store} else {oob};")
+                        } else {
+                            store
+                        };
                         format!(
-                            "for (int bi = 0; bi < {rows}; bi++) for (int bj = 0; bj < {cols}; bj++) m{m}[{}] = ({et}){b}[bi][bj];",
-                            self.linear(m, &idx)
+                            "for (int bi = 0; bi < {rows}; bi++) for (int bj = 0; bj < {cols}; bj++) {{ {store} }}"
                         )
                     } else {
                         let v = self.scalar(e, &mut pre);
@@ -1052,9 +1162,17 @@ impl K<'_> {
                                 Sub::Star => "0".into(),
                             })
                             .collect();
-                        match self.defer_store(*a, &v) {
-                            Some(held) => held,
-                            None => format!("m{m}[{}] = ({et})({v});", self.linear(m, &idx)),
+                        if guarded {
+                            let (cond, oob) = self.guard(m, &idx, code);
+                            format!(
+                                "if ({cond}) m{m}[{}] = ({et})({v}); else {oob};",
+                                self.linear(m, &idx)
+                            )
+                        } else {
+                            match self.defer_store(*a, &v) {
+                                Some(held) => held,
+                                None => format!("m{m}[{}] = ({et})({v});", self.linear(m, &idx)),
+                            }
                         }
                     }
                 }
@@ -1157,11 +1275,25 @@ pub fn device_body(f: &Function) -> TokenStream {
             quote!(#g.finish()?;)
         })
         .collect();
+    // A raised error flag (a guarded access outside its matrix, a division by zero) is the
+    // call's error, read back with the results.
+    let flag = super::safety::flag_error(f);
+    let flag_check = quote! {{
+        let mut __em = ::parac::Matrix::<i32>::zeros([8usize]);
+        __dev.download(&__err, &mut __em)?;
+        let __e = __em.as_slice();
+        if __e[0] != 0 {
+            return ::core::result::Result::Err(#flag);
+        }
+    }};
     let mut returned = false;
     for step in &f.steps {
         let host = super::cpu::host_expr_gen(f);
         match step {
-            HostStep::Run(rid) => out.extend(launch(f, *rid)),
+            HostStep::Run(rid) => {
+                out.extend(super::safety::region_check(f, *rid));
+                out.extend(launch(f, *rid));
+            }
             HostStep::Let(s, e) => {
                 let v = format_ident!("__s{}", s);
                 let t = rty(f.scalars[*s].ty);
@@ -1170,18 +1302,19 @@ pub fn device_body(f: &Function) -> TokenStream {
             }
             HostStep::Return(e) => {
                 let e = host(e);
-                out.extend(quote!(let __ret = #e; #(#downloads)* return ::core::result::Result::Ok(__ret);));
+                out.extend(quote!(let __ret = #e; #flag_check #(#downloads)* return ::core::result::Result::Ok(__ret);));
                 returned = true;
             }
         }
     }
     if !returned {
-        out.extend(quote!(#(#downloads)* return ::core::result::Result::Ok(());));
+        out.extend(quote!(#flag_check #(#downloads)* return ::core::result::Result::Ok(());));
     }
     quote! {
         if let ::core::option::Option::Some(__dev) = rt.device() {
             static __SOURCE: &str = #source;
             let __prog = __dev.program(#fname, __SOURCE, "")?;
+            let __err = __dev.alloc::<i32>("error flag", &[8usize])?;
             #out
         }
     }

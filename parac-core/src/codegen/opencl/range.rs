@@ -256,7 +256,11 @@ impl K<'_> {
                     .range(a)
                     .is_some_and(|r| r.0 >= 0 && r.1 < FLOAT_DIV_LIMIT)
             {
-                return Some(format!("((int)((((float)({x})) + 0.5f) / ((float)({y}))))"));
+                // A zero divisor raises the call's error flag, as the guarded division does.
+                let code = super::super::safety::division_code(self.r_id());
+                return Some(format!(
+                    "(({y}) == 0 ? pc_oob(err, {code}, 0, 0, 0) : (int)((((float)({x})) + 0.5f) / ((float)({y}))))"
+                ));
             }
         }
         if self.v.m24 && t == Scalar::I32 {

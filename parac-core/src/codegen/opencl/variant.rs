@@ -526,18 +526,12 @@ pub(super) fn variant_kernel(
     let slots = cl_slots(r);
     let lanes = lanes_of(r, v);
     let tiles = tiles(f, rid, v, aff);
-    let mut base = K::plain(f, r, true, 0);
-    base.tiles = &tiles;
-    // Bordered loads the tiles need and the baseline kernel did not.
     let bname = kernel_name(f, rid);
-    let mut helpers = String::new();
-    for t in &tiles {
-        let fname = format!("ld_{bname}_m{}_{}(", t.m, cty(t.ty));
-        if t.bordered && !out.contains(&format!(" {fname}")) {
-            base.load_fn(&mut helpers, t.m, t.ty, &bname);
-        }
-    }
-    out.push_str(&helpers);
+    let base = {
+        let mut b = K::plain(f, r, true, 0);
+        b.tiles = &tiles;
+        b
+    };
     match v.local_size() {
         Some(l) if v.lds.is_some() => {
             let _ = writeln!(
@@ -717,12 +711,13 @@ pub(super) fn variant_kernel(
         out.push_str("    }\n");
     }
     out.push_str("}\n");
+    super::border_helpers(out, f, rid, kname);
 }
 
 /// A local-memory tile of one matrix (`lds`): the rows and columns the work-group's iterations
 /// read, loaded once per group. Reads of it use keyed (affine) subscripts.
 pub(super) struct Tile {
-    m: MatrixId,
+    pub(super) m: MatrixId,
     /// Slots of the row and the column subscript.
     slots: [usize; 2],
     /// Their coefficients (> 0).
@@ -912,6 +907,10 @@ impl K<'_> {
                 args.extend(hosts_used(self.f, self.r).iter().map(|h| format!("s{h}")));
                 args.push("gr".into());
                 args.push("gc".into());
+                // A tile also holds positions no iteration reads (past the rule's widths at the
+                // image's far side): their raises go to the flag's scratch half, which the host
+                // ignores.
+                args.push("err + 4".into());
                 format!("ld_{kernel}_m{m}_{ty}({})", args.join(", "))
             } else {
                 format!("({ty})0")

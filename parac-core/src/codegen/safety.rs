@@ -1,0 +1,377 @@
+//! Memory safety on every path and every plan: each access of each region is either proven
+//! inside its matrix by the host before the region runs, or guarded where it executes.
+//!
+//! - **Proven by the host** ([`region_check`]): an access outside every `if` whose subscripts
+//!   depend only on index variables, sizes, integer host scalars and constants, through
+//!   operators interval arithmetic follows (`+ - * / % >> << & | ^`, `min`, `max`, `clamp`,
+//!   `abs`, casts, and `let`s of such values). Before the region runs, the code `parac!` emits
+//!   computes each subscript's interval over the iteration space with the call's sizes
+//!   (`parac_runtime::bounds`); an interval outside the matrix is an `Error::OutOfBounds` on
+//!   every path, before anything is launched (Halide's bounds inference, and as strict: the
+//!   interval of a subscript that reads the same variable twice may be wider than its values).
+//! - **Guarded** ([`guarded`]): every other access (subscripts read from data, accesses under an
+//!   `if`, non-integer arithmetic). The OpenCL kernels test such an access against its
+//!   matrix's shape where it executes: a load outside reads nothing and gives 0, a store
+//!   outside writes nothing, and either raises the call's error flag, read back after the
+//!   call into the same `Error::OutOfBounds` the CPU path returns. Transforms that move loads
+//!   or stores (shared loads, vector loads and stores, local-memory tiles) leave guarded
+//!   accesses alone.
+//! - **Bordered reads** (reads of a matrix that a border rule of the region extends) are neither:
+//!   each work-item tests them exactly (the interior test, the bordered-load functions), and the
+//!   bordered-load functions guard the rule's own reads.
+//!
+//! Integer division and remainder by a value that is not a non-zero constant are guarded in the
+//! kernels as well (a division by zero, or of the smallest integer by -1, would trap): the flag
+//! then becomes the CPU path's `Error::DivisionByZero`.
+
+use crate::ir::*;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The error-flag code of a guarded access (`1 + region << 16 + access`), of a region's
+/// bordered-load function for a matrix (`.. + 0x8000 + matrix`), and of a region's guarded
+/// division (`.. + 0xFFFF`).
+pub fn access_code(r: RegionId, a: AccessId) -> i32 {
+    1 + ((r as i32) << 16) + a as i32
+}
+
+/// See [`access_code`].
+pub fn border_code(r: RegionId, m: MatrixId) -> i32 {
+    1 + ((r as i32) << 16) + 0x8000 + m as i32
+}
+
+/// See [`access_code`].
+pub fn division_code(r: RegionId) -> i32 {
+    1 + ((r as i32) << 16) + 0xFFFE
+}
+
+/// Whether access `a` of region `r` is guarded where it executes (not proven by the host, not a
+/// bordered read).
+pub fn guarded(f: &Function, r: &Region, a: AccessId) -> bool {
+    let acc = &r.accesses[a];
+    if !acc.write && has_rule(f, r, acc.matrix) {
+        return false;
+    }
+    !host_provable(r, a)
+}
+
+/// Whether some border rule of region `r` extends matrix `m`.
+fn has_rule(f: &Function, r: &Region, m: MatrixId) -> bool {
+    r.rules
+        .iter()
+        .any(|id| f.rules[*id].entries.iter().any(|e| e.matrix == m))
+}
+
+/// The single unconditional `let` of each local, where it has exactly one.
+fn lets(r: &Region) -> Vec<Option<&Expr>> {
+    let mut count = vec![0usize; r.locals.len()];
+    let mut top: Vec<Option<&Expr>> = vec![None; r.locals.len()];
+    fn walk<'a>(s: &'a [KStmt], depth: usize, count: &mut [usize], top: &mut [Option<&'a Expr>]) {
+        for st in s {
+            match st {
+                KStmt::Let(l, e) => {
+                    count[*l] += 1;
+                    if depth == 0 {
+                        top[*l] = Some(e);
+                    }
+                }
+                KStmt::If(_, t, e) => {
+                    walk(t, depth + 1, count, top);
+                    walk(e, depth + 1, count, top);
+                }
+                KStmt::Store(..) => {}
+            }
+        }
+    }
+    walk(&r.body, 0, &mut count, &mut top);
+    top.into_iter()
+        .zip(count)
+        .map(|(e, n)| if n == 1 { e } else { None })
+        .collect()
+}
+
+/// Accesses that execute under an `if` (in its condition's branches).
+fn conditional(r: &Region) -> Vec<bool> {
+    let mut out = vec![false; r.accesses.len()];
+    fn mark(e: &Expr, out: &mut [bool]) {
+        e.walk(&mut |x| {
+            if let ExprKind::Load(a) | ExprKind::Block(a) = x.kind {
+                out[a] = true;
+            }
+        });
+    }
+    fn walk(s: &[KStmt], depth: usize, out: &mut [bool]) {
+        for st in s {
+            match st {
+                KStmt::Let(_, e) if depth > 0 => mark(e, out),
+                KStmt::Store(a, e) if depth > 0 => {
+                    out[*a] = true;
+                    mark(e, out);
+                }
+                KStmt::If(c, t, e) => {
+                    if depth > 0 {
+                        mark(c, out);
+                    }
+                    walk(t, depth + 1, out);
+                    walk(e, depth + 1, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&r.body, 0, &mut out);
+    out
+}
+
+fn host_provable(r: &Region, a: AccessId) -> bool {
+    if conditional(r)[a] {
+        return false;
+    }
+    let lets = lets(r);
+    r.accesses[a].subs.iter().all(|s| match s {
+        Sub::Point(e) | Sub::Window { start: e, .. } => followed(e, &lets, 0),
+        Sub::Star => true,
+    })
+}
+
+/// The C integer type of a scalar: bits and signedness (`None` for `f32`).
+fn cty(s: Scalar) -> Option<(u32, bool)> {
+    Some(match s {
+        Scalar::Bool => (1, false),
+        Scalar::U8 => (8, false),
+        Scalar::I8 => (8, true),
+        Scalar::U16 => (16, false),
+        Scalar::I16 => (16, true),
+        Scalar::U32 => (32, false),
+        Scalar::I32 => (32, true),
+        Scalar::I64 => (64, true),
+        Scalar::U64 => (64, false),
+        Scalar::F32 => return None,
+    })
+}
+
+fn scalar_of(e: &Expr) -> Option<Scalar> {
+    match e.ty {
+        Type::Scalar(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether interval arithmetic follows `e` (see the module's documentation).
+fn followed(e: &Expr, lets: &[Option<&Expr>], depth: usize) -> bool {
+    if depth > 64 || scalar_of(e).and_then(cty).is_none() {
+        return false;
+    }
+    let go = |x: &Expr| followed(x, lets, depth + 1);
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Size(_) | ExprKind::Var(_) => true,
+        ExprKind::Host(_) => true,
+        ExprKind::Local(l) => lets.get(*l).copied().flatten().is_some_and(go),
+        ExprKind::Unary(UnOp::Neg | UnOp::Plus, a) => go(a),
+        ExprKind::Cast(a, _) => go(a),
+        ExprKind::Binary(op, a, b) => {
+            use BinOp::*;
+            matches!(
+                op,
+                Add | Sub
+                    | Mul
+                    | Div
+                    | Rem
+                    | Shl
+                    | Shr
+                    | BitAnd
+                    | BitOr
+                    | BitXor
+                    | Eq
+                    | Ne
+                    | Lt
+                    | Le
+                    | Gt
+                    | Ge
+                    | And
+                    | Or
+            ) && go(a)
+                && go(b)
+        }
+        ExprKind::Call(Builtin::Min | Builtin::Max | Builtin::Clamp | Builtin::Abs, xs) => {
+            xs.iter().all(go)
+        }
+        _ => false,
+    }
+}
+
+/// The `parac_runtime::bounds::Iv` of a followed expression, as Rust.
+fn interval(f: &Function, r: &Region, e: &Expr, lets: &[Option<&Expr>]) -> TokenStream {
+    let s = scalar_of(e).unwrap_or(Scalar::I32);
+    let (bits, signed) = cty(s).unwrap_or((32, true));
+    let t = quote!(::parac::__private::bounds::CTy { bits: #bits, signed: #signed });
+    let go = |x: &Expr| interval(f, r, x, lets);
+    match &e.kind {
+        ExprKind::Int(v) => {
+            let v = *v;
+            quote!(::parac::__private::bounds::Iv::point(#v))
+        }
+        ExprKind::Size(i) => {
+            let z = format_ident!("__z{}", i);
+            quote!(::parac::__private::bounds::Iv::point(#z as i128))
+        }
+        ExprKind::Host(h) => {
+            let v = format_ident!("__s{}", h);
+            quote!(::parac::__private::bounds::Iv::point(#v as i128))
+        }
+        ExprKind::Var(slot) => {
+            let v = format_ident!("__iv{}", slot);
+            quote!(#v)
+        }
+        ExprKind::Local(l) => match lets.get(*l).copied().flatten() {
+            Some(x) => go(x),
+            None => quote!(::parac::__private::bounds::Iv::any(#t)),
+        },
+        ExprKind::Unary(UnOp::Neg, a) => {
+            let a = go(a);
+            quote!(#a.neg(#t))
+        }
+        ExprKind::Unary(_, a) => go(a),
+        ExprKind::Cast(a, _) => {
+            let a = go(a);
+            quote!(#a.cast(#t))
+        }
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (go(a), go(b));
+            use BinOp::*;
+            let m = match op {
+                Add => quote!(add),
+                Sub => quote!(sub),
+                Mul | ElemMul => quote!(mul),
+                Div => quote!(div),
+                Rem => quote!(rem),
+                Shl => quote!(shl),
+                Shr => quote!(shr),
+                BitAnd => quote!(and),
+                BitOr | BitXor => quote!(or),
+                _ => return quote!(::parac::__private::bounds::Iv::boolean()),
+            };
+            quote!(#a.#m(#b, #t))
+        }
+        ExprKind::Call(b, xs) => {
+            let xs: Vec<TokenStream> = xs.iter().map(go).collect();
+            match (b, xs.as_slice()) {
+                (Builtin::Min, [a, b]) => quote!(#a.min(#b)),
+                (Builtin::Max, [a, b]) => quote!(#a.max(#b)),
+                (Builtin::Clamp, [x, lo, hi]) => quote!(#x.max(#lo).min(#hi)),
+                (Builtin::Abs, [a]) => quote!(#a.abs(#t)),
+                _ => quote!(::parac::__private::bounds::Iv::any(#t)),
+            }
+        }
+        _ => quote!(::parac::__private::bounds::Iv::any(#t)),
+    }
+}
+
+/// The host's proof, before region `rid` runs, that every access it proves (see the module's
+/// documentation) is inside its matrix: Rust statements that return `Error::OutOfBounds`
+/// otherwise. Uses the prelude's `__z`, `__s` and `__d` bindings.
+pub fn region_check(f: &Function, rid: RegionId) -> TokenStream {
+    let r = &f.regions[rid];
+    if r.kind != RegionKind::Iterator {
+        return TokenStream::new();
+    }
+    let lets = lets(r);
+    let host = super::cpu::host_expr_gen(f);
+    let mut vars = TokenStream::new();
+    for (slot, d) in r.dims.iter().enumerate() {
+        let Some(d) = d else { continue };
+        let v = format_ident!("__iv{}", slot);
+        let (lo, hi, step) = (host(&d.lo), host(&d.hi), d.step);
+        vars.extend(quote!(let #v = ::parac::__private::bounds::Iv::var((#lo) as i64, (#hi) as i64, #step as i64);));
+    }
+    let (fname, rname) = (&f.name, &r.name);
+    let mut checks = TokenStream::new();
+    for (a, acc) in r.accesses.iter().enumerate() {
+        if guarded(f, r, a) || (!acc.write && has_rule(f, r, acc.matrix)) {
+            continue;
+        }
+        let subs = acc.subs.iter().enumerate().map(|(k, s)| match s {
+            Sub::Point(e) => interval(f, r, e, &lets),
+            Sub::Window { start, len, stride } => {
+                let st = interval(f, r, start, &lets);
+                let (len, stride) = (*len as i64, *stride);
+                quote!(#st.window(#len, #stride))
+            }
+            Sub::Star => {
+                let d = format_ident!("__d{}", acc.matrix);
+                quote!(::parac::__private::bounds::Iv::var(0, #d[#k], 1))
+            }
+        });
+        let d = format_ident!("__d{}", acc.matrix);
+        let what = if acc.write { "write to" } else { "read of" };
+        let mname = &f.matrices[acc.matrix].name;
+        checks.extend(quote!(::parac::__private::bounds::check_access(#fname, #rname, #what, #mname, &[#(#subs),*], &#d)?;));
+    }
+    if checks.is_empty() {
+        return checks;
+    }
+    // No iteration, no access (arithmetic on an empty interval is not empty).
+    let empty = r
+        .dims
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_some())
+        .map(|(slot, _)| {
+            let v = format_ident!("__iv{}", slot);
+            quote!(#v.is_empty())
+        });
+    quote!({ #vars if !(false #(|| #empty)*) { #checks } })
+}
+
+/// The error a raised flag stands for: a `match` on the flag's code (`__e[0]`) and indices
+/// (`__e[1..]`) giving an `Error`, with the prelude's `__d` bindings in scope.
+pub fn flag_error(f: &Function) -> TokenStream {
+    let fname = &f.name;
+    let mut arms = TokenStream::new();
+    for (rid, r) in f.regions.iter().enumerate() {
+        if r.kind != RegionKind::Iterator {
+            continue;
+        }
+        let rname = &r.name;
+        for (a, acc) in r.accesses.iter().enumerate() {
+            if !guarded(f, r, a) {
+                continue;
+            }
+            let code = access_code(rid, a);
+            let what = if acc.write { "write to" } else { "read of" };
+            let mname = &f.matrices[acc.matrix].name;
+            let d = format_ident!("__d{}", acc.matrix);
+            let n = acc.subs.len().min(3);
+            arms.extend(quote!(#code => ::parac::Error::OutOfBounds {
+                function: #fname, region: #rname, what: #what, matrix: #mname,
+                index: __e[1..1 + #n].iter().map(|i| *i as i64).collect(),
+                shape: #d.iter().map(|d| (*d).max(0) as usize).collect(),
+            },));
+        }
+        for (m, mat) in f.matrices.iter().enumerate() {
+            if !has_rule(f, r, m) {
+                continue;
+            }
+            let code = border_code(rid, m);
+            let mname = &mat.name;
+            let d = format_ident!("__d{}", m);
+            let n = mat.dims.len().min(3);
+            arms.extend(quote!(#code => ::parac::Error::OutOfBounds {
+                function: #fname, region: #rname, what: "read of", matrix: #mname,
+                index: __e[1..1 + #n].iter().map(|i| *i as i64).collect(),
+                shape: #d.iter().map(|d| (*d).max(0) as usize).collect(),
+            },));
+        }
+        let code = division_code(rid);
+        arms.extend(
+            quote!(#code => ::parac::Error::DivisionByZero { function: #fname, region: #rname },),
+        );
+    }
+    quote!(match __e[0] {
+        #arms
+        _ => ::parac::Error::OutOfBounds {
+            function: #fname, region: "(unknown)", what: "access to", matrix: "(unknown)",
+            index: ::std::vec::Vec::new(), shape: ::std::vec::Vec::new(),
+        },
+    })
+}
