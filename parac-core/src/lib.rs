@@ -14,6 +14,7 @@ pub mod bounds;
 pub mod check;
 pub mod codegen;
 pub mod diag;
+pub mod interp;
 pub mod ir;
 pub mod lower;
 pub mod syntax;

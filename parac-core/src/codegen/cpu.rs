@@ -400,13 +400,15 @@ fn reduction(f: &Function, op: ReduceOp, m: MatrixId, result: ScalarId) -> Token
                 .reduce(|| 0i64, |a, b| a.wrapping_add(b))
         )
     };
+    // The sum's type: f64 for floats, i64 for integers.
+    let acc = if float { quote!(f64) } else { quote!(i64) };
     let value = match op {
         ReduceOp::Sum => quote!((#sum) as #rt),
         ReduceOp::Mean => quote! {{
             if __m.is_empty() {
                 return ::core::result::Result::Err(::parac::Error::DivisionByZero { function: #fname, region: #rname });
             }
-            ((#sum) / (__m.len() as i64 as _)) as #rt
+            ((#sum) / (__m.len() as i64 as #acc)) as #rt
         }},
         ReduceOp::Min if float => {
             quote!(__m.par_iter().map(|v| *v).reduce(|| f32::INFINITY, f32::min) as #rt)

@@ -201,11 +201,11 @@ fn followed(e: &Expr, lets: &[Option<&Expr>], depth: usize) -> bool {
 }
 
 /// The `parac_runtime::bounds::Iv` of a followed expression, as Rust.
-fn interval(f: &Function, r: &Region, e: &Expr, lets: &[Option<&Expr>]) -> TokenStream {
+fn interval(e: &Expr, lets: &[Option<&Expr>]) -> TokenStream {
     let s = scalar_of(e).unwrap_or(Scalar::I32);
     let (bits, signed) = cty(s).unwrap_or((32, true));
     let t = quote!(::parac::__private::bounds::CTy { bits: #bits, signed: #signed });
-    let go = |x: &Expr| interval(f, r, x, lets);
+    let go = |x: &Expr| interval(x, lets);
     match &e.kind {
         ExprKind::Int(v) => {
             let v = *v;
@@ -291,9 +291,9 @@ pub fn region_check(f: &Function, rid: RegionId) -> TokenStream {
             continue;
         }
         let subs = acc.subs.iter().enumerate().map(|(k, s)| match s {
-            Sub::Point(e) => interval(f, r, e, &lets),
+            Sub::Point(e) => interval(e, &lets),
             Sub::Window { start, len, stride } => {
-                let st = interval(f, r, start, &lets);
+                let st = interval(start, &lets);
                 let (len, stride) = (*len as i64, *stride);
                 quote!(#st.window(#len, #stride))
             }

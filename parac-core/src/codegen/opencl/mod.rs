@@ -1406,22 +1406,21 @@ fn launch(f: &Function, rid: RegionId) -> TokenStream {
                 (ReduceOp::Min, true) => {
                     quote!(__p.iter().copied().fold(f32::INFINITY, f32::min))
                 }
-                (ReduceOp::Max, true) => quote!(
-                    __p.as_slice()
-                        .iter()
-                        .copied()
-                        .fold(f32::NEG_INFINITY, f32::max)
-                ),
-                (ReduceOp::Min, false) => quote!(__p.iter().copied().min().unwrap_or(0)),
-                (ReduceOp::Max, false) => quote!(__p.iter().copied().max().unwrap_or(0)),
+                (ReduceOp::Max, true) => {
+                    quote!(__p.iter().copied().fold(f32::NEG_INFINITY, f32::max))
+                }
+                // An empty matrix gives the identity, as on the CPU path.
+                (ReduceOp::Min, false) => quote!(__p.iter().copied().min().unwrap_or(#part_t::MAX)),
+                (ReduceOp::Max, false) => quote!(__p.iter().copied().max().unwrap_or(#part_t::MIN)),
             };
+            let acc = if float { quote!(f64) } else { quote!(i64) };
             let value = match op {
                 ReduceOp::Mean => quote!({
                     let __n = #count;
                     if __n == 0 {
                         return ::core::result::Result::Err(::parac::Error::DivisionByZero { function: #fname, region: #rname });
                     }
-                    ((#combine) / (__n as _)) as #rt
+                    ((#combine) / (__n as #acc)) as #rt
                 }),
                 _ => quote!((#combine) as #rt),
             };

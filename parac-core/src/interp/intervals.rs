@@ -1,0 +1,267 @@
+//! The host's proof before an iterator region runs (`codegen::safety::region_check`), evaluated
+//! directly on the IR: every access the host proves (not guarded, not a bordered read) gets
+//! one [`Iv`] per subscript over the iteration space, with the call's sizes and host scalars,
+//! by the same operations as `safety::interval`; an interval outside its matrix is an
+//! [`InterpError::OutOfBounds`] before the region runs.
+
+use super::value::Val;
+use super::{InterpError, Machine, size_expr};
+use crate::bounds::{CTy, Iv};
+use crate::codegen::safety;
+use crate::ir::*;
+
+/// Whether some border rule of region `r` extends matrix `m`.
+fn has_rule(f: &Function, r: &Region, m: MatrixId) -> bool {
+    r.rules
+        .iter()
+        .any(|id| f.rules[*id].entries.iter().any(|e| e.matrix == m))
+}
+
+/// The single unconditional `let` of each local, where it has exactly one (`safety::lets`).
+fn lets(r: &Region) -> Vec<Option<&Expr>> {
+    let mut count = vec![0usize; r.locals.len()];
+    let mut top: Vec<Option<&Expr>> = vec![None; r.locals.len()];
+    KStmt::walk(&r.body, &mut |s, depth| {
+        if let KStmt::Let(l, e) = s {
+            count[*l] += 1;
+            if depth == 0 {
+                top[*l] = Some(e);
+            }
+        }
+    });
+    top.into_iter()
+        .zip(count)
+        .map(|(e, n)| if n == 1 { e } else { None })
+        .collect()
+}
+
+/// The C integer type of an expression (`i32` for a block, `f32` counted as `i32`), as
+/// `safety::interval` takes it.
+fn cty(e: &Expr) -> CTy {
+    let s = match e.ty {
+        Type::Scalar(s) => s,
+        Type::Block { .. } => Scalar::I32,
+    };
+    let (bits, signed) = match s {
+        Scalar::Bool => (1, false),
+        Scalar::U8 => (8, false),
+        Scalar::I8 => (8, true),
+        Scalar::U16 => (16, false),
+        Scalar::I16 => (16, true),
+        Scalar::U32 => (32, false),
+        Scalar::I64 => (64, true),
+        Scalar::U64 => (64, false),
+        Scalar::I32 | Scalar::F32 => (32, true),
+    };
+    CTy { bits, signed }
+}
+
+struct Ctx<'a> {
+    m: &'a Machine<'a>,
+    lets: Vec<Option<&'a Expr>>,
+    /// The index variables' intervals by slot.
+    vars: Vec<Iv>,
+}
+
+impl Ctx<'_> {
+    /// `safety::interval`.
+    fn interval(&self, e: &Expr) -> Iv {
+        let t = cty(e);
+        let go = |x: &Expr| self.interval(x);
+        match &e.kind {
+            ExprKind::Int(v) => Iv::point(*v),
+            ExprKind::Size(i) => Iv::point(self.m.z[*i] as i128),
+            ExprKind::Host(h) => Iv::point(self.m.hosts[*h].as_i128()),
+            ExprKind::Var(slot) => self.vars[*slot],
+            ExprKind::Local(l) => match self.lets.get(*l).copied().flatten() {
+                Some(x) => go(x),
+                None => Iv::any(t),
+            },
+            ExprKind::Unary(UnOp::Neg, a) => go(a).neg(t),
+            ExprKind::Unary(_, a) => go(a),
+            ExprKind::Cast(a, _) => go(a).cast(t),
+            ExprKind::Binary(op, a, b) => {
+                let (a, b) = (go(a), go(b));
+                use BinOp::*;
+                match op {
+                    Add => a.add(b, t),
+                    Sub => a.sub(b, t),
+                    Mul | ElemMul => a.mul(b, t),
+                    Div => a.div(b, t),
+                    Rem => a.rem(b, t),
+                    Shl => a.shl(b, t),
+                    Shr => a.shr(b, t),
+                    BitAnd => a.and(b, t),
+                    BitOr | BitXor => a.or(b, t),
+                    _ => Iv::boolean(),
+                }
+            }
+            ExprKind::Call(b, xs) => {
+                let xs: Vec<Iv> = xs.iter().map(go).collect();
+                match (b, xs.as_slice()) {
+                    (Builtin::Min, [a, b]) => a.min(*b),
+                    (Builtin::Max, [a, b]) => a.max(*b),
+                    (Builtin::Clamp, [x, lo, hi]) => x.max(*lo).min(*hi),
+                    (Builtin::Abs, [a]) => a.abs(t),
+                    _ => Iv::any(t),
+                }
+            }
+            _ => Iv::any(t),
+        }
+    }
+}
+
+/// The intervals of region `rid`'s proven accesses, with the machine's sizes and scalars.
+pub(crate) fn intervals_in(
+    m: &Machine,
+    rid: RegionId,
+) -> Result<Vec<(AccessId, Vec<Iv>)>, InterpError> {
+    let f = m.f;
+    let r = &f.regions[rid];
+    if r.kind != RegionKind::Iterator {
+        return Ok(Vec::new());
+    }
+    let checked: Vec<AccessId> = (0..r.accesses.len())
+        .filter(|a| {
+            let acc = &r.accesses[*a];
+            !(safety::guarded(f, r, *a) || (!acc.write && has_rule(f, r, acc.matrix)))
+        })
+        .collect();
+    if checked.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The index variables' values, from the slots' bounds as host expressions.
+    let mut vars = vec![Iv { lo: 1, hi: 0 }; r.dims.len()];
+    for (slot, d) in r.dims.iter().enumerate() {
+        let Some(d) = d else { continue };
+        let lo = m.host_expr(&d.lo)?.as_i64();
+        let hi = m.host_expr(&d.hi)?.as_i64();
+        vars[slot] = Iv::var(lo, hi, d.step);
+    }
+    // No iteration, no access (arithmetic on an empty interval is not empty).
+    if r.dims
+        .iter()
+        .zip(&vars)
+        .any(|(d, v)| d.is_some() && v.is_empty())
+    {
+        return Ok(Vec::new());
+    }
+    let cx = Ctx {
+        m,
+        lets: lets(r),
+        vars,
+    };
+    Ok(checked
+        .into_iter()
+        .map(|a| {
+            let acc = &r.accesses[a];
+            let subs = acc
+                .subs
+                .iter()
+                .enumerate()
+                .map(|(k, s)| match s {
+                    Sub::Point(e) => cx.interval(e),
+                    Sub::Window { start, len, stride } => {
+                        cx.interval(start).window(*len as i64, *stride)
+                    }
+                    Sub::Star => Iv::var(0, m.d[acc.matrix][k], 1),
+                })
+                .collect();
+            (a, subs)
+        })
+        .collect())
+}
+
+/// `parac_runtime::bounds::check_access` for every interval: the first access (in order) with
+/// an interval outside its matrix is an error, at its first dimension outside, the index the
+/// interval's lower ends with that dimension's end outside.
+pub(crate) fn check_in(
+    m: &Machine,
+    rid: RegionId,
+    ivs: &[(AccessId, Vec<Iv>)],
+) -> Result<(), InterpError> {
+    let r = &m.f.regions[rid];
+    for (a, subs) in ivs {
+        let acc = &r.accesses[*a];
+        if subs.iter().any(|s| s.is_empty()) {
+            continue;
+        }
+        let shape = &m.d[acc.matrix];
+        for (k, (s, d)) in subs.iter().zip(shape).enumerate() {
+            if s.lo < 0 || s.hi >= *d as i128 {
+                let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+                let mut index: Vec<i64> = subs.iter().map(|s| clamp(s.lo)).collect();
+                index[k] = clamp(if s.lo < 0 { s.lo } else { s.hi });
+                return Err(InterpError::OutOfBounds {
+                    region: r.name.clone(),
+                    what: if acc.write { "write to" } else { "read of" },
+                    matrix: m.f.matrices[acc.matrix].name.clone(),
+                    index,
+                    shape: shape.iter().map(|d| (*d).max(0) as usize).collect(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A machine with sizes and scalars but no matrices (enough for host expressions).
+fn machine<'a>(
+    f: &'a Function,
+    sizes: &[i64],
+    scalars: &[Val],
+) -> Result<Machine<'a>, InterpError> {
+    if sizes.len() != f.sizes.len() {
+        return Err(InterpError::Argument(format!(
+            "`{}` has {} sizes, got {}",
+            f.name,
+            f.sizes.len(),
+            sizes.len()
+        )));
+    }
+    let mut d = Vec::with_capacity(f.matrices.len());
+    for mat in &f.matrices {
+        let dims: Result<Vec<i64>, InterpError> =
+            mat.dims.iter().map(|e| size_expr(sizes, e)).collect();
+        d.push(dims?);
+    }
+    let mut hosts = scalars.to_vec();
+    hosts.resize(f.scalars.len(), Val::Int(0));
+    Ok(Machine {
+        f,
+        z: sizes.iter().map(|s| *s as i32).collect(),
+        d,
+        hosts,
+        mats: Vec::new(),
+    })
+}
+
+/// The intervals the host computes before iterator region `rid` runs: for each access it
+/// proves (`codegen::safety::guarded` false and not a bordered read), in access order, one
+/// [`Iv`] per subscript (a window's covering its elements) over the region's iteration space.
+/// `sizes` are the size symbols' values ([`Function::sizes`] order), `scalars` the host
+/// scalars' values so far ([`Function::scalars`] order; missing ones count as 0). Empty for a
+/// global operator, when no access is proven (the slots' bounds are then not evaluated), and
+/// when the iteration space is empty (nothing runs, nothing is checked).
+/// Fails where evaluating a slot's bounds does (a division by zero).
+pub fn region_intervals(
+    f: &Function,
+    rid: RegionId,
+    sizes: &[i64],
+    scalars: &[Val],
+) -> Result<Vec<(AccessId, Vec<Iv>)>, InterpError> {
+    intervals_in(&machine(f, sizes, scalars)?, rid)
+}
+
+/// Checks [`region_intervals`]' result against the matrices' shapes with those sizes, as the
+/// generated code does (`parac_runtime::bounds::check_access`): an access with an empty
+/// interval never executes; otherwise the first dimension whose interval leaves its matrix
+/// is an [`InterpError::OutOfBounds`].
+pub fn check_intervals(
+    f: &Function,
+    rid: RegionId,
+    sizes: &[i64],
+    intervals: &[(AccessId, Vec<Iv>)],
+) -> Result<(), InterpError> {
+    check_in(&machine(f, sizes, &[])?, rid, intervals)
+}

@@ -1,0 +1,277 @@
+//! Regions: the interval pre-check, the iteration loops, statements and stores of an iterator
+//! (the CPU path's `region`, `stmts`, `store`), and global reductions (its `reduction`).
+
+use super::data::Data;
+use super::expr::{Frame, Mode, Value};
+use super::value::{Val, cast, cast_f64};
+use super::{InterpError, Machine};
+use crate::check::relative::affine;
+use crate::ir::*;
+
+/// The slot the CPU path splits a region on by rows (`codegen::cpu::row_parallel`): the first
+/// slot, when every write's first subscript is exactly its index variable, every matrix written
+/// has the same number of rows, and the region reads nothing it writes.
+pub(crate) fn row_parallel(f: &Function, r: &Region) -> Option<usize> {
+    let slot = r.dims.iter().position(Option::is_some)?;
+    let written: Vec<MatrixId> = r
+        .accesses
+        .iter()
+        .filter(|a| a.write)
+        .map(|a| a.matrix)
+        .collect();
+    if written.is_empty() {
+        return None;
+    }
+    let rows = |m: MatrixId| f.matrices[m].dims.first().map(|d| format!("{d:?}"));
+    let first_rows = rows(written[0]);
+    for a in &r.accesses {
+        if !a.write {
+            if written.contains(&a.matrix) {
+                return None;
+            }
+            continue;
+        }
+        if rows(a.matrix) != first_rows {
+            return None;
+        }
+        let Some(Sub::Point(e)) = a.subs.first() else {
+            return None;
+        };
+        let aff = affine(f, r, e)?;
+        let only_slot = aff
+            .coefs
+            .iter()
+            .enumerate()
+            .all(|(s, c)| if s == slot { *c == 1 } else { *c == 0 });
+        if !only_slot || aff.offset != 0 {
+            return None;
+        }
+    }
+    Some(slot)
+}
+
+impl Machine<'_> {
+    /// Runs region `rid`: a global reduction, or an iterator after its interval check.
+    pub(crate) fn run_region(&mut self, rid: RegionId) -> Result<(), InterpError> {
+        let f = self.f;
+        let r = &f.regions[rid];
+        if let RegionKind::Reduction { op, matrix, result } = r.kind {
+            let v = self.reduction(op, matrix, f.scalars[result].ty)?;
+            self.hosts[result] = v;
+            return Ok(());
+        }
+        let ivs = super::intervals::intervals_in(self, rid)?;
+        super::intervals::check_in(self, rid, &ivs)?;
+        let mut fr = Frame {
+            r: Some(r),
+            name: r.name.clone(),
+            vars: vec![0; r.dims.len()],
+            locals: vec![None; r.locals.len()],
+            row: None,
+        };
+        let slots: Vec<usize> = (0..r.dims.len()).filter(|s| r.dims[*s].is_some()).collect();
+        match row_parallel(f, r) {
+            None => self.loops(&mut fr, r, &slots),
+            Some(slot) => self.by_rows(&mut fr, r, slot, &slots[1..]),
+        }
+    }
+
+    /// The loops over `slots` (outermost first) around the body.
+    fn loops(&mut self, fr: &mut Frame, r: &Region, slots: &[usize]) -> Result<(), InterpError> {
+        let Some((&slot, inner)) = slots.split_first() else {
+            return self.stmts(fr, &r.body);
+        };
+        let d = r.dims[slot].as_ref().expect("a slot");
+        let hi = self.scalar(fr, &d.hi, Mode::Body)?.as_i64();
+        let mut c = self.scalar(fr, &d.lo, Mode::Body)?.as_i64();
+        let step = d.step as i32 as i64;
+        while c < hi {
+            fr.vars[slot] = c as i32;
+            self.loops(fr, r, inner)?;
+            c = c.wrapping_add(step);
+        }
+        Ok(())
+    }
+
+    /// A row-parallel region (run here row after row): the rows of the first matrix written
+    /// must hold every iteration of `slot`; each row of the written matrices runs the inner
+    /// loops with the index variable equal to the row.
+    fn by_rows(
+        &mut self,
+        fr: &mut Frame,
+        r: &Region,
+        slot: usize,
+        inner: &[usize],
+    ) -> Result<(), InterpError> {
+        let f = self.f;
+        let d = r.dims[slot].as_ref().expect("the parallel slot");
+        let lo = cast(self.scalar(fr, &d.lo, Mode::Body)?, Scalar::I32).as_i64();
+        let hi = cast(self.scalar(fr, &d.hi, Mode::Body)?, Scalar::I32).as_i64();
+        let step = d.step as i32 as i64;
+        let mut by_row = vec![false; f.matrices.len()];
+        for a in r.accesses.iter().filter(|a| a.write) {
+            by_row[a.matrix] = true;
+        }
+        let written: Vec<MatrixId> = (0..f.matrices.len()).filter(|m| by_row[*m]).collect();
+        let d0 = &self.d[written[0]];
+        if hi > lo {
+            let last = lo + ((hi - lo - 1) / step) * step;
+            if lo < 0 || last >= d0[0] {
+                let i = if lo < 0 { lo } else { last };
+                return Err(self.oob(fr, "write to", written[0], &[i]));
+            }
+        }
+        // As many tasks as the zipped row chunks of the matrices written.
+        let rows = written
+            .iter()
+            .map(|m| {
+                let chunk = self.d[*m][1..].iter().product::<i64>().max(1) as usize;
+                self.mats[*m].len().div_ceil(chunk)
+            })
+            .min()
+            .unwrap_or(0);
+        for row in 0..rows {
+            let v = row as i32 as i64;
+            if v < lo || v >= hi || (v - lo) % step != 0 {
+                continue;
+            }
+            fr.vars[slot] = v as i32;
+            fr.row = Some((v as i32, by_row.clone()));
+            self.loops(fr, r, inner)?;
+        }
+        fr.row = None;
+        Ok(())
+    }
+
+    /// Kernel statements.
+    fn stmts(&mut self, fr: &mut Frame, stmts: &[KStmt]) -> Result<(), InterpError> {
+        for s in stmts {
+            match s {
+                KStmt::Let(l, e) => {
+                    let v = if e.ty.is_block() {
+                        Value::B(self.block(fr, e, Mode::Body)?)
+                    } else {
+                        Value::S(self.scalar(fr, e, Mode::Body)?)
+                    };
+                    fr.locals[*l] = Some(v);
+                }
+                KStmt::Store(a, e) => self.store(fr, *a, e)?,
+                KStmt::If(c, t, e) => {
+                    if self.scalar(fr, c, Mode::Body)?.truthy() {
+                        self.stmts(fr, t)?;
+                    } else {
+                        self.stmts(fr, e)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where a store of matrix `m` at `idx` goes, if inside: in a row-parallel region a
+    /// matrix written by rows is the task's row (its first index is not looked at again).
+    fn target(&self, fr: &Frame, m: MatrixId, idx: &[i64]) -> Option<usize> {
+        match &fr.row {
+            Some((row, by_row)) if by_row[m] => {
+                let d = &self.d[m];
+                let mut lin = 0i64;
+                for k in 1..idx.len() {
+                    if idx[k] < 0 || idx[k] >= d[k] {
+                        return None;
+                    }
+                    lin = lin * d[k] + idx[k];
+                }
+                let chunk = d[1..].iter().product::<i64>().max(1);
+                Some((*row as i64 * chunk + lin) as usize)
+            }
+            _ => self.linear(m, idx),
+        }
+    }
+
+    /// A store: the value first, then (per block element) the indices.
+    fn store(&mut self, fr: &Frame, aid: AccessId, value: &Expr) -> Result<(), InterpError> {
+        let r = fr.r.expect("a region");
+        let a = &r.accesses[aid];
+        let m = a.matrix;
+        let elem = self.f.matrices[m].elem;
+        if value.ty.is_block() {
+            let b = self.block(fr, value, Mode::Body)?;
+            for bi in 0..b.rows {
+                for bj in 0..b.cols {
+                    let idx = self.indices(fr, a, Some((bi, bj)))?;
+                    match self.target(fr, m, &idx) {
+                        Some(lin) => self.mats[m].set(lin, cast(b.at(bi, bj), elem)),
+                        None => return Err(self.oob(fr, "write to", m, &idx)),
+                    }
+                }
+            }
+        } else {
+            let v = self.scalar(fr, value, Mode::Body)?;
+            let idx = self.indices(fr, a, None)?;
+            match self.target(fr, m, &idx) {
+                Some(lin) => self.mats[m].set(lin, v),
+                None => return Err(self.oob(fr, "write to", m, &idx)),
+            }
+        }
+        Ok(())
+    }
+
+    /// A global reduction of matrix `m` into a host scalar of type `rt`.
+    fn reduction(&self, op: ReduceOp, m: MatrixId, rt: Scalar) -> Result<Val, InterpError> {
+        let mat = &self.f.matrices[m];
+        let data = &self.mats[m];
+        let n = data.len();
+        let vals = (0..n).map(|i| data.get(i));
+        // The CPU path's wide sum: f64 sums of chunks of 4096 added together, or a wrapping
+        // i64 sum.
+        let sum = || match data {
+            Data::F32(v) => Acc::F(
+                v.chunks(4096)
+                    .map(|c| c.iter().map(|x| *x as f64).sum::<f64>())
+                    .sum::<f64>(),
+            ),
+            _ => Acc::I(vals.clone().fold(0i64, |a, v| a.wrapping_add(v.as_i64()))),
+        };
+        Ok(match op {
+            ReduceOp::Sum => match sum() {
+                Acc::I(s) => cast(Val::Int(s as i128), rt),
+                Acc::F(s) => cast_f64(s, rt),
+            },
+            ReduceOp::Mean => {
+                if n == 0 {
+                    return Err(InterpError::DivisionByZero {
+                        region: format!("{}_{}", op.name(), mat.name),
+                    });
+                }
+                match sum() {
+                    Acc::I(s) => cast(Val::Int((s / n as i64) as i128), rt),
+                    Acc::F(s) => cast_f64(s / (n as i64 as f64), rt),
+                }
+            }
+            ReduceOp::Min | ReduceOp::Max if mat.elem.is_float() => {
+                let (init, pick): (f32, fn(f32, f32) -> f32) = if op == ReduceOp::Min {
+                    (f32::INFINITY, f32::min)
+                } else {
+                    (f32::NEG_INFINITY, f32::max)
+                };
+                cast(Val::F32(vals.fold(init, |s, v| pick(s, v.as_f32()))), rt)
+            }
+            ReduceOp::Min | ReduceOp::Max => {
+                let p = mat.elem.promote();
+                let (lo, hi) = p.range().expect("an integer type");
+                let v = if op == ReduceOp::Min {
+                    vals.fold(hi, |s, v| s.min(cast(v, p).as_i128()))
+                } else {
+                    vals.fold(lo, |s, v| s.max(cast(v, p).as_i128()))
+                };
+                cast(Val::Int(v), rt)
+            }
+        })
+    }
+}
+
+/// A global sum's accumulator.
+enum Acc {
+    I(i64),
+    F(f64),
+}
