@@ -50,6 +50,7 @@ use fast_image_resize::Resizer;
 use parac::{Matrix, PlanPolicy, Runtime};
 
 use hand::Cl;
+use hand::call::{BlurHand, HandApp, LaplacianHand, SharpenHand, UnsharpHand};
 
 /// Image sizes `(rows, cols)` of the four pipelines.
 #[derive(Clone, Copy, Debug)]
@@ -389,69 +390,6 @@ fn max_diff<T: parac::Element + Into<f64>>(a: &Matrix<T>, b: &Matrix<T>) -> f64 
         .zip(b.as_slice())
         .map(|(&x, &y)| (x.into() - y.into()).abs())
         .fold(0.0, f64::max)
-}
-
-/// A hand pipeline with host matrices for its outputs, so that a call (upload, run, download)
-/// allocates nothing, as a parac call into caller-owned outputs.
-trait HandApp {
-    type In;
-    fn hand(&self) -> &hand::Hand;
-    /// Uploads `input`, runs the pipeline and downloads its outputs.
-    fn call(&mut self, cl: &Cl, input: &Self::In);
-}
-
-struct LaplacianHand(hand::Laplacian, Matrix<i16>, Matrix<u8>);
-struct SharpenHand(hand::Sharpen, Matrix<u8>);
-struct BlurHand(hand::Blur, Matrix<u16>);
-struct UnsharpHand(hand::Unsharp, Matrix<f32>);
-
-impl HandApp for LaplacianHand {
-    type In = Matrix<u8>;
-    fn hand(&self) -> &hand::Hand {
-        &self.0.hand
-    }
-    fn call(&mut self, cl: &Cl, input: &Matrix<u8>) {
-        self.0.src.write(cl, input).expect("write");
-        self.0.hand.run(cl).expect("run");
-        self.0.lap.read_into(cl, &mut self.1).expect("read");
-        self.0.down.read_into(cl, &mut self.2).expect("read");
-    }
-}
-
-impl HandApp for SharpenHand {
-    type In = Matrix<u8>;
-    fn hand(&self) -> &hand::Hand {
-        &self.0.hand
-    }
-    fn call(&mut self, cl: &Cl, input: &Matrix<u8>) {
-        self.0.src.write(cl, input).expect("write");
-        self.0.hand.run(cl).expect("run");
-        self.0.out.read_into(cl, &mut self.1).expect("read");
-    }
-}
-
-impl HandApp for BlurHand {
-    type In = Matrix<u16>;
-    fn hand(&self) -> &hand::Hand {
-        &self.0.hand
-    }
-    fn call(&mut self, cl: &Cl, input: &Matrix<u16>) {
-        self.0.src.write(cl, input).expect("write");
-        self.0.hand.run(cl).expect("run");
-        self.0.out.read_into(cl, &mut self.1).expect("read");
-    }
-}
-
-impl HandApp for UnsharpHand {
-    type In = Matrix<f32>;
-    fn hand(&self) -> &hand::Hand {
-        &self.0.hand
-    }
-    fn call(&mut self, cl: &Cl, input: &Matrix<f32>) {
-        self.0.img.write(cl, input).expect("write");
-        self.0.hand.run(cl).expect("run");
-        self.0.out.read_into(cl, &mut self.1).expect("read");
-    }
 }
 
 fn group<'a>(c: &'a mut Criterion, name: &str, pixels: usize) -> BenchmarkGroup<'a, WallTime> {

@@ -29,6 +29,8 @@ use parac::{Element, Matrix};
 /// Errors are messages: the harness only reports them.
 pub type Result<T> = std::result::Result<T, String>;
 
+pub mod call;
+
 /// The kernel sources of each pipeline, in program order (a later file may use an earlier
 /// file's helpers), with the stage each file implements.
 pub mod sources {
