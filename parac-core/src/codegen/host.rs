@@ -104,6 +104,26 @@ pub(crate) fn size_expr(f: &Function, e: &ir::Expr) -> TokenStream {
     }
 }
 
+/// A matrix's declared dimensions as written, e.g. `[M][(N+1)/2]`: what shape and rank errors
+/// show (`Error::Shape::declared`).
+pub fn declared(f: &Function, m: ir::MatrixId) -> String {
+    f.matrices[m]
+        .dims
+        .iter()
+        .map(|d| {
+            format!(
+                "[{}]",
+                ir::display::Ctx {
+                    f,
+                    region: None,
+                    accesses: &[]
+                }
+                .expr(d)
+            )
+        })
+        .collect()
+}
+
 fn body(f: &Function) -> TokenStream {
     let fname = &f.name;
     // Ranks first: sizes are bound from dimensions that must exist.
@@ -116,21 +136,7 @@ fn body(f: &Function) -> TokenStream {
             let mat = &f.matrices[m];
             let id = format_ident!("{}", mat.name);
             let mname = &mat.name;
-            let declared: String = mat
-                .dims
-                .iter()
-                .map(|d| {
-                    format!(
-                        "[{}]",
-                        ir::display::Ctx {
-                            f,
-                            region: None,
-                            accesses: &[]
-                        }
-                        .expr(d)
-                    )
-                })
-                .collect();
+            let declared = declared(f, m);
             let n = mat.dims.len();
             quote!(::parac::__private::check_rank(#fname, #mname, #declared, #n, #id.shape())?;)
         })
@@ -149,21 +155,7 @@ fn body(f: &Function) -> TokenStream {
         let mat = &f.matrices[m];
         let id = format_ident!("{}", mat.name);
         let mname = &mat.name;
-        let declared: String = mat
-            .dims
-            .iter()
-            .map(|d| {
-                format!(
-                    "[{}]",
-                    ir::display::Ctx {
-                        f,
-                        region: None,
-                        accesses: &[]
-                    }
-                    .expr(d)
-                )
-            })
-            .collect();
+        let declared = declared(f, m);
         let dims = mat.dims.iter().map(|d| {
             let e = size_expr(f, d);
             quote!(usize::try_from(#e).unwrap_or(0))

@@ -8,4 +8,4 @@ pub mod opencl;
 pub mod plan;
 pub mod safety;
 
-pub use host::expand;
+pub use host::{declared, expand};

@@ -200,6 +200,78 @@ fn followed(e: &Expr, lets: &[Option<&Expr>], depth: usize) -> bool {
     }
 }
 
+/// Whether `e` has one value for the whole region (constants, sizes, host scalars, and `let`s of
+/// such values; no index variable, no load), and interval arithmetic follows it.
+pub fn uniform(r: &Region, e: &Expr) -> bool {
+    let lets = lets(r);
+    let mut ok = followed(e, &lets, 0);
+    e.walk(&mut |x| match x.kind {
+        ExprKind::Var(_) | ExprKind::Load(_) | ExprKind::Block(_) => ok = false,
+        ExprKind::Local(l) => ok &= lets[l].is_some_and(|v| uniform(r, v)),
+        _ => {}
+    });
+    ok
+}
+
+/// Whether integer division `/` or `%` with divisor `b` executes in every iteration of the
+/// region (`depth` 0: outside every `if` branch) and its divisor is uniform: the host then
+/// checks the divisor before the region runs ([`region_check`]), and the kernels divide
+/// without a test for zero.
+pub fn host_divisor(r: &Region, b: &Expr, depth: usize) -> bool {
+    depth == 0 && !matches!(b.kind, ExprKind::Int(_)) && uniform(r, b)
+}
+
+/// The divisors of the integer divisions that run in every iteration of `r` with a uniform
+/// divisor (see [`host_divisor`]), in the order of the body.
+fn host_divisors(r: &Region) -> Vec<&Expr> {
+    fn expr<'a>(r: &'a Region, e: &'a Expr, out: &mut Vec<&'a Expr>) {
+        match &e.kind {
+            ExprKind::Binary(op, a, b) => {
+                if matches!(op, BinOp::Div | BinOp::Rem)
+                    && !e.ty.elem().is_float()
+                    && !e.ty.is_block()
+                    && host_divisor(r, b, 0)
+                {
+                    out.push(b);
+                }
+                expr(r, a, out);
+                expr(r, b, out);
+            }
+            ExprKind::MatMul(a, b) | ExprKind::Conv(a, b) => {
+                expr(r, a, out);
+                expr(r, b, out);
+            }
+            ExprKind::Unary(_, a)
+            | ExprKind::Transpose(a)
+            | ExprKind::Cast(a, _)
+            | ExprKind::Reduce(_, a) => expr(r, a, out),
+            ExprKind::Call(_, xs) => xs.iter().for_each(|x| expr(r, x, out)),
+            // Subscripts of the reads.
+            ExprKind::Load(a) | ExprKind::Block(a) => subs(r, *a, out),
+            _ => {}
+        }
+    }
+    fn subs<'a>(r: &'a Region, a: AccessId, out: &mut Vec<&'a Expr>) {
+        for s in &r.accesses[a].subs {
+            if let Sub::Point(e) | Sub::Window { start: e, .. } = s {
+                expr(r, e, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for st in &r.body {
+        match st {
+            KStmt::Let(_, e) => expr(r, e, &mut out),
+            KStmt::Store(a, e) => {
+                expr(r, e, &mut out);
+                subs(r, *a, &mut out);
+            }
+            KStmt::If(c, _, _) => expr(r, c, &mut out),
+        }
+    }
+    out
+}
+
 /// The `parac_runtime::bounds::Iv` of a followed expression, as Rust.
 fn interval(e: &Expr, lets: &[Option<&Expr>]) -> TokenStream {
     let s = scalar_of(e).unwrap_or(Scalar::I32);
@@ -307,6 +379,15 @@ pub fn region_check(f: &Function, rid: RegionId) -> TokenStream {
         let mname = &f.matrices[acc.matrix].name;
         checks.extend(quote!(::parac::__private::bounds::check_access(#fname, #rname, #what, #mname, &[#(#subs),*], &#d)?;));
     }
+    for b in host_divisors(r) {
+        let iv = interval(b, &lets);
+        checks.extend(quote! {
+            let __q = #iv;
+            if __q.lo <= 0 && __q.hi >= 0 {
+                return ::core::result::Result::Err(::parac::Error::DivisionByZero { function: #fname, region: #rname });
+            }
+        });
+    }
     if checks.is_empty() {
         return checks;
     }
@@ -323,49 +404,104 @@ pub fn region_check(f: &Function, rid: RegionId) -> TokenStream {
     quote!({ #vars if !(false #(|| #empty)*) { #checks } })
 }
 
-/// The error a raised flag stands for: a `match` on the flag's code (`__e[0]`) and indices
-/// (`__e[1..]`) giving an `Error`, with the prelude's `__d` bindings in scope.
-pub fn flag_error(f: &Function) -> TokenStream {
-    let fname = &f.name;
-    let mut arms = TokenStream::new();
+/// What a raised error flag stands for (see [`flag_codes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    /// A guarded access, or a bordered-load function's read, outside its matrix: the flag's
+    /// words 1 to `indices` hold the index.
+    OutOfBounds {
+        /// The region.
+        region: RegionId,
+        /// `read of` or `write to`.
+        what: &'static str,
+        /// The matrix.
+        matrix: MatrixId,
+        /// How many index words the flag holds (the matrix's rank, at most 3).
+        indices: usize,
+    },
+    /// A guarded integer division or remainder by zero.
+    DivisionByZero {
+        /// The region.
+        region: RegionId,
+    },
+}
+
+/// Every code a kernel of `f` can raise the error flag with, and what it stands for.
+pub fn flag_codes(f: &Function) -> Vec<(i32, Flag)> {
+    let mut out = Vec::new();
     for (rid, r) in f.regions.iter().enumerate() {
         if r.kind != RegionKind::Iterator {
             continue;
         }
-        let rname = &r.name;
         for (a, acc) in r.accesses.iter().enumerate() {
             if !guarded(f, r, a) {
                 continue;
             }
-            let code = access_code(rid, a);
-            let what = if acc.write { "write to" } else { "read of" };
-            let mname = &f.matrices[acc.matrix].name;
-            let d = format_ident!("__d{}", acc.matrix);
-            let n = acc.subs.len().min(3);
-            arms.extend(quote!(#code => ::parac::Error::OutOfBounds {
-                function: #fname, region: #rname, what: #what, matrix: #mname,
-                index: __e[1..1 + #n].iter().map(|i| *i as i64).collect(),
-                shape: #d.iter().map(|d| (*d).max(0) as usize).collect(),
-            },));
+            out.push((
+                access_code(rid, a),
+                Flag::OutOfBounds {
+                    region: rid,
+                    what: if acc.write { "write to" } else { "read of" },
+                    matrix: acc.matrix,
+                    indices: acc.subs.len().min(3),
+                },
+            ));
         }
         for (m, mat) in f.matrices.iter().enumerate() {
             if !has_rule(f, r, m) {
                 continue;
             }
-            let code = border_code(rid, m);
-            let mname = &mat.name;
-            let d = format_ident!("__d{}", m);
-            let n = mat.dims.len().min(3);
-            arms.extend(quote!(#code => ::parac::Error::OutOfBounds {
-                function: #fname, region: #rname, what: "read of", matrix: #mname,
-                index: __e[1..1 + #n].iter().map(|i| *i as i64).collect(),
-                shape: #d.iter().map(|d| (*d).max(0) as usize).collect(),
-            },));
+            out.push((
+                border_code(rid, m),
+                Flag::OutOfBounds {
+                    region: rid,
+                    what: "read of",
+                    matrix: m,
+                    indices: mat.dims.len().min(3),
+                },
+            ));
         }
-        let code = division_code(rid);
-        arms.extend(
-            quote!(#code => ::parac::Error::DivisionByZero { function: #fname, region: #rname },),
-        );
+        out.push((division_code(rid), Flag::DivisionByZero { region: rid }));
+    }
+    out
+}
+
+/// What flag code `code` of `f` stands for; `None` for a code no kernel of `f` raises (the
+/// generated code reports it as an out-of-bounds access to `(unknown)`).
+pub fn decode(f: &Function, code: i32) -> Option<Flag> {
+    flag_codes(f)
+        .into_iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, flag)| flag)
+}
+
+/// The error a raised flag stands for: a `match` on the flag's code (`__e[0]`) and indices
+/// (`__e[1..]`) giving an `Error` ([`flag_codes`]), with the prelude's `__d` bindings in scope.
+pub fn flag_error(f: &Function) -> TokenStream {
+    let fname = &f.name;
+    let mut arms = TokenStream::new();
+    for (code, flag) in flag_codes(f) {
+        arms.extend(match flag {
+            Flag::OutOfBounds {
+                region,
+                what,
+                matrix,
+                indices: n,
+            } => {
+                let rname = &f.regions[region].name;
+                let mname = &f.matrices[matrix].name;
+                let d = format_ident!("__d{}", matrix);
+                quote!(#code => ::parac::Error::OutOfBounds {
+                    function: #fname, region: #rname, what: #what, matrix: #mname,
+                    index: __e[1..1 + #n].iter().map(|i| *i as i64).collect(),
+                    shape: #d.iter().map(|d| (*d).max(0) as usize).collect(),
+                },)
+            }
+            Flag::DivisionByZero { region } => {
+                let rname = &f.regions[region].name;
+                quote!(#code => ::parac::Error::DivisionByZero { function: #fname, region: #rname },)
+            }
+        });
     }
     quote!(match __e[0] {
         #arms

@@ -15,6 +15,7 @@
 //!   back where the host uses the scalar; kernels are enqueued without waiting in between (one
 //!   in-order queue).
 
+pub mod host;
 mod partition;
 mod range;
 mod reduce;
@@ -250,30 +251,40 @@ fn params(f: &Function, r: &Region) -> Vec<String> {
     p
 }
 
-/// Kernel arguments in the order of [`params`].
-fn args(f: &Function, r: &Region) -> Vec<TokenStream> {
-    let mut a = Vec::new();
-    for (m, _) in used(f, r) {
-        let g = format_ident!("__g{}", m);
-        a.push(quote!(::parac::opencl::Arg::Mem(&#g)));
-        a.push(quote!(::parac::opencl::Arg::I32(#g.pitch() as i32)));
-    }
-    for i in 0..f.sizes.len() {
-        let z = format_ident!("__z{}", i);
-        a.push(quote!(::parac::opencl::Arg::I32(#z)));
-    }
-    for h in hosts_used(f, r) {
-        let s = format_ident!("__s{}", h);
-        a.push(match arg_ty(f.scalars[h].ty) {
-            Scalar::U32 => quote!(::parac::opencl::Arg::U32(#s as u32)),
-            Scalar::I64 => quote!(::parac::opencl::Arg::I64(#s as i64)),
-            Scalar::U64 => quote!(::parac::opencl::Arg::U64(#s as u64)),
-            Scalar::F32 => quote!(::parac::opencl::Arg::F32(#s as f32)),
-            _ => quote!(::parac::opencl::Arg::I32(#s as i32)),
-        });
-    }
-    a.push(quote!(::parac::opencl::Arg::Mem(&__err)));
-    a
+/// Kernel arguments in the order of [`params`] (of the reduction kernel's, for a global
+/// operator), as Rust: [`host::kernel_args`] with the host code's bindings (`__g<m>` the device
+/// matrices, `__z<i>` the sizes, `__s<h>` the host scalars, `__err` the error flag, `__pb` the
+/// partials).
+fn args(f: &Function, rid: RegionId) -> Vec<TokenStream> {
+    host::kernel_args(f, rid)
+        .into_iter()
+        .map(|a| match a {
+            host::KernelArg::Matrix(m) => {
+                let g = format_ident!("__g{}", m);
+                quote!(::parac::opencl::Arg::Mem(&#g))
+            }
+            host::KernelArg::Pitch(m) => {
+                let g = format_ident!("__g{}", m);
+                quote!(::parac::opencl::Arg::I32(#g.pitch() as i32))
+            }
+            host::KernelArg::Size(i) => {
+                let z = format_ident!("__z{}", i);
+                quote!(::parac::opencl::Arg::I32(#z))
+            }
+            host::KernelArg::Host(h, t) => {
+                let s = format_ident!("__s{}", h);
+                match t {
+                    Scalar::U32 => quote!(::parac::opencl::Arg::U32(#s as u32)),
+                    Scalar::I64 => quote!(::parac::opencl::Arg::I64(#s as i64)),
+                    Scalar::U64 => quote!(::parac::opencl::Arg::U64(#s as u64)),
+                    Scalar::F32 => quote!(::parac::opencl::Arg::F32(#s as f32)),
+                    _ => quote!(::parac::opencl::Arg::I32(#s as i32)),
+                }
+            }
+            host::KernelArg::ErrorFlag => quote!(::parac::opencl::Arg::Mem(&__err)),
+            host::KernelArg::Partials => quote!(::parac::opencl::Arg::Mem(&__pb)),
+        })
+        .collect()
 }
 
 /// Slots with iteration, innermost (last) first: OpenCL dimension 0 runs along rows.
@@ -928,7 +939,14 @@ impl K<'_> {
                     return p;
                 }
                 if matches!(op, BinOp::Div | BinOp::Rem) && !t.is_float() && !e.ty.is_block() {
-                    let nonzero = matches!(b.kind, ExprKind::Int(v) if v != 0 && v != -1);
+                    // A divisor the host checked before the region ran is not 0; with a
+                    // dividend above the type's minimum, -1 cannot trap either.
+                    let checked = super::safety::host_divisor(self.r, b, self.branch.get())
+                        && t.range().is_some_and(|rt| {
+                            rt.0 == 0 || self.range(a).is_some_and(|ra| ra.0 > rt.0)
+                        });
+                    let nonzero =
+                        checked || matches!(b.kind, ExprKind::Int(v) if v != 0 && v != -1);
                     let ct = match t {
                         Scalar::U32 => Some("uint"),
                         Scalar::I64 => Some("long"),
@@ -1320,147 +1338,131 @@ pub fn device_body(f: &Function) -> TokenStream {
     }
 }
 
-/// Enqueues one region (and, for a global operator, reads back and combines its partials).
+/// Enqueues one region (and, for a global operator, reads back and combines its partials), as
+/// [`host`] describes it.
 fn launch(f: &Function, rid: RegionId) -> TokenStream {
     let r = &f.regions[rid];
-    let host = super::cpu::host_expr_gen(f);
-    match r.kind {
-        RegionKind::Iterator => {
-            let args = args(f, r);
-            let mut counts = Vec::new();
-            for slot in cl_slots(r) {
-                let d = r.dims[slot].as_ref().expect("slot");
-                let (lo, hi) = (host(&d.lo), host(&d.hi));
-                let step = d.step;
-                counts.push(quote!({
-                    let (__lo, __hi) = ((#lo) as i64, (#hi) as i64);
-                    if __hi > __lo { ((__hi - __lo + #step - 1) / #step) as usize } else { 0usize }
-                }));
+    let hexpr = super::cpu::host_expr_gen(f);
+    let args = args(f, rid);
+    let plans = plans_static(f, rid);
+    let Some(red) = host::reduce_launch(f, rid) else {
+        let slots = host::launch_slots(f, rid);
+        let counts = slots.iter().map(|slot| {
+            let d = r.dims[*slot].as_ref().expect("slot");
+            let (lo, hi) = (hexpr(&d.lo), hexpr(&d.hi));
+            let step = d.step;
+            quote!(::parac::__private::cl_host::iterations((#lo) as i64, (#hi) as i64, #step))
+        });
+        // The interior box of split plans, from the subscripts' bounds and this call's sizes.
+        let interior = match bounds(f, rid) {
+            Some(bs) => {
+                let starts = slots.iter().map(|slot| {
+                    let d = r.dims[*slot].as_ref().expect("slot");
+                    let (lo, step) = (hexpr(&d.lo), d.step);
+                    quote!(((#lo) as i64, #step as i64))
+                });
+                let bs = bs.iter().map(|b| {
+                    let cl = match b.cl {
+                        Some(c) => quote!(::core::option::Option::Some(#c)),
+                        None => quote!(::core::option::Option::None),
+                    };
+                    let (coef, offset, extent, k) = (b.coef, b.offset, b.extent, b.k);
+                    let d = format_ident!("__d{}", b.matrix);
+                    quote!(::parac::opencl::Bound {
+                        cl: #cl, coef: #coef, offset: #offset, extent: #extent, size: #d[#k] as i64,
+                    })
+                });
+                quote!(::core::option::Option::Some(&::parac::opencl::interior(
+                    &__counts, &[#(#starts),*], &[#(#bs),*]
+                )[..]))
             }
-            let plans = plans_static(f, rid);
-            // The interior box of split plans, from the subscripts' bounds and this call's sizes.
-            let interior = match bounds(f, rid) {
-                Some(bs) => {
-                    let starts = cl_slots(r).into_iter().map(|slot| {
-                        let d = r.dims[slot].as_ref().expect("slot");
-                        let (lo, step) = (host(&d.lo), d.step);
-                        quote!(((#lo) as i64, #step as i64))
-                    });
-                    let bs = bs.iter().map(|b| {
-                        let cl = match b.cl {
-                            Some(c) => quote!(::core::option::Option::Some(#c)),
-                            None => quote!(::core::option::Option::None),
-                        };
-                        let (coef, offset, extent, k) = (b.coef, b.offset, b.extent, b.k);
-                        let d = format_ident!("__d{}", b.matrix);
-                        quote!(::parac::opencl::Bound {
-                            cl: #cl, coef: #coef, offset: #offset, extent: #extent, size: #d[#k] as i64,
-                        })
-                    });
-                    quote!(::core::option::Option::Some(&::parac::opencl::interior(
-                        &__counts, &[#(#starts),*], &[#(#bs),*]
-                    )[..]))
-                }
-                None => quote!(::core::option::Option::None),
-            };
-            quote! {{
-                #plans
-                let __counts = [#(#counts),*];
-                __dev.run_region(&__prog, &__PLANS, rt.policy(), &__counts, #interior, &[#(#args),*])?;
-            }}
+            None => quote!(::core::option::Option::None),
+        };
+        return quote! {{
+            #plans
+            let __counts = [#(#counts),*];
+            __dev.run_region(&__prog, &__PLANS, rt.policy(), &__counts, #interior, &[#(#args),*])?;
+        }};
+    };
+    let host::ReduceLaunch {
+        op,
+        matrix,
+        result,
+        partials,
+        part,
+        per_row,
+    } = red;
+    let d = format_ident!("__d{}", matrix);
+    let s = format_ident!("__s{}", result);
+    let rt = rty(f.scalars[result].ty);
+    let part_t = rty(part);
+    let fname = &f.name;
+    let rname = &r.name;
+    let combine = match (partials, op) {
+        (host::Partials::SumInt, _) => quote!(::parac::__private::cl_host::combine_sum_int(__p)),
+        (host::Partials::SumF32, _) => quote!(::parac::__private::cl_host::combine_sum_f32(__p)),
+        (host::Partials::MinMaxF32, ReduceOp::Min) => {
+            quote!(::parac::__private::cl_host::combine_min_f32(__p))
         }
-        RegionKind::Reduction { op, matrix, result } => {
-            let mat = &f.matrices[matrix];
-            let g = format_ident!("__g{}", matrix);
-            let d = format_ident!("__d{}", matrix);
-            let s = format_ident!("__s{}", result);
-            let rt = rty(f.scalars[result].ty);
-            let zs = (0..f.sizes.len()).map(|i| {
-                let z = format_ident!("__z{}", i);
-                quote!(::parac::opencl::Arg::I32(#z))
-            });
-            let nd = mat.dims.len();
-            let rows = if nd == 1 {
-                quote!(1usize)
-            } else {
-                quote!((#d[..#nd - 1].iter().product::<i64>().max(0) as usize))
-            };
-            let count = quote!((#d.iter().product::<i64>().max(0)));
-            let float = mat.elem.is_float();
-            let fname = &f.name;
-            let rname = &r.name;
-            let (part_t, per_row) = match (op, float) {
-                (ReduceOp::Sum | ReduceOp::Mean, false) => (quote!(u32), 2usize),
-                (ReduceOp::Sum | ReduceOp::Mean, true) => (quote!(f32), 1),
-                _ => (rty(mat.elem.promote()), 1),
-            };
-            let combine = match (op, float) {
-                (ReduceOp::Sum | ReduceOp::Mean, false) => {
-                    quote!(__p.chunks(2).fold(0i64, |a, c| {
-                        a.wrapping_add((c[0] as u64 | (c[1] as u64) << 32) as i64)
-                    }))
-                }
-                (ReduceOp::Sum | ReduceOp::Mean, true) => {
-                    quote!(__p.iter().map(|v| *v as f64).sum::<f64>())
-                }
-                (ReduceOp::Min, true) => {
-                    quote!(__p.iter().copied().fold(f32::INFINITY, f32::min))
-                }
-                (ReduceOp::Max, true) => {
-                    quote!(__p.iter().copied().fold(f32::NEG_INFINITY, f32::max))
-                }
-                // An empty matrix gives the identity, as on the CPU path.
-                (ReduceOp::Min, false) => quote!(__p.iter().copied().min().unwrap_or(#part_t::MAX)),
-                (ReduceOp::Max, false) => quote!(__p.iter().copied().max().unwrap_or(#part_t::MIN)),
-            };
-            let acc = if float { quote!(f64) } else { quote!(i64) };
-            let value = match op {
-                ReduceOp::Mean => quote!({
-                    let __n = #count;
-                    if __n == 0 {
-                        return ::core::result::Result::Err(::parac::Error::DivisionByZero { function: #fname, region: #rname });
-                    }
-                    ((#combine) / (__n as #acc)) as #rt
-                }),
-                _ => quote!((#combine) as #rt),
-            };
-            let per = Literal::usize_unsuffixed(per_row);
-            let plans = plans_static(f, rid);
-            quote! {
-                let #s: #rt = {
-                    let __rows = #rows;
-                    let __pb = __dev.alloc::<#part_t>("partials", &[__rows.max(1) * #per])?;
-                    #plans
-                    let __n = __dev.run_region(&__prog, &__PLANS, rt.policy(), &[__rows], ::core::option::Option::None,
-                        &[::parac::opencl::Arg::Mem(&#g), ::parac::opencl::Arg::I32(#g.pitch() as i32), #(#zs,)* ::parac::opencl::Arg::Mem(&__pb)])?;
-                    let mut __pm = ::parac::Matrix::<#part_t>::zeros([__rows.max(1) * #per]);
-                    __dev.download(&__pb, &mut __pm)?;
-                    let __p = &__pm.as_slice()[..(__n * #per).min(__rows.max(1) * #per)];
-                    #value
-                };
+        (host::Partials::MinMaxF32, _) => {
+            quote!(::parac::__private::cl_host::combine_max_f32(__p))
+        }
+        // An empty matrix gives the identity, as on the CPU path.
+        (host::Partials::MinMaxInt(_), ReduceOp::Min) => {
+            quote!(::parac::__private::cl_host::combine_min_int(__p, #part_t::MAX))
+        }
+        (host::Partials::MinMaxInt(_), _) => {
+            quote!(::parac::__private::cl_host::combine_max_int(__p, #part_t::MIN))
+        }
+    };
+    let acc = if partials == host::Partials::SumF32 {
+        quote!(f64)
+    } else {
+        quote!(i64)
+    };
+    let value = match op {
+        ReduceOp::Mean => quote!({
+            let __n = ::parac::__private::cl_host::element_count(&#d);
+            if __n == 0 {
+                return ::core::result::Result::Err(::parac::Error::DivisionByZero { function: #fname, region: #rname });
             }
-        }
+            ((#combine) / (__n as #acc)) as #rt
+        }),
+        _ => quote!((#combine) as #rt),
+    };
+    let per = Literal::usize_unsuffixed(per_row);
+    quote! {
+        let #s: #rt = {
+            let __rows = ::parac::__private::cl_host::reduction_rows(&#d);
+            let __pb = __dev.alloc::<#part_t>("partials", &[__rows.max(1) * #per])?;
+            #plans
+            let __n = __dev.run_region(&__prog, &__PLANS, rt.policy(), &[__rows], ::core::option::Option::None,
+                &[#(#args),*])?;
+            let mut __pm = ::parac::Matrix::<#part_t>::zeros([__rows.max(1) * #per]);
+            __dev.download(&__pb, &mut __pm)?;
+            let __p = &__pm.as_slice()[..(__n * #per).min(__rows.max(1) * #per)];
+            #value
+        };
     }
 }
 
-/// `static __PLANS: RegionPlans`: the candidates of region `rid` for the runtime's choice.
+/// `static __PLANS: RegionPlans`: the candidates of region `rid` for the runtime's choice
+/// ([`host::plans`]), borrowed statics.
 fn plans_static(f: &Function, rid: RegionId) -> TokenStream {
-    let r = &f.regions[rid];
-    let region = kernel_name(f, rid);
-    let cands = super::plan::candidates(f, rid).into_iter().map(|v| {
-        let label = v.label();
-        let kernel = variant_name(f, rid, &v);
-        let (c, rw) = (v.cols as usize, v.rows as usize);
-        let local = match v.local_size() {
-            Some(l) => quote!(::core::option::Option::Some(&[#(#l),*])),
+    let region = host::plans_region(f, rid);
+    let cands = host::plans(f, rid).into_iter().map(|p| {
+        let (label, kernel) = (p.label, p.kernel);
+        let [c, rw] = p.per_item;
+        let local = match p.local {
+            Some(l) => {
+                quote!(::core::option::Option::Some(::std::borrow::Cow::Borrowed(&[#(#l),*])))
+            }
             None => quote!(::core::option::Option::None),
         };
-        let bytes = v.tree.map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v);
-        let tree = v.tree.is_some();
-        let split = v.split;
+        let (bytes, tree, split) = (p.local_bytes, p.tree, p.split);
         quote!(::parac::opencl::Candidate {
-            label: #label,
-            kernel: #kernel,
+            label: ::std::borrow::Cow::Borrowed(#label),
+            kernel: ::std::borrow::Cow::Borrowed(#kernel),
             per_item: [#c, #rw],
             local: #local,
             local_bytes: #bytes,
@@ -1468,13 +1470,15 @@ fn plans_static(f: &Function, rid: RegionId) -> TokenStream {
             split: #split,
         })
     });
-    let searchable =
-        !super::plan::reuse(f, rid).self_read || matches!(r.kind, RegionKind::Reduction { .. });
+    let searchable = host::searchable(f, rid);
     quote! {
-        static __PLANS: ::parac::opencl::RegionPlans = ::parac::opencl::RegionPlans {
-            region: #region,
-            candidates: &[#(#cands),*],
-            searchable: #searchable,
+        static __PLANS: ::parac::opencl::RegionPlans = {
+            const __CANDIDATES: &[::parac::opencl::Candidate] = &[#(#cands),*];
+            ::parac::opencl::RegionPlans {
+                region: ::std::borrow::Cow::Borrowed(#region),
+                candidates: ::std::borrow::Cow::Borrowed(__CANDIDATES),
+                searchable: #searchable,
+            }
         };
     }
 }

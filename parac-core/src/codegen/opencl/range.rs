@@ -256,10 +256,15 @@ impl K<'_> {
                     .range(a)
                     .is_some_and(|r| r.0 >= 0 && r.1 < FLOAT_DIV_LIMIT)
             {
-                // A zero divisor raises the call's error flag, as the guarded division does.
+                let div = format!("(int)((((float)({x})) + 0.5f) / ((float)({y})))");
+                // A divisor the host checked is not 0; another raises the call's error flag at
+                // 0, as the guarded division does.
+                if super::super::safety::host_divisor(self.r, b, self.branch.get()) {
+                    return Some(format!("({div})"));
+                }
                 let code = super::super::safety::division_code(self.r_id());
                 return Some(format!(
-                    "(({y}) == 0 ? pc_oob(err, {code}, 0, 0, 0) : (int)((((float)({x})) + 0.5f) / ((float)({y}))))"
+                    "(({y}) == 0 ? pc_oob(err, {code}, 0, 0, 0) : {div})"
                 ));
             }
         }
