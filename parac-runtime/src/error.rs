@@ -115,6 +115,23 @@ pub enum Error {
         /// The region.
         region: &'static str,
     },
+    /// A pipeline's source did not compile (`Pipeline::compile`): every diagnostic, rendered
+    /// with its line, column and the source line.
+    #[error("the pipeline did not compile:\n{message}")]
+    Compile {
+        /// The rendered diagnostics.
+        message: String,
+    },
+    /// The arguments of a pipeline run at run time (`Pipeline::run`) do not match its
+    /// parameters: an unknown function, their number, a matrix for a scalar, an element type,
+    /// a scalar outside its type, a tensor whose data does not fill its shape.
+    #[error("`{function}`: {message}")]
+    Argument {
+        /// The pipeline function.
+        function: String,
+        /// What does not match.
+        message: String,
+    },
     /// The pipeline compiled, but this build has no backend that can execute it yet.
     #[error("`{function}` cannot run yet: {reason}")]
     Unsupported {

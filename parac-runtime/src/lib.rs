@@ -1,18 +1,19 @@
-//! Runtime of ParaC: host matrices, the runtime handle and typed errors.
-//!
-//! This crate is deliberately small for now: the OpenCL devices, programs, buffers and the CPU
-//! executor arrive with the runtime issue. What is here is what the code emitted by `parac!`
-//! already relies on: [`Matrix`], [`Element`], [`Runtime`] and [`Error`].
+//! Runtime of ParaC: host matrices ([`Matrix`], [`Element`]), the runtime handle ([`Runtime`]:
+//! an OpenCL device or the CPU path), typed errors ([`Error`]), the OpenCL back end
+//! ([`opencl`]: devices, programs, buffers, launches, plan choice), file I/O ([`io`]) and
+//! pipelines compiled at run time ([`Pipeline`]).
 
 pub mod bounds;
 mod error;
 pub mod io;
 mod matrix;
 pub mod opencl;
+pub mod pipeline;
 mod runtime;
 
 pub use error::Error;
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
+pub use pipeline::Pipeline;
 pub use runtime::{PlanPolicy, Runtime};
 
 /// Items used by the code that `parac!` emits; not a stable API.
@@ -20,6 +21,9 @@ pub use runtime::{PlanPolicy, Runtime};
 pub mod __private {
     pub use crate::bounds;
     pub use crate::error::{check_rank, check_shape};
+    /// The host side of the OpenCL path (iteration counts, reduction combines), shared by the
+    /// generated code and [`crate::Pipeline`].
+    pub use parac_core::codegen::opencl::host as cl_host;
     pub use rayon;
 
     /// With `PARAC_DUMP=<dir>`, writes `<dir>/<name>.<ext>` (the IR of a pipeline's regions;

@@ -223,7 +223,7 @@ pub fn host_divisor(r: &Region, b: &Expr, depth: usize) -> bool {
 
 /// The divisors of the integer divisions that run in every iteration of `r` with a uniform
 /// divisor (see [`host_divisor`]), in the order of the body.
-fn host_divisors(r: &Region) -> Vec<&Expr> {
+pub fn host_divisors(r: &Region) -> Vec<&Expr> {
     fn expr<'a>(r: &'a Region, e: &'a Expr, out: &mut Vec<&'a Expr>) {
         match &e.kind {
             ExprKind::Binary(op, a, b) => {

@@ -111,26 +111,20 @@ impl Ctx<'_> {
     }
 }
 
-/// The intervals of region `rid`'s proven accesses, with the machine's sizes and scalars.
-pub(crate) fn intervals_in(
-    m: &Machine,
-    rid: RegionId,
-) -> Result<Vec<(AccessId, Vec<Iv>)>, InterpError> {
-    let f = m.f;
-    let r = &f.regions[rid];
-    if r.kind != RegionKind::Iterator {
-        return Ok(Vec::new());
-    }
-    let checked: Vec<AccessId> = (0..r.accesses.len())
+/// The accesses of iterator `r` the host proves (not guarded, not bordered reads).
+fn proven(f: &Function, r: &Region) -> Vec<AccessId> {
+    (0..r.accesses.len())
         .filter(|a| {
             let acc = &r.accesses[*a];
             !(safety::guarded(f, r, *a) || (!acc.write && has_rule(f, r, acc.matrix)))
         })
-        .collect();
-    if checked.is_empty() {
-        return Ok(Vec::new());
-    }
-    // The index variables' values, from the slots' bounds as host expressions.
+        .collect()
+}
+
+/// The index variables' intervals by slot, from the slots' bounds as host expressions; `None`
+/// when the iteration space is empty (no iteration, no access: arithmetic on an empty interval
+/// is not empty).
+fn vars_in(m: &Machine, r: &Region) -> Result<Option<Vec<Iv>>, InterpError> {
     let mut vars = vec![Iv { lo: 1, hi: 0 }; r.dims.len()];
     for (slot, d) in r.dims.iter().enumerate() {
         let Some(d) = d else { continue };
@@ -138,20 +132,17 @@ pub(crate) fn intervals_in(
         let hi = m.host_expr(&d.hi)?.as_i64();
         vars[slot] = Iv::var(lo, hi, d.step);
     }
-    // No iteration, no access (arithmetic on an empty interval is not empty).
-    if r.dims
+    let empty = r
+        .dims
         .iter()
         .zip(&vars)
-        .any(|(d, v)| d.is_some() && v.is_empty())
-    {
-        return Ok(Vec::new());
-    }
-    let cx = Ctx {
-        m,
-        lets: lets(r),
-        vars,
-    };
-    Ok(checked
+        .any(|(d, v)| d.is_some() && v.is_empty());
+    Ok((!empty).then_some(vars))
+}
+
+/// The intervals of accesses `checked` of the context's region.
+fn access_intervals(cx: &Ctx, r: &Region, checked: Vec<AccessId>) -> Vec<(AccessId, Vec<Iv>)> {
+    checked
         .into_iter()
         .map(|a| {
             let acc = &r.accesses[a];
@@ -164,12 +155,73 @@ pub(crate) fn intervals_in(
                     Sub::Window { start, len, stride } => {
                         cx.interval(start).window(*len as i64, *stride)
                     }
-                    Sub::Star => Iv::var(0, m.d[acc.matrix][k], 1),
+                    Sub::Star => Iv::var(0, cx.m.d[acc.matrix][k], 1),
                 })
                 .collect();
             (a, subs)
         })
-        .collect())
+        .collect()
+}
+
+/// The intervals of region `rid`'s proven accesses, with the machine's sizes and scalars.
+pub(crate) fn intervals_in(
+    m: &Machine,
+    rid: RegionId,
+) -> Result<Vec<(AccessId, Vec<Iv>)>, InterpError> {
+    let f = m.f;
+    let r = &f.regions[rid];
+    if r.kind != RegionKind::Iterator {
+        return Ok(Vec::new());
+    }
+    let checked = proven(f, r);
+    if checked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(vars) = vars_in(m, r)? else {
+        return Ok(Vec::new());
+    };
+    let cx = Ctx {
+        m,
+        lets: lets(r),
+        vars,
+    };
+    Ok(access_intervals(&cx, r, checked))
+}
+
+/// The host's whole check before iterator `rid` runs (`safety::region_check`): the proven
+/// accesses inside their matrices ([`check_in`]), then every divisor the host checks
+/// (`safety::host_divisors`: uniform divisors of divisions that run in every iteration) not
+/// 0, by its interval (an [`InterpError::DivisionByZero`] if it contains 0).
+pub(crate) fn region_check_in(m: &Machine, rid: RegionId) -> Result<(), InterpError> {
+    let f = m.f;
+    let r = &f.regions[rid];
+    if r.kind != RegionKind::Iterator {
+        return Ok(());
+    }
+    let checked = proven(f, r);
+    let divisors = safety::host_divisors(r);
+    if checked.is_empty() && divisors.is_empty() {
+        return Ok(());
+    }
+    let Some(vars) = vars_in(m, r)? else {
+        return Ok(());
+    };
+    let cx = Ctx {
+        m,
+        lets: lets(r),
+        vars,
+    };
+    let ivs = access_intervals(&cx, r, checked);
+    check_in(m, rid, &ivs)?;
+    for b in divisors {
+        let q = cx.interval(b);
+        if q.lo <= 0 && q.hi >= 0 {
+            return Err(InterpError::DivisionByZero {
+                region: r.name.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `parac_runtime::bounds::check_access` for every interval: the first access (in order) with
@@ -264,4 +316,40 @@ pub fn check_intervals(
     intervals: &[(AccessId, Vec<Iv>)],
 ) -> Result<(), InterpError> {
     check_in(&machine(f, sizes, &[])?, rid, intervals)
+}
+
+/// The host's whole check before iterator region `rid` runs, as the generated code does it
+/// (`codegen::safety::region_check`): [`region_intervals`] checked as [`check_intervals`]
+/// does, then each divisor the host checks (uniform divisors of integer divisions that run in
+/// every iteration, `codegen::safety::host_divisors`) by its interval: one containing 0 is an
+/// [`InterpError::DivisionByZero`] of the region. Nothing is checked when the iteration space
+/// is empty. `sizes` and `scalars` as for [`region_intervals`].
+pub fn region_check(
+    f: &Function,
+    rid: RegionId,
+    sizes: &[i64],
+    scalars: &[Val],
+) -> Result<(), InterpError> {
+    region_check_in(&machine(f, sizes, scalars)?, rid)
+}
+
+/// A host expression (a host step's value, a slot's bound, a returned value) with the call's
+/// sizes ([`Function::sizes`] order) and host scalars so far ([`Function::scalars`] order;
+/// missing ones count as 0), as the generated host code computes it: its value at the
+/// expression's type, not yet converted to the scalar it is assigned to (see [`cast`]).
+///
+/// [`cast`]: super::cast
+pub fn host_expr(
+    f: &Function,
+    sizes: &[i64],
+    scalars: &[Val],
+    e: &Expr,
+) -> Result<Val, InterpError> {
+    machine(f, sizes, scalars)?.host_expr(e)
+}
+
+/// Every matrix's dimensions with the call's sizes, in `i64`, as the generated host code
+/// computes them (`__d<m>`; a dimension may be negative).
+pub fn matrix_dims(f: &Function, sizes: &[i64]) -> Result<Vec<Vec<i64>>, InterpError> {
+    Ok(machine(f, sizes, &[])?.d)
 }

@@ -12,7 +12,9 @@
 //! - before an iterator region runs, every access the host proves (not guarded, not a bordered
 //!   read: `codegen::safety`) is checked by interval arithmetic over the iteration space
 //!   ([`region_intervals`], [`crate::bounds::Iv`]): an interval outside its matrix is an
-//!   [`InterpError::OutOfBounds`] before anything runs;
+//!   [`InterpError::OutOfBounds`] before anything runs; so is a divisor the host checks (a
+//!   uniform divisor of a division that runs in every iteration) whose interval contains 0 an
+//!   [`InterpError::DivisionByZero`] ([`region_check`]);
 //! - a region runs its iteration space in row-major order (the first slot outermost), each
 //!   slot's bounds evaluated where the generated loop evaluates them; a region the CPU path runs
 //!   row-parallel gets the same check that every iteration owns an existing row of what it
@@ -42,8 +44,8 @@ mod region;
 mod value;
 
 pub use data::{Data, Tensor};
-pub use intervals::{check_intervals, region_intervals};
-pub use value::{Val, cast};
+pub use intervals::{check_intervals, host_expr, matrix_dims, region_check, region_intervals};
+pub use value::{Val, cast, cast_f64};
 
 use crate::ir::*;
 

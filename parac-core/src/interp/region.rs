@@ -60,8 +60,7 @@ impl Machine<'_> {
             self.hosts[result] = v;
             return Ok(());
         }
-        let ivs = super::intervals::intervals_in(self, rid)?;
-        super::intervals::check_in(self, rid, &ivs)?;
+        super::intervals::region_check_in(self, rid)?;
         let mut fr = Frame {
             r: Some(r),
             name: r.name.clone(),

@@ -145,7 +145,7 @@ pub fn cast(v: Val, t: Scalar) -> Val {
 }
 
 /// An `f64` (a reduction's wide accumulator) `as t`.
-pub(crate) fn cast_f64(v: f64, t: Scalar) -> Val {
+pub fn cast_f64(v: f64, t: Scalar) -> Val {
     match t {
         Scalar::F32 => Val::F32(v as f32),
         Scalar::Bool => Val::Bool(v != 0.0),

@@ -10,6 +10,7 @@
 //! candidate; `PARAC_LOG=launch` one line per enqueue of a region, with its kernel time (it waits
 //! for each). [`plan_records`] returns the same records to programs (the benches print them).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -23,17 +24,19 @@ use crate::{Error, PlanPolicy};
 use opencl3::event::Event;
 use std::ops::Range;
 
-/// One candidate plan of a region, as the code `parac!` emits describes it.
-#[derive(Clone, Copy, Debug)]
+/// One candidate plan of a region, as the code `parac!` emits describes it (borrowed statics)
+/// or a pipeline compiled at run time (owned strings), from
+/// `parac_core::codegen::opencl::host::plans`.
+#[derive(Clone, Debug)]
 pub struct Candidate {
     /// The plan's label, e.g. `h8+unroll+cse+vmem+peep` (`baseline` for the baseline).
-    pub label: &'static str,
+    pub label: Cow<'static, str>,
     /// Its kernel in the program.
-    pub kernel: &'static str,
+    pub kernel: Cow<'static, str>,
     /// Iteration points per work-item along OpenCL dimensions 0 (columns) and 1 (rows).
     pub per_item: [usize; 2],
     /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
-    pub local: Option<&'static [usize]>,
+    pub local: Option<Cow<'static, [usize]>>,
     /// Bytes of local memory the kernel declares.
     pub local_bytes: usize,
     /// A tree reduction: launched as work-groups of `local`, one partial per group.
@@ -45,8 +48,8 @@ pub struct Candidate {
 
 /// One enqueue of a plan: `kernel` over `global` work-items from `offset`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Launch {
-    kernel: &'static str,
+struct Launch<'a> {
+    kernel: &'a str,
     offset: Vec<usize>,
     global: Vec<usize>,
     local: Option<Vec<usize>>,
@@ -55,12 +58,12 @@ struct Launch {
 }
 
 /// The candidates of one region.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RegionPlans {
     /// The region's name (unique in its program with the kernel names).
-    pub region: &'static str,
+    pub region: Cow<'static, str>,
     /// Baseline first, then the model's ranking.
-    pub candidates: &'static [Candidate],
+    pub candidates: Cow<'static, [Candidate]>,
     /// Whether candidates may run more than once on the same data (the region reads no matrix
     /// it writes), as timing needs.
     pub searchable: bool,
@@ -173,6 +176,7 @@ impl Device {
     fn feasible(&self, c: &Candidate) -> bool {
         let i = self.info();
         c.local
+            .as_deref()
             .is_none_or(|l| l.iter().product::<usize>() <= i.max_work_group_size)
             && c.local_bytes as u64 <= i.local_mem_size
     }
@@ -185,7 +189,7 @@ impl Device {
         local: &Option<Vec<usize>>,
     ) -> (Vec<usize>, Option<Vec<usize>>) {
         if c.tree {
-            let l = c.local.map_or(64, |l| l[0]);
+            let l = c.local.as_deref().map_or(64, |l| l[0]);
             return (vec![tree_groups(global[0]) * l], Some(vec![l]));
         }
         let g: Vec<usize> = global
@@ -193,25 +197,29 @@ impl Device {
             .enumerate()
             .map(|(d, n)| n.div_ceil(*c.per_item.get(d).unwrap_or(&1)))
             .collect();
-        let l = c.local.map(<[usize]>::to_vec).or_else(|| local.clone());
+        let l = c
+            .local
+            .as_deref()
+            .map(<[usize]>::to_vec)
+            .or_else(|| local.clone());
         (g, l)
     }
 
     /// The enqueues of candidate `c` (of `cands`, baseline first) on `global` iteration points
     /// with work-group size `local`: one, or for a split plan with a non-empty interior box
     /// (whole work-items of its lanes), the interior and the baseline's strips around it.
-    fn launches(
-        cands: &[Candidate],
-        c: &Candidate,
+    fn launches<'a>(
+        cands: &'a [Candidate],
+        c: &'a Candidate,
         global: &[usize],
         local: &Option<Vec<usize>>,
         interior: Option<&[Range<usize>]>,
         max_group: usize,
-    ) -> Vec<Launch> {
-        let whole = |c: &Candidate, local: &Option<Vec<usize>>| {
+    ) -> Vec<Launch<'a>> {
+        let whole = |c: &'a Candidate, local: &Option<Vec<usize>>| {
             let (g, l) = Self::shape(c, global, local);
             Launch {
-                kernel: c.kernel,
+                kernel: &c.kernel,
                 offset: vec![0; g.len()],
                 global: g,
                 local: l,
@@ -237,7 +245,7 @@ impl Device {
             return vec![whole(base, &None)];
         };
         let mut out = vec![Launch {
-            kernel: c.kernel,
+            kernel: &c.kernel,
             offset: inner.iter().map(|x| x.0).collect(),
             global: inner.iter().map(|x| x.1 - x.0).collect(),
             local: local.clone(),
@@ -254,7 +262,7 @@ impl Device {
         for (own, s) in strips(global, &boxed) {
             let g: Vec<usize> = s.iter().map(|r| r.len()).collect();
             out.push(Launch {
-                kernel: base.kernel,
+                kernel: &base.kernel,
                 offset: s.iter().map(|r| r.start).collect(),
                 local: Some(strip_local(&g, own, max_group)),
                 global: g,
@@ -268,7 +276,7 @@ impl Device {
     fn enqueue(
         &self,
         program: &Program,
-        launches: &[Launch],
+        launches: &[Launch<'_>],
         args: &[Arg<'_>],
         exact: bool,
     ) -> Result<Vec<Event>, Error> {
@@ -315,7 +323,7 @@ impl Device {
         if global.contains(&0) {
             return Ok(0);
         }
-        let cands = plans.candidates;
+        let cands = &plans.candidates[..];
         let by_label = |l: &str| cands.iter().position(|c| c.label == l && self.feasible(c));
         let model = || {
             (1..cands.len())
@@ -510,9 +518,10 @@ impl Device {
         for c in plans.candidates.iter().filter(|c| self.feasible(c)) {
             let local = c
                 .local
+                .as_deref()
                 .map(<[usize]>::to_vec)
                 .or_else(|| self.default_local(c, global));
-            let cands = plans.candidates;
+            let cands = &plans.candidates[..];
             if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
                 if c.local.is_none() && !c.tree {
                     free.push((c, local.clone(), t));
@@ -535,7 +544,7 @@ impl Device {
                 if local == first {
                     continue;
                 }
-                let cands = plans.candidates;
+                let cands = &plans.candidates[..];
                 if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
                     times.push((c.label.to_string(), local, t));
                 }
@@ -552,7 +561,7 @@ impl Device {
             let Some(c) = plans.candidates.iter().find(|c| c.label == label) else {
                 continue;
             };
-            let cands = plans.candidates;
+            let cands = &plans.candidates[..];
             if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
                 times[i].2 = times[i].2.min(t);
             }
@@ -667,8 +676,8 @@ mod tests {
     use super::*;
 
     const BASE: Candidate = Candidate {
-        label: "baseline",
-        kernel: "k",
+        label: Cow::Borrowed("baseline"),
+        kernel: Cow::Borrowed("k"),
         per_item: [1, 1],
         local: None,
         local_bytes: 0,
@@ -693,15 +702,16 @@ mod tests {
             for (px, py) in [(1, 1), (4, 1), (8, 2), (1, 4)] {
                 for (lo, hi) in [(0usize, 0usize), (1, 1), (2, 3), (0, 5), (3, 0), (20, 19)] {
                     let c = Candidate {
-                        label: "split",
-                        kernel: "s",
+                        label: Cow::Borrowed("split"),
+                        kernel: Cow::Borrowed("s"),
                         per_item: [px, py],
                         split: true,
                         ..BASE
                     };
                     let global = [gx, gy];
                     let inner = [lo..gx.saturating_sub(hi), lo.min(gy)..gy.saturating_sub(hi)];
-                    let ls = Device::launches(&[BASE, c], &c, &global, &None, Some(&inner), 256);
+                    let cands = [BASE, c.clone()];
+                    let ls = Device::launches(&cands, &c, &global, &None, Some(&inner), 256);
                     let mut hits = vec![vec![0; gy]; gx];
                     let mut interior = Vec::new();
                     for l in &ls {

@@ -1,0 +1,351 @@
+//! A run-time pipeline on an OpenCL device: what the macro's `device_body` emits
+//! (`parac_core::codegen::opencl`), executed from the same descriptions.
+//!
+//! Matrices: inputs are uploaded ([`Device::upload`]), outputs and intermediates allocated on
+//! the device (zero-filled unless their first region writes them whole, as `device_body`'s
+//! `Device::output` and `alloc`/`alloc_uninit` do), outputs read back once at the end into the
+//! caller's tensors. The in-place views of the generated code (`Device::input`/`output`) are not
+//! used: the tensors are copied in and out, which is safe without their contracts.
+
+use parac_core::codegen::opencl::host::{self, KernelArg, Partials};
+use parac_core::codegen::safety::{self, Flag};
+use parac_core::interp::{self, Arg, Data, Val, cast, cast_f64};
+use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scalar};
+
+use super::{Binding, Prepared, each_elem, from_interp, intern};
+use crate::opencl::{self, Buffer, Device, MemArg};
+use crate::{Error, Matrix, MatrixView, MatrixViewMut, Runtime};
+
+/// A device matrix of one of the language's element types.
+enum DevBuf {
+    U8(Buffer<u8>),
+    I8(Buffer<i8>),
+    U16(Buffer<u16>),
+    I16(Buffer<i16>),
+    U32(Buffer<u32>),
+    I32(Buffer<i32>),
+    F32(Buffer<f32>),
+}
+
+macro_rules! dev_buf {
+    ($($t:ty => $v:ident),*) => {
+        $(impl From<Buffer<$t>> for DevBuf {
+            fn from(b: Buffer<$t>) -> DevBuf {
+                DevBuf::$v(b)
+            }
+        })*
+
+        impl DevBuf {
+            fn mem(&self) -> &dyn MemArg {
+                match self {
+                    $(DevBuf::$v(b) => b,)*
+                }
+            }
+
+            fn pitch(&self) -> usize {
+                match self {
+                    $(DevBuf::$v(b) => b.pitch(),)*
+                }
+            }
+
+            /// A new device matrix of element type `t` (`None` for `i64`, `u64`, `bool`).
+            fn alloc(dev: &Device, t: Scalar, name: &str, shape: &[usize], zero: bool)
+                -> Option<Result<DevBuf, Error>> {
+                Some(match t {
+                    $(Scalar::$v => if zero {
+                        dev.alloc::<$t>(name, shape).map(DevBuf::$v)
+                    } else {
+                        dev.alloc_uninit::<$t>(name, shape).map(DevBuf::$v)
+                    },)*
+                    _ => return None,
+                })
+            }
+
+            /// Reads the matrix back into `data` (of its type and element count).
+            fn download(&self, dev: &Device, shape: &[usize], data: &mut Data)
+                -> Result<(), Error> {
+                match (self, data) {
+                    $((DevBuf::$v(b), Data::$v(v)) => {
+                        let mut view = MatrixViewMut::new(shape.to_vec(), &mut v[..])
+                            .expect("a tensor's data fills its shape");
+                        dev.download(b, &mut view)
+                    })*
+                    _ => unreachable!("a device matrix has its tensor's type"),
+                }
+            }
+        }
+    };
+}
+dev_buf!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
+
+fn unsupported(f: &Function, what: String) -> Error {
+    Error::Unsupported {
+        function: intern(&f.name),
+        reason: intern(&what),
+    }
+}
+
+/// The run: `device_body` step by step.
+pub(super) fn run(
+    dev: &Device,
+    rt: &Runtime,
+    f: &Function,
+    prep: &Prepared,
+    b: Binding,
+    args: &mut [Arg],
+) -> Result<Option<Val>, Error> {
+    let Binding {
+        sizes,
+        dims,
+        mut hosts,
+    } = b;
+    let fname = intern(&f.name);
+    let prog = dev.program(&f.name, &prep.source, "")?;
+    let err = dev.alloc::<i32>("error flag", &[8usize])?;
+    let shape = |m: usize| -> Vec<usize> { dims[m].iter().map(|d| (*d).max(0) as usize).collect() };
+    // The argument holding each matrix parameter.
+    let param: Vec<Option<usize>> = (0..f.matrices.len())
+        .map(|m| f.params.iter().position(|p| *p == ParamRef::Matrix(m)))
+        .collect();
+    let tensor = |m: usize| match param[m].map(|i| &args[i]) {
+        Some(Arg::Matrix(t)) => t,
+        _ => unreachable!("bound matrix parameters"),
+    };
+    let mut bufs: Vec<Option<DevBuf>> = Vec::with_capacity(f.matrices.len());
+    for (m, mat) in f.matrices.iter().enumerate() {
+        let buf = match mat.kind {
+            MatrixKind::Input => {
+                let t = tensor(m);
+                let up = each_elem!(
+                    &t.data,
+                    |v: T| {
+                        let view = MatrixView::<T>::new(t.shape.clone(), &v[..])
+                            .expect("a tensor's data fills its shape");
+                        dev.upload(&mat.name, &view).map(DevBuf::from)
+                    },
+                    return Err(unsupported(f, format!("a matrix of {}", mat.elem)))
+                );
+                Some(up?)
+            }
+            MatrixKind::Output | MatrixKind::Local => Some(
+                DevBuf::alloc(dev, mat.elem, &mat.name, &shape(m), !prep.whole[m])
+                    .ok_or_else(|| unsupported(f, format!("a matrix of {}", mat.elem)))??,
+            ),
+            MatrixKind::Const(_) => None,
+        };
+        bufs.push(buf);
+    }
+    let buf = |m: usize| bufs[m].as_ref().expect("a device matrix");
+    let host_expr =
+        |hosts: &[Val], e: &parac_core::ir::Expr| interp::host_expr(f, &sizes, hosts, e);
+    let z: Vec<i32> = sizes.iter().map(|s| *s as i32).collect();
+    let mut ret = None;
+    for step in &f.steps {
+        match step {
+            HostStep::Run(rid) => {
+                let rid = *rid;
+                let r = &f.regions[rid];
+                let plans = &prep.plans[rid];
+                let kargs =
+                    |partials| kernel_args(&prep.args[rid], &bufs, &z, &hosts, &err, partials);
+                match r.kind {
+                    RegionKind::Iterator => {
+                        // The host's proof (`safety::region_check`): accesses and divisors.
+                        interp::region_check(f, rid, &sizes, &hosts)
+                            .map_err(|e| from_interp(f, e))?;
+                        // `launch`: the iteration counts and the interior box of split plans.
+                        let mut counts = Vec::new();
+                        let mut starts = Vec::new();
+                        for slot in &prep.slots[rid] {
+                            let d = r.dims[*slot].as_ref().expect("slot");
+                            let lo = host_expr(&hosts, &d.lo).map_err(|e| from_interp(f, e))?;
+                            let hi = host_expr(&hosts, &d.hi).map_err(|e| from_interp(f, e))?;
+                            counts.push(host::iterations(lo.as_i64(), hi.as_i64(), d.step));
+                            starts.push((lo.as_i64(), d.step));
+                        }
+                        let interior = prep.bounds[rid].as_ref().map(|bs| {
+                            let bs: Vec<opencl::Bound> = bs
+                                .iter()
+                                .map(|b| opencl::Bound {
+                                    cl: b.cl,
+                                    coef: b.coef,
+                                    offset: b.offset,
+                                    extent: b.extent,
+                                    size: dims[b.matrix][b.k],
+                                })
+                                .collect();
+                            opencl::interior(&counts, &starts, &bs)
+                        });
+                        let a = kargs(None);
+                        dev.run_region(
+                            &prog,
+                            plans,
+                            rt.policy(),
+                            &counts,
+                            interior.as_deref(),
+                            &a,
+                        )?;
+                    }
+                    RegionKind::Reduction { .. } => {
+                        let red = host::reduce_launch(f, rid).expect("a global operator");
+                        let d = &dims[red.matrix];
+                        let rows = host::reduction_rows(d);
+                        let len = rows.max(1) * red.per_row;
+                        let pb = DevBuf::alloc(dev, red.part, "partials", &[len], true)
+                            .expect("partials of i32, u32 or f32")?;
+                        let a = kargs(Some(&pb));
+                        let n = dev.run_region(&prog, plans, rt.policy(), &[rows], None, &a)?;
+                        let mut p = Data::zeros(red.part, len).expect("a partials type");
+                        pb.download(dev, &[len], &mut p)?;
+                        let used = (n * red.per_row).min(len);
+                        let ty = f.scalars[red.result].ty;
+                        let mean = red.op == parac_core::ir::ReduceOp::Mean;
+                        let count = host::element_count(d);
+                        if mean && count == 0 {
+                            return Err(Error::DivisionByZero {
+                                function: fname,
+                                region: intern(&r.name),
+                            });
+                        }
+                        // `launch`'s `(combine) as T`, or `(combine / n) as T` for a mean.
+                        let value = match (red.partials, &p) {
+                            (Partials::SumInt, Data::U32(p)) => {
+                                let s = host::combine_sum_int(&p[..used]);
+                                cast(Val::Int((if mean { s / count } else { s }) as i128), ty)
+                            }
+                            (Partials::SumF32, Data::F32(p)) => {
+                                let s = host::combine_sum_f32(&p[..used]);
+                                cast_f64(if mean { s / count as f64 } else { s }, ty)
+                            }
+                            (Partials::MinMaxF32, Data::F32(p)) => {
+                                let p = &p[..used];
+                                let v = if red.op == parac_core::ir::ReduceOp::Min {
+                                    host::combine_min_f32(p)
+                                } else {
+                                    host::combine_max_f32(p)
+                                };
+                                cast(Val::F32(v), ty)
+                            }
+                            (Partials::MinMaxInt(_), Data::I32(p)) => {
+                                let p = &p[..used];
+                                let v = if red.op == parac_core::ir::ReduceOp::Min {
+                                    host::combine_min_int(p, i32::MAX)
+                                } else {
+                                    host::combine_max_int(p, i32::MIN)
+                                };
+                                cast(Val::Int(v as i128), ty)
+                            }
+                            (Partials::MinMaxInt(_), Data::U32(p)) => {
+                                let p = &p[..used];
+                                let v = if red.op == parac_core::ir::ReduceOp::Min {
+                                    host::combine_min_int(p, u32::MAX)
+                                } else {
+                                    host::combine_max_int(p, u32::MIN)
+                                };
+                                cast(Val::Int(v as i128), ty)
+                            }
+                            _ => unreachable!("partials of the layout's type"),
+                        };
+                        hosts[red.result] = value;
+                    }
+                }
+            }
+            HostStep::Let(s, e) => {
+                let v = host_expr(&hosts, e).map_err(|e| from_interp(f, e))?;
+                hosts[*s] = cast(v, f.scalars[*s].ty);
+            }
+            HostStep::Return(e) => {
+                let v = host_expr(&hosts, e).map_err(|e| from_interp(f, e))?;
+                ret = Some(match f.ret {
+                    Some(t) => cast(v, t),
+                    None => v,
+                });
+                break;
+            }
+        }
+    }
+    // A raised error flag is the call's error, read back with the results (`device_body`).
+    let mut em = Matrix::<i32>::zeros([8usize]);
+    dev.download(&err, &mut em)?;
+    let e = em.as_slice();
+    if e[0] != 0 {
+        return Err(flag_error(f, &dims, e));
+    }
+    for (m, mat) in f.matrices.iter().enumerate() {
+        if mat.kind != MatrixKind::Output {
+            continue;
+        }
+        let i = param[m].expect("an output parameter");
+        let Arg::Matrix(t) = &mut args[i] else {
+            unreachable!("bound matrix parameters")
+        };
+        buf(m).download(dev, &t.shape.clone(), &mut t.data)?;
+    }
+    Ok(ret)
+}
+
+/// The kernel arguments `args` of a region (`opencl::args`), with `partials` for a global
+/// operator.
+fn kernel_args<'a>(
+    args: &[KernelArg],
+    bufs: &'a [Option<DevBuf>],
+    z: &[i32],
+    hosts: &[Val],
+    err: &'a Buffer<i32>,
+    partials: Option<&'a DevBuf>,
+) -> Vec<opencl::Arg<'a>> {
+    let buf = |m: usize| bufs[m].as_ref().expect("a device matrix");
+    args.iter()
+        .map(|a| match *a {
+            KernelArg::Matrix(m) => opencl::Arg::Mem(buf(m).mem()),
+            KernelArg::Pitch(m) => opencl::Arg::I32(buf(m).pitch() as i32),
+            KernelArg::Size(i) => opencl::Arg::I32(z[i]),
+            KernelArg::Host(h, t) => host_arg(hosts[h], t),
+            KernelArg::ErrorFlag => opencl::Arg::Mem(err),
+            KernelArg::Partials => opencl::Arg::Mem(partials.expect("a partials buffer").mem()),
+        })
+        .collect()
+}
+
+/// A host scalar as a kernel argument of type `t` (`opencl::args`: Rust's `as`).
+fn host_arg(v: Val, t: Scalar) -> opencl::Arg<'static> {
+    match t {
+        Scalar::U32 => opencl::Arg::U32(v.as_i128() as u32),
+        Scalar::I64 => opencl::Arg::I64(v.as_i64()),
+        Scalar::U64 => opencl::Arg::U64(v.as_i128() as u64),
+        Scalar::F32 => opencl::Arg::F32(v.as_f32()),
+        _ => opencl::Arg::I32(v.as_i128() as i32),
+    }
+}
+
+/// The error a raised flag `e` stands for (`safety::flag_error`).
+fn flag_error(f: &Function, dims: &[Vec<i64>], e: &[i32]) -> Error {
+    let function = intern(&f.name);
+    match safety::decode(f, e[0]) {
+        Some(Flag::OutOfBounds {
+            region,
+            what,
+            matrix,
+            indices,
+        }) => Error::OutOfBounds {
+            function,
+            region: intern(&f.regions[region].name),
+            what,
+            matrix: intern(&f.matrices[matrix].name),
+            index: e[1..1 + indices].iter().map(|i| *i as i64).collect(),
+            shape: dims[matrix].iter().map(|d| (*d).max(0) as usize).collect(),
+        },
+        Some(Flag::DivisionByZero { region }) => Error::DivisionByZero {
+            function,
+            region: intern(&f.regions[region].name),
+        },
+        None => Error::OutOfBounds {
+            function,
+            region: "(unknown)",
+            what: "access to",
+            matrix: "(unknown)",
+            index: Vec::new(),
+            shape: Vec::new(),
+        },
+    }
+}
