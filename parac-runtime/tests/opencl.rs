@@ -799,3 +799,70 @@ fn env_child() {
     assert!(!p.from_disk());
     assert!(Path::new(&dump).join("dump_me_x.cl").exists());
 }
+
+/// A candidate whose own program does not build is dropped: the model's plan falls back to the
+/// next candidate (here the baseline), the search skips it, and only forcing it is an error. The
+/// baseline's program never contains candidates' kernels, so it builds regardless.
+#[test]
+fn a_candidate_that_does_not_build_is_dropped() {
+    use parac_runtime::PlanPolicy;
+    use parac_runtime::opencl::{Candidate, RegionPlans};
+    use std::borrow::Cow;
+    let Some(rt) = shared() else { return };
+    let _b = buffers();
+    let d = dev(rt);
+    let base = d
+        .program(
+            "dropped",
+            "__kernel void r0_fill(__global int* m0, int p0) { m0[get_global_id(0)] = 7; }",
+            "",
+        )
+        .expect("the baseline builds");
+    let cand =
+        |label: &'static str, kernel: &'static str, source: Option<&'static str>| Candidate {
+            label: Cow::Borrowed(label),
+            kernel: Cow::Borrowed(kernel),
+            source: source.map(Cow::Borrowed),
+            per_item: [1, 1],
+            local: None,
+            local_bytes: 0,
+            tree: false,
+            split: false,
+        };
+    let plans = RegionPlans {
+        region: Cow::Borrowed("r0_fill"),
+        candidates: Cow::Owned(vec![
+            cand("baseline", "r0_fill", None),
+            cand(
+                "broken",
+                "r0_fill__broken",
+                Some("__kernel void r0_fill__broken( { nonsense"),
+            ),
+        ]),
+        searchable: true,
+    };
+    let buf = d.alloc::<i32>("m", &[64]).expect("alloc");
+    for policy in [PlanPolicy::Model, PlanPolicy::Search] {
+        let mut out = Matrix::<i32>::zeros([64]);
+        d.run_region(
+            &base,
+            &plans,
+            &policy,
+            &[64],
+            None,
+            &[Arg::Mem(&buf), Arg::I32(64)],
+        )
+        .unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+        d.download(&buf, &mut out).expect("download");
+        assert!(out.as_slice().iter().all(|v| *v == 7), "{policy:?}");
+    }
+    let forced = d.run_region(
+        &base,
+        &plans,
+        &PlanPolicy::Force("broken".into()),
+        &[64],
+        None,
+        &[Arg::Mem(&buf), Arg::I32(64)],
+    );
+    assert!(matches!(forced, Err(Error::Build { .. })), "{forced:?}");
+}

@@ -131,9 +131,8 @@ fn emit(args: &[String]) -> ExitCode {
     };
     let mut out = std::io::stdout().lock();
     for f in p.functions() {
-        let source = p
-            .opencl_source(&f.name)
-            .expect("a function of the pipeline");
+        // The baseline program, then each candidate's own program.
+        let source = parac_core::codegen::opencl::all_programs(f);
         // A closed pipe (`| head`) ends the output quietly.
         if out.write_all(source.as_bytes()).is_err() {
             break;

@@ -204,7 +204,7 @@ fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
 }
 
 /// The slot a row-parallel region is split on, if it can be.
-fn row_parallel(f: &Function, r: &Region) -> Option<usize> {
+pub(crate) fn row_parallel(f: &Function, r: &Region) -> Option<usize> {
     let slot = r.dims.iter().position(Option::is_some)?;
     let written: Vec<MatrixId> = r
         .accesses

@@ -56,14 +56,14 @@ pub fn guarded(f: &Function, r: &Region, a: AccessId) -> bool {
 }
 
 /// Whether some border rule of region `r` extends matrix `m`.
-fn has_rule(f: &Function, r: &Region, m: MatrixId) -> bool {
+pub(crate) fn has_rule(f: &Function, r: &Region, m: MatrixId) -> bool {
     r.rules
         .iter()
         .any(|id| f.rules[*id].entries.iter().any(|e| e.matrix == m))
 }
 
 /// The single unconditional `let` of each local, where it has exactly one.
-fn lets(r: &Region) -> Vec<Option<&Expr>> {
+pub(crate) fn lets(r: &Region) -> Vec<Option<&Expr>> {
     let mut count = vec![0usize; r.locals.len()];
     let mut top: Vec<Option<&Expr>> = vec![None; r.locals.len()];
     fn walk<'a>(s: &'a [KStmt], depth: usize, count: &mut [usize], top: &mut [Option<&'a Expr>]) {

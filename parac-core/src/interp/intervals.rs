@@ -10,30 +10,7 @@ use crate::bounds::{CTy, Iv};
 use crate::codegen::safety;
 use crate::ir::*;
 
-/// Whether some border rule of region `r` extends matrix `m`.
-fn has_rule(f: &Function, r: &Region, m: MatrixId) -> bool {
-    r.rules
-        .iter()
-        .any(|id| f.rules[*id].entries.iter().any(|e| e.matrix == m))
-}
-
-/// The single unconditional `let` of each local, where it has exactly one (`safety::lets`).
-fn lets(r: &Region) -> Vec<Option<&Expr>> {
-    let mut count = vec![0usize; r.locals.len()];
-    let mut top: Vec<Option<&Expr>> = vec![None; r.locals.len()];
-    KStmt::walk(&r.body, &mut |s, depth| {
-        if let KStmt::Let(l, e) = s {
-            count[*l] += 1;
-            if depth == 0 {
-                top[*l] = Some(e);
-            }
-        }
-    });
-    top.into_iter()
-        .zip(count)
-        .map(|(e, n)| if n == 1 { e } else { None })
-        .collect()
-}
+use crate::codegen::safety::{has_rule, lets};
 
 /// The C integer type of an expression (`i32` for a block, `f32` counted as `i32`), as
 /// `safety::interval` takes it.

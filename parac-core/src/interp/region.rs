@@ -5,50 +5,7 @@ use super::data::Data;
 use super::expr::{Frame, Mode, Value};
 use super::value::{Val, cast, cast_f64};
 use super::{InterpError, Machine};
-use crate::check::relative::affine;
 use crate::ir::*;
-
-/// The slot the CPU path splits a region on by rows (`codegen::cpu::row_parallel`): the first
-/// slot, when every write's first subscript is exactly its index variable, every matrix written
-/// has the same number of rows, and the region reads nothing it writes.
-pub(crate) fn row_parallel(f: &Function, r: &Region) -> Option<usize> {
-    let slot = r.dims.iter().position(Option::is_some)?;
-    let written: Vec<MatrixId> = r
-        .accesses
-        .iter()
-        .filter(|a| a.write)
-        .map(|a| a.matrix)
-        .collect();
-    if written.is_empty() {
-        return None;
-    }
-    let rows = |m: MatrixId| f.matrices[m].dims.first().map(|d| format!("{d:?}"));
-    let first_rows = rows(written[0]);
-    for a in &r.accesses {
-        if !a.write {
-            if written.contains(&a.matrix) {
-                return None;
-            }
-            continue;
-        }
-        if rows(a.matrix) != first_rows {
-            return None;
-        }
-        let Some(Sub::Point(e)) = a.subs.first() else {
-            return None;
-        };
-        let aff = affine(f, r, e)?;
-        let only_slot = aff
-            .coefs
-            .iter()
-            .enumerate()
-            .all(|(s, c)| if s == slot { *c == 1 } else { *c == 0 });
-        if !only_slot || aff.offset != 0 {
-            return None;
-        }
-    }
-    Some(slot)
-}
 
 impl Machine<'_> {
     /// Runs region `rid`: a global reduction, or an iterator after its interval check.
@@ -69,7 +26,7 @@ impl Machine<'_> {
             row: None,
         };
         let slots: Vec<usize> = (0..r.dims.len()).filter(|s| r.dims[*s].is_some()).collect();
-        match row_parallel(f, r) {
+        match crate::codegen::cpu::row_parallel(f, r) {
             None => self.loops(&mut fr, r, &slots),
             Some(slot) => self.by_rows(&mut fr, r, slot, &slots[1..]),
         }

@@ -11,9 +11,11 @@
 //! for each). [`plan_records`] returns the same records to programs (the benches print them).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
 
 use super::device::Device;
@@ -31,8 +33,13 @@ use std::ops::Range;
 pub struct Candidate {
     /// The plan's label, e.g. `h8+unroll+cse+vmem+peep` (`baseline` for the baseline).
     pub label: Cow<'static, str>,
-    /// Its kernel in the program.
+    /// Its kernel.
     pub kernel: Cow<'static, str>,
+    /// The program holding the kernel when it is not the region's (baseline) program: built
+    /// when the candidate is first needed, so that the first call builds only what it runs and
+    /// a candidate that fails to build costs only itself (it is dropped, with a `PARAC_LOG=plan`
+    /// line; the baseline never depends on it).
+    pub source: Option<Cow<'static, str>>,
     /// Iteration points per work-item along OpenCL dimensions 0 (columns) and 1 (rows).
     pub per_item: [usize; 2],
     /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
@@ -50,6 +57,8 @@ pub struct Candidate {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Launch<'a> {
     kernel: &'a str,
+    /// The kernel is in the candidate's own program (else in the region's).
+    own: bool,
     offset: Vec<usize>,
     global: Vec<usize>,
     local: Option<Vec<usize>>,
@@ -92,6 +101,9 @@ pub struct PlanRecord {
 }
 
 static RECORDS: Mutex<Vec<PlanRecord>> = Mutex::new(Vec::new());
+
+/// Candidate programs that failed to build, by (device, source) hash: their error.
+static BROKEN: Mutex<BTreeMap<u64, String>> = Mutex::new(BTreeMap::new());
 
 /// The searches run in this process so far, oldest first.
 pub fn plan_records() -> Vec<PlanRecord> {
@@ -173,6 +185,43 @@ impl Device {
         Some(parent.join(format!("{}.s{SEARCH_VERSION}.plans", program.key_hash)))
     }
 
+    /// The program holding candidate `c`'s kernel when it has its own (`None`: the region's
+    /// `base`), built on first use and cached as any program. A build that fails is logged
+    /// (`PARAC_LOG=plan`) and remembered for the process, so the candidate is dropped at once
+    /// on later calls.
+    fn own_program(&self, base: &Program, c: &Candidate) -> Result<Option<Arc<Program>>, Error> {
+        let Some(src) = &c.source else {
+            return Ok(None);
+        };
+        let name = format!("{}__{}", base.name(), c.label.replace('+', "_"));
+        let key = {
+            let mut h = DefaultHasher::new();
+            (self as *const Device as usize).hash(&mut h);
+            src.hash(&mut h);
+            h.finish()
+        };
+        let mut broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(log) = broken.get(&key) {
+            return Err(Error::Build {
+                program: name,
+                log: log.clone(),
+                source_listing: String::new(),
+            });
+        }
+        drop(broken);
+        match self.program(&name, src, "") {
+            Ok(p) => Ok(Some(p)),
+            Err(e) => {
+                if log("plan") {
+                    eprintln!("parac plan {name}: dropped, its program failed to build: {e}");
+                }
+                broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
+                broken.insert(key, e.to_string());
+                Err(e)
+            }
+        }
+    }
+
     fn feasible(&self, c: &Candidate) -> bool {
         let i = self.info();
         c.local
@@ -220,6 +269,7 @@ impl Device {
             let (g, l) = Self::shape(c, global, local);
             Launch {
                 kernel: &c.kernel,
+                own: c.source.is_some(),
                 offset: vec![0; g.len()],
                 global: g,
                 local: l,
@@ -246,6 +296,7 @@ impl Device {
         };
         let mut out = vec![Launch {
             kernel: &c.kernel,
+            own: c.source.is_some(),
             offset: inner.iter().map(|x| x.0).collect(),
             global: inner.iter().map(|x| x.1 - x.0).collect(),
             local: local.clone(),
@@ -263,6 +314,7 @@ impl Device {
             let g: Vec<usize> = s.iter().map(|r| r.len()).collect();
             out.push(Launch {
                 kernel: &base.kernel,
+                own: false,
                 offset: s.iter().map(|r| r.start).collect(),
                 local: Some(strip_local(&g, own, max_group)),
                 global: g,
@@ -276,6 +328,7 @@ impl Device {
     fn enqueue(
         &self,
         program: &Program,
+        own: Option<&Program>,
         launches: &[Launch<'_>],
         args: &[Arg<'_>],
         exact: bool,
@@ -292,8 +345,12 @@ impl Device {
                 );
             }
             let offset = l.offset.iter().any(|o| *o > 0).then_some(&l.offset[..]);
+            let prog = match own {
+                Some(p) if l.own => p,
+                _ => program,
+            };
             let e = self.launch_event(
-                program,
+                prog,
                 l.kernel,
                 &l.global,
                 l.local.as_deref(),
@@ -325,9 +382,12 @@ impl Device {
         }
         let cands = &plans.candidates[..];
         let by_label = |l: &str| cands.iter().position(|c| c.label == l && self.feasible(c));
+        // The model's first-ranked candidate that fits the device and builds.
         let model = || {
             (1..cands.len())
-                .find(|i| self.feasible(&cands[*i]))
+                .find(|i| {
+                    self.feasible(&cands[*i]) && self.own_program(program, &cands[*i]).is_ok()
+                })
                 .unwrap_or(0)
         };
         // Candidate `i` at its default work-group size.
@@ -362,7 +422,10 @@ impl Device {
             interior,
             self.info().max_work_group_size,
         );
-        let events = self.enqueue(program, &ls, args, c.local.is_some())?;
+        // A forced candidate that does not build is the call's error; the others were built
+        // (or dropped) when they were chosen.
+        let own = self.own_program(program, c)?;
+        let events = self.enqueue(program, own.as_deref(), &ls, args, c.local.is_some())?;
         if log("launch") {
             // Blocking: each enqueue's kernel time.
             for (l, e) in ls.iter().zip(&events) {
@@ -455,8 +518,12 @@ impl Device {
             interior,
             self.info().max_work_group_size,
         );
+        // A candidate whose program does not build is not timed.
+        let own = self.own_program(program, c).ok()?;
         let run = || {
-            let events = self.enqueue(program, &ls, args, true).ok()?;
+            let events = self
+                .enqueue(program, own.as_deref(), &ls, args, true)
+                .ok()?;
             for e in &events {
                 e.wait().ok()?;
             }
@@ -678,6 +745,7 @@ mod tests {
     const BASE: Candidate = Candidate {
         label: Cow::Borrowed("baseline"),
         kernel: Cow::Borrowed("k"),
+        source: None,
         per_item: [1, 1],
         local: None,
         local_bytes: 0,

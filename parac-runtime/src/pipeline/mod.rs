@@ -102,6 +102,7 @@ impl Prepared {
                         .map(|p| Candidate {
                             label: p.label.into(),
                             kernel: p.kernel.into(),
+                            source: p.source.map(Into::into),
                             per_item: p.per_item,
                             local: p.local.map(Into::into),
                             local_bytes: p.local_bytes,

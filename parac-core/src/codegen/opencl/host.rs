@@ -73,13 +73,24 @@ pub struct PlanDesc {
     pub tree: bool,
     /// Loop partitioning (the interior box only).
     pub split: bool,
+    /// The program holding its kernel, when it is not the function's (baseline) program:
+    /// every candidate but the baseline has its own ([`super::candidate_program`]).
+    pub source: Option<String>,
 }
 
 /// The candidates of region `rid`: the baseline first, then the optimization model's ranking.
 pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
-    plan::candidates(f, rid)
+    let cands = plan::candidates(f, rid);
+    // The subscripts' affine forms, evaluated on sample sizes: once per region.
+    let aff = if cands.len() > 1 {
+        super::variant::affs(f, &f.regions[rid])
+    } else {
+        Vec::new()
+    };
+    cands
         .into_iter()
         .map(|v| PlanDesc {
+            source: (!v.is_baseline()).then(|| super::candidate_program(f, rid, &v, &aff)),
             label: v.label(),
             kernel: variant_name(f, rid, &v),
             per_item: [v.cols as usize, v.rows as usize],
