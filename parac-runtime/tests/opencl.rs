@@ -814,7 +814,8 @@ fn a_candidate_that_does_not_build_is_dropped() {
     let base = d
         .program(
             "dropped",
-            "__kernel void r0_fill(__global int* m0, int p0) { m0[get_global_id(0)] = 7; }",
+            // Launches round the global size up to the work-group size: kernels check their range.
+            "__kernel void r0_fill(__global int* m0, int p0) { if ((int)get_global_id(0) < p0) m0[get_global_id(0)] = 7; }",
             "",
         )
         .expect("the baseline builds");
@@ -836,7 +837,9 @@ fn a_candidate_that_does_not_build_is_dropped() {
             cand(
                 "broken",
                 "r0_fill__broken",
-                Some("__kernel void r0_fill__broken( { nonsense"),
+                Some(
+                    "__kernel void r0_fill__broken(__global int* m0, int p0) {\n    this is not C;\n}\n",
+                ),
             ),
         ]),
         searchable: true,
