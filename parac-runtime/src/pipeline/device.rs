@@ -151,8 +151,15 @@ pub(super) fn run(
                 match r.kind {
                     RegionKind::Iterator => {
                         // The host's proof (`safety::region_check`): accesses and divisors.
-                        interp::region_check(f, rid, &sizes, &hosts)
-                            .map_err(|e| from_interp(f, e))?;
+                        if let Err(e) = interp::region_check(f, rid, &sizes, &hosts) {
+                            // A flag an earlier region raised comes first: it happened before.
+                            let mut em = Matrix::<i32>::zeros([8usize]);
+                            dev.download(&err, &mut em)?;
+                            if em.as_slice()[0] != 0 {
+                                return Err(flag_error(f, &dims, em.as_slice()));
+                            }
+                            return Err(from_interp(f, e));
+                        }
                         // `launch`: the iteration counts and the interior box of split plans.
                         let mut counts = Vec::new();
                         let mut starts = Vec::new();

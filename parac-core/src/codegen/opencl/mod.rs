@@ -1334,7 +1334,20 @@ pub fn device_body(f: &Function) -> TokenStream {
         let host = super::cpu::host_expr_gen(f);
         match step {
             HostStep::Run(rid) => {
-                out.extend(super::safety::region_check(f, *rid));
+                let check = super::safety::region_check(f, *rid);
+                if !check.is_empty() {
+                    // A flag an earlier region raised comes first: it happened before.
+                    out.extend(quote! {
+                        let __chk = (|| -> ::core::result::Result<(), ::parac::Error> {
+                            #check
+                            ::core::result::Result::Ok(())
+                        })();
+                        if let ::core::result::Result::Err(__x) = __chk {
+                            #flag_check
+                            return ::core::result::Result::Err(__x);
+                        }
+                    });
+                }
                 out.extend(launch(f, *rid));
             }
             HostStep::Let(s, e) => {
