@@ -430,7 +430,6 @@ fn opencl_runtime() -> Option<parac::Runtime> {
 /// reads the error flag back only at the end of the call, after the host checks of every later
 /// region. Expected: the same error on every path (the first region's).
 #[test]
-#[ignore = "bug: OpenCL reports a later region's host-check error before an earlier kernel error"]
 fn regression_error_order_on_opencl() {
     use parac::Matrix;
     let a = Matrix::<u8>::from_vec([2], vec![5, 6]).unwrap();

@@ -658,7 +658,6 @@ fn expect_ok(src: &str, sizes: &[(&str, usize)]) {
 /// checks accepted it as guarded). Expected: `Ok`. The same holds for a guarded store whose
 /// subscript reads data, and for window starts.
 #[test]
-#[ignore = "bug: codegen::safety::conditional misses loads nested in subscripts"]
 fn regression_guarded_read_nested_in_a_subscript() {
     // The plain guarded read is fine ...
     expect_ok(

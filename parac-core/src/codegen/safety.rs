@@ -93,33 +93,44 @@ pub(crate) fn lets(r: &Region) -> Vec<Option<&Expr>> {
 /// Accesses that execute under an `if` (in its condition's branches).
 fn conditional(r: &Region) -> Vec<bool> {
     let mut out = vec![false; r.accesses.len()];
-    fn mark(e: &Expr, out: &mut [bool]) {
+    fn mark(r: &Region, e: &Expr, out: &mut [bool]) {
         e.walk(&mut |x| {
             if let ExprKind::Load(a) | ExprKind::Block(a) = x.kind {
                 out[a] = true;
+                // Reads nested in its subscripts run under the same condition.
+                for s in &r.accesses[a].subs {
+                    if let Sub::Point(e) | Sub::Window { start: e, .. } = s {
+                        mark(r, e, out);
+                    }
+                }
             }
         });
     }
-    fn walk(s: &[KStmt], depth: usize, out: &mut [bool]) {
+    fn walk(r: &Region, s: &[KStmt], depth: usize, out: &mut [bool]) {
         for st in s {
             match st {
-                KStmt::Let(_, e) if depth > 0 => mark(e, out),
+                KStmt::Let(_, e) if depth > 0 => mark(r, e, out),
                 KStmt::Store(a, e) if depth > 0 => {
                     out[*a] = true;
-                    mark(e, out);
+                    mark(r, e, out);
+                    for s in &r.accesses[*a].subs {
+                        if let Sub::Point(e) | Sub::Window { start: e, .. } = s {
+                            mark(r, e, out);
+                        }
+                    }
                 }
                 KStmt::If(c, t, e) => {
                     if depth > 0 {
-                        mark(c, out);
+                        mark(r, c, out);
                     }
-                    walk(t, depth + 1, out);
-                    walk(e, depth + 1, out);
+                    walk(r, t, depth + 1, out);
+                    walk(r, e, depth + 1, out);
                 }
                 _ => {}
             }
         }
     }
-    walk(&r.body, 0, &mut out);
+    walk(r, &r.body, 0, &mut out);
     out
 }
 
