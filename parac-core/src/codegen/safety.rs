@@ -146,7 +146,7 @@ fn host_provable(r: &Region, a: AccessId) -> bool {
 }
 
 /// The C integer type of a scalar: bits and signedness (`None` for `f32`).
-fn cty(s: Scalar) -> Option<(u32, bool)> {
+pub(crate) fn cty(s: Scalar) -> Option<(u32, bool)> {
     Some(match s {
         Scalar::Bool => (1, false),
         Scalar::U8 => (8, false),

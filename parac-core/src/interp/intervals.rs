@@ -19,17 +19,7 @@ fn cty(e: &Expr) -> CTy {
         Type::Scalar(s) => s,
         Type::Block { .. } => Scalar::I32,
     };
-    let (bits, signed) = match s {
-        Scalar::Bool => (1, false),
-        Scalar::U8 => (8, false),
-        Scalar::I8 => (8, true),
-        Scalar::U16 => (16, false),
-        Scalar::I16 => (16, true),
-        Scalar::U32 => (32, false),
-        Scalar::I64 => (64, true),
-        Scalar::U64 => (64, false),
-        Scalar::I32 | Scalar::F32 => (32, true),
-    };
+    let (bits, signed) = safety::cty(s).unwrap_or((32, true));
     CTy { bits, signed }
 }
 
