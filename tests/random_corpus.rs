@@ -410,8 +410,27 @@ mod regressions {
                 o[itx] = a[itx];
             }
         }
+
+        /// `abs` of unsigned values (`u32`, `u64`; a `u8` promotes to `i32`), and a `u64`
+        /// product whose bounds overflow the range analysis of the OpenCL candidates.
+        pub fn unsigned_abs(a: &u32[N], o: &mut u32[N], k: u64) -> u64 {
+            let h = abs(k);
+            parac_iterator it(0:N:1) {
+                o[itx] = abs(a[itx]) + abs(a[itx] as u8) + (k * k) as u32;
+            }
+            return h;
+        }
     }
 }
+
+/// The source of `regressions::unsigned_abs`, for the interpreter.
+const UNSIGNED_ABS: &str = "fn unsigned_abs(a: &u32[N], o: &mut u32[N], k: u64) -> u64 {
+    let h = abs(k);
+    parac_iterator it(0:N:1) {
+        o[itx] = abs(a[itx]) + abs(a[itx] as u8) + (k * k) as u32;
+    }
+    return h;
+}";
 
 fn opencl_runtime() -> Option<parac::Runtime> {
     let spec = std::env::var("PARAC_DEVICE")
@@ -443,6 +462,46 @@ fn regression_error_order_on_opencl() {
     assert_eq!(run(&parac::Runtime::cpu()), ("it", "t"));
     if let Some(rt) = opencl_runtime() {
         assert_eq!(run(&rt), ("it", "t"), "{}", rt.describe());
+    }
+}
+
+/// Bugs, fixed (the first found by this corpus, which did not compile; the second by
+/// `collect_failures`; minimized in `parac-core/tests/random_programs.rs` as
+/// `regression_abs_of_unsigned_on_the_cpu_path` and `regression_range_analysis_overflow`):
+/// `abs` of a `u32` or `u64` was `wrapping_abs` on the CPU path, which those types lack (the
+/// `parac!` expansion did not compile), and the range analysis of the OpenCL candidates
+/// multiplied the bounds of `k * k` for a `u64` unchecked (`parac!` panicked in builds with
+/// overflow checks). Expected: `abs` of an unsigned value is the value, on every path and in
+/// the interpreter.
+#[test]
+fn regression_unsigned_abs_and_u64_products() {
+    use parac::Matrix;
+    let a = vec![0u32, 7, 300, u32::MAX];
+    let k = u64::MAX - 5;
+    // abs(a) + abs((i32)(u8)a) + (u32)(k * k), k * k = 36 (mod 2^64), wrapping in u32.
+    let want: Vec<u32> = vec![36, 50, 380, 290];
+    let c = parac_core::compile_str(UNSIGNED_ABS);
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let mut args = vec![
+        Arg::Matrix(Tensor::new(vec![4], Data::U32(a.clone())).unwrap()),
+        Arg::Matrix(Tensor::new(vec![4], Data::U32(vec![0; 4])).unwrap()),
+        Arg::Scalar(Val::Int(k as i128)),
+    ];
+    let h = interp::run(&c.module.functions[0], &mut args).expect("the interpreter runs it");
+    assert_eq!(h, Some(Val::Int(k as i128)));
+    let Arg::Matrix(o) = &args[1] else {
+        unreachable!()
+    };
+    assert_eq!(o.data, Data::U32(want.clone()), "the interpreter");
+    let a = Matrix::<u32>::from_vec([4], a).unwrap();
+    let run = |rt: &parac::Runtime| {
+        let mut o = Matrix::<u32>::zeros([4]);
+        let h = regressions::unsigned_abs(rt, &a, &mut o, k).expect("runs");
+        (h, o.as_slice().to_vec())
+    };
+    assert_eq!(run(&parac::Runtime::cpu()), (k, want.clone()));
+    if let Some(rt) = opencl_runtime() {
+        assert_eq!(run(&rt), (k, want), "{}", rt.describe());
     }
 }
 
@@ -880,52 +939,8 @@ fn f(a0: &u8[M][N], s0: i64, a1: &i16[M][N], s1: i32, a2: &i16[M][N], o0: &mut i
     }
 }
 
-/// Seed 92: block_let, elem:i16, elem:u16, global:max, global:min, global:sum, global_in_kernel, host_tuple, param:i64, param:u8, rank1, shape:half_down, window.
-mod p6 {
-    use super::{Arg, Val};
-
-    pub const SRC: &str = r#"
-pub fn f(a0: &u16[N], o0: &mut i16[N / 2], s0: u8, s1: i64) {
-    let h1: i32 = (parac_matrix_sum(a0) / (N) as i64) as i32;
-    parac_iterator q(0:N / 2:1) {
-        let v2 = a0[qx * 2:1:1];
-        o0[qx] = h1;
-    }
-    let (h3, h4) = (parac_matrix_min(o0), parac_matrix_max(o0));
-    let h5 = max(h4 - h3, 1);
-}
-"#;
-
-    pub const SIZES: &[&[(&str, usize)]] = &[&[("N", 2)], &[("N", 23)], &[("N", 4)], &[("N", 3)]];
-
-    /// No float value flows into an integer: integers are exact on every back end.
-    pub const EXACT: bool = true;
-
-    parac::parac! {
-    pub fn f(a0: &u16[N], o0: &mut i16[N / 2], s0: u8, s1: i64) {
-        let h1: i32 = (parac_matrix_sum(a0) / (N) as i64) as i32;
-        parac_iterator q(0:N / 2:1) {
-            let v2 = a0[qx * 2:1:1];
-            o0[qx] = h1;
-        }
-        let (h3, h4) = (parac_matrix_min(o0), parac_matrix_max(o0));
-        let h5 = max(h4 - h3, 1);
-    }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u16>(&args[0]);
-        let mut m1 = super::mat::<i16>(&args[1]);
-        let s2 = super::int::<u8>(&args[2]);
-        let s3 = super::int::<i64>(&args[3]);
-        let r = f(rt, &m0, &mut m1, s2, s3);
-        super::put(&mut args[1], &m1);
-        r.map(super::ToVal::val)
-    }
-}
-
 /// Seed 98: block_let, cast, const_element, const_matrix, convolution, division_by_data, elem:f32, elem:u16, elem:u8, else, fixed_index, float_builtin, float_to_int, gather_clamp, gather_data, guarded_nested_read, guarded_read, if, local, lookup_const, rank2, shift, tuple_let, window.
-mod p7 {
+mod p6 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -997,7 +1012,7 @@ fn f(a0: &f32[M][N], a1: &u8[M][N], o0: &mut u16[M][N]) {
 }
 
 /// Seed 106: border:constant, border:corner, border:custom, border_host_value, bordered_read, const_block, const_channel, const_element, const_flat_list, const_matrix, convolution, elem:i16, elem:i32, elem:u8, else, else_if, filter_1d, float_to_int, gather_clamp, gather_data, gather_div, gather_max, gather_min, guarded_nested_read, guarded_read, host_in_kernel, host_let, if, local, lookup_const, named_slots, param:bool, param:f32, param:i64, rank3, shape:half, shape:half_down, shift, stride, tile_window, typed_let, window, window_max, window_min, window_store.
-mod p8 {
+mod p7 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1123,7 +1138,7 @@ fn f(a0: &u8[3][M][N], o0: &mut i16[3][M][N], o1: &mut i32[3][M][N], s1: bool, o
 }
 
 /// Seed 116: block_elementwise, const_block, const_matrix, elem:f32, elem:u32, matrix_product, named_slots, param:i32, rank2, tile_window, window_store.
-mod p9 {
+mod p8 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1169,7 +1184,7 @@ pub fn f(a0: &f32[M][N], o0: &mut u32[M][N], s0: i32) {
 }
 
 /// Seed 136: border:clamp, border:reflect101, bordered_read, cast, chan:C, const_channel, const_element, const_matrix, convolution, elem:f32, elem:u16, elem:u8, float_builtin, float_to_int, gather_clamp, gather_data, gather_div, gather_flip, gather_max, gather_min, host_bound, host_let, local, named_slots, rank3, rule_reused, shape:double, tile_window, unneeded_rule, window, window_max, window_store.
-mod p10 {
+mod p9 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1254,7 +1269,7 @@ fn f(a0: &u8[C][M][N], a1: &u16[C][M][N], a2: &f32[C][M][N], o0: &mut f32[C][M][
 }
 
 /// Seed 167: const_element, const_matrix, elem:i32, elem:u8, gather_clamp, gather_data, gather_max, param:i64, param:u8, rank3, shape:double.
-mod p11 {
+mod p10 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1298,7 +1313,7 @@ fn f(a0: &u8[3][M][N], s0: u8, a1: &u8[3][M * 2][N * 2], s1: i64, o0: &mut i32[3
 }
 
 /// Seed 199: cast, elem:f32, elem:u32, param:f32, rank1, tile_points, typed_let.
-mod p12 {
+mod p11 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1335,7 +1350,7 @@ pub fn f(a0: &f32[N], s0: f32, o0: &mut u32[N]) {
 }
 
 /// Seed 206: elem:f32, elem:i16, elem:i8, elem:u8, host_in_kernel, param:i16, param:i32, param:i64, rank1, shape:crop, shape:quarter.
-mod p13 {
+mod p12 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1376,7 +1391,7 @@ fn f(a0: &i16[N], s1: i32, s2: i16, s0: i64, a1: &i8[N / 4], a2: &f32[N - 1], o0
 }
 
 /// Seed 230: block_let, border:replicate, bordered_read, elem:u16, elem:u8, fixed_index, flip_write, gather_clamp, global:max, global:min, global:of_local, local, param:i16, param:i32, partial_bounds, rank2, tuple_let, window.
-mod p14 {
+mod p13 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1437,7 +1452,7 @@ fn f(a0: &u16[M][N], s0: i32, s1: i16, o0: &mut u8[M][N]) {
 }
 
 /// Seed 239: elem:f32, elem:i32, global:sum, global_in_kernel, named_slots, rank2.
-mod p15 {
+mod p14 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1484,7 +1499,7 @@ pub fn f(a0: &f32[M][N], a1: &f32[M][N], a2: &i32[M][N], o0: &mut f32[M][N]) {
 }
 
 /// Seed 250: block_let, border:constant, border:reflect101, bordered_read, chained_store, const_element, const_matrix, elem:f32, elem:i32, elem:u16, else, else_if, float_builtin, float_to_int, gather_clamp, gather_data, gather_flip, gather_max, global:max, global:min, global:sum, global_in_kernel, guarded_nested_read, guarded_read, host_in_kernel, host_tuple, if, local, lookup_const, param:u32, rank1, shape:crop, tuple_let, two_targets, typed_let, window, window_max, window_min, window_stride, window_sum.
-mod p16 {
+mod p15 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1594,7 +1609,7 @@ fn f(a0: &u16[N], s0: u32, a1: &f32[N - 1], o0: &mut i32[N], o1: &mut f32[N - 2]
 }
 
 /// Seed 252: elem:i16, elem:i32, elem:u16, gather_flip, global:mean, global_in_kernel, param:i64, rank2, stride.
-mod p17 {
+mod p16 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1638,7 +1653,7 @@ fn f(a0: &u16[M][N], a1: &i16[M][N], a2: &i32[M][N], o0: &mut i32[M][N], s0: i64
 }
 
 /// Seed 263: const_channel, elem:i16, elem:u16, elem:u8, gather_max, rank3, stride.
-mod p18 {
+mod p17 {
     use super::{Arg, Val};
 
     pub const SRC: &str = r#"
@@ -1680,6 +1695,69 @@ pub fn f(a0: &i16[3][M][N], o0: &mut u8[3][M][N], o1: &mut u16[3][M][N]) {
         let r = f(rt, &m0, &mut m1, &mut m2);
         super::put(&mut args[1], &m1);
         super::put(&mut args[2], &m2);
+        r.map(super::ToVal::val)
+    }
+}
+
+/// Seed 271: abs_unsigned, border:clamp, bordered_read, const_block, const_element, const_flat_list, const_matrix, elem:f32, elem:i16, elem:i8, elem:u32, gather_max, host_let, local, partial_bounds, rank3, shift, tile_points, tile_window, tuple_let, typed_let, window_store.
+mod p18 {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn f(a0: &i8[3][M][N], a1: &u32[3][M][N], a2: &i16[M], o0: &mut f32[3][M][N]) {
+    const F5: i32[3][3] = [[4, -3, -2], [-2, 0, 5], [2, 5, -5]];
+    let t1: i32[3][M][N];
+    const F4: i32[2][2] = [-2, -3, 3, -3];
+    parac_border_rule r7 = clamp(a0[*][1][*]);
+    parac_iterator q(0:3:1; 0:M - 1:1; 0:N / 2:1) parac_border_rule(r7) {
+        let (v2, v3) = (F4[0][0], (a0[qx][qy - 1][qz * 2] + F5[1][1]) - (a1[qx][max(qy, 0)][max(qz * 2 - 1, 0)] >> 4));
+        let v6: i16 = abs(a1[qx][qy + 1][qz * 2]);
+        t1[qx][qy][qz * 2 + 1] = v6;
+    }
+    let h8 = sqrt(abs(1.5)) - (1.5 - 3.0);
+    const F9: i32[3][1] = [[-3], [4], [0]];
+    parac_iterator it(0:3:1; 0:M / 3; 1:N:1) {
+        o0[itx][ity * 3:3][itz] = F9;
+    }
+}
+"#;
+
+    pub const SIZES: &[&[(&str, usize)]] = &[
+        &[("M", 1), ("N", 1)],
+        &[("M", 8), ("N", 31)],
+        &[("M", 2), ("N", 3)],
+        &[("M", 5), ("N", 4)],
+    ];
+
+    /// No float value flows into an integer: integers are exact on every back end.
+    pub const EXACT: bool = true;
+
+    parac::parac! {
+    fn f(a0: &i8[3][M][N], a1: &u32[3][M][N], a2: &i16[M], o0: &mut f32[3][M][N]) {
+        const F5: i32[3][3] = [[4, -3, -2], [-2, 0, 5], [2, 5, -5]];
+        let t1: i32[3][M][N];
+        const F4: i32[2][2] = [-2, -3, 3, -3];
+        parac_border_rule r7 = clamp(a0[*][1][*]);
+        parac_iterator q(0:3:1; 0:M - 1:1; 0:N / 2:1) parac_border_rule(r7) {
+            let (v2, v3) = (F4[0][0], (a0[qx][qy - 1][qz * 2] + F5[1][1]) - (a1[qx][max(qy, 0)][max(qz * 2 - 1, 0)] >> 4));
+            let v6: i16 = abs(a1[qx][qy + 1][qz * 2]);
+            t1[qx][qy][qz * 2 + 1] = v6;
+        }
+        let h8 = sqrt(abs(1.5)) - (1.5 - 3.0);
+        const F9: i32[3][1] = [[-3], [4], [0]];
+        parac_iterator it(0:3:1; 0:M / 3; 1:N:1) {
+            o0[itx][ity * 3:3][itz] = F9;
+        }
+    }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::mat::<i8>(&args[0]);
+        let m1 = super::mat::<u32>(&args[1]);
+        let m2 = super::mat::<i16>(&args[2]);
+        let mut m3 = super::mat::<f32>(&args[3]);
+        let r = f(rt, &m0, &m1, &m2, &mut m3);
+        super::put(&mut args[3], &m3);
         r.map(super::ToVal::val)
     }
 }

@@ -470,15 +470,14 @@ fn runner(salt: u64) -> TestRunner {
 }
 
 /// Known bugs (by failure key): counted and printed, not failed, unless
-/// `PARAC_FUZZ_STRICT=1`. Each has a minimized regression test below.
-const KNOWN: &[&str] = &[
-    // regression_range_analysis_overflow
-    "src/codegen/opencl/range.rs",
-];
+/// `PARAC_FUZZ_STRICT=1`. Each has a minimized regression test below. None stands now
+/// (`regression_range_analysis_overflow` is fixed).
+const KNOWN: &[&str] = &[];
 
 /// Generator patterns that produce known bugs: avoided unless `PARAC_FUZZ_STRICT=1` (each has
-/// a minimized regression test below).
-const KNOWN_PATTERNS: &[&str] = &["abs_unsigned"];
+/// a minimized regression test below). None stands now (`abs_unsigned`,
+/// `regression_abs_of_unsigned_on_the_cpu_path`, is fixed).
+const KNOWN_PATTERNS: &[&str] = &[];
 
 fn strict() -> bool {
     std::env::var("PARAC_FUZZ_STRICT").is_ok_and(|v| v == "1")
@@ -688,14 +687,16 @@ fn regression_guarded_read_nested_in_a_subscript() {
     );
 }
 
-/// Bug (found by the corpus: `tests/random_corpus.rs` did not compile): `abs` of an unsigned
-/// integer (`u32`, `u64`), in a kernel or a host `let`, is `(x).wrapping_abs()` on the CPU path
-/// (`codegen::cpu`), a method `u32` does not have: the `parac!` expansion does not compile
-/// (`error[E0599]: no method named wrapping_abs found for type u32`). The interpreter and
+/// Bug, fixed (found by the corpus: `tests/random_corpus.rs` did not compile): `abs` of an
+/// unsigned integer (`u32`, `u64`), in a kernel or a host `let`, was `(x).wrapping_abs()` on
+/// the CPU path (`codegen::cpu`), a method `u32` does not have: the `parac!` expansion did not
+/// compile (`error[E0599]: no method named wrapping_abs found for type u32`). The interpreter and
 /// OpenCL C (`abs(uint)`) give the value itself. Expected: an expansion that compiles (no
-/// `wrapping_abs` on unsigned values).
+/// `wrapping_abs` on unsigned values). Fix: `abs` of an unsigned type (the operand's type
+/// after C's promotions: `u8`/`u16` become `i32`, whose `wrapping_abs` is right) is the value
+/// itself in `codegen::cpu` (and in `check::eval`, where a `u64` above `i64::MAX` is held
+/// negative).
 #[test]
-#[ignore = "bug: codegen::cpu emits wrapping_abs for unsigned abs"]
 fn regression_abs_of_unsigned_on_the_cpu_path() {
     let src = "fn f(a: &u32[N], o: &mut u32[N], k: u32) -> u32 {
         let h = abs(k);
@@ -715,15 +716,16 @@ fn regression_abs_of_unsigned_on_the_cpu_path() {
     );
 }
 
-/// Bug (found by `collect_failures`, minimized by hand from the shrunk program): the value-range
-/// analysis of the OpenCL peephole candidates (`codegen/opencl/range.rs:93`, `BinOp::Mul`)
-/// multiplies the bounds in `i64` unchecked: `k * k` for a `u64` (whole range) overflows, and
-/// `codegen::expand` (so the `parac!` macro, `Pipeline`, `opencl::program`) panics with
-/// "attempt to multiply with overflow" in builds with overflow checks (in release the bounds
-/// wrap, and the range is wrong). Expected: no panic (a range too wide for `i64` is the whole
-/// range).
+/// Bug, fixed (found by `collect_failures`, minimized by hand from the shrunk program): the
+/// value-range analysis of the OpenCL peephole candidates (`codegen/opencl/range.rs`,
+/// `BinOp::Mul`) multiplied the bounds in `i128` unchecked: `k * k` for a `u64` (whole range,
+/// up to `2^64 - 1` squared) overflows, and `codegen::expand` (so the `parac!` macro,
+/// `Pipeline`, `opencl::program`) panicked with "attempt to multiply with overflow" in builds
+/// with overflow checks (in release the bounds wrapped, and the range was wrong). Expected: no
+/// panic (a range too wide for `i128` is the type's whole range). Fix: the interval arithmetic
+/// (sums, differences, products, negation, `abs`, sums of window reductions and convolutions)
+/// is checked; an overflow gives the type's whole range.
 #[test]
-#[ignore = "bug: codegen/opencl/range.rs multiplies i64 bounds unchecked"]
 fn regression_range_analysis_overflow() {
     expect_ok(
         "fn f(a: &u8[N], o: &mut u8[N], k: u64) {

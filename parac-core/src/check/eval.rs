@@ -153,6 +153,8 @@ fn call(b: Builtin, v: &[Val], t: Scalar) -> Option<Val> {
             Builtin::Min => i[0].min(i[1]),
             Builtin::Max => i[0].max(i[1]),
             Builtin::Clamp => i[0].max(i[1]).min(i[2]),
+            // Unsigned (`u32`, `u64`: a `u64` above `i64::MAX` is held negative): the value.
+            Builtin::Abs if t.range().is_some_and(|r| r.0 == 0) => wrap(i[0], t),
             Builtin::Abs => wrap(i[0].wrapping_abs(), t),
             _ => return None,
         }));

@@ -874,6 +874,12 @@ impl Gen<'_> {
                             quote!(::core::cmp::Ord::min(::core::cmp::Ord::max(#x, #lo), #hi))
                         }
                     }
+                    // `abs` has the type of its promoted operand: of an unsigned type
+                    // (`u32`, `u64`) it is the value itself, as in C and the interpreter.
+                    (Builtin::Abs, false) if t.range().is_some_and(|r| r.0 == 0) => {
+                        let x = &xs[0];
+                        quote!((#x))
+                    }
                     (Builtin::Abs, false) => {
                         let x = &xs[0];
                         quote!((#x).wrapping_abs())

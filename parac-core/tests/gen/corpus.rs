@@ -582,8 +582,27 @@ mod regressions {
                 o[itx] = a[itx];
             }
         }
+
+        /// `abs` of unsigned values (`u32`, `u64`; a `u8` promotes to `i32`), and a `u64`
+        /// product whose bounds overflow the range analysis of the OpenCL candidates.
+        pub fn unsigned_abs(a: &u32[N], o: &mut u32[N], k: u64) -> u64 {
+            let h = abs(k);
+            parac_iterator it(0:N:1) {
+                o[itx] = abs(a[itx]) + abs(a[itx] as u8) + (k * k) as u32;
+            }
+            return h;
+        }
     }
 }
+
+/// The source of `regressions::unsigned_abs`, for the interpreter.
+const UNSIGNED_ABS: &str = "fn unsigned_abs(a: &u32[N], o: &mut u32[N], k: u64) -> u64 {
+    let h = abs(k);
+    parac_iterator it(0:N:1) {
+        o[itx] = abs(a[itx]) + abs(a[itx] as u8) + (k * k) as u32;
+    }
+    return h;
+}";
 
 fn opencl_runtime() -> Option<parac::Runtime> {
     let spec = std::env::var("PARAC_DEVICE")
@@ -615,6 +634,46 @@ fn regression_error_order_on_opencl() {
     assert_eq!(run(&parac::Runtime::cpu()), ("it", "t"));
     if let Some(rt) = opencl_runtime() {
         assert_eq!(run(&rt), ("it", "t"), "{}", rt.describe());
+    }
+}
+
+/// Bugs, fixed (the first found by this corpus, which did not compile; the second by
+/// `collect_failures`; minimized in `parac-core/tests/random_programs.rs` as
+/// `regression_abs_of_unsigned_on_the_cpu_path` and `regression_range_analysis_overflow`):
+/// `abs` of a `u32` or `u64` was `wrapping_abs` on the CPU path, which those types lack (the
+/// `parac!` expansion did not compile), and the range analysis of the OpenCL candidates
+/// multiplied the bounds of `k * k` for a `u64` unchecked (`parac!` panicked in builds with
+/// overflow checks). Expected: `abs` of an unsigned value is the value, on every path and in
+/// the interpreter.
+#[test]
+fn regression_unsigned_abs_and_u64_products() {
+    use parac::Matrix;
+    let a = vec![0u32, 7, 300, u32::MAX];
+    let k = u64::MAX - 5;
+    // abs(a) + abs((i32)(u8)a) + (u32)(k * k), k * k = 36 (mod 2^64), wrapping in u32.
+    let want: Vec<u32> = vec![36, 50, 380, 290];
+    let c = parac_core::compile_str(UNSIGNED_ABS);
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let mut args = vec![
+        Arg::Matrix(Tensor::new(vec![4], Data::U32(a.clone())).unwrap()),
+        Arg::Matrix(Tensor::new(vec![4], Data::U32(vec![0; 4])).unwrap()),
+        Arg::Scalar(Val::Int(k as i128)),
+    ];
+    let h = interp::run(&c.module.functions[0], &mut args).expect("the interpreter runs it");
+    assert_eq!(h, Some(Val::Int(k as i128)));
+    let Arg::Matrix(o) = &args[1] else {
+        unreachable!()
+    };
+    assert_eq!(o.data, Data::U32(want.clone()), "the interpreter");
+    let a = Matrix::<u32>::from_vec([4], a).unwrap();
+    let run = |rt: &parac::Runtime| {
+        let mut o = Matrix::<u32>::zeros([4]);
+        let h = regressions::unsigned_abs(rt, &a, &mut o, k).expect("runs");
+        (h, o.as_slice().to_vec())
+    };
+    assert_eq!(run(&parac::Runtime::cpu()), (k, want.clone()));
+    if let Some(rt) = opencl_runtime() {
+        assert_eq!(run(&rt), (k, want), "{}", rt.describe());
     }
 }
 

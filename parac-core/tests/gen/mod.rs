@@ -39,7 +39,8 @@ thread_local! {
 /// looks for other bugs:
 /// - `guarded_nested_read`: a read under an `if` that bounds its index, nested in another
 ///   access's subscript (`if x + 1 < N { o[x] = t[a[x + 1] & 3]; }`; fixed in 33b5f15);
-/// - `abs_unsigned`: `abs` of a `u32` or `u64` value (the CPU path calls `wrapping_abs`).
+/// - `abs_unsigned`: `abs` of a `u32` or `u64` value (the CPU path called `wrapping_abs`;
+///   fixed, `regression_abs_of_unsigned_on_the_cpu_path`).
 pub fn avoid(patterns: &[&'static str]) {
     AVOID.with(|a| *a.borrow_mut() = patterns.iter().copied().collect());
 }

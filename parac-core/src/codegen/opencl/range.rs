@@ -30,6 +30,23 @@ fn within(r: Range, outer: Range) -> bool {
     r.0 >= outer.0 && r.1 <= outer.1
 }
 
+/// The range of the products of values in `a` and `b`; `None` where a bound overflows `i128`
+/// (two `u64` ranges): the caller takes the type's whole range.
+fn mul(a: Range, b: Range) -> Option<Range> {
+    let p = [
+        a.0.checked_mul(b.0)?,
+        a.0.checked_mul(b.1)?,
+        a.1.checked_mul(b.0)?,
+        a.1.checked_mul(b.1)?,
+    ];
+    Some((*p.iter().min()?, *p.iter().max()?))
+}
+
+/// The range of the sums of values in `a` and `b`; `None` on overflow.
+fn add(a: Range, b: Range) -> Option<Range> {
+    Some((a.0.checked_add(b.0)?, a.1.checked_add(b.1)?))
+}
+
 /// A constant integer, looking through casts.
 fn const_int(e: &Expr) -> Option<i128> {
     match &e.kind {
@@ -46,6 +63,8 @@ impl K<'_> {
         let t = e.ty.elem();
         let whole = t.range()?;
         let fit = |r: Range| if within(r, whole) { r } else { whole };
+        // An interval arithmetic that overflows `i128` knows nothing: the whole range.
+        let fit_or_whole = |r: Option<Range>| r.map_or(whole, fit);
         let both = |a: &Expr, b: &Expr| Some((self.range(a)?, self.range(b)?));
         let r = match &e.kind {
             ExprKind::Int(v) => (*v, *v),
@@ -77,7 +96,7 @@ impl K<'_> {
                 }
             }
             ExprKind::Unary(UnOp::Neg, a) => match self.range(a) {
-                Some((lo, hi)) => fit((-hi, -lo)),
+                Some((lo, hi)) => fit_or_whole(hi.checked_neg().zip(lo.checked_neg())),
                 None => whole,
             },
             ExprKind::Unary(UnOp::Plus, a) => self.range(a).unwrap_or(whole),
@@ -87,12 +106,9 @@ impl K<'_> {
                 };
                 let c = const_int(b);
                 match op {
-                    BinOp::Add => fit((al + bl, ah + bh)),
-                    BinOp::Sub => fit((al - bh, ah - bl)),
-                    BinOp::Mul | BinOp::ElemMul => {
-                        let p = [al * bl, al * bh, ah * bl, ah * bh];
-                        fit((*p.iter().min().unwrap_or(&0), *p.iter().max().unwrap_or(&0)))
-                    }
+                    BinOp::Add => fit_or_whole(add((al, ah), (bl, bh))),
+                    BinOp::Sub => fit_or_whole(al.checked_sub(bh).zip(ah.checked_sub(bl))),
+                    BinOp::Mul | BinOp::ElemMul => fit_or_whole(mul((al, ah), (bl, bh))),
                     BinOp::Div if c.is_some_and(|c| c > 0) => {
                         let c = c.unwrap_or(1);
                         (al / c, ah / c)
@@ -134,7 +150,7 @@ impl K<'_> {
                         (m.0.min(hi.0), m.1.min(hi.1))
                     }
                     (Builtin::Abs, [x]) if x.0 >= 0 => *x,
-                    (Builtin::Abs, [x]) => fit((0, x.1.max(-x.0))),
+                    (Builtin::Abs, [x]) => fit_or_whole(x.0.checked_neg().map(|n| (0, x.1.max(n)))),
                     _ => whole,
                 }
             }
@@ -143,9 +159,13 @@ impl K<'_> {
                     return Some(whole);
                 };
                 let (rows, cols) = shape(a.ty);
-                let n = (rows * cols) as i128;
+                let n = rows as i128 * cols as i128;
                 match op {
-                    ReduceOp::Sum => fit((lo.min(n * lo), hi.max(n * hi))),
+                    ReduceOp::Sum => fit_or_whole(
+                        lo.checked_mul(n)
+                            .zip(hi.checked_mul(n))
+                            .map(|(nl, nh)| (lo.min(nl), hi.max(nh))),
+                    ),
                     _ => fit((lo, hi)),
                 }
             }
@@ -154,22 +174,20 @@ impl K<'_> {
                     return Some(whole);
                 };
                 let (rows, cols) = shape(fl.ty);
-                let mut acc = (0i128, 0i128);
+                let mut acc = Some((0i128, 0i128));
                 for i in 0..rows {
                     for j in 0..cols {
-                        let (cl, ch) = match self.filter_value(fl, i, j) {
+                        let c = match self.filter_value(fl, i, j) {
                             Some(c) => (c, c),
                             None => match self.range(fl) {
                                 Some(r) => r,
                                 None => return Some(whole),
                             },
                         };
-                        let p = [cl * wl, cl * wh, ch * wl, ch * wh];
-                        acc.0 += p.iter().min().copied().unwrap_or(0);
-                        acc.1 += p.iter().max().copied().unwrap_or(0);
+                        acc = acc.zip(mul(c, (wl, wh))).and_then(|(s, p)| add(s, p));
                     }
                 }
-                fit(acc)
+                fit_or_whole(acc)
             }
             _ => whole,
         };
