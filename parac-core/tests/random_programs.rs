@@ -23,7 +23,8 @@
 //! `tests/random_corpus.rs` (written by `bless_corpus`, compiled by `parac!`) and
 //! `tests/random_programs.rs` (through `parac::Pipeline`).
 //!
-//! Knobs: `PARAC_FUZZ_PROGRAMS` (cases, default 400), `PARAC_FUZZ_SEED` (the proptest seed),
+//! Knobs: `PARAC_FUZZ_PROGRAMS` (cases, default 400; from 10,000 on, a progress line every
+//! 5%), `PARAC_FUZZ_SEED` (the proptest seed),
 //! `PARAC_FUZZ_STRICT=1` (generate the patterns of known bugs too, see `KNOWN_PATTERNS`),
 //! `PARAC_FUZZ_VERBOSE=1` (every program; more diagnostics), `PARAC_FUZZ_EXAMPLES=1` (an
 //! example program per diagnostic, and the unexpected errors). Ignored tools:
@@ -497,13 +498,31 @@ fn random_programs() {
     avoid_known();
     let mut runner = runner(1);
     let strategy = prop::collection::vec(any::<u32>(), 0..600);
-    let result = runner.run(&strategy, |data| match check_choices(&data, true) {
-        Ok(()) => Ok(()),
-        Err(f) if known(&f.key) => {
-            eprintln!("[random programs] known bug: {}", f.key);
-            Ok(())
+    // A progress line every 5% of a long run (10,000 cases or more; a shrink's runs count too).
+    let step = if cases() >= 10_000 {
+        cases() / 20
+    } else {
+        u32::MAX
+    };
+    let run = std::cell::Cell::new(0u32);
+    let result = runner.run(&strategy, |data| {
+        let run = run.replace(run.get() + 1) + 1;
+        if run % step == 0 {
+            eprintln!(
+                "[random programs] progress: {run} of {} cases in {:.0?} ({:.1} programs/s)",
+                cases(),
+                start.elapsed(),
+                run as f64 / start.elapsed().as_secs_f64()
+            );
         }
-        Err(f) => Err(TestCaseError::fail(format!("{}\n{}", f.key, f.details))),
+        match check_choices(&data, true) {
+            Ok(()) => Ok(()),
+            Err(f) if known(&f.key) => {
+                eprintln!("[random programs] known bug: {}", f.key);
+                Ok(())
+            }
+            Err(f) => Err(TestCaseError::fail(format!("{}\n{}", f.key, f.details))),
+        }
     });
     let elapsed = start.elapsed();
     print_stats(&format!("random_programs in {elapsed:.1?}"));
