@@ -21,9 +21,8 @@ pub use runtime::{PlanPolicy, Runtime};
 pub mod __private {
     pub use crate::bounds;
     pub use crate::error::{check_rank, check_shape};
-    /// The host side of the OpenCL path (iteration counts, reduction combines), shared by the
-    /// generated code and [`crate::Pipeline`].
-    pub use parac_core::codegen::opencl::host as cl_host;
+    /// The OpenCL path: the function's source run by the runtime's executor.
+    pub use crate::pipeline::{FromVal, HostArg, dump_ir, returned, run_embedded};
     pub use rayon;
 
     /// With `PARAC_DUMP=<dir>`, writes `<dir>/<name>.<ext>` (the IR of a pipeline's regions;

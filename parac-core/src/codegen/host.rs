@@ -67,7 +67,7 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
         }
     });
     let body = match ir {
-        Some(ir) => body(ir),
+        Some(ir) => body(ir, f),
         None => quote!(::core::unreachable!("parac: this pipeline did not compile")),
     };
     quote! {
@@ -124,7 +124,7 @@ pub fn declared(f: &Function, m: ir::MatrixId) -> String {
         .collect()
 }
 
-fn body(f: &Function) -> TokenStream {
+fn body(f: &Function, ast: &ast::Function) -> TokenStream {
     let fname = &f.name;
     // Ranks first: sizes are bound from dimensions that must exist.
     let ranks = f.params.iter().filter_map(|p| match p {
@@ -165,16 +165,54 @@ fn body(f: &Function) -> TokenStream {
         }
     });
     let prelude = super::cpu::prelude(f);
-    let ir_text = crate::ir::display::dump_one(f);
-    let device = super::opencl::device_body(f);
+    let source = ast.tokens.to_string();
+    let device = device_call(ast);
     let run = super::cpu::cpu_body(f);
     quote! {
         #(#ranks)*
         #(#bind)*
         #(#checks)*
-        ::parac::__private::dump_text(#fname, "ir", #ir_text)?;
-        #prelude
+        static __SOURCE: &str = #source;
+        ::parac::__private::dump_ir(__SOURCE)?;
         #device
+        #prelude
         #run
+    }
+}
+
+/// The OpenCL path: the function's own source (`__SOURCE`), compiled again by the runtime (once
+/// per thread) and run by its executor on the caller's matrices, borrowed as they are. All the host
+/// logic of a device call (views, programs, plans, proofs, launches, reductions, the error
+/// flag) lives in the runtime, once, for this and for `Pipeline`.
+fn device_call(f: &ast::Function) -> TokenStream {
+    let ret = f.ret.as_ref().map_or(quote!(()), |t| rust_type(&t.name));
+    let args = f.params.iter().map(|p| {
+        let n = &p.name;
+        match &p.kind {
+            ast::ParamKind::Matrix {
+                mutable: true,
+                elem,
+                ..
+            } => {
+                let t = rust_type(&elem.name);
+                quote!(::parac::__private::HostArg::output::<#t, _>(&mut *#n))
+            }
+            ast::ParamKind::Matrix {
+                mutable: false,
+                elem,
+                ..
+            } => {
+                let t = rust_type(&elem.name);
+                quote!(::parac::__private::HostArg::input::<#t, _>(#n))
+            }
+            ast::ParamKind::Scalar(_) => quote!(::parac::__private::HostArg::scalar(#n)),
+        }
+    });
+    quote! {
+        if let ::core::option::Option::Some(__dev) = rt.device() {
+            let mut __args = [#(#args),*];
+            let __ret = ::parac::__private::run_embedded(rt, __dev, __SOURCE, &mut __args)?;
+            return ::core::result::Result::Ok(::parac::__private::returned::<#ret>(__ret));
+        }
     }
 }

@@ -1,6 +1,6 @@
-//! Code generation. For now: the Rust items `parac!` expands to (the function signature, the
-//! run-time binding and checking of sizes and shapes); the OpenCL and CPU back ends arrive with
-//! the runtime issue.
+//! Code generation: the Rust items `parac!` expands to (`host.rs`), the CPU path (`cpu.rs`), the
+//! OpenCL C programs and the host side of their launches as data (`opencl/`), the optimization
+//! model (`plan.rs`) and the memory-safety decisions (`safety.rs`).
 
 pub mod cpu;
 mod host;

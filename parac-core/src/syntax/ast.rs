@@ -27,6 +27,9 @@ pub struct Function {
     pub body: Vec<FnStmt>,
     /// The whole signature.
     pub span: Sp,
+    /// The function's tokens, attributes to closing brace: what the generated code embeds for
+    /// the runtime to compile again (its OpenCL path).
+    pub tokens: proc_macro2::TokenStream,
 }
 
 /// One parameter.

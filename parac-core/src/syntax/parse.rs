@@ -70,6 +70,20 @@ pub fn parse_program(tokens: TokenStream, diags: &mut Diagnostics) -> Program {
     Program { functions }
 }
 
+/// The tokens from `start` up to (not including) `end`.
+fn tokens_between(start: syn::buffer::Cursor, end: syn::buffer::Cursor) -> TokenStream {
+    let mut out = TokenStream::new();
+    let mut c = start;
+    while c != end {
+        let Some((tt, next)) = c.token_tree() else {
+            break;
+        };
+        out.extend([tt]);
+        c = next;
+    }
+    out
+}
+
 /// Skips tokens up to and including the next braced group (the end of a malformed item).
 fn skip_item(input: ParseStream) {
     let _ = input.step(|cursor| {
@@ -151,6 +165,7 @@ fn parse_list<T>(
 }
 
 fn parse_function(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<Function> {
+    let start = input.cursor();
     let attrs = input.call(syn::Attribute::parse_outer)?;
     let vis: syn::Visibility = input.parse()?;
     let fn_token: Token![fn] = input.parse().map_err(|e| {
@@ -190,6 +205,7 @@ fn parse_function(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<Fu
         ret,
         body,
         span: Sp::one(fn_token.span).to(sig_end),
+        tokens: tokens_between(start, input.cursor()),
     })
 }
 

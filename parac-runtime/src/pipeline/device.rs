@@ -1,39 +1,50 @@
-//! A run-time pipeline on an OpenCL device: what the macro's `device_body` emits
-//! (`parac_core::codegen::opencl`), executed from the same descriptions.
+//! A pipeline on an OpenCL device, run from the compiler's descriptions of it
+//! (`parac_core::codegen::opencl`): the one executor of the OpenCL path, for
+//! [`Pipeline`](super::Pipeline) and for the code `parac!` emits alike.
 //!
-//! Matrices: inputs are uploaded ([`Device::upload`]), outputs and intermediates allocated on
-//! the device (zero-filled unless their first region writes them whole, as `device_body`'s
-//! `Device::output` and `alloc`/`alloc_uninit` do), outputs read back once at the end into the
-//! caller's tensors. The in-place views of the generated code (`Device::input`/`output`) are not
-//! used: the tensors are copied in and out, which is safe without their contracts.
+//! Matrices: inputs and outputs are the device views of the caller's matrices
+//! ([`Device::input`]/[`Device::output`]: in place where the device's memory is the host's, else
+//! copies with padded rows, made when the call starts and copied back when it ends);
+//! intermediates are allocated on the device (zero-filled unless their first region writes them
+//! whole).
 
 use parac_core::codegen::opencl::host::{self, KernelArg, Partials};
 use parac_core::codegen::safety::{self, Flag};
-use parac_core::interp::{self, Arg, Data, Val, cast, cast_f64};
+use parac_core::interp::{self, Data, Val, cast, cast_f64};
 use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scalar};
 
-use super::{Binding, Prepared, each_elem, from_interp, intern};
-use crate::opencl::{self, Buffer, Device, MemArg};
+use super::host_arg::{HostArg, Slice, SliceMut};
+use super::{Binding, Prepared, from_interp, intern};
+use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
 use crate::{Error, Matrix, MatrixView, MatrixViewMut, Runtime};
 
-/// A device matrix of one of the language's element types.
-enum DevBuf {
-    U8(Buffer<u8>),
-    I8(Buffer<i8>),
-    U16(Buffer<u16>),
-    I16(Buffer<i16>),
-    U32(Buffer<u32>),
-    I32(Buffer<i32>),
-    F32(Buffer<f32>),
+/// A caller's matrix as a host view the device views borrow.
+enum Src<'a> {
+    None,
+    In(InSrc<'a>),
+    Out(OutSrc<'a>),
 }
 
-macro_rules! dev_buf {
+macro_rules! dev_mats {
     ($($t:ty => $v:ident),*) => {
-        $(impl From<Buffer<$t>> for DevBuf {
-            fn from(b: Buffer<$t>) -> DevBuf {
-                DevBuf::$v(b)
-            }
-        })*
+        enum InSrc<'a> { $($v(MatrixView<'a, $t>),)* }
+        enum OutSrc<'a> { $($v(MatrixViewMut<'a, $t>),)* }
+
+        /// A device matrix of one of the language's element types: an intermediate's buffer,
+        /// or the device view of an input or an output.
+        enum DevBuf {
+            $($v(Buffer<$t>),)*
+        }
+
+        enum Mat<'v> {
+            Buf(DevBuf),
+            $($v(Input<'v, $t>),)*
+            Out(OutView<'v>),
+        }
+
+        enum OutView<'v> {
+            $($v(Output<'v, $t>),)*
+        }
 
         impl DevBuf {
             fn mem(&self) -> &dyn MemArg {
@@ -74,9 +85,86 @@ macro_rules! dev_buf {
                 }
             }
         }
+
+        impl<'a> Src<'a> {
+            /// The host view of argument `a` (bound: its data fills its shape).
+            fn of(f: &Function, a: &'a mut HostArg<'_>) -> Result<Src<'a>, Error> {
+                let bad = || Error::Argument {
+                    function: f.name.clone(),
+                    message: "a matrix's elements do not fill its shape".into(),
+                };
+                Ok(match a {
+                    $(HostArg::In(shape, Slice::$v(d)) => Src::In(InSrc::$v(
+                        MatrixView::new(shape.to_vec(), d).ok_or_else(bad)?,
+                    )),)*
+                    $(HostArg::Out(shape, SliceMut::$v(d)) => Src::Out(OutSrc::$v(
+                        MatrixViewMut::new(shape.to_vec(), d).ok_or_else(bad)?,
+                    )),)*
+                    HostArg::Scalar(_) => Src::None,
+                })
+            }
+        }
+
+        impl<'v> Mat<'v> {
+            /// The device view of input `src`.
+            fn input(dev: &'v Device, name: &'static str, src: &'v InSrc<'_>)
+                -> Result<Mat<'v>, Error> {
+                // SAFETY (of `input`): the view is dropped by the end of `run`, before the
+                // borrow of the caller's matrix ends; the kernels never write an input (the
+                // compiler refuses a store into one).
+                Ok(match src {
+                    $(InSrc::$v(m) => Mat::$v(unsafe { dev.input::<$t, _>(name, m) }?),)*
+                })
+            }
+
+            /// The device view of output `src` (`whole`: no zero fill).
+            fn output(
+                dev: &'v Device,
+                name: &'static str,
+                src: &'v mut OutSrc<'_>,
+                shape: &[usize],
+                whole: bool,
+            ) -> Result<Mat<'v>, Error> {
+                // SAFETY (of `output`): the view is finished or dropped by the end of `run`.
+                Ok(Mat::Out(match src {
+                    $(OutSrc::$v(m) => OutView::$v(
+                        unsafe { dev.output::<$t, _>(name, m, shape, whole) }?,
+                    ),)*
+                }))
+            }
+
+            fn mem(&self) -> &dyn MemArg {
+                match self {
+                    Mat::Buf(b) => b.mem(),
+                    $(Mat::$v(b) => b,)*
+                    Mat::Out(o) => match o {
+                        $(OutView::$v(b) => b,)*
+                    },
+                }
+            }
+
+            fn pitch(&self) -> usize {
+                match self {
+                    Mat::Buf(b) => b.pitch(),
+                    $(Mat::$v(b) => b.pitch(),)*
+                    Mat::Out(o) => match o {
+                        $(OutView::$v(b) => b.pitch(),)*
+                    },
+                }
+            }
+        }
+
+        impl OutView<'_> {
+            /// Makes the result visible in the caller's matrix ([`Output::finish`]).
+            fn finish(self) -> Result<(), Error> {
+                match self {
+                    $(OutView::$v(o) => o.finish(),)*
+                }
+            }
+        }
     };
 }
-dev_buf!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
+dev_mats!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
 
 fn unsupported(f: &Function, what: String) -> Error {
     Error::Unsupported {
@@ -85,14 +173,16 @@ fn unsupported(f: &Function, what: String) -> Error {
     }
 }
 
-/// The run: `device_body` step by step.
+/// The run, step by step: the host's proof before each iterator region, its launch (every
+/// candidate plan the policy allows), global operators combined on the host, host `let`s, the
+/// error flag read back, the outputs made visible.
 pub(super) fn run(
     dev: &Device,
     rt: &Runtime,
     f: &Function,
     prep: &Prepared,
     b: Binding,
-    args: &mut [Arg],
+    args: &mut [HostArg],
 ) -> Result<Option<Val>, Error> {
     let Binding {
         sizes,
@@ -103,39 +193,34 @@ pub(super) fn run(
     let prog = dev.program(&f.name, &prep.source, "")?;
     let err = dev.alloc::<i32>("error flag", &[8usize])?;
     let shape = |m: usize| -> Vec<usize> { dims[m].iter().map(|d| (*d).max(0) as usize).collect() };
-    // The argument holding each matrix parameter.
-    let param: Vec<Option<usize>> = (0..f.matrices.len())
-        .map(|m| f.params.iter().position(|p| *p == ParamRef::Matrix(m)))
-        .collect();
-    let tensor = |m: usize| match param[m].map(|i| &args[i]) {
-        Some(Arg::Matrix(t)) => t,
-        _ => unreachable!("bound matrix parameters"),
-    };
-    let mut bufs: Vec<Option<DevBuf>> = Vec::with_capacity(f.matrices.len());
-    for (m, mat) in f.matrices.iter().enumerate() {
-        let buf = match mat.kind {
-            MatrixKind::Input => {
-                let t = tensor(m);
-                let up = each_elem!(
-                    &t.data,
-                    |v: T| {
-                        let view = MatrixView::<T>::new(t.shape.clone(), &v[..])
-                            .expect("a tensor's data fills its shape");
-                        dev.upload(&mat.name, &view).map(DevBuf::from)
-                    },
-                    return Err(unsupported(f, format!("a matrix of {}", mat.elem)))
-                );
-                Some(up?)
+    // The host view of each matrix parameter, then the device matrices borrowing them.
+    let mut by_param: Vec<Option<&mut HostArg>> = args.iter_mut().map(Some).collect();
+    let mut srcs: Vec<Src> = Vec::with_capacity(f.matrices.len());
+    for m in 0..f.matrices.len() {
+        let i = f.params.iter().position(|p| *p == ParamRef::Matrix(m));
+        srcs.push(match i.and_then(|i| by_param[i].take()) {
+            Some(a) => Src::of(f, a)?,
+            None => Src::None,
+        });
+    }
+    let mut bufs: Vec<Option<Mat>> = Vec::with_capacity(f.matrices.len());
+    for ((m, mat), src) in f.matrices.iter().enumerate().zip(srcs.iter_mut()) {
+        let name = intern(&mat.name);
+        let unsupported = || unsupported(f, format!("a matrix of {}", mat.elem));
+        let buf = match (&mat.kind, src) {
+            (MatrixKind::Input, Src::In(v)) => Some(Mat::input(dev, name, v)?),
+            (MatrixKind::Output, Src::Out(v)) => {
+                Some(Mat::output(dev, name, v, &shape(m), prep.whole[m])?)
             }
-            MatrixKind::Output | MatrixKind::Local => Some(
+            (MatrixKind::Local, _) => Some(Mat::Buf(
                 DevBuf::alloc(dev, mat.elem, &mat.name, &shape(m), !prep.whole[m])
-                    .ok_or_else(|| unsupported(f, format!("a matrix of {}", mat.elem)))??,
-            ),
-            MatrixKind::Const(_) => None,
+                    .ok_or_else(unsupported)??,
+            )),
+            (MatrixKind::Const(_), _) => None,
+            _ => return Err(unsupported()),
         };
         bufs.push(buf);
     }
-    let buf = |m: usize| bufs[m].as_ref().expect("a device matrix");
     let host_expr =
         |hosts: &[Val], e: &parac_core::ir::Expr| interp::host_expr(f, &sizes, hosts, e);
     let z: Vec<i32> = sizes.iter().map(|s| *s as i32).collect();
@@ -271,22 +356,17 @@ pub(super) fn run(
             }
         }
     }
-    // A raised error flag is the call's error, read back with the results (`device_body`).
+    // A raised error flag is the call's error, read back with the results.
     let mut em = Matrix::<i32>::zeros([8usize]);
     dev.download(&err, &mut em)?;
     let e = em.as_slice();
     if e[0] != 0 {
         return Err(flag_error(f, &dims, e));
     }
-    for (m, mat) in f.matrices.iter().enumerate() {
-        if mat.kind != MatrixKind::Output {
-            continue;
+    for m in bufs.into_iter().flatten() {
+        if let Mat::Out(o) = m {
+            o.finish()?;
         }
-        let i = param[m].expect("an output parameter");
-        let Arg::Matrix(t) = &mut args[i] else {
-            unreachable!("bound matrix parameters")
-        };
-        buf(m).download(dev, &t.shape.clone(), &mut t.data)?;
     }
     Ok(ret)
 }
@@ -295,7 +375,7 @@ pub(super) fn run(
 /// operator.
 fn kernel_args<'a>(
     args: &[KernelArg],
-    bufs: &'a [Option<DevBuf>],
+    bufs: &'a [Option<Mat>],
     z: &[i32],
     hosts: &[Val],
     err: &'a Buffer<i32>,

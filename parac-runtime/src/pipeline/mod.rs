@@ -23,6 +23,8 @@
 //! through the device's caches).
 
 mod device;
+mod embedded;
+mod host_arg;
 
 use std::cell::OnceCell;
 use std::collections::HashSet;
@@ -30,9 +32,14 @@ use std::sync::{Mutex, PoisonError};
 
 use parac_core::codegen::opencl::{self as cl, host};
 use parac_core::interp::{self, InterpError};
-use parac_core::ir::{Function, Module, ParamRef, RegionKind};
+use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 
 pub use parac_core::interp::{Arg, Data, Tensor, Val};
+
+pub use embedded::{dump_ir, run_embedded};
+pub use host_arg::{FromVal, HostArg, IntoVal, Lang, Slice, SliceMut, returned};
+
+use host_arg::ArgInfo;
 
 use crate::error::{check_rank, check_shape};
 use crate::opencl::{Candidate, RegionPlans};
@@ -216,14 +223,39 @@ impl Pipeline {
             });
         };
         let f = &self.module.functions[i];
-        let b = bind(f, args)?;
+        let infos: Vec<ArgInfo> = args.iter().map(ArgInfo::of).collect();
+        let b = bind(f, &infos)?;
         if std::env::var_os("PARAC_DUMP").is_some_and(|d| !d.is_empty()) {
             crate::__private::dump_text(&f.name, "ir", &parac_core::ir::display::dump_one(f))?;
         }
         match rt.device() {
             None => interp::run(f, args).map_err(|e| from_interp(f, e)),
-            Some(dev) => device::run(dev, rt, f, self.prepare(i), b, args),
+            Some(dev) => {
+                let outputs: Vec<bool> = f
+                    .params
+                    .iter()
+                    .map(|p| {
+                        matches!(p, ParamRef::Matrix(m) if f.matrices[*m].kind == MatrixKind::Output)
+                    })
+                    .collect();
+                let mut args = host_arg::borrow_args(args, &outputs);
+                device::run(dev, rt, f, self.prepare(i), b, &mut args)
+            }
         }
+    }
+
+    /// Runs function `i` on an OpenCL device with borrowed arguments (the macro's path).
+    fn run_device(
+        &self,
+        rt: &Runtime,
+        dev: &crate::opencl::Device,
+        i: usize,
+        args: &mut [HostArg],
+    ) -> Result<Option<Val>, Error> {
+        let f = &self.module.functions[i];
+        let infos: Vec<ArgInfo> = args.iter().map(HostArg::info).collect();
+        let b = bind(f, &infos)?;
+        device::run(dev, rt, f, self.prepare(i), b, args)
     }
 }
 
@@ -251,7 +283,7 @@ fn argument(f: &Function, message: String) -> Error {
 }
 
 /// Checks the arguments and binds the sizes, as the generated function's prelude does.
-fn bind(f: &Function, args: &[Arg]) -> Result<Binding, Error> {
+fn bind(f: &Function, args: &[ArgInfo]) -> Result<Binding, Error> {
     if args.len() != f.params.len() {
         return Err(argument(
             f,
@@ -262,27 +294,22 @@ fn bind(f: &Function, args: &[Arg]) -> Result<Binding, Error> {
     let mut hosts = vec![Val::Int(0); f.scalars.len()];
     for (p, a) in f.params.iter().zip(args) {
         match (p, a) {
-            (ParamRef::Matrix(m), Arg::Matrix(t)) => {
+            (ParamRef::Matrix(m), ArgInfo::Matrix(elem, shape, len)) => {
                 let mat = &f.matrices[*m];
-                if t.elem() != mat.elem {
+                if *elem != mat.elem {
                     return Err(argument(
                         f,
-                        format!("matrix `{}` holds {}, got {}", mat.name, mat.elem, t.elem()),
+                        format!("matrix `{}` holds {}, got {elem}", mat.name, mat.elem),
                     ));
                 }
-                if t.shape.iter().product::<usize>() != t.data.len() {
+                if shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d)) != Some(*len) {
                     return Err(argument(
                         f,
-                        format!(
-                            "matrix `{}`: shape {:?} but {} elements",
-                            mat.name,
-                            t.shape,
-                            t.data.len()
-                        ),
+                        format!("matrix `{}`: shape {shape:?} but {len} elements", mat.name),
                     ));
                 }
             }
-            (ParamRef::Scalar(s), Arg::Scalar(v)) => {
+            (ParamRef::Scalar(s), ArgInfo::Scalar(v)) => {
                 let sc = &f.scalars[*s];
                 if !v.fits(sc.ty) {
                     return Err(argument(
@@ -292,13 +319,13 @@ fn bind(f: &Function, args: &[Arg]) -> Result<Binding, Error> {
                 }
                 hosts[*s] = *v;
             }
-            (ParamRef::Matrix(m), Arg::Scalar(_)) => {
+            (ParamRef::Matrix(m), ArgInfo::Scalar(_)) => {
                 return Err(argument(
                     f,
                     format!("`{}` is a matrix", f.matrices[*m].name),
                 ));
             }
-            (ParamRef::Scalar(s), Arg::Matrix(_)) => {
+            (ParamRef::Scalar(s), ArgInfo::Matrix(..)) => {
                 return Err(argument(f, format!("`{}` is a scalar", f.scalars[*s].name)));
             }
         }
@@ -309,9 +336,9 @@ fn bind(f: &Function, args: &[Arg]) -> Result<Binding, Error> {
             .iter()
             .position(|p| *p == ParamRef::Matrix(m))
             .expect("a matrix parameter");
-        match &args[i] {
-            Arg::Matrix(t) => &t.shape,
-            Arg::Scalar(_) => &[],
+        match args[i] {
+            ArgInfo::Matrix(_, shape, _) => shape,
+            ArgInfo::Scalar(_) => &[],
         }
     };
     let matrices = || {
@@ -458,7 +485,6 @@ macro_rules! each_elem {
         }
     };
 }
-pub(crate) use each_elem;
 
 /// The tensor of a matrix of one of the language's element types (`None` for another
 /// [`Element`] type).

@@ -1,11 +1,9 @@
 //! The host side of a function's OpenCL path, as data: the kernel arguments of each region,
 //! its candidate plans, its launch (the slots OpenCL runs, the iteration counts) and how a global
-//! operator's partial results are laid out and combined. The host code `parac!` emits
-//! (`device_body`, `launch`, `args`, `plans_static` in `mod.rs`) is generated from these
-//! descriptions, and `parac_runtime::Pipeline` (pipelines compiled at run time) executes them
-//! directly, so the two cannot drift. The small functions of arithmetic here ([`iterations`],
-//! [`reduction_rows`], the `combine_*` functions) are called by the generated code itself,
-//! through `parac::__private::cl_host`.
+//! operator's partial results are laid out and combined. The runtime's one executor of the
+//! OpenCL path (`parac_runtime::pipeline`) runs these descriptions, for pipelines compiled at
+//! run time and for the code `parac!` emits alike (which embeds the function's source and emits
+//! no host code of its own for devices).
 
 use super::{arg_ty, cl_slots, hosts_used, kernel_name, local_bytes, used, variant_name};
 use crate::codegen::plan;

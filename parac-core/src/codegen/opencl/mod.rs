@@ -1,5 +1,5 @@
 //! The OpenCL back end, baseline plan: one kernel per parallel region, one work-item per
-//! iteration point; the host code the macro emits to run them.
+//! iteration point.
 //!
 //! - Border rules are region-specialised: each work-item decides once whether all its
 //!   bordered reads are inside their matrices (the interior) and runs a body without any check;
@@ -8,12 +8,7 @@
 //! - A global operator is a kernel writing one partial result per row, combined on the host
 //!   (exact for integers: 64-bit partials, carried as two 32-bit halves).
 //! - Sizes and host scalars are kernel arguments, so one program build serves every image size.
-//! - Host code: inputs and outputs are device views of the caller's matrices (`Device::input`,
-//!   `Device::output`: used in place where the device's memory is the host's, else copied in
-//!   once and read back once at the end), intermediates never leave the device (allocated
-//!   without a zero fill where their first region writes them whole), reduction partials read
-//!   back where the host uses the scalar; kernels are enqueued without waiting in between (one
-//!   in-order queue).
+//! - The host side is data (`host.rs`), run by the runtime's executor of the OpenCL path.
 
 pub mod host;
 mod partition;
@@ -24,12 +19,9 @@ mod variant;
 pub use partition::{Bound, bounds};
 pub use variant::local_bytes;
 
-use super::cpu::rty;
 use super::plan::Variant;
 use crate::check::relative::Affine;
 use crate::ir::*;
-use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -274,42 +266,6 @@ fn params(f: &Function, r: &Region) -> Vec<String> {
     // The call's error flag (guarded accesses and divisions, see `codegen::safety`).
     p.push("__global int* err".to_string());
     p
-}
-
-/// Kernel arguments in the order of [`params`] (of the reduction kernel's, for a global
-/// operator), as Rust: [`host::kernel_args`] with the host code's bindings (`__g<m>` the device
-/// matrices, `__z<i>` the sizes, `__s<h>` the host scalars, `__err` the error flag, `__pb` the
-/// partials).
-fn args(f: &Function, rid: RegionId) -> Vec<TokenStream> {
-    host::kernel_args(f, rid)
-        .into_iter()
-        .map(|a| match a {
-            host::KernelArg::Matrix(m) => {
-                let g = format_ident!("__g{}", m);
-                quote!(::parac::opencl::Arg::Mem(&#g))
-            }
-            host::KernelArg::Pitch(m) => {
-                let g = format_ident!("__g{}", m);
-                quote!(::parac::opencl::Arg::I32(#g.pitch() as i32))
-            }
-            host::KernelArg::Size(i) => {
-                let z = format_ident!("__z{}", i);
-                quote!(::parac::opencl::Arg::I32(#z))
-            }
-            host::KernelArg::Host(h, t) => {
-                let s = format_ident!("__s{}", h);
-                match t {
-                    Scalar::U32 => quote!(::parac::opencl::Arg::U32(#s as u32)),
-                    Scalar::I64 => quote!(::parac::opencl::Arg::I64(#s as i64)),
-                    Scalar::U64 => quote!(::parac::opencl::Arg::U64(#s as u64)),
-                    Scalar::F32 => quote!(::parac::opencl::Arg::F32(#s as f32)),
-                    _ => quote!(::parac::opencl::Arg::I32(#s as i32)),
-                }
-            }
-            host::KernelArg::ErrorFlag => quote!(::parac::opencl::Arg::Mem(&__err)),
-            host::KernelArg::Partials => quote!(::parac::opencl::Arg::Mem(&__pb)),
-        })
-        .collect()
 }
 
 /// Slots with iteration, innermost (last) first: OpenCL dimension 0 runs along rows.
@@ -1267,261 +1223,5 @@ fn shape(t: Type) -> (u32, u32) {
     match t {
         Type::Block { rows, cols, .. } => (rows, cols),
         Type::Scalar(_) => (1, 1),
-    }
-}
-
-/// The device path of a function's body: `if let Some(dev) = rt.device() { ... }`.
-pub fn device_body(f: &Function) -> TokenStream {
-    let fname = &f.name;
-    let source = program(f);
-    let mut out = TokenStream::new();
-    // Device matrices: inputs and outputs are views of the caller's matrices (in place where the
-    // device's memory is the host's, else copies), intermediates allocated (zero-filled unless
-    // their first region writes them whole).
-    let whole = crate::analysis::written_whole(f);
-    for (m, mat) in f.matrices.iter().enumerate() {
-        let g = format_ident!("__g{}", m);
-        let d = format_ident!("__d{}", m);
-        let mname = &mat.name;
-        let t = rty(mat.elem);
-        let shape =
-            quote!(&#d.iter().map(|d| (*d).max(0) as usize).collect::<::std::vec::Vec<usize>>());
-        out.extend(match mat.kind {
-            MatrixKind::Input => {
-                let p = format_ident!("{}", mat.name);
-                // SAFETY (of `input`): the view lives to the end of this body, where its drop
-                // waits for the queue; the kernels only read inputs.
-                quote!(#[allow(unsafe_code)] let #g = unsafe { __dev.input::<#t, _>(#mname, #p) }?;)
-            }
-            MatrixKind::Output => {
-                let p = format_ident!("{}", mat.name);
-                let w = whole[m];
-                // SAFETY (of `output`): the view is finished or dropped by the end of this body.
-                quote!(#[allow(unsafe_code)] let #g = unsafe { __dev.output::<#t, _>(#mname, &mut *#p, #shape, #w) }?;)
-            }
-            MatrixKind::Local if whole[m] => {
-                quote!(let #g = __dev.alloc_uninit::<#t>(#mname, #shape)?;)
-            }
-            MatrixKind::Local => {
-                quote!(let #g = __dev.alloc::<#t>(#mname, #shape)?;)
-            }
-            MatrixKind::Const(_) => quote!(),
-        });
-    }
-    let downloads: Vec<TokenStream> = f
-        .matrices
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.kind == MatrixKind::Output)
-        .map(|(m, _)| {
-            let g = format_ident!("__g{}", m);
-            quote!(#g.finish()?;)
-        })
-        .collect();
-    // A raised error flag (a guarded access outside its matrix, a division by zero) is the
-    // call's error, read back with the results.
-    let flag = super::safety::flag_error(f);
-    let flag_check = quote! {{
-        let mut __em = ::parac::Matrix::<i32>::zeros([8usize]);
-        __dev.download(&__err, &mut __em)?;
-        let __e = __em.as_slice();
-        if __e[0] != 0 {
-            return ::core::result::Result::Err(#flag);
-        }
-    }};
-    let mut returned = false;
-    for step in &f.steps {
-        let host = super::cpu::host_expr_gen(f);
-        match step {
-            HostStep::Run(rid) => {
-                let check = super::safety::region_check(f, *rid);
-                if !check.is_empty() {
-                    // A flag an earlier region raised comes first: it happened before.
-                    out.extend(quote! {
-                        let __chk = (|| -> ::core::result::Result<(), ::parac::Error> {
-                            #check
-                            ::core::result::Result::Ok(())
-                        })();
-                        if let ::core::result::Result::Err(__x) = __chk {
-                            #flag_check
-                            return ::core::result::Result::Err(__x);
-                        }
-                    });
-                }
-                out.extend(launch(f, *rid));
-            }
-            HostStep::Let(s, e) => {
-                let v = format_ident!("__s{}", s);
-                let t = rty(f.scalars[*s].ty);
-                let e = host(e);
-                out.extend(quote!(let #v: #t = #e;));
-            }
-            HostStep::Return(e) => {
-                let e = host(e);
-                out.extend(quote!(let __ret = #e; #flag_check #(#downloads)* return ::core::result::Result::Ok(__ret);));
-                returned = true;
-            }
-        }
-    }
-    if !returned {
-        out.extend(quote!(#flag_check #(#downloads)* return ::core::result::Result::Ok(());));
-    }
-    quote! {
-        if let ::core::option::Option::Some(__dev) = rt.device() {
-            static __SOURCE: &str = #source;
-            let __prog = __dev.program(#fname, __SOURCE, "")?;
-            let __err = __dev.alloc::<i32>("error flag", &[8usize])?;
-            #out
-        }
-    }
-}
-
-/// Enqueues one region (and, for a global operator, reads back and combines its partials), as
-/// [`host`] describes it.
-fn launch(f: &Function, rid: RegionId) -> TokenStream {
-    let r = &f.regions[rid];
-    let hexpr = super::cpu::host_expr_gen(f);
-    let args = args(f, rid);
-    let plans = plans_static(f, rid);
-    let Some(red) = host::reduce_launch(f, rid) else {
-        let slots = host::launch_slots(f, rid);
-        let counts = slots.iter().map(|slot| {
-            let d = r.dims[*slot].as_ref().expect("slot");
-            let (lo, hi) = (hexpr(&d.lo), hexpr(&d.hi));
-            let step = d.step;
-            quote!(::parac::__private::cl_host::iterations((#lo) as i64, (#hi) as i64, #step))
-        });
-        // The interior box of split plans, from the subscripts' bounds and this call's sizes.
-        let interior = match bounds(f, rid) {
-            Some(bs) => {
-                let starts = slots.iter().map(|slot| {
-                    let d = r.dims[*slot].as_ref().expect("slot");
-                    let (lo, step) = (hexpr(&d.lo), d.step);
-                    quote!(((#lo) as i64, #step as i64))
-                });
-                let bs = bs.iter().map(|b| {
-                    let cl = match b.cl {
-                        Some(c) => quote!(::core::option::Option::Some(#c)),
-                        None => quote!(::core::option::Option::None),
-                    };
-                    let (coef, offset, extent, k) = (b.coef, b.offset, b.extent, b.k);
-                    let d = format_ident!("__d{}", b.matrix);
-                    quote!(::parac::opencl::Bound {
-                        cl: #cl, coef: #coef, offset: #offset, extent: #extent, size: #d[#k] as i64,
-                    })
-                });
-                quote!(::core::option::Option::Some(&::parac::opencl::interior(
-                    &__counts, &[#(#starts),*], &[#(#bs),*]
-                )[..]))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        return quote! {{
-            #plans
-            let __counts = [#(#counts),*];
-            __dev.run_region(&__prog, &__PLANS, rt.policy(), &__counts, #interior, &[#(#args),*])?;
-        }};
-    };
-    let host::ReduceLaunch {
-        op,
-        matrix,
-        result,
-        partials,
-        part,
-        per_row,
-    } = red;
-    let d = format_ident!("__d{}", matrix);
-    let s = format_ident!("__s{}", result);
-    let rt = rty(f.scalars[result].ty);
-    let part_t = rty(part);
-    let fname = &f.name;
-    let rname = &r.name;
-    let combine = match (partials, op) {
-        (host::Partials::SumInt, _) => quote!(::parac::__private::cl_host::combine_sum_int(__p)),
-        (host::Partials::SumF32, _) => quote!(::parac::__private::cl_host::combine_sum_f32(__p)),
-        (host::Partials::MinMaxF32, ReduceOp::Min) => {
-            quote!(::parac::__private::cl_host::combine_min_f32(__p))
-        }
-        (host::Partials::MinMaxF32, _) => {
-            quote!(::parac::__private::cl_host::combine_max_f32(__p))
-        }
-        // An empty matrix gives the identity, as on the CPU path.
-        (host::Partials::MinMaxInt(_), ReduceOp::Min) => {
-            quote!(::parac::__private::cl_host::combine_min_int(__p, #part_t::MAX))
-        }
-        (host::Partials::MinMaxInt(_), _) => {
-            quote!(::parac::__private::cl_host::combine_max_int(__p, #part_t::MIN))
-        }
-    };
-    let acc = if partials == host::Partials::SumF32 {
-        quote!(f64)
-    } else {
-        quote!(i64)
-    };
-    let value = match op {
-        ReduceOp::Mean => quote!({
-            let __n = ::parac::__private::cl_host::element_count(&#d);
-            if __n == 0 {
-                return ::core::result::Result::Err(::parac::Error::DivisionByZero { function: #fname, region: #rname });
-            }
-            ((#combine) / (__n as #acc)) as #rt
-        }),
-        _ => quote!((#combine) as #rt),
-    };
-    let per = Literal::usize_unsuffixed(per_row);
-    quote! {
-        let #s: #rt = {
-            let __rows = ::parac::__private::cl_host::reduction_rows(&#d);
-            let __pb = __dev.alloc::<#part_t>("partials", &[__rows.max(1) * #per])?;
-            #plans
-            let __n = __dev.run_region(&__prog, &__PLANS, rt.policy(), &[__rows], ::core::option::Option::None,
-                &[#(#args),*])?;
-            let mut __pm = ::parac::Matrix::<#part_t>::zeros([__rows.max(1) * #per]);
-            __dev.download(&__pb, &mut __pm)?;
-            let __p = &__pm.as_slice()[..(__n * #per).min(__rows.max(1) * #per)];
-            #value
-        };
-    }
-}
-
-/// `static __PLANS: RegionPlans`: the candidates of region `rid` for the runtime's choice
-/// ([`host::plans`]), borrowed statics.
-fn plans_static(f: &Function, rid: RegionId) -> TokenStream {
-    let region = host::plans_region(f, rid);
-    let cands = host::plans(f, rid).into_iter().map(|p| {
-        let (label, kernel) = (p.label, p.kernel);
-        let [c, rw] = p.per_item;
-        let local = match p.local {
-            Some(l) => {
-                quote!(::core::option::Option::Some(::std::borrow::Cow::Borrowed(&[#(#l),*])))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let (bytes, tree, split) = (p.local_bytes, p.tree, p.split);
-        let source = match p.source {
-            Some(src) => quote!(::core::option::Option::Some(::std::borrow::Cow::Borrowed(#src))),
-            None => quote!(::core::option::Option::None),
-        };
-        quote!(::parac::opencl::Candidate {
-            label: ::std::borrow::Cow::Borrowed(#label),
-            kernel: ::std::borrow::Cow::Borrowed(#kernel),
-            source: #source,
-            per_item: [#c, #rw],
-            local: #local,
-            local_bytes: #bytes,
-            tree: #tree,
-            split: #split,
-        })
-    });
-    let searchable = host::searchable(f, rid);
-    quote! {
-        static __PLANS: ::parac::opencl::RegionPlans = {
-            const __CANDIDATES: &[::parac::opencl::Candidate] = &[#(#cands),*];
-            ::parac::opencl::RegionPlans {
-                region: ::std::borrow::Cow::Borrowed(#region),
-                candidates: ::std::borrow::Cow::Borrowed(__CANDIDATES),
-                searchable: #searchable,
-            }
-        };
     }
 }

@@ -1,0 +1,65 @@
+//! The OpenCL path of the code `parac!` emits: the function's source, embedded as a string, is
+//! compiled by the same compiler once per thread, and the call runs on the one executor of the
+//! OpenCL path (`device.rs`) with the caller's matrices borrowed as they are. The macro emits
+//! no host code of its own for devices: a few lines per function instead of hundreds of
+//! kilobytes.
+//!
+//! A [`Pipeline`] holds the compiler's IR, which is neither `Send` nor `Sync` (token spans),
+//! hence one per thread; the programs it builds and the plans it chooses are the device's,
+//! shared by every thread.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::{HostArg, Pipeline, Val};
+use crate::opencl::Device;
+use crate::{Error, Runtime};
+
+thread_local! {
+    /// The pipelines compiled on this thread, by the address and length of their source.
+    static PIPELINES: RefCell<HashMap<(usize, usize), Rc<Pipeline>>> =
+        RefCell::new(HashMap::new());
+}
+
+/// The pipeline of `source`, compiled on this thread's first use.
+fn pipeline(source: &'static str) -> Result<Rc<Pipeline>, Error> {
+    let key = (source.as_ptr() as usize, source.len());
+    if let Some(p) = PIPELINES.with(|c| c.borrow().get(&key).cloned()) {
+        return Ok(p);
+    }
+    let p = Rc::new(Pipeline::compile_named("parac!", source)?);
+    if p.functions().len() != 1 {
+        return Err(Error::Compile {
+            message: format!(
+                "an embedded pipeline holds {} functions, not one",
+                p.functions().len()
+            ),
+        });
+    }
+    PIPELINES.with(|c| c.borrow_mut().insert(key, p.clone()));
+    Ok(p)
+}
+
+/// With `PARAC_DUMP=<dir>`, writes the IR of the function of `source` to `<dir>/<name>.ir`
+/// (compiling it only then).
+pub fn dump_ir(source: &'static str) -> Result<(), Error> {
+    if std::env::var_os("PARAC_DUMP").is_none_or(|d| d.is_empty()) {
+        return Ok(());
+    }
+    let p = pipeline(source)?;
+    let f = &p.functions()[0];
+    crate::__private::dump_text(&f.name, "ir", &parac_core::ir::display::dump_one(f))
+}
+
+/// Runs the one function of `source` (a `parac!` function's tokens as text) on `dev`, with its
+/// arguments in parameter order. The macro has compiled the same text already, so a compile
+/// error here is a bug of the compiler's determinism; it is reported as [`Error::Compile`].
+pub fn run_embedded(
+    rt: &Runtime,
+    dev: &Device,
+    source: &'static str,
+    args: &mut [HostArg],
+) -> Result<Option<Val>, Error> {
+    pipeline(source)?.run_device(rt, dev, 0, args)
+}

@@ -1,0 +1,246 @@
+//! Borrowed call arguments: what the device executor (`device.rs`) runs on, whether the call
+//! comes from a [`Pipeline`](super::Pipeline) (its owned tensors, borrowed) or from the code
+//! `parac!` emits (the caller's `MatrixRef`/`MatrixMut`s and scalars, borrowed as they are, so
+//! that a device whose memory is the host's reads and writes them in place).
+
+use std::borrow::Cow;
+
+use parac_core::interp::{Arg, Data, Val, cast};
+use parac_core::ir::Scalar;
+
+use crate::{Element, MatrixMut, MatrixRef};
+
+/// The elements of a borrowed input matrix, in its element type.
+#[derive(Clone, Copy)]
+pub enum Slice<'a> {
+    U8(&'a [u8]),
+    I8(&'a [i8]),
+    U16(&'a [u16]),
+    I16(&'a [i16]),
+    U32(&'a [u32]),
+    I32(&'a [i32]),
+    F32(&'a [f32]),
+}
+
+/// The elements of a borrowed output matrix, in its element type.
+pub enum SliceMut<'a> {
+    U8(&'a mut [u8]),
+    I8(&'a mut [i8]),
+    U16(&'a mut [u16]),
+    I16(&'a mut [i16]),
+    U32(&'a mut [u32]),
+    I32(&'a mut [i32]),
+    F32(&'a mut [f32]),
+}
+
+/// One argument of a call, in `Function::params` order.
+pub enum HostArg<'a> {
+    /// A matrix the pipeline reads: its shape and elements.
+    In(&'a [usize], Slice<'a>),
+    /// A matrix the pipeline writes: its shape and elements.
+    Out(Cow<'a, [usize]>, SliceMut<'a>),
+    /// A scalar parameter.
+    Scalar(Val),
+}
+
+/// The language's element types, each with its variant of [`Slice`]/[`SliceMut`] (the
+/// generated code's matrices are of these; [`Element`] alone is open to other types).
+pub trait Lang: Element {
+    /// The type in the IR.
+    const SCALAR: Scalar;
+    /// `data` as a [`Slice`].
+    fn slice(data: &[Self]) -> Slice<'_>;
+    /// `data` as a [`SliceMut`].
+    fn slice_mut(data: &mut [Self]) -> SliceMut<'_>;
+}
+
+macro_rules! lang {
+    ($($t:ty => $v:ident),*) => {
+        $(impl Lang for $t {
+            const SCALAR: Scalar = Scalar::$v;
+            fn slice(data: &[$t]) -> Slice<'_> {
+                Slice::$v(data)
+            }
+            fn slice_mut(data: &mut [$t]) -> SliceMut<'_> {
+                SliceMut::$v(data)
+            }
+        })*
+
+        impl Slice<'_> {
+            /// The element type.
+            pub fn elem(&self) -> Scalar {
+                match self {
+                    $(Slice::$v(_) => Scalar::$v,)*
+                }
+            }
+            /// The number of elements.
+            pub fn len(&self) -> usize {
+                match self {
+                    $(Slice::$v(d) => d.len(),)*
+                }
+            }
+        }
+
+        impl SliceMut<'_> {
+            /// The element type.
+            pub fn elem(&self) -> Scalar {
+                match self {
+                    $(SliceMut::$v(_) => Scalar::$v,)*
+                }
+            }
+            /// The number of elements.
+            pub fn len(&self) -> usize {
+                match self {
+                    $(SliceMut::$v(d) => d.len(),)*
+                }
+            }
+        }
+
+        /// Borrows tensor data as a [`Slice`] (`None` for `i64`/`u64`, which no matrix of the
+        /// language holds).
+        fn data_slice(d: &Data) -> Option<Slice<'_>> {
+            Some(match d {
+                $(Data::$v(v) => Slice::$v(v),)*
+                Data::I64(_) | Data::U64(_) => return None,
+            })
+        }
+
+        /// Borrows tensor data as a [`SliceMut`].
+        fn data_slice_mut(d: &mut Data) -> Option<SliceMut<'_>> {
+            Some(match d {
+                $(Data::$v(v) => SliceMut::$v(v),)*
+                Data::I64(_) | Data::U64(_) => return None,
+            })
+        }
+    };
+}
+lang!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
+
+impl HostArg<'_> {
+    /// An input matrix.
+    pub fn input<T: Lang, M: MatrixRef<T> + ?Sized>(m: &M) -> HostArg<'_> {
+        HostArg::In(m.shape(), T::slice(m.as_slice()))
+    }
+
+    /// An output matrix. Its shape is copied before its elements are borrowed mutably (the
+    /// two borrows of `m` cannot coexist); a `MatrixMut` whose `shape` and `as_mut_slice`
+    /// disagree is refused by the call's length check.
+    pub fn output<T: Lang, M: MatrixMut<T> + ?Sized>(m: &mut M) -> HostArg<'_> {
+        let shape = Cow::Owned(m.shape().to_vec());
+        HostArg::Out(shape, T::slice_mut(m.as_mut_slice()))
+    }
+
+    /// A scalar parameter.
+    pub fn scalar(v: impl IntoVal) -> HostArg<'static> {
+        HostArg::Scalar(v.into_val())
+    }
+
+    /// What [`bind`](super::bind) checks of it.
+    pub(crate) fn info(&self) -> ArgInfo<'_> {
+        match self {
+            HostArg::In(shape, s) => ArgInfo::Matrix(s.elem(), shape, s.len()),
+            HostArg::Out(shape, s) => ArgInfo::Matrix(s.elem(), shape, s.len()),
+            HostArg::Scalar(v) => ArgInfo::Scalar(*v),
+        }
+    }
+}
+
+/// An argument as [`bind`](super::bind) checks it: a matrix's element type, shape and element
+/// count, or a scalar's value.
+#[derive(Clone, Copy)]
+pub(crate) enum ArgInfo<'a> {
+    Matrix(Scalar, &'a [usize], usize),
+    Scalar(Val),
+}
+
+impl ArgInfo<'_> {
+    pub(crate) fn of(a: &Arg) -> ArgInfo<'_> {
+        match a {
+            Arg::Matrix(t) => ArgInfo::Matrix(t.elem(), &t.shape, t.data.len()),
+            Arg::Scalar(v) => ArgInfo::Scalar(*v),
+        }
+    }
+}
+
+/// Borrows a [`Pipeline`](super::Pipeline)'s owned arguments, already bound (so every matrix
+/// holds one of the language's types): matrices the function writes as outputs
+/// (`outputs[i]`), the others as inputs.
+pub(crate) fn borrow_args<'a>(args: &'a mut [Arg], outputs: &[bool]) -> Vec<HostArg<'a>> {
+    args.iter_mut()
+        .zip(outputs)
+        .map(|(a, out)| match a {
+            Arg::Scalar(v) => HostArg::Scalar(*v),
+            Arg::Matrix(t) => {
+                let (shape, data) = (&t.shape, &mut t.data);
+                const BOUND: &str = "bound: a matrix type of the language";
+                if *out {
+                    HostArg::Out(Cow::Borrowed(shape), data_slice_mut(data).expect(BOUND))
+                } else {
+                    HostArg::In(shape, data_slice(data).expect(BOUND))
+                }
+            }
+        })
+        .collect()
+}
+
+/// A scalar argument's value.
+pub trait IntoVal: Copy {
+    /// The value, exactly.
+    fn into_val(self) -> Val;
+}
+
+/// A function's return value in its Rust type.
+pub trait FromVal: Sized {
+    /// The value converted as the IR's `cast` does (it already has this type).
+    fn from_val(v: Val) -> Self;
+}
+
+macro_rules! int_val {
+    ($($t:ty => $s:ident),*) => {$(
+        impl IntoVal for $t {
+            fn into_val(self) -> Val {
+                Val::Int(self as i128)
+            }
+        }
+        impl FromVal for $t {
+            fn from_val(v: Val) -> $t {
+                cast(v, Scalar::$s).as_i128() as $t
+            }
+        }
+    )*};
+}
+int_val!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, u64 => U64,
+    i64 => I64);
+
+impl IntoVal for f32 {
+    fn into_val(self) -> Val {
+        Val::F32(self)
+    }
+}
+
+impl FromVal for f32 {
+    fn from_val(v: Val) -> f32 {
+        cast(v, Scalar::F32).as_f32()
+    }
+}
+
+impl IntoVal for bool {
+    fn into_val(self) -> Val {
+        Val::Bool(self)
+    }
+}
+
+impl FromVal for bool {
+    fn from_val(v: Val) -> bool {
+        v.truthy()
+    }
+}
+
+impl FromVal for () {
+    fn from_val(_: Val) {}
+}
+
+/// A call's return value in its Rust type (`()` for a function that returns nothing).
+pub fn returned<T: FromVal>(v: Option<Val>) -> T {
+    T::from_val(v.unwrap_or(Val::Int(0)))
+}
