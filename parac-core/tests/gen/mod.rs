@@ -662,6 +662,9 @@ struct Kx {
     no_border: BTreeSet<usize>,
     /// Matrices this iterator writes.
     targets: BTreeSet<usize>,
+    /// Whether the last read generated may reach outside its matrix (a border value: not
+    /// converted to the element type, so a `u8` read may be negative or above 255).
+    last_out: bool,
 }
 
 /// A store target of an iterator: the matrix, its subscripts, its block shape.
@@ -2586,7 +2589,9 @@ impl<'a> G<'a> {
             {
                 X::Data(format!("{d} & 255"))
             }
-            3 if !elem.is_int() || elem == Scalar::U8 || elem == Scalar::U16 => {
+            // `min` alone bounds an unsigned read only inside the matrix: a border value is
+            // not converted to the element type (`a[+1] = a[1] * 2 - a[3]` may be negative).
+            3 if (!elem.is_int() || elem == Scalar::U8 || elem == Scalar::U16) && !kx.last_out => {
                 X::Min(Box::new(X::Data(d)), Box::new(hi))
             }
             _ => X::Clamp(Box::new(X::Data(d)), Box::new(lit(0)), Box::new(hi)),
@@ -2978,6 +2983,7 @@ impl<'a> G<'a> {
                 }
                 self.tag("bordered_read");
             }
+            kx.last_out = out;
             let s: String = subs.iter().map(|s| format!("[{s}]")).collect();
             return Some(format!("{}{s}", mat.name));
         }
