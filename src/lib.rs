@@ -1,10 +1,5 @@
-//! # parac
-//!
-//! ParaC, an image-processing language embedded in Rust: write a pipeline inside
-//! [`parac!`], get a Rust function that checks its arguments and runs the pipeline; or compile
-//! ParaC source at run time with [`Pipeline::compile`] and run its functions on the same
-//! kernels and plans.
-//! See `docs/language.md` for the language reference.
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
 
 pub use parac_macros::parac;
 pub use parac_runtime::{

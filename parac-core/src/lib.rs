@@ -9,6 +9,8 @@
 //! assert_eq!(out.module.functions[0].regions.len(), 1);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 pub mod bounds;
 pub mod check;

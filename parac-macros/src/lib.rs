@@ -1,6 +1,8 @@
 //! The `parac!` macro: tokens in, `parac-core`, tokens out. All the work, and every error
 //! message, lives in `parac-core`; this crate only bridges `proc_macro` and `proc_macro2`.
 
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 
 /// Compiles a ParaC program written in Rust tokens into Rust functions.

@@ -3,6 +3,8 @@
 //! ([`opencl`]: devices, programs, buffers, launches, plan choice), file I/O ([`io`]) and
 //! pipelines compiled at run time ([`Pipeline`]).
 
+#![warn(missing_docs)]
+
 pub mod bounds;
 mod error;
 pub mod io;

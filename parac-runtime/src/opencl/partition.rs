@@ -4,22 +4,20 @@
 
 use std::ops::Range;
 
-/// One subscript of one bordered read, `coef * v + offset` (a window of `extent + 1` elements
-/// from there), which must stay inside `0..size`. `v` is the iteration variable of OpenCL
-/// dimension `cl` (`None`: the subscript is constant).
-#[derive(Clone, Copy, Debug)]
-pub struct Bound {
-    pub cl: Option<usize>,
-    pub coef: i64,
-    pub offset: i64,
-    pub extent: i64,
-    pub size: i64,
-}
+/// One subscript of one bordered read, as the compiler derives it (`coef * v + offset`, a
+/// window of `extent + 1` elements from there, inside dimension `k` of `matrix`).
+pub use parac_core::codegen::opencl::Bound;
 
 /// The interior box, in iteration indices per OpenCL dimension: `counts[d]` iterations along
-/// dimension `d`, the variable of the `t`-th being `starts[d].0 + t * starts[d].1` (start, step
-/// > 0). An empty range in some dimension means no interior.
-pub fn interior(counts: &[usize], starts: &[(i64, i64)], bounds: &[Bound]) -> Vec<Range<usize>> {
+/// dimension `d`, the variable of the `t`-th being `starts[d].0 + t * starts[d].1` (start and a
+/// positive step); `dims[m]` the dimensions of matrix `m` in this call. An empty range in some
+/// dimension means no interior.
+pub fn interior(
+    counts: &[usize],
+    starts: &[(i64, i64)],
+    bounds: &[Bound],
+    dims: &[Vec<i64>],
+) -> Vec<Range<usize>> {
     let mut lo = vec![0i128; counts.len()];
     let mut hi: Vec<i128> = counts.iter().map(|c| *c as i128).collect();
     let empty = || counts.iter().map(|_| 0..0).collect();
@@ -28,7 +26,7 @@ pub fn interior(counts: &[usize], starts: &[(i64, i64)], bounds: &[Bound]) -> Ve
             b.coef as i128,
             b.offset as i128,
             b.extent as i128,
-            b.size as i128,
+            dims[b.matrix][b.k] as i128,
         );
         let Some(d) = b.cl.filter(|d| *d < counts.len() && coef != 0) else {
             // A constant subscript: inside for every iteration or for none.
@@ -95,11 +93,11 @@ mod tests {
     use super::*;
 
     /// Brute force: the iterations whose reads are all inside.
-    fn inside(t: &[usize], starts: &[(i64, i64)], bounds: &[Bound]) -> bool {
+    fn inside(t: &[usize], starts: &[(i64, i64)], bounds: &[Bound], dims: &[Vec<i64>]) -> bool {
         bounds.iter().all(|b| {
             let v = b.cl.map_or(0, |d| starts[d].0 + t[d] as i64 * starts[d].1);
             let s = b.coef * v + b.offset;
-            s >= 0 && s + b.extent < b.size
+            s >= 0 && s + b.extent < dims[b.matrix][b.k]
         })
     }
 
@@ -124,13 +122,15 @@ mod tests {
                     coef: [1, 2, -1, -2, 3][rnd(5) as usize],
                     offset: rnd(9) - 4,
                     extent: rnd(5),
-                    size: rnd(20),
+                    matrix: rnd(2) as usize,
+                    k: 0,
                 })
                 .collect();
-            let box_ = interior(&counts, &starts, &bounds);
+            let dims = [vec![rnd(20)], vec![rnd(20)]];
+            let box_ = interior(&counts, &starts, &bounds, &dims);
             for t0 in 0..counts[0] {
                 for t1 in 0..counts[1] {
-                    let want = inside(&[t0, t1], &starts, &bounds);
+                    let want = inside(&[t0, t1], &starts, &bounds, &dims);
                     let got = box_[0].contains(&t0) && box_[1].contains(&t1);
                     // The box holds every safe iteration and no other.
                     assert!(

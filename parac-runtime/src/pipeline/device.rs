@@ -255,19 +255,9 @@ pub(super) fn run(
                             counts.push(host::iterations(lo.as_i64(), hi.as_i64(), d.step));
                             starts.push((lo.as_i64(), d.step));
                         }
-                        let interior = prep.bounds[rid].as_ref().map(|bs| {
-                            let bs: Vec<opencl::Bound> = bs
-                                .iter()
-                                .map(|b| opencl::Bound {
-                                    cl: b.cl,
-                                    coef: b.coef,
-                                    offset: b.offset,
-                                    extent: b.extent,
-                                    size: dims[b.matrix][b.k],
-                                })
-                                .collect();
-                            opencl::interior(&counts, &starts, &bs)
-                        });
+                        let interior = prep.bounds[rid]
+                            .as_ref()
+                            .map(|bs| opencl::interior(&counts, &starts, bs, &dims));
                         let a = kargs(None);
                         dev.run_region(
                             &prog,

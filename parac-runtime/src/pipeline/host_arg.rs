@@ -13,23 +13,37 @@ use crate::{Element, MatrixMut, MatrixRef};
 /// The elements of a borrowed input matrix, in its element type.
 #[derive(Clone, Copy)]
 pub enum Slice<'a> {
+    /// `u8`.
     U8(&'a [u8]),
+    /// `i8`.
     I8(&'a [i8]),
+    /// `u16`.
     U16(&'a [u16]),
+    /// `i16`.
     I16(&'a [i16]),
+    /// `u32`.
     U32(&'a [u32]),
+    /// `i32`.
     I32(&'a [i32]),
+    /// `f32`.
     F32(&'a [f32]),
 }
 
 /// The elements of a borrowed output matrix, in its element type.
 pub enum SliceMut<'a> {
+    /// `u8`.
     U8(&'a mut [u8]),
+    /// `i8`.
     I8(&'a mut [i8]),
+    /// `u16`.
     U16(&'a mut [u16]),
+    /// `i16`.
     I16(&'a mut [i16]),
+    /// `u32`.
     U32(&'a mut [u32]),
+    /// `i32`.
     I32(&'a mut [i32]),
+    /// `f32`.
     F32(&'a mut [f32]),
 }
 
@@ -79,6 +93,10 @@ macro_rules! lang {
                     $(Slice::$v(d) => d.len(),)*
                 }
             }
+            /// Whether there are no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
         }
 
         impl SliceMut<'_> {
@@ -93,6 +111,10 @@ macro_rules! lang {
                 match self {
                     $(SliceMut::$v(d) => d.len(),)*
                 }
+            }
+            /// Whether there are no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
             }
         }
 

@@ -18,9 +18,13 @@ pub struct Bound {
     /// The OpenCL dimension of `v` (0: the innermost iteration slot), `None` when the subscript
     /// is a constant.
     pub cl: Option<usize>,
+    /// The coefficient of `v`.
     pub coef: i64,
+    /// The constant offset.
     pub offset: i64,
+    /// The window's length minus one (0 for a point).
     pub extent: i64,
+    /// The matrix read.
     pub matrix: MatrixId,
     /// The matrix dimension the subscript indexes.
     pub k: usize,
