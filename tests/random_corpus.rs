@@ -2038,7 +2038,7 @@ fn f(a0: &u16[C][M][N], a1: &i16[K], a2: &f32[M][N], o0: &mut u32[C][M - 2][N - 
     parac_border_rule r9 = clamp(a0[*][*][1]);
     parac_border_rule r10 = constant(t1[*][1][3], s0);
     parac_iterator p(ch in 0:C:1; x in 0:(M - 2) / 4 * 4:4; y in 0:N - 1:1) parac_border_rule(r9, r10) {
-        let v6 = abs(a1[min(a0[ch][x + 2][y - 1], K - 1)]);
+        let v6 = abs(a1[clamp(a0[ch][x + 2][y - 1], 0, K - 1)]);
         let v7 = ((a1[clamp(t1[ch][x + 2][min(y, N - 1)], 0, K - 1)] + a1[t1[ch][x][y - 1]]) as u16) | min(C - v6, parac_convolution(F8, t1[ch][x:3][max(y - 2, 0):5:1]) >> 2);
         o0[ch][x:4:1][y] = t1[ch][x + 1:4][clamp(t1[ch][x - 1][N - 1 - y], 0, N - 1)];
     }
@@ -2078,7 +2078,7 @@ fn f(a0: &u16[C][M][N], a1: &i16[K], a2: &f32[M][N], o0: &mut u32[C][M - 2][N - 
         parac_border_rule r9 = clamp(a0[*][*][1]);
         parac_border_rule r10 = constant(t1[*][1][3], s0);
         parac_iterator p(ch in 0:C:1; x in 0:(M - 2) / 4 * 4:4; y in 0:N - 1:1) parac_border_rule(r9, r10) {
-            let v6 = abs(a1[min(a0[ch][x + 2][y - 1], K - 1)]);
+            let v6 = abs(a1[clamp(a0[ch][x + 2][y - 1], 0, K - 1)]);
             let v7 = ((a1[clamp(t1[ch][x + 2][min(y, N - 1)], 0, K - 1)] + a1[t1[ch][x][y - 1]]) as u16) | min(C - v6, parac_convolution(F8, t1[ch][x:3][max(y - 2, 0):5:1]) >> 2);
             o0[ch][x:4:1][y] = t1[ch][x + 1:4][clamp(t1[ch][x - 1][N - 1 - y], 0, N - 1)];
         }
