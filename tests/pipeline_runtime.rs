@@ -513,3 +513,138 @@ fn cli_run_and_emit() {
     assert!(dump.status.success());
     assert!(String::from_utf8_lossy(&dump.stdout).contains("laplacian"));
 }
+
+/// Writes `data` (of `t`, `shape`) as `.npy`, or as a PNG where `png` and the matrix is u8
+/// `[M][N]` (what a user would hand `parac run`): the path.
+fn write_input(
+    dir: &std::path::Path,
+    name: &str,
+    t: parac_core::ir::Scalar,
+    shape: &[usize],
+    seed: u64,
+) -> PathBuf {
+    use parac_core::ir::Scalar as S;
+    let n: usize = shape.iter().product();
+    let mut g = data::Rng::new(seed);
+    let mut vals = || g.below(200) as i64 + 1;
+    macro_rules! npy {
+        ($t:ty) => {{
+            let v: Vec<$t> = (0..n).map(|_| vals() as $t).collect();
+            let path = dir.join(format!("{name}.npy"));
+            Matrix::from_vec(shape.to_vec(), v)
+                .expect("shape")
+                .write_npy(&path)
+                .expect("npy");
+            path
+        }};
+    }
+    match t {
+        S::U8 if shape.len() == 2 => {
+            let v: Vec<u8> = (0..n).map(|_| vals() as u8).collect();
+            let img =
+                image::GrayImage::from_raw(shape[1] as u32, shape[0] as u32, v).expect("image");
+            let path = dir.join(format!("{name}.png"));
+            img.save(&path).expect("png");
+            path
+        }
+        S::U8 => npy!(u8),
+        S::I8 => npy!(i8),
+        S::U16 => npy!(u16),
+        S::I16 => npy!(i16),
+        S::U32 => npy!(u32),
+        S::I32 => npy!(i32),
+        _ => npy!(f32),
+    }
+}
+
+/// `parac run` runs every function of every `tests/in` program and of every example pipeline
+/// (inputs: a PNG for u8 `[M][N]`, `.npy` for the others, every size 24; scalars 2 or `true`),
+/// on the CPU path, and `parac emit opencl` prints each program's kernels.
+#[test]
+fn cli_runs_every_program() {
+    use parac_core::ir::{MatrixKind, ParamRef};
+    let exe = env!("CARGO_BIN_EXE_parac");
+    let root = temp_dir("every");
+    std::fs::create_dir_all(&root).expect("temp dir");
+    let mut files: Vec<PathBuf> = std::fs::read_dir("tests/in")
+        .expect("tests/in")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parac"))
+        .filter(|p| !p.ends_with("errors_collected.parac"))
+        .collect();
+    files.sort();
+    for ex in ["blur", "laplacian", "sharpen", "unsharp"] {
+        let path = root.join(format!("{ex}.parac"));
+        std::fs::write(&path, body(&format!("examples/pipelines/{ex}.rs"))).expect("write");
+        files.push(path);
+    }
+    let mut fails = Vec::new();
+    let mut runs = 0;
+    for file in &files {
+        let source = std::fs::read_to_string(file).expect("source");
+        let p = Pipeline::compile_named(&file.display().to_string(), &source)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let emit = Command::new(exe)
+            .args(["emit", "opencl"])
+            .arg(file)
+            .output()
+            .expect("run parac");
+        let text = String::from_utf8_lossy(&emit.stdout);
+        if !emit.status.success() || !text.contains("__kernel void") {
+            fails.push(format!("emit opencl {}: {}", file.display(), text));
+        }
+        for (k, f) in p.functions().iter().enumerate() {
+            let dir = root.join(format!("{}-{}", k, f.name));
+            std::fs::create_dir_all(&dir).expect("dir");
+            let sizes = vec![24i64; f.sizes.len()];
+            let dims = parac_core::interp::matrix_dims(f, &sizes).expect("dims");
+            let mut cmd = Command::new(exe);
+            cmd.args(["run"]).arg(file).args(["--function", &f.name]);
+            for prm in &f.params {
+                match prm {
+                    ParamRef::Matrix(m) if f.matrices[*m].kind == MatrixKind::Input => {
+                        let mat = &f.matrices[*m];
+                        let shape: Vec<usize> = dims[*m].iter().map(|d| *d as usize).collect();
+                        let path = write_input(&dir, &mat.name, mat.elem, &shape, *m as u64);
+                        cmd.arg("--in")
+                            .arg(format!("{}={}", mat.name, path.display()));
+                    }
+                    ParamRef::Matrix(_) => {}
+                    ParamRef::Scalar(s) => {
+                        let sc = &f.scalars[*s];
+                        let v = if sc.ty == parac_core::ir::Scalar::Bool {
+                            "true"
+                        } else {
+                            "2"
+                        };
+                        cmd.args(["--set", &format!("{}={v}", sc.name)]);
+                    }
+                }
+            }
+            for s in &f.sizes {
+                if f.matrices[s.bound_by.0].kind != MatrixKind::Input {
+                    cmd.args(["--set", &format!("{}=24", s.name)]);
+                }
+            }
+            cmd.arg("--out").arg(&dir).args(["--device", "cpu"]);
+            let out = cmd.output().expect("run parac");
+            runs += 1;
+            if !out.status.success() {
+                fails.push(format!(
+                    "run {} {}: {}",
+                    file.display(),
+                    f.name,
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    assert!(runs >= 40, "only {runs} functions");
+    assert!(
+        fails.is_empty(),
+        "{} of {runs} failed:\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
+}
