@@ -132,7 +132,7 @@ fn emit(args: &[String]) -> ExitCode {
     let mut out = std::io::stdout().lock();
     for f in p.functions() {
         // The baseline program, then each candidate's own program.
-        let source = parac_core::codegen::opencl::all_programs(f);
+        let source = parac_core::codegen::launch::all_programs(f);
         // A closed pipe (`| head`) ends the output quietly.
         if out.write_all(source.as_bytes()).is_err() {
             break;

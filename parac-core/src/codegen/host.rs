@@ -2,7 +2,7 @@
 
 use crate::Compiled;
 use crate::diag::Diagnostic;
-use crate::ir::{self, ExprKind, Function, ParamRef};
+use crate::ir::{self, Function, ParamRef};
 use crate::syntax::ast;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -79,31 +79,6 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
     }
 }
 
-/// A size expression as Rust (`i64` arithmetic over the bound size variables).
-pub(crate) fn size_expr(f: &Function, e: &ir::Expr) -> TokenStream {
-    match &e.kind {
-        ExprKind::Int(v) => {
-            let v = *v as i64;
-            quote!(#v)
-        }
-        ExprKind::Size(i) => {
-            let id = format_ident!("{}", f.sizes[*i].name);
-            quote!(#id)
-        }
-        ExprKind::Cast(a, _) => size_expr(f, a),
-        ExprKind::Unary(ir::UnOp::Neg, a) => {
-            let a = size_expr(f, a);
-            quote!((-#a))
-        }
-        ExprKind::Binary(op, a, b) => {
-            let (a, b) = (size_expr(f, a), size_expr(f, b));
-            let op: TokenStream = op.symbol().parse().expect("operator token");
-            quote!((#a #op #b))
-        }
-        _ => quote!(0i64),
-    }
-}
-
 /// A matrix's declared dimensions as written, e.g. `[M][(N+1)/2]`: what shape and rank errors
 /// show (`Error::Shape::declared`).
 pub fn declared(f: &Function, m: ir::MatrixId) -> String {
@@ -157,7 +132,7 @@ fn body(f: &Function, ast: &ast::Function) -> TokenStream {
         let mname = &mat.name;
         let declared = declared(f, m);
         let dims = mat.dims.iter().map(|d| {
-            let e = size_expr(f, d);
+            let e = super::cpu::size_expr(f, d);
             quote!(usize::try_from(#e).unwrap_or(0))
         });
         quote! {

@@ -4,8 +4,10 @@
 
 pub mod cpu;
 mod host;
+pub mod launch;
 pub mod opencl;
 pub mod plan;
 pub mod safety;
+pub mod schedule;
 
 pub use host::{declared, expand};

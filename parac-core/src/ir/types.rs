@@ -77,6 +77,16 @@ impl Scalar {
         }
     }
 
+    /// The size of a value in bytes (`bool`: 1).
+    pub fn bytes(self) -> usize {
+        match self {
+            Scalar::Bool | Scalar::U8 | Scalar::I8 => 1,
+            Scalar::U16 | Scalar::I16 => 2,
+            Scalar::U32 | Scalar::I32 | Scalar::F32 => 4,
+            Scalar::I64 | Scalar::U64 => 8,
+        }
+    }
+
     /// True for the types a matrix can hold.
     pub fn is_element(self) -> bool {
         matches!(self, U8 | I8 | U16 | I16 | U32 | I32 | F32)

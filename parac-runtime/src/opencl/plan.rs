@@ -28,7 +28,7 @@ use std::ops::Range;
 
 /// One candidate plan of a region, as the code `parac!` emits describes it (borrowed statics)
 /// or a pipeline compiled at run time (owned strings), from
-/// `parac_core::codegen::opencl::host::plans`.
+/// `parac_core::codegen::launch::plans`.
 #[derive(Clone, Debug)]
 pub struct Candidate {
     /// The plan's label, e.g. `h8+unroll+cse+vmem+peep` (`baseline` for the baseline).

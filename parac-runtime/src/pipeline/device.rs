@@ -8,7 +8,7 @@
 //! intermediates are allocated on the device (zero-filled unless their first region writes them
 //! whole).
 
-use parac_core::codegen::opencl::host::{self, KernelArg, Partials};
+use parac_core::codegen::launch::{self as host, KernelArg, Partials};
 use parac_core::codegen::safety::{self, Flag};
 use parac_core::interp::{self, Data, Val, cast, cast_f64};
 use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scalar};

@@ -13,7 +13,7 @@
 //!   (`parac_core::interp::run`), which reproduces the macro's CPU path with its errors.
 //! - On an OpenCL device (`device.rs`): the program `parac_core::codegen::opencl::program`, the
 //!   kernel arguments, candidate plans, launch slots and reduction layouts of
-//!   `parac_core::codegen::opencl::host`; before each region the host's proof of
+//!   `parac_core::codegen::launch`; before each region the host's proof of
 //!   `parac_core::interp::region_check` (accesses and divisors, as `safety::region_check`);
 //!   host expressions by the interpreter's evaluator; the error flag decoded by
 //!   `parac_core::codegen::safety::decode`.
@@ -30,7 +30,8 @@ use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
-use parac_core::codegen::opencl::{self as cl, host};
+use parac_core::codegen::launch as host;
+use parac_core::codegen::opencl as cl;
 use parac_core::interp::{self, InterpError};
 use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 

@@ -41,7 +41,7 @@ pub(super) struct Pending {
 }
 
 /// The affine form of every subscript of every access of `r` (a window by its start).
-pub(super) fn affs(f: &Function, r: &Region) -> Vec<Vec<Option<Affine>>> {
+pub(crate) fn affs(f: &Function, r: &Region) -> Vec<Vec<Option<Affine>>> {
     r.accesses
         .iter()
         .map(|a| {
@@ -736,7 +736,7 @@ pub(super) struct Tile {
 impl Tile {
     /// Bytes of local memory.
     pub(super) fn bytes(&self) -> usize {
-        (self.size[0] * self.size[1]) as usize * super::super::plan::elem_bytes(self.ty)
+        (self.size[0] * self.size[1]) as usize * self.ty.bytes()
     }
 }
 
@@ -844,8 +844,7 @@ pub(super) fn tiles(
             && r.rules.iter().any(|id| {
                 f.rules[*id].entries.iter().any(|e| {
                     e.matrix == m
-                        && super::super::plan::elem_bytes(e.value.ty.elem())
-                            > super::super::plan::elem_bytes(ty)
+                        && e.value.ty.elem().bytes() > ty.bytes()
                 })
             })
         {

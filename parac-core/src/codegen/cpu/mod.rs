@@ -10,6 +10,8 @@
 //!   subscript is exactly that index variable and the region reads nothing it writes: each task
 //!   then owns whole rows. Other regions run sequentially.
 
+mod proof;
+
 use crate::check::relative::affine;
 use crate::ir::*;
 use proc_macro2::{Literal, TokenStream};
@@ -93,6 +95,31 @@ struct Gen<'a> {
     views: Vec<Option<View>>,
 }
 
+/// A size expression as Rust (`i64` arithmetic over the bound size variables).
+pub(crate) fn size_expr(f: &Function, e: &Expr) -> TokenStream {
+    match &e.kind {
+        ExprKind::Int(v) => {
+            let v = *v as i64;
+            quote!(#v)
+        }
+        ExprKind::Size(i) => {
+            let id = format_ident!("{}", f.sizes[*i].name);
+            quote!(#id)
+        }
+        ExprKind::Cast(a, _) => size_expr(f, a),
+        ExprKind::Unary(UnOp::Neg, a) => {
+            let a = size_expr(f, a);
+            quote!((-#a))
+        }
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (size_expr(f, a), size_expr(f, b));
+            let op: TokenStream = op.symbol().parse().expect("operator token");
+            quote!((#a #op #b))
+        }
+        _ => quote!(0i64),
+    }
+}
+
 /// What both paths start with: sizes as `i32` (`__zK`), every matrix's dimensions as `i64`
 /// (`__dK`), scalar parameters (`__sK`).
 pub fn prelude(f: &Function) -> TokenStream {
@@ -104,7 +131,7 @@ pub fn prelude(f: &Function) -> TokenStream {
     }
     for (m, mat) in f.matrices.iter().enumerate() {
         let d = format_ident!("__d{}", m);
-        let dims = mat.dims.iter().map(|e| super::host::size_expr(f, e));
+        let dims = mat.dims.iter().map(|e| size_expr(f, e));
         let n = mat.dims.len();
         out.extend(quote!(let #d: [i64; #n] = [#(#dims),*];));
     }
@@ -140,7 +167,7 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         };
         match step {
             HostStep::Run(r) => {
-                out.extend(super::safety::region_check(f, *r));
+                out.extend(proof::region_check(f, *r));
                 out.extend(region(f, &f.regions[*r]));
             }
             HostStep::Let(s, e) => {

@@ -5,8 +5,8 @@
 //! run time and for the code `parac!` emits alike (which embeds the function's source and emits
 //! no host code of its own for devices).
 
-use super::{arg_ty, cl_slots, hosts_used, kernel_name, local_bytes, used, variant_name};
-use crate::codegen::plan;
+use super::opencl::{arg_ty, cl_slots, hosts_used, kernel_name, local_bytes, used, variant_name};
+use super::plan;
 use crate::ir::*;
 
 /// One argument of a region's kernel, in the order of the kernel's parameters.
@@ -72,7 +72,7 @@ pub struct PlanDesc {
     /// Loop partitioning (the interior box only).
     pub split: bool,
     /// The program holding its kernel, when it is not the function's (baseline) program:
-    /// every candidate but the baseline has its own ([`super::candidate_program`]).
+    /// every candidate but the baseline has its own ([`super::opencl::candidate_program`]).
     pub source: Option<String>,
 }
 
@@ -81,14 +81,14 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
     let cands = plan::candidates(f, rid);
     // The subscripts' affine forms, evaluated on sample sizes: once per region.
     let aff = if cands.len() > 1 {
-        super::variant::affs(f, &f.regions[rid])
+        super::opencl::variant::affs(f, &f.regions[rid])
     } else {
         Vec::new()
     };
     cands
         .into_iter()
         .map(|v| PlanDesc {
-            source: (!v.is_baseline()).then(|| super::candidate_program(f, rid, &v, &aff)),
+            source: (!v.is_baseline()).then(|| super::opencl::candidate_program(f, rid, &v, &aff)),
             label: v.label(),
             kernel: variant_name(f, rid, &v),
             per_item: [v.cols as usize, v.rows as usize],
@@ -236,6 +236,23 @@ pub fn combine_min_int<T: Ord + Copy>(p: &[T], identity: T) -> T {
 /// value).
 pub fn combine_max_int<T: Ord + Copy>(p: &[T], identity: T) -> T {
     p.iter().copied().max().unwrap_or(identity)
+}
+
+/// Every program of `f`, the baseline's then each candidate's, for reading (`parac emit opencl`).
+pub fn all_programs(f: &Function) -> String {
+    let mut out = super::opencl::program(f);
+    for (rid, r) in f.regions.iter().enumerate() {
+        let cands = plan::candidates(f, rid);
+        if cands.len() < 2 {
+            continue;
+        }
+        let aff = super::opencl::variant::affs(f, r);
+        for v in cands.iter().skip(1) {
+            out.push('\n');
+            out.push_str(&super::opencl::candidate_program(f, rid, v, &aff));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
