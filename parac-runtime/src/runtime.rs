@@ -17,10 +17,18 @@ pub struct Runtime {
 /// OpenCL device. The CPU path has one plan and ignores it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum PlanPolicy {
-    /// Time the model's candidates on the first call for a (region, device, size class), keep
-    /// the fastest and remember it in the plan cache (the default).
+    /// Time the model's candidates for each (region, device, size class), in the model's order,
+    /// within a budget per region and call (`PARAC_SEARCH_BUDGET`: seconds, or `inf`; default
+    /// 0.5 s; the build of the model's plan is not counted, and a timing starts only where it is
+    /// expected to fit): a call whose budget runs out runs the fastest plan so far, and later
+    /// calls go on with the search until it is complete. The fastest is kept in the plan cache
+    /// (the default).
     #[default]
     Search,
+    /// As `Search`, with this budget per region and call instead of `PARAC_SEARCH_BUDGET`'s:
+    /// `Duration::MAX` runs each search to its end at once (what `parac tune` does),
+    /// `Duration::ZERO` makes one timing per region and call.
+    SearchBudget(std::time::Duration),
     /// The optimization model's first-ranked candidate, no timing (`PARAC_SEARCH=0`).
     Model,
     /// The baseline plan everywhere: one work-item per iteration point, nothing else

@@ -16,7 +16,8 @@
 //! - [`Arg`] and [`Device::launch`] (in `launch.rs`): kernel arguments, set with fallible calls,
 //!   and enqueueing with work-group fallbacks.
 //! - [`RegionPlans`] and [`Device::run_region`] (in `plan.rs`): a region's candidate kernels and
-//!   the choice among them (the plan search, its cache, the policies).
+//!   the choice among them (the plan search, budgeted and resumable, in `plan/search.rs`; the
+//!   plan cache files and their bundles, in `plan/cache.rs`; the policies).
 //! - [`Input`] and [`Output`] (in `view.rs`): a call's host matrices on the device, in place
 //!   where the device's memory is the host's, else copies.
 
@@ -36,7 +37,10 @@ pub use device::{Device, DeviceInfo, devices};
 pub(crate) use device::{Want, select};
 pub use launch::Arg;
 pub use partition::{Bound, interior};
-pub use plan::{Candidate, PlanRecord, RegionPlans, describe as describe_plan, plan_records};
+pub use plan::{
+    Candidate, PlanRecord, RegionPlans, cache_root, clear_cache, describe as describe_plan,
+    export_plans, import_plans, plan_records,
+};
 pub use program::Program;
 #[doc(hidden)]
 pub use program::cache_file_path;

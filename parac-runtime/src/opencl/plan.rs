@@ -1,22 +1,38 @@
 //! Choosing a region's plan: the candidates the compiler emitted (baseline first, then the
 //! optimization model's ranking), pruned by the device's limits, picked by the policy
-//! ([`PlanPolicy`]); under [`PlanPolicy::Search`], timed with profiling events on the first call
-//! for a (region, size class), with the fastest kept per program in memory and in a plan cache
-//! file next to the program binaries
-//! (`<cache>/parac/plans/<program key>.s<search version>.plans`), so later processes skip the
-//! search.
+//! ([`PlanPolicy`]). Under [`PlanPolicy::Search`] (and [`PlanPolicy::SearchBudget`]) the
+//! candidates are timed with profiling events for each (region, size class), in the model's
+//! order and adaptively (`search.rs`), within a budget of time per region and call
+//! (`PARAC_SEARCH_BUDGET`, default 0.5 s, not counting the build of the model's plan; `0`: one
+//! timing per call; `inf`: the whole search at once). A timing starts only if it is expected to
+//! fit in what is left ([`STEP_COST`]: what timings cost in this process, those that build a
+//! candidate's program apart); budget left unspent because the next timing did not fit goes to
+//! the next call, so timings longer than the budget still happen, spread over calls. A call
+//! whose budget runs out runs the fastest plan so far, and the next call of the region and size
+//! class goes on with the search. The state (every measurement, and whether the search is
+//! complete) is kept per program in memory and in a plan cache file next to the program
+//! binaries (`<cache>/parac/plans/<program key>.s<search version>.plans`, `cache.rs`), so later
+//! processes skip a complete search and go on with an unfinished one.
 //!
-//! `PARAC_LOG=plan` prints one line per search: the choice and the measured time of every other
-//! candidate; `PARAC_LOG=launch` one line per enqueue of a region, with its kernel time (it waits
-//! for each). [`plan_records`] returns the same records to programs (the benches print them).
+//! `PARAC_LOG=plan` prints one line per search step a call makes (the choice, why: the model's
+//! rank, the times measured, whether the search is complete or its budget ran out) and one per
+//! region and size class whose plan comes from the plan cache; a region's search that takes more
+//! than a second in one call prints one line on stderr whatever `PARAC_LOG` says.
+//! `PARAC_LOG=launch` prints one line per enqueue of a region, with its kernel time (it waits
+//! for each). [`plan_records`] returns the search records to programs (the benches print them).
+
+mod cache;
+mod search;
+
+pub use cache::{cache_root, clear_cache, export_plans, import_plans};
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use super::device::Device;
 use super::launch::Arg;
@@ -24,6 +40,7 @@ use super::partition::strips;
 use super::program::Program;
 use crate::{Error, PlanPolicy};
 use opencl3::event::Event;
+use search::{Cand, Search, Step};
 use std::ops::Range;
 
 /// One candidate plan of a region, as the code `parac!` emits describes it (borrowed statics)
@@ -96,9 +113,50 @@ pub struct PlanRecord {
     pub class: String,
     /// The chosen label and work-group size.
     pub chosen: (String, Option<Vec<usize>>),
-    /// Every timing: label, work-group size, milliseconds (best of the timed runs).
+    /// Every timing so far (this call's and earlier calls'): label, work-group size,
+    /// milliseconds (best of the timed runs).
     pub times: Vec<(String, Option<Vec<usize>>, f64)>,
+    /// The search of this region and size class is complete (else the budget ran out first and
+    /// a later call goes on).
+    pub complete: bool,
+    /// Timings this call made.
+    pub steps: usize,
+    /// Seconds this call spent searching (the model's plan's first build not counted).
+    pub seconds: f64,
 }
+
+/// A (region, size class) of a program: what the plan cache holds for it, and whether a thread
+/// is searching it now.
+#[derive(Debug, Default)]
+pub(crate) struct Entry {
+    saved: cache::Saved,
+    busy: bool,
+    /// `PARAC_LOG=plan` printed its cache hit.
+    reported: bool,
+    /// Seconds of budget earlier calls left unspent because the next step did not fit: the
+    /// next call may spend them too, so that a step that costs more than the budget (a build)
+    /// runs about once per (its cost / the budget) calls.
+    carry: f64,
+}
+
+/// What one search step costs, learned in this process (a moving average of the steps timed):
+/// `[0]` a step that builds its candidate's program, `[1]` one that does not (it may still make
+/// the driver compile the kernel for a new work-group size).
+static STEP_COST: Mutex<[Option<f64>; 2]> = Mutex::new([None, None]);
+
+/// Learns that a step of `kind` (see [`STEP_COST`]) took `seconds`.
+fn learn(kind: usize, seconds: f64) {
+    let mut c = STEP_COST.lock().unwrap_or_else(PoisonError::into_inner);
+    c[kind] = Some(c[kind].map_or(seconds, |old| 0.5 * old + 0.5 * seconds));
+}
+
+/// What a step of `kind` is expected to cost: the moving average, or 0 before any.
+fn expected(kind: usize) -> f64 {
+    STEP_COST.lock().unwrap_or_else(PoisonError::into_inner)[kind].unwrap_or(0.0)
+}
+
+/// The plans of a program, by (region, size class).
+pub(crate) type Memo = HashMap<(String, String), Entry>;
 
 static RECORDS: Mutex<Vec<PlanRecord>> = Mutex::new(Vec::new());
 
@@ -170,19 +228,21 @@ fn tree_groups(rows: usize) -> usize {
     rows.clamp(1, 128)
 }
 
-/// The version of the search procedure, part of the plan files' names: a change to what the
-/// search tries (candidates' launch shapes, work-group sizes) makes the choices that older
-/// searches stored stale, so they are not read.
-const SEARCH_VERSION: u32 = 3;
+/// The version of the search procedure and of its plan files, part of their names: a change to
+/// what the search tries (candidates' launch shapes, work-group sizes, its steps) or to the
+/// file's format makes what older searches stored stale, so it is not read. 4: budgeted,
+/// adaptive, resumable searches; files hold every measurement.
+const SEARCH_VERSION: u32 = 4;
 
-/// How many of the fastest (plan, work-group) pairs the search times a second time.
-const FINAL_ROUND: usize = 3;
+/// A search step that makes a region's search in one call take longer than this prints one line
+/// on stderr.
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 impl Device {
     fn plan_file(&self, program: &Program) -> Option<PathBuf> {
         let dir = self.program_cache_dir()?;
         let parent = dir.parent()?.join("plans");
-        Some(parent.join(format!("{}.s{SEARCH_VERSION}.plans", program.key_hash)))
+        Some(parent.join(cache::file_name(&program.key_hash)))
     }
 
     /// The program holding candidate `c`'s kernel when it has its own (`None`: the region's
@@ -194,12 +254,7 @@ impl Device {
             return Ok(None);
         };
         let name = format!("{}__{}", base.name(), c.label.replace('+', "_"));
-        let key = {
-            let mut h = DefaultHasher::new();
-            (self as *const Device as usize).hash(&mut h);
-            src.hash(&mut h);
-            h.finish()
-        };
+        let key = self.broken_key(src);
         let mut broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(log) = broken.get(&key) {
             return Err(Error::Build {
@@ -220,6 +275,27 @@ impl Device {
                 Err(e)
             }
         }
+    }
+
+    /// The key of a candidate's program in [`BROKEN`].
+    fn broken_key(&self, src: &str) -> u64 {
+        let mut h = DefaultHasher::new();
+        (self as *const Device as usize).hash(&mut h);
+        src.hash(&mut h);
+        h.finish()
+    }
+
+    /// Which kind of step (see [`STEP_COST`]) timing candidate `c` is: one that builds its
+    /// program (0) or not (1).
+    fn step_kind(&self, c: &Candidate) -> usize {
+        let Some(src) = &c.source else {
+            return 1;
+        };
+        let broken = BROKEN
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&self.broken_key(src));
+        usize::from(broken || self.has_program(src, ""))
     }
 
     fn feasible(&self, c: &Candidate) -> bool {
@@ -410,8 +486,21 @@ impl Device {
                 }
             }
             PlanPolicy::Model => at_default(model()),
-            PlanPolicy::Search if !plans.searchable || cands.len() == 1 => at_default(model()),
-            PlanPolicy::Search => self.searched(program, plans, global, interior, args)?,
+            PlanPolicy::Search | PlanPolicy::SearchBudget(_)
+                if !plans.searchable || cands.len() == 1 =>
+            {
+                at_default(model())
+            }
+            PlanPolicy::Search | PlanPolicy::SearchBudget(_) => {
+                let budget = match policy {
+                    PlanPolicy::SearchBudget(b) => *b,
+                    _ => search::env_budget(),
+                };
+                match self.searched(program, plans, global, interior, args, budget)? {
+                    Some(c) => c,
+                    None => at_default(model()),
+                }
+            }
         };
         let c = &cands[by_label(&choice.label).unwrap_or(0)];
         let ls = Self::launches(
@@ -455,7 +544,10 @@ impl Device {
         })
     }
 
-    /// The remembered choice for this region and size class, or a new search.
+    /// The plan of a searched region for this call: a complete search's choice (from this
+    /// process or the plan cache), else the search goes on, within `budget`, and the fastest
+    /// plan so far runs. `None`: nothing measured could run (or another thread is searching
+    /// this region and nothing is measured yet): the caller runs the model's plan.
     fn searched(
         &self,
         program: &Program,
@@ -463,42 +555,296 @@ impl Device {
         global: &[usize],
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
-    ) -> Result<Choice, Error> {
+        budget: Duration,
+    ) -> Result<Option<Choice>, Error> {
         let key = (plans.region.to_string(), class(global));
-        {
+        let cands = &plans.candidates[..];
+        let known = |c: &Choice| cands.iter().any(|x| x.label == c.label && self.feasible(x));
+        let carry;
+        let mut search = {
             let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
             let memo = memo.get_or_insert_with(|| self.load_plans(program));
-            if let Some(c) = memo.get(&key) {
-                if plans.candidates.iter().any(|x| x.label == c.label) {
-                    return Ok(c.clone());
+            let e = memo.entry(key.clone()).or_default();
+            if e.saved.done {
+                match e.saved.choice.clone() {
+                    Some(c) if known(&c) => {
+                        if !e.reported && log("plan") {
+                            eprintln!("{}", self.describe_cached(program, plans, &key, &e.saved));
+                        }
+                        e.reported = true;
+                        return Ok(Some(c));
+                    }
+                    None => return Ok(None),
+                    // A plan this program does not have (or this device cannot run): search
+                    // again.
+                    Some(_) => e.saved = cache::Saved::default(),
+                }
+            }
+            if e.busy {
+                return Ok(e.saved.choice.clone().filter(known));
+            }
+            e.busy = true;
+            carry = e.carry;
+            std::mem::take(&mut e.saved.search)
+        };
+        let max = self.info().max_work_group_size;
+        let cs: Vec<Cand> = search::order(cands.len(), |i| self.feasible(&cands[i]))
+            .into_iter()
+            .map(|i| Cand {
+                index: i,
+                label: cands[i].label.to_string(),
+                default: cands[i]
+                    .local
+                    .as_deref()
+                    .map(<[usize]>::to_vec)
+                    .or_else(|| self.default_local(&cands[i], global)),
+                free: cands[i].local.is_none() && !cands[i].tree,
+            })
+            .collect();
+        let sizes = group_sizes(global.len(), max);
+        // The model's plan is built before the clock starts: the first call pays its build
+        // whatever the budget (and the build teaches what a build costs here).
+        if search.measures.is_empty() {
+            if let Some(Step::Time { index, .. }) = search.next(&cs, &sizes) {
+                let c = &cands[index];
+                let kind = self.step_kind(c);
+                let t = Instant::now();
+                if self.own_program(program, c).is_ok() && kind == 0 {
+                    learn(0, t.elapsed().as_secs_f64());
                 }
             }
         }
-        let (choice, times) = self.search(program, plans, global, interior, args)?;
-        let record = PlanRecord {
-            program: program.name().to_string(),
-            region: plans.region.to_string(),
-            class: key.1.clone(),
-            chosen: (choice.label.clone(), choice.local.clone()),
-            times,
+        let start = Instant::now();
+        let mut steps = 0;
+        // What this call may spend: the budget and what earlier calls left.
+        let allowance = budget.as_secs_f64() + carry;
+        // The expected cost of the step that did not fit.
+        let mut waits: Option<f64> = None;
+        let outcome = (|| -> Result<bool, Error> {
+            self.finish()?;
+            loop {
+                let Some(step) = search.next(&cs, &sizes) else {
+                    return Ok(true);
+                };
+                let (label, local, leader) = match &step {
+                    Step::Time { index, local, .. } => (
+                        cands[*index].label.to_string(),
+                        local.clone(),
+                        search.best(),
+                    ),
+                    Step::Again(i) => {
+                        let m = &search.measures[*i];
+                        (m.label.clone(), m.local.clone(), None)
+                    }
+                };
+                let c = cands.iter().find(|c| c.label == label);
+                let kind = c.map_or(1, |c| self.step_kind(c));
+                if budget.is_zero() {
+                    // One step per call.
+                    if steps > 0 {
+                        return Ok(false);
+                    }
+                } else if budget != Duration::MAX {
+                    // A step starts only if it is expected to fit.
+                    let cost = expected(kind);
+                    if start.elapsed().as_secs_f64() + cost > allowance {
+                        waits = Some(cost);
+                        return Ok(false);
+                    }
+                }
+                let t = Instant::now();
+                let (ms, samples) = match c {
+                    Some(c) => self.time(program, cands, c, global, &local, interior, args, leader),
+                    None => (None, 0),
+                };
+                learn(kind, t.elapsed().as_secs_f64());
+                search.record(&step, &label, ms, samples);
+                steps += 1;
+            }
+        })();
+        let seconds = start.elapsed().as_secs_f64();
+        let complete = matches!(outcome, Ok(true));
+        let choice = search.leader().map(|m| Choice {
+            label: m.label.clone(),
+            local: m.local.clone(),
+        });
+        let saved = cache::Saved {
+            done: complete,
+            choice: choice.clone(),
+            search,
+        };
+        let record = Self::record(program, &key, &saved, steps, seconds);
+        {
+            let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+            let e = memo
+                .get_or_insert_with(HashMap::new)
+                .entry(key.clone())
+                .or_default();
+            e.busy = false;
+            e.reported = true;
+            e.saved = saved.clone();
+            e.carry = if waits.is_some() {
+                (allowance - seconds).max(0.0)
+            } else {
+                0.0
+            };
+        }
+        if steps == 0 {
+            if log("plan") {
+                eprintln!(
+                    "parac plan {}/{} [{}]: {}; budget {}: the next timing (about {:.2} s) waits \
+                     for later calls ({:.2} s saved for it)",
+                    program.name(),
+                    key.0,
+                    key.1,
+                    choice
+                        .as_ref()
+                        .map_or("the model's plan".to_string(), |c| format!(
+                            "{}@{}",
+                            c.label,
+                            fmt_local(&c.local)
+                        )),
+                    search::fmt_budget(budget),
+                    waits.unwrap_or(0.0),
+                    (allowance - seconds).max(0.0)
+                );
+            }
+            outcome?;
+            return Ok(choice);
+        }
+        self.store_plans(program, key, saved.clone(), &record);
+        let line = || {
+            Self::describe_search(
+                &record,
+                plans,
+                &saved.search,
+                &cs,
+                &sizes,
+                budget,
+                outcome.is_err(),
+                waits,
+            )
         };
         if log("plan") {
-            eprintln!("{}", describe(&record));
+            eprintln!("{}", line());
+        } else if seconds > PROGRESS_AFTER.as_secs_f64() {
+            // One line per region whose search took long, so that a long search is not
+            // silent.
+            eprintln!("{}", line());
         }
-        let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
-        let memo = memo.get_or_insert_with(HashMap::new);
-        memo.insert(key, choice.clone());
-        self.store_plans(program, memo, &record);
         RECORDS
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(record);
+        outcome?;
         Ok(choice)
     }
 
-    /// Times one run of a candidate (best of three after a warm-up), in milliseconds, from the
-    /// start of its first enqueue to the end of its last; `None` if it cannot run with this
-    /// work-group size.
+    /// The record of a search's state after a call's steps.
+    fn record(
+        program: &Program,
+        key: &(String, String),
+        saved: &cache::Saved,
+        steps: usize,
+        seconds: f64,
+    ) -> PlanRecord {
+        PlanRecord {
+            program: program.name().to_string(),
+            region: key.0.clone(),
+            class: key.1.clone(),
+            chosen: saved.choice.as_ref().map_or(("-".to_string(), None), |c| {
+                (c.label.clone(), c.local.clone())
+            }),
+            times: saved
+                .search
+                .measures
+                .iter()
+                .filter_map(|m| Some((m.label.clone(), m.local.clone(), m.ms?)))
+                .collect(),
+            complete: saved.done,
+            steps,
+            seconds,
+        }
+    }
+
+    /// The `PARAC_LOG=plan` line of a search step: the choice and why (its rank in the model's
+    /// order, the model's first choice's time), how far the search is, every time measured.
+    #[allow(clippy::too_many_arguments)]
+    fn describe_search(
+        r: &PlanRecord,
+        plans: &RegionPlans,
+        search: &Search,
+        cs: &[Cand],
+        sizes: &[Vec<usize>],
+        budget: Duration,
+        failed: bool,
+        waits: Option<f64>,
+    ) -> String {
+        let model = cs.first().map_or("baseline", |c| c.label.as_str());
+        let model_ms = r
+            .times
+            .iter()
+            .find(|t| t.0 == model)
+            .map_or("not timed".to_string(), |t| format!("{:.3} ms", t.2));
+        let n = search.measures.len();
+        let status = if failed {
+            "the search stopped on an error".to_string()
+        } else if r.complete {
+            format!("search complete ({n} plans timed)")
+        } else {
+            let next = match waits {
+                Some(cost) => format!("the next timing (about {cost:.2} s) waits for later calls"),
+                None => "later calls go on".to_string(),
+            };
+            format!(
+                "budget {}: {n} of {} plans timed, {next}",
+                search::fmt_budget(budget),
+                search.planned(cs, sizes),
+            )
+        };
+        format!(
+            "{} ({}; the model's first choice {model}: {model_ms}); {status}; this call: {} timings in {:.2} s",
+            describe(r),
+            rank(plans, &r.chosen.0),
+            r.steps,
+            r.seconds
+        )
+    }
+
+    /// The `PARAC_LOG=plan` line of a plan from the plan cache.
+    fn describe_cached(
+        &self,
+        program: &Program,
+        plans: &RegionPlans,
+        key: &(String, String),
+        saved: &cache::Saved,
+    ) -> String {
+        let (label, local) = saved.choice.as_ref().map_or(("-".to_string(), None), |c| {
+            (c.label.clone(), c.local.clone())
+        });
+        let ms = saved
+            .search
+            .measures
+            .iter()
+            .find(|m| m.label == label && m.local == local)
+            .and_then(|m| m.ms)
+            .map_or(String::new(), |t| format!(" {t:.3} ms when searched"));
+        format!(
+            "parac plan {}/{} [{}]: {label}@{}{ms} ({}); from the plan cache ({} timings)",
+            program.name(),
+            key.0,
+            key.1,
+            fmt_local(&local),
+            rank(plans, &label),
+            saved.search.measures.len()
+        )
+    }
+
+    /// Times one run of a candidate, in milliseconds, from the start of its first enqueue to
+    /// the end of its last, after a warm-up run: one sample, then (unless that sample is far
+    /// behind `leader`, the best time so far: [`search::keep_sampling`]) the best of
+    /// [`search::SAMPLES`]. Also how many samples it took; `None` (0 samples) if its program
+    /// does not build or it cannot run with this work-group size.
     #[allow(clippy::too_many_arguments)]
     fn time(
         &self,
@@ -509,7 +855,8 @@ impl Device {
         local: &Option<Vec<usize>>,
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
-    ) -> Option<f64> {
+        leader: Option<f64>,
+    ) -> (Option<f64>, u32) {
         let ls = Self::launches(
             cands,
             c,
@@ -519,7 +866,9 @@ impl Device {
             self.info().max_work_group_size,
         );
         // A candidate whose program does not build is not timed.
-        let own = self.own_program(program, c).ok()?;
+        let Ok(own) = self.own_program(program, c) else {
+            return (None, 0);
+        };
         let run = || {
             let events = self
                 .enqueue(program, own.as_deref(), &ls, args, true)
@@ -534,12 +883,20 @@ impl Device {
             }
             Some(end.saturating_sub(start) as f64 / 1e6)
         };
-        run()?;
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            best = best.min(run()?);
+        let (Some(_), Some(first)) = (run(), run()) else {
+            return (None, 0);
+        };
+        if !search::keep_sampling(first, leader) {
+            return (Some(first), 1);
         }
-        best.is_finite().then_some(best)
+        let mut best = first;
+        for _ in 1..search::SAMPLES {
+            match run() {
+                Some(t) => best = best.min(t),
+                None => return (None, 0),
+            }
+        }
+        (Some(best), search::SAMPLES)
     }
 
     /// The work-group size a candidate whose kernel fixes none is launched with outside the
@@ -563,156 +920,90 @@ impl Device {
         (l.iter().product::<usize>() <= self.info().max_work_group_size).then_some(l)
     }
 
-    /// Times every feasible candidate with its default work-group size ([`default_local`]),
-    /// then the two fastest of those whose kernel fixes none with a few other sizes, then the
-    /// three fastest pairs again; the fastest wins.
-    ///
-    /// [`default_local`]: Device::default_local
-    #[allow(clippy::type_complexity)]
-    fn search(
-        &self,
-        program: &Program,
-        plans: &RegionPlans,
-        global: &[usize],
-        interior: Option<&[Range<usize>]>,
-        args: &[Arg<'_>],
-    ) -> Result<(Choice, Vec<(String, Option<Vec<usize>>, f64)>), Error> {
-        self.finish()?;
-        let mut times: Vec<(String, Option<Vec<usize>>, f64)> = Vec::new();
-        // The candidates whose work-group size is free, with the size and time of the first
-        // round, for the second.
-        let mut free: Vec<(&Candidate, Option<Vec<usize>>, f64)> = Vec::new();
-        for c in plans.candidates.iter().filter(|c| self.feasible(c)) {
-            let local = c
-                .local
-                .as_deref()
-                .map(<[usize]>::to_vec)
-                .or_else(|| self.default_local(c, global));
-            let cands = &plans.candidates[..];
-            if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
-                if c.local.is_none() && !c.tree {
-                    free.push((c, local.clone(), t));
-                }
-                times.push((c.label.to_string(), local, t));
-            }
-        }
-        free.sort_by(|a, b| a.2.total_cmp(&b.2));
-        let max = self.info().max_work_group_size;
-        let sizes: Vec<Vec<usize>> = if global.len() >= 2 {
-            vec![vec![32, 4], vec![64, 2], vec![16, 16], vec![128, 1]]
-        } else {
-            vec![vec![64], vec![128], vec![256]]
+    /// The plan cache's entries of `program`, as the memo's.
+    fn load_plans(&self, program: &Program) -> Memo {
+        let Some(path) = self.plan_file(program) else {
+            return Memo::new();
         };
-        for (c, first, _) in free.into_iter().take(2) {
-            for l in sizes.iter().filter(|l| l.iter().product::<usize>() <= max) {
-                let mut l = l.clone();
-                l.resize(global.len(), 1);
-                let local = Some(l);
-                if local == first {
-                    continue;
-                }
-                let cands = &plans.candidates[..];
-                if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
-                    times.push((c.label.to_string(), local, t));
-                }
-            }
-        }
-        // A final round: the three fastest (plan, work-group) pairs timed again, each keeping
-        // the better of its two measurements. On a shared machine a burst of other work can
-        // slow all three runs of one measurement; measured again a few hundred milliseconds
-        // later, a plan the burst hid gets its time back.
-        let mut order: Vec<usize> = (0..times.len()).collect();
-        order.sort_by(|a, b| times[*a].2.total_cmp(&times[*b].2));
-        for i in order.into_iter().take(FINAL_ROUND) {
-            let (label, local, _) = times[i].clone();
-            let Some(c) = plans.candidates.iter().find(|c| c.label == label) else {
-                continue;
-            };
-            let cands = &plans.candidates[..];
-            if let Some(t) = self.time(program, cands, c, global, &local, interior, args) {
-                times[i].2 = times[i].2.min(t);
-            }
-        }
-        let best = times
-            .iter()
-            .min_by(|a, b| a.2.total_cmp(&b.2))
-            .map(|t| Choice {
-                label: t.0.clone(),
-                local: t.1.clone(),
+        cache::load(&path)
+            .into_iter()
+            .map(|(k, saved)| {
+                (
+                    k,
+                    Entry {
+                        saved,
+                        ..Entry::default()
+                    },
+                )
             })
-            .unwrap_or(Choice {
-                label: plans.candidates[0].label.to_string(),
-                local: None,
-            });
-        Ok((best, times))
+            .collect()
     }
 
-    fn load_plans(&self, program: &Program) -> HashMap<(String, String), Choice> {
-        let mut out = HashMap::new();
-        let Some(text) = self
-            .plan_file(program)
-            .and_then(|p| std::fs::read_to_string(p).ok())
-        else {
-            return out;
-        };
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            let f: Vec<&str> = line.split('\t').collect();
-            if let [region, class, label, local, ..] = f.as_slice() {
-                if let Some(local) = parse_local(local) {
-                    out.insert(
-                        (region.to_string(), class.to_string()),
-                        Choice {
-                            label: label.to_string(),
-                            local,
-                        },
-                    );
-                }
-            }
-        }
-        out
-    }
-
-    /// Rewrites the plan file (a failure to write is no error: the next process searches again).
+    /// Saves a search's state in the plan file, merged with what another process may have
+    /// written there meanwhile. A cache that cannot be written is no error: the plans stay in
+    /// this process (one line on stderr).
     fn store_plans(
         &self,
         program: &Program,
-        memo: &HashMap<(String, String), Choice>,
+        key: (String, String),
+        saved: cache::Saved,
         last: &PlanRecord,
     ) {
         let Some(path) = self.plan_file(program) else {
             return;
         };
-        let mut text = format!(
-            "# parac plans of `{}` on {} ({}): region, size class, plan, work-group size\n# last search: {}\n",
-            program.name(),
-            self.info().name,
-            self.info().driver_version,
-            describe(last)
-        );
-        let mut keys: Vec<_> = memo.keys().collect();
-        keys.sort();
-        for k in keys {
-            let c = &memo[k];
-            let _ = writeln!(
-                text,
-                "{}\t{}\t{}\t{}",
-                k.0,
-                k.1,
-                c.label,
-                fmt_local(&c.local)
-            );
-        }
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
+        let comments = [
+            format!(
+                "plans of `{}` on {} ({})",
+                program.name(),
+                self.info().name,
+                self.info().driver_version
+            ),
+            format!("last search step: {}", describe(last)),
+        ];
+        let mut one = cache::Plans::new();
+        one.insert(key, saved);
+        if let Err(e) = cache::update(&path, &comments, |p| cache::merge(p, one)) {
+            let dir = path.parent().unwrap_or(&path).to_path_buf();
+            cache::report_once(&dir, || {
+                format!(
+                    "plan cache {} cannot be written ({e}); plans are kept in this process only",
+                    dir.display()
+                )
+            });
         }
     }
 }
 
-/// One line: `parac plan <program>/<region> [class]: <label> @<local> <ms> ms; others: ...`.
+/// Where `label` is in the model's ranking of a region's candidates, for messages.
+fn rank(plans: &RegionPlans, label: &str) -> String {
+    let n = plans.candidates.len().saturating_sub(1);
+    match plans.candidates.iter().position(|c| c.label == label) {
+        Some(0) => "the baseline".to_string(),
+        Some(i) => format!("model rank {i} of {n}"),
+        None => "not a candidate".to_string(),
+    }
+}
+
+/// The work-group sizes the search's second step tries, for `dims` dimensions, fitted to the
+/// device's largest work-group.
+fn group_sizes(dims: usize, max: usize) -> Vec<Vec<usize>> {
+    let sizes: Vec<Vec<usize>> = if dims >= 2 {
+        vec![vec![32, 4], vec![64, 2], vec![16, 16], vec![128, 1]]
+    } else {
+        vec![vec![64], vec![128], vec![256]]
+    };
+    sizes
+        .into_iter()
+        .filter(|l| l.iter().product::<usize>() <= max)
+        .map(|mut l| {
+            l.resize(dims, 1);
+            l
+        })
+        .collect()
+}
+
+/// One line: `parac plan <program>/<region> [class]: <label>@<local> <ms> ms; all (ms): ...`.
 pub fn describe(r: &PlanRecord) -> String {
     let mut others: Vec<String> = r
         .times

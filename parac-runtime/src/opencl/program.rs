@@ -30,8 +30,9 @@ pub struct Program {
     from_disk: bool,
     /// A hash of the device, driver, source and options: names the plan cache file.
     pub(super) key_hash: String,
-    /// The plans chosen so far, by (region, size class); loaded from the plan cache file.
-    pub(super) plans: Mutex<Option<HashMap<(String, String), super::plan::Choice>>>,
+    /// The plan searches so far (complete or not), by (region, size class); loaded from the
+    /// plan cache file on first use.
+    pub(super) plans: Mutex<Option<super::plan::Memo>>,
 }
 
 /// The local size used instead of a requested one (`None`: the driver's choice).
@@ -206,6 +207,32 @@ impl Device {
         let p = Arc::new(self.load_or_build(name, source, options)?);
         *slot = Some(Arc::clone(&p));
         Ok(p)
+    }
+
+    /// Whether [`program`](Device::program) would return `source` (with `options`) without
+    /// compiling it: it is built in this process (or being built), or its binary is in the disk
+    /// cache.
+    pub(crate) fn has_program(&self, source: &str, options: &str) -> bool {
+        let slot = self
+            .programs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_options
+            .get(options)
+            .and_then(|by_source| by_source.get(source))
+            .cloned();
+        if let Some(slot) = slot {
+            match slot.try_lock() {
+                Ok(p) if p.is_some() => return true,
+                Ok(_) => {}
+                // Another thread is building it.
+                Err(_) => return true,
+            }
+        }
+        self.program_cache_dir().is_some_and(|dir| {
+            dir.join(file_name(&cache_key(self, source, options)))
+                .is_file()
+        })
     }
 
     fn load_or_build(&self, name: &str, source: &str, options: &str) -> Result<Program, Error> {
