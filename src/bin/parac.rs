@@ -7,15 +7,21 @@
 //! - `parac run FILE.parac ...`: compiles the program at run time (`parac::Pipeline`) and runs
 //!   one function on files (PNG or `.npy` in, `.npy` and PNG out).
 //! - `parac emit opencl FILE.parac`: prints the OpenCL C program of each function.
+//! - `parac tune FILE ...`: searches the plans of a program's functions (a `.parac` file, or the
+//!   `parac! { ... }` blocks of a Rust file such as an example's pipeline) on the present device
+//!   at the given sizes, to its end, and writes them to the plan cache.
+//! - `parac cache path|clear|export FILE|import FILE`: where parac's caches are, removing them,
+//!   and the plan cache as one file to ship or install.
 //!
 //! Usage errors exit with status 2 and the usage text.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use parac::pipeline::{Arg, Data, Tensor, Val, matrix_of, tensor_of};
-use parac::{Matrix, Pipeline, Runtime};
+use parac::{Matrix, Pipeline, PlanPolicy, Runtime};
 use parac_core::ir::{Function, MatrixKind, ParamRef, Scalar};
 
 const USAGE: &str = "usage:
@@ -31,7 +37,21 @@ const USAGE: &str = "usage:
       PNG view DIR/NAME.png; prints the return value, if any. --device: cpu, opencl,
       opencl:<name> or auto (default: PARAC_DEVICE, else auto).
   parac emit opencl FILE.parac
-      Prints the OpenCL C program of each function.";
+      Prints the OpenCL C program of each function.
+  parac tune FILE [--function NAME] [--size NAME=V ...] [--set NAME=VALUE ...]
+             [--in NAME=PATH ...] [--device SPEC]
+      Searches the plans of every function of FILE (or of NAME) on the present OpenCL device,
+      each region's search run to its end (no budget), and writes them to the plan cache, so
+      that later calls at these sizes (and any size of the same size class: each dimension's
+      next power of two) start with the searched plans. FILE: a .parac program, or a Rust
+      file whose parac! { ... } blocks are taken (e.g. examples/pipelines/blur.rs). Sizes
+      from --size (or from the --in inputs); inputs not given are random; scalar parameters
+      not given by --set are 1.
+  parac cache path | clear | export FILE | import FILE
+      path: prints the directory of parac's caches (program binaries in programs/, plans in
+      plans/). clear: removes both. export: writes the plan cache (plans of this parac's
+      search version) as one text file (FILE `-`: standard output). import: merges such a
+      file into the plan cache (a complete search in the file replaces what is there).";
 
 /// A usage error: the message, then the usage text, status 2.
 fn usage(message: &str) -> ExitCode {
@@ -56,6 +76,8 @@ fn main() -> ExitCode {
     match args[0].as_str() {
         "run" => run(&args[1..]),
         "emit" => emit(&args[1..]),
+        "tune" => tune(&args[1..]),
+        "cache" => cache(&args[1..]),
         _ => dump(&args),
     }
 }
@@ -141,17 +163,22 @@ fn emit(args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The options of `parac run`.
+/// The options of `parac run` and `parac tune`.
 struct RunOptions {
     file: String,
     function: Option<String>,
     inputs: Vec<(String, PathBuf)>,
+    /// `--set` and (`tune`) `--size`: scalar parameters and sizes.
     sets: Vec<(String, String)>,
     out: PathBuf,
     device: Option<String>,
+    /// `tune`: inputs not given are random, scalars not given are 1, names a function does not
+    /// have are left to the others.
+    tune: bool,
 }
 
-fn parse_run(args: &[String]) -> Result<RunOptions, String> {
+fn parse_run(args: &[String], tune: bool) -> Result<RunOptions, String> {
+    let cmd = if tune { "tune" } else { "run" };
     let mut file = None;
     let mut function = None;
     let mut inputs = Vec::new();
@@ -176,7 +203,10 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
                 inputs.push((n, PathBuf::from(p)));
             }
             "--set" => sets.push(pair("--set", it.next())?),
-            "--out" => out = Some(PathBuf::from(it.next().ok_or("`--out` needs a directory")?)),
+            "--size" if tune => sets.push(pair("--size", it.next())?),
+            "--out" if !tune => {
+                out = Some(PathBuf::from(it.next().ok_or("`--out` needs a directory")?))
+            }
             "--device" => device = Some(it.next().ok_or("`--device` needs a device")?.clone()),
             o if o.starts_with("--") => return Err(format!("unknown option `{o}`")),
             f if file.is_none() => file = Some(f.to_string()),
@@ -184,12 +214,17 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
         }
     }
     Ok(RunOptions {
-        file: file.ok_or("`run` needs a program file")?,
+        file: file.ok_or(format!("`{cmd}` needs a program file"))?,
         function,
         inputs,
         sets,
-        out: out.ok_or("`run` needs `--out DIR`")?,
+        out: match out {
+            Some(o) => o,
+            None if tune => PathBuf::new(),
+            None => return Err("`run` needs `--out DIR`".to_string()),
+        },
         device,
+        tune,
     })
 }
 
@@ -276,7 +311,17 @@ fn save(dir: &Path, name: &str, t: &Tensor) -> Result<Vec<PathBuf>, String> {
 
 /// The arguments of `f` from the options: inputs read, outputs zero-filled at the shape their
 /// declaration gives with the sizes bound by the inputs (or `--set`), scalars parsed.
+/// Under `tune`, names of other functions' parameters and sizes are theirs (`tune` checks that
+/// some function has each).
 fn arguments(f: &Function, o: &RunOptions) -> Result<Vec<Arg>, String> {
+    if !o.tune {
+        check_names(f, o)?;
+    }
+    arguments_checked(f, o)
+}
+
+/// Every `--in` and `--set` name is one of `f`'s.
+fn check_names(f: &Function, o: &RunOptions) -> Result<(), String> {
     for (n, _) in &o.inputs {
         let known = f.params.iter().any(|p| match p {
             ParamRef::Matrix(m) => f.matrices[*m].name == *n,
@@ -295,6 +340,21 @@ fn arguments(f: &Function, o: &RunOptions) -> Result<Vec<Arg>, String> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Whether `f` has a matrix parameter, scalar parameter or size called `n`.
+fn knows(f: &Function, n: &str) -> bool {
+    f.scalars.iter().any(|s| s.name == n)
+        || f.sizes.iter().any(|s| s.name == n)
+        || f.params.iter().any(|p| match p {
+            ParamRef::Matrix(m) => f.matrices[*m].name == n,
+            ParamRef::Scalar(_) => false,
+        })
+}
+
+/// `arguments` once the names are checked.
+fn arguments_checked(f: &Function, o: &RunOptions) -> Result<Vec<Arg>, String> {
     let mut tensors: Vec<Option<Tensor>> = vec![None; f.matrices.len()];
     for p in &f.params {
         let ParamRef::Matrix(m) = p else { continue };
@@ -303,7 +363,7 @@ fn arguments(f: &Function, o: &RunOptions) -> Result<Vec<Arg>, String> {
             Some((_, path)) => {
                 tensors[*m] = Some(load(path, &mat.name, mat.elem, mat.dims.len())?);
             }
-            None if mat.kind == MatrixKind::Input => {
+            None if mat.kind == MatrixKind::Input && !o.tune => {
                 return Err(format!(
                     "input `{}` needs `--in {}=PATH`",
                     mat.name, mat.name
@@ -322,6 +382,12 @@ fn arguments(f: &Function, o: &RunOptions) -> Result<Vec<Arg>, String> {
                 .trim()
                 .parse::<i64>()
                 .map_err(|_| format!("size `{}`: `{v}` is not an integer", s.name))?,
+            (None, None) if o.tune => {
+                return Err(format!(
+                    "`{}`: size `{}` needs `--size {}=VALUE` (or `--in {}=PATH`)",
+                    f.name, s.name, s.name, f.matrices[m].name
+                ));
+            }
             (None, None) => {
                 return Err(format!(
                     "size `{}` is bound by output `{}`: give it with `--set {}=VALUE` or the \
@@ -343,19 +409,27 @@ fn arguments(f: &Function, o: &RunOptions) -> Result<Vec<Arg>, String> {
                     None => {
                         let shape: Vec<usize> =
                             dims[*m].iter().map(|d| (*d).max(0) as usize).collect();
-                        Tensor::zeros(mat.elem, shape)
-                            .ok_or_else(|| format!("`{}`: no matrix of {}", mat.name, mat.elem))?
+                        let mut t = Tensor::zeros(mat.elem, shape)
+                            .ok_or_else(|| format!("`{}`: no matrix of {}", mat.name, mat.elem))?;
+                        if mat.kind == MatrixKind::Input {
+                            randomize(&mut t.data, *m as u64);
+                        }
+                        t
                     }
                 };
                 args.push(Arg::Matrix(t));
             }
             ParamRef::Scalar(s) => {
                 let sc = &f.scalars[*s];
-                let Some((_, text)) = o.sets.iter().find(|(n, _)| *n == sc.name) else {
-                    return Err(format!(
-                        "scalar `{}: {}` needs `--set {}=VALUE`",
-                        sc.name, sc.ty, sc.name
-                    ));
+                let text = match o.sets.iter().find(|(n, _)| *n == sc.name) {
+                    Some((_, text)) => text.as_str(),
+                    None if o.tune => "1",
+                    None => {
+                        return Err(format!(
+                            "scalar `{}: {}` needs `--set {}=VALUE`",
+                            sc.name, sc.ty, sc.name
+                        ));
+                    }
                 };
                 let v = parse_scalar(text, sc.ty).ok_or_else(|| {
                     format!("`--set {}={text}`: not a value of {}", sc.name, sc.ty)
@@ -369,7 +443,7 @@ fn arguments(f: &Function, o: &RunOptions) -> Result<Vec<Arg>, String> {
 
 /// `parac run ...`.
 fn run(args: &[String]) -> ExitCode {
-    let o = match parse_run(args) {
+    let o = match parse_run(args, false) {
         Ok(o) => o,
         Err(e) => return usage(&e),
     };
@@ -443,4 +517,295 @@ fn run(args: &[String]) -> ExitCode {
         println!("{v}");
     }
     ExitCode::SUCCESS
+}
+
+/// Fills `data` with seeded pseudo-random values: integers over their type's range, `f32` in
+/// [0, 1).
+fn randomize(data: &mut Data, seed: u64) {
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64 ^ seed.wrapping_mul(0xd1b5_4a32_d192_ed03);
+    let mut next = move || {
+        // xorshift64*
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    match data {
+        Data::U8(v) => v.iter_mut().for_each(|e| *e = (next() >> 56) as u8),
+        Data::I8(v) => v.iter_mut().for_each(|e| *e = (next() >> 56) as i8),
+        Data::U16(v) => v.iter_mut().for_each(|e| *e = (next() >> 48) as u16),
+        Data::I16(v) => v.iter_mut().for_each(|e| *e = (next() >> 48) as i16),
+        Data::U32(v) => v.iter_mut().for_each(|e| *e = (next() >> 32) as u32),
+        Data::I32(v) => v.iter_mut().for_each(|e| *e = (next() >> 32) as i32),
+        Data::I64(v) => v.iter_mut().for_each(|e| *e = next() as i64),
+        Data::U64(v) => v.iter_mut().for_each(|e| *e = next()),
+        Data::F32(v) => v
+            .iter_mut()
+            .for_each(|e| *e = (next() >> 40) as f32 / (1u64 << 24) as f32),
+    }
+}
+
+/// The ParaC source of a program file: a `.rs` file's `parac! { ... }` blocks (their insides,
+/// one after the other), anything else whole.
+fn program_source(path: &str, text: &str) -> Result<String, String> {
+    if !path.ends_with(".rs") {
+        return Ok(text.to_string());
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("parac!") {
+        let after = &rest[i + "parac!".len()..];
+        let Some(open) = after.find(|c: char| !c.is_whitespace()) else {
+            break;
+        };
+        if !after[open..].starts_with('{') {
+            rest = after;
+            continue;
+        }
+        let body = &after[open + 1..];
+        let mut depth = 1usize;
+        let mut end = None;
+        for (j, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            return Err(format!("{path}: a `parac! {{` block is not closed"));
+        };
+        out.push_str(&body[..end]);
+        out.push('\n');
+        rest = &body[end + 1..];
+    }
+    if out.trim().is_empty() {
+        return Err(format!("{path}: no `parac! {{ ... }}` block"));
+    }
+    Ok(out)
+}
+
+/// `parac tune ...`.
+fn tune(args: &[String]) -> ExitCode {
+    let o = match parse_run(args, true) {
+        Ok(o) => o,
+        Err(e) => return usage(&e),
+    };
+    let text = match std::fs::read_to_string(&o.file) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("cannot read {}: {e}", o.file)),
+    };
+    let source = match program_source(&o.file, &text) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let p = match Pipeline::compile_named(&o.file, &source) {
+        Ok(p) => p,
+        Err(parac::Error::Compile { message }) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+        Err(e) => return fail(e),
+    };
+    let functions: Vec<&parac_core::ir::Function> = match &o.function {
+        Some(name) => match p.function(name) {
+            Some(f) => vec![f],
+            None => {
+                let names: Vec<&str> = p.functions().iter().map(|f| &*f.name).collect();
+                return usage(&format!(
+                    "{}: no function `{name}` (it has: {})",
+                    o.file,
+                    names.join(", ")
+                ));
+            }
+        },
+        None => p.functions().iter().collect(),
+    };
+    let names = o
+        .inputs
+        .iter()
+        .map(|i| &i.0)
+        .chain(o.sets.iter().map(|s| &s.0));
+    for n in names {
+        if !functions.iter().any(|f| knows(f, n)) {
+            return usage(&format!("no function tuned has a parameter or size `{n}`"));
+        }
+    }
+    let rt = match &o.device {
+        Some(spec) => Runtime::from_spec(spec),
+        None => Runtime::new(),
+    };
+    let rt = match rt {
+        Ok(rt) => rt.with_policy(PlanPolicy::SearchBudget(Duration::MAX)),
+        Err(e) => return fail(e),
+    };
+    let Some(dev) = rt.device() else {
+        return fail(format!(
+            "no OpenCL device ({}): plans are chosen on OpenCL devices only",
+            rt.describe()
+        ));
+    };
+    eprintln!("tuning on {}", rt.describe());
+    let mut failed = false;
+    for f in functions {
+        let mut call = match arguments(f, &o) {
+            Ok(a) => a,
+            Err(e) => return usage(&e),
+        };
+        let sizes: Vec<String> = call
+            .iter()
+            .zip(&f.params)
+            .filter_map(|(a, p)| match (a, p) {
+                (Arg::Matrix(t), ParamRef::Matrix(m)) => Some(format!(
+                    "{} {}",
+                    f.matrices[*m].name,
+                    t.shape
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join("x")
+                )),
+                _ => None,
+            })
+            .collect();
+        let before = parac::opencl::plan_records().len();
+        let start = Instant::now();
+        if let Err(e) = p.run(&rt, &f.name, &mut call) {
+            eprintln!("error: `{}`: {e}", f.name);
+            failed = true;
+            continue;
+        }
+        let records = parac::opencl::plan_records();
+        let new = &records[before.min(records.len())..];
+        let searched: Vec<_> = new.iter().filter(|r| r.program == *f.name).collect();
+        println!(
+            "{} ({}): {} region{} searched in {:.1} s{}",
+            f.name,
+            sizes.join(", "),
+            searched.len(),
+            if searched.len() == 1 { "" } else { "s" },
+            start.elapsed().as_secs_f64(),
+            if searched.len() < f.regions.len() {
+                " (the others: from the plan cache, or with one plan)"
+            } else {
+                ""
+            }
+        );
+        for r in searched {
+            let ms = r
+                .times
+                .iter()
+                .find(|t| t.0 == r.chosen.0 && t.1 == r.chosen.1)
+                .map_or("-".to_string(), |t| format!("{:.3} ms", t.2));
+            let wg = r.chosen.1.as_ref().map_or("-".to_string(), |l| {
+                l.iter().map(usize::to_string).collect::<Vec<_>>().join("x")
+            });
+            println!(
+                "  {} [{}]: {}@{wg} {ms} ({} plans timed{})",
+                r.region,
+                r.class,
+                r.chosen.0,
+                r.times.len(),
+                if r.complete {
+                    ""
+                } else {
+                    "; the search did not end"
+                }
+            );
+        }
+    }
+    match dev.program_cache_dir() {
+        Some(dir) => match dir.parent() {
+            Some(root) => println!("plan cache: {}", root.join("plans").display()),
+            None => println!("plan cache: next to {}", dir.display()),
+        },
+        None => println!("plan cache: off (PARAC_CACHE=0): the plans were not kept"),
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `parac cache ...`.
+fn cache(args: &[String]) -> ExitCode {
+    let Some(root) = parac::opencl::cache_root() else {
+        return fail("this system has no user cache directory");
+    };
+    let plans = root.join("plans");
+    match args {
+        [c] if c == "path" => {
+            println!("{}", root.display());
+            if std::env::var_os("PARAC_CACHE").is_some_and(|v| v == "0") {
+                eprintln!("(PARAC_CACHE=0: the runtime does not use it now)");
+            }
+            ExitCode::SUCCESS
+        }
+        [c] if c == "clear" => match parac::opencl::clear_cache(&root) {
+            Ok(removed) => {
+                for d in &removed {
+                    eprintln!("removed {}", d.display());
+                }
+                if removed.is_empty() {
+                    eprintln!("{}: nothing to remove", root.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        },
+        [c, file] if c == "export" => {
+            let (bundle, n) = match parac::opencl::export_plans(&plans) {
+                Ok(b) => b,
+                Err(e) => return fail(e),
+            };
+            let written = if file == "-" {
+                std::io::stdout().write_all(bundle.as_bytes())
+            } else {
+                std::fs::write(file, &bundle)
+            };
+            if let Err(e) = written {
+                return fail(format!("cannot write {file}: {e}"));
+            }
+            eprintln!(
+                "exported {n} plan file{} from {}",
+                if n == 1 { "" } else { "s" },
+                plans.display()
+            );
+            ExitCode::SUCCESS
+        }
+        [c, file] if c == "import" => {
+            let text = if file == "-" {
+                let mut t = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map(|_| t)
+            } else {
+                std::fs::read_to_string(file)
+            };
+            let text = match text {
+                Ok(t) => t,
+                Err(e) => return fail(format!("cannot read {file}: {e}")),
+            };
+            match parac::opencl::import_plans(&text, &plans) {
+                Ok(n) => {
+                    eprintln!(
+                        "imported {n} plan file{} into {}",
+                        if n == 1 { "" } else { "s" },
+                        plans.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(format!("{file}: {e}")),
+            }
+        }
+        [] => usage("`cache` needs a command: path, clear, export FILE or import FILE"),
+        [c, ..] => usage(&format!(
+            "`cache {c}`: expected `path`, `clear`, `export FILE` or `import FILE`"
+        )),
+    }
 }
