@@ -4,8 +4,9 @@
 //! least `PARAC_PEERS_SECONDS` seconds, 3 by default; the median and the minimum kept):
 //!
 //! - parac: the `parac!` functions of `examples/pipelines/` on the OpenCL device with the
-//!   searched plan (`PlanPolicy::Search`; the search happens in the warm-up) and with the
-//!   model's plan (`PlanPolicy::Model`), and on the CPU path (`Runtime::cpu()`);
+//!   searched plan (`PlanPolicy::SearchBudget(Duration::MAX)`: the whole search happens in the
+//!   warm-up) and with the model's plan (`PlanPolicy::Model`), and on the CPU path
+//!   (`Runtime::cpu()`);
 //! - the hand-written OpenCL of `benches/hand/`: the kernels alone (data on the device) and
 //!   whole calls (upload, kernels, download into host matrices);
 //! - Halide (CPU and OpenCL schedules) and OpenCV (CPU and `UMat`), in Python, run as a child
@@ -139,7 +140,11 @@ fn extra_dir() -> PathBuf {
 fn runtimes() -> Vec<(&'static str, Runtime)> {
     let mut out = Vec::new();
     for (name, p) in [
-        ("parac_opencl_search", PlanPolicy::Search),
+        // Each region's search run to its end in the warm-up call.
+        (
+            "parac_opencl_search",
+            PlanPolicy::SearchBudget(Duration::MAX),
+        ),
         ("parac_opencl_model", PlanPolicy::Model),
     ] {
         match Runtime::from_spec("opencl") {

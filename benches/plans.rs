@@ -229,7 +229,11 @@ fn pipeline_bench(
         }
     }
     policies.push(("model".to_string(), PlanPolicy::Model));
-    policies.push(("search".to_string(), PlanPolicy::Search));
+    // The search run to its end (the default budget spreads it over calls).
+    policies.push((
+        "search".to_string(),
+        PlanPolicy::SearchBudget(Duration::MAX),
+    ));
     let mut g = c.benchmark_group(format!("plans/{name}"));
     g.throughput(Throughput::Elements(pixels as u64));
     for (label, p) in policies {
