@@ -133,16 +133,16 @@ pub(crate) struct Entry {
     busy: bool,
     /// `PARAC_LOG=plan` printed its cache hit.
     reported: bool,
-    /// Seconds of budget earlier calls left unspent because the next step did not fit: the
-    /// next call may spend them too, so that a step that costs more than the budget (a build)
-    /// runs about once per (its cost / the budget) calls.
-    carry: f64,
 }
 
-/// What one search step costs, learned in this process (a moving average of the steps timed):
-/// `[0]` a step that builds its candidate's program, `[1]` one that does not (it may still make
-/// the driver compile the kernel for a new work-group size).
-static STEP_COST: Mutex<[Option<f64>; 2]> = Mutex::new([None, None]);
+/// What one search step costs, learned in this process (a moving average of the steps timed)
+/// or, before any, read from a plan file: `[0]` a step that builds its candidate's program,
+/// `[1]` one that does not (it may still make the driver compile the kernel for a new
+/// work-group size: PoCL compiles at the first launch), `[2]` one that times a plan again.
+static STEP_COST: Mutex<[Option<f64>; 3]> = Mutex::new([None, None, None]);
+
+/// A step of kind 2 (see [`STEP_COST`]).
+const AGAIN: usize = 2;
 
 /// Learns that a step of `kind` (see [`STEP_COST`]) took `seconds`.
 fn learn(kind: usize, seconds: f64) {
@@ -153,6 +153,24 @@ fn learn(kind: usize, seconds: f64) {
 /// What a step of `kind` is expected to cost: the moving average, or 0 before any.
 fn expected(kind: usize) -> f64 {
     STEP_COST.lock().unwrap_or_else(PoisonError::into_inner)[kind].unwrap_or(0.0)
+}
+
+/// The step costs learned so far, for a plan file.
+fn step_costs() -> BTreeMap<usize, f64> {
+    let c = STEP_COST.lock().unwrap_or_else(PoisonError::into_inner);
+    (0..c.len())
+        .filter_map(|k| Some((k, c[k]?)))
+        .collect()
+}
+
+/// Takes the step costs of a plan file where this process has learned none.
+fn seed_step_costs(costs: &BTreeMap<usize, f64>) {
+    let mut c = STEP_COST.lock().unwrap_or_else(PoisonError::into_inner);
+    for (k, v) in costs {
+        if let Some(slot) = c.get_mut(*k) {
+            slot.get_or_insert(*v);
+        }
+    }
 }
 
 /// The plans of a program, by (region, size class).
@@ -458,11 +476,17 @@ impl Device {
         }
         let cands = &plans.candidates[..];
         let by_label = |l: &str| cands.iter().position(|c| c.label == l && self.feasible(c));
-        // The model's first-ranked candidate that fits the device and builds.
+        // The model's first-ranked candidate that fits the device and builds. Tree reductions
+        // serve a GPU's work-groups; a CPU device runs a work-group as a loop with barriers, and
+        // there the plain reduction (the baseline: per-row partials) is the faster one (13x for
+        // sharpen's sum on PoCL, docs/benchmarks.md), so the model skips trees on other devices.
+        let gpu = self.info().is_gpu;
         let model = || {
             (1..cands.len())
                 .find(|i| {
-                    self.feasible(&cands[*i]) && self.own_program(program, &cands[*i]).is_ok()
+                    (gpu || !cands[*i].tree)
+                        && self.feasible(&cands[*i])
+                        && self.own_program(program, &cands[*i]).is_ok()
                 })
                 .unwrap_or(0)
         };
@@ -584,61 +608,87 @@ impl Device {
                 return Ok(e.saved.choice.clone().filter(known));
             }
             e.busy = true;
-            carry = e.carry;
+            carry = e.saved.carry;
             std::mem::take(&mut e.saved.search)
         };
         let max = self.info().max_work_group_size;
-        let cs: Vec<Cand> = search::order(cands.len(), |i| self.feasible(&cands[i]))
-            .into_iter()
-            .map(|i| Cand {
-                index: i,
-                label: cands[i].label.to_string(),
-                default: cands[i]
-                    .local
-                    .as_deref()
-                    .map(<[usize]>::to_vec)
-                    .or_else(|| self.default_local(&cands[i], global)),
-                free: cands[i].local.is_none() && !cands[i].tree,
-            })
-            .collect();
+        let gpu = self.info().is_gpu;
+        let cs: Vec<Cand> = search::order(
+            cands.len(),
+            |i| self.feasible(&cands[i]),
+            |i| !gpu && cands[i].tree,
+        )
+        .into_iter()
+        .map(|i| Cand {
+            index: i,
+            label: cands[i].label.to_string(),
+            default: cands[i]
+                .local
+                .as_deref()
+                .map(<[usize]>::to_vec)
+                .or_else(|| self.default_local(&cands[i], global)),
+            free: cands[i].local.is_none() && !cands[i].tree,
+        })
+        .collect();
         let sizes = group_sizes(global.len(), max);
-        // The model's plan is built before the clock starts: the first call pays its build
-        // whatever the budget (and the build teaches what a build costs here).
-        if search.measures.is_empty() {
-            if let Some(Step::Time { index, .. }) = search.next(&cs, &sizes) {
-                let c = &cands[index];
-                let kind = self.step_kind(c);
-                let t = Instant::now();
-                if self.own_program(program, c).is_ok() && kind == 0 {
-                    learn(0, t.elapsed().as_secs_f64());
+        // What timing candidate `label` at `local` is (the search's leader so far, for the
+        // adaptive sampling), and the kind of step it is.
+        let describe_step = |step: &Step, search: &Search| {
+            let (label, local, leader) = match step {
+                Step::Time { index, local, .. } => (
+                    cands[*index].label.to_string(),
+                    local.clone(),
+                    search.best(),
+                ),
+                Step::Again(i) => {
+                    let m = &search.measures[*i];
+                    (m.label.clone(), m.local.clone(), None)
                 }
+            };
+            let c = cands.iter().find(|c| c.label == label);
+            let kind = match step {
+                Step::Again(_) => AGAIN,
+                Step::Time { .. } => c.map_or(1, |c| self.step_kind(c)),
+            };
+            (label, local, leader, c, kind)
+        };
+        let mut steps = 0;
+        // A new search builds and times the model's plan before the clock starts: the first
+        // call pays that whatever the budget, as it pays the plan's first run (the warm-up run,
+        // in which PoCL compiles the kernel for its work-group size). The build teaches what a
+        // build costs here.
+        let mut first: Result<(), Error> = Ok(());
+        if search.measures.is_empty() {
+            if let Some(step @ Step::Time { .. }) = search.next(&cs, &sizes) {
+                let (label, local, _, c, kind) = describe_step(&step, &search);
+                let (ms, samples) = match c {
+                    Some(c) => {
+                        let t = Instant::now();
+                        if self.own_program(program, c).is_ok() && kind == 0 {
+                            learn(0, t.elapsed().as_secs_f64());
+                        }
+                        first = self.finish();
+                        self.time(program, cands, c, global, &local, interior, args, None)
+                    }
+                    None => (None, 0),
+                };
+                search.record(&step, &label, ms, samples);
+                steps += 1;
             }
         }
         let start = Instant::now();
-        let mut steps = 0;
         // What this call may spend: the budget and what earlier calls left.
         let allowance = budget.as_secs_f64() + carry;
         // The expected cost of the step that did not fit.
         let mut waits: Option<f64> = None;
         let outcome = (|| -> Result<bool, Error> {
+            first?;
             self.finish()?;
             loop {
                 let Some(step) = search.next(&cs, &sizes) else {
                     return Ok(true);
                 };
-                let (label, local, leader) = match &step {
-                    Step::Time { index, local, .. } => (
-                        cands[*index].label.to_string(),
-                        local.clone(),
-                        search.best(),
-                    ),
-                    Step::Again(i) => {
-                        let m = &search.measures[*i];
-                        (m.label.clone(), m.local.clone(), None)
-                    }
-                };
-                let c = cands.iter().find(|c| c.label == label);
-                let kind = c.map_or(1, |c| self.step_kind(c));
+                let (label, local, leader, c, kind) = describe_step(&step, &search);
                 if budget.is_zero() {
                     // One step per call.
                     if steps > 0 {
@@ -672,6 +722,14 @@ impl Device {
             done: complete,
             choice: choice.clone(),
             search,
+            // Budget left unspent because the next step did not fit goes to the next call, so
+            // that a step costing more than the budget (a build) runs about once per (its cost
+            // / the budget) calls.
+            carry: if waits.is_some() {
+                (allowance - seconds).max(0.0)
+            } else {
+                0.0
+            },
         };
         let record = Self::record(program, &key, &saved, steps, seconds);
         {
@@ -683,13 +741,10 @@ impl Device {
             e.busy = false;
             e.reported = true;
             e.saved = saved.clone();
-            e.carry = if waits.is_some() {
-                (allowance - seconds).max(0.0)
-            } else {
-                0.0
-            };
         }
         if steps == 0 {
+            // The carry is the file's too: a later process goes on saving for the step.
+            self.store_plans(program, key.clone(), saved.clone(), None);
             if log("plan") {
                 eprintln!(
                     "parac plan {}/{} [{}]: {}; budget {}: the next timing (about {:.2} s) waits \
@@ -712,7 +767,7 @@ impl Device {
             outcome?;
             return Ok(choice);
         }
-        self.store_plans(program, key, saved.clone(), &record);
+        self.store_plans(program, key, saved.clone(), Some(&record));
         let line = || {
             Self::describe_search(
                 &record,
@@ -925,7 +980,9 @@ impl Device {
         let Some(path) = self.plan_file(program) else {
             return Memo::new();
         };
-        cache::load(&path)
+        let file = cache::load(&path);
+        seed_step_costs(&file.costs);
+        file.plans
             .into_iter()
             .map(|(k, saved)| {
                 (
@@ -947,7 +1004,7 @@ impl Device {
         program: &Program,
         key: (String, String),
         saved: cache::Saved,
-        last: &PlanRecord,
+        last: Option<&PlanRecord>,
     ) {
         let Some(path) = self.plan_file(program) else {
             return;
@@ -959,10 +1016,16 @@ impl Device {
                 self.info().name,
                 self.info().driver_version
             ),
-            format!("last search step: {}", describe(last)),
+            match last {
+                Some(r) => format!("last search step: {}", describe(r)),
+                None => format!("last call of {}: no step fitted its budget", key.0),
+            },
         ];
-        let mut one = cache::Plans::new();
-        one.insert(key, saved);
+        let mut one = cache::PlanFile {
+            costs: step_costs(),
+            ..cache::PlanFile::default()
+        };
+        one.plans.insert(key, saved);
         if let Err(e) = cache::update(&path, &comments, |p| cache::merge(p, one)) {
             let dir = path.parent().unwrap_or(&path).to_path_buf();
             cache::report_once(&dir, || {

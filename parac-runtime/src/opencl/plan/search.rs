@@ -98,9 +98,21 @@ pub(crate) fn keep_sampling(first: f64, leader: Option<f64>) -> bool {
 }
 
 /// The search's order of a region's candidates (`usable[i]`: candidate `i` fits the device):
-/// the model's ranking (indices 1..), then the baseline (index 0).
-pub(crate) fn order(n: usize, usable: impl Fn(usize) -> bool) -> Vec<usize> {
-    (1..n).chain(0..n.min(1)).filter(|i| usable(*i)).collect()
+/// the model's ranking (indices 1..), then the baseline (index 0), then the candidates the
+/// model ranks after the baseline on this device (`after_baseline[i]`: tree reductions on a
+/// device that is not a GPU).
+pub(crate) fn order(
+    n: usize,
+    usable: impl Fn(usize) -> bool,
+    after_baseline: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let first = (1..n).filter(|i| !after_baseline(*i));
+    let last = (1..n).filter(|i| after_baseline(*i));
+    first
+        .chain(0..n.min(1))
+        .chain(last)
+        .filter(|i| usable(*i))
+        .collect()
 }
 
 impl Search {
@@ -305,7 +317,7 @@ mod tests {
             c(1, "h8", true),
             c(2, "tree64", false),
         ];
-        order(3, |_| true)
+        order(3, |_| true, |_| false)
             .into_iter()
             .map(|i| all[i].clone())
             .collect()
@@ -337,9 +349,12 @@ mod tests {
 
     #[test]
     fn the_model_first_the_baseline_last() {
-        assert_eq!(order(4, |_| true), vec![1, 2, 3, 0]);
-        assert_eq!(order(4, |i| i != 2), vec![1, 3, 0]);
-        assert_eq!(order(1, |_| true), vec![0]);
+        assert_eq!(order(4, |_| true, |_| false), vec![1, 2, 3, 0]);
+        assert_eq!(order(4, |i| i != 2, |_| false), vec![1, 3, 0]);
+        assert_eq!(order(1, |_| true, |_| false), vec![0]);
+        // Tree reductions after the baseline on a CPU device.
+        assert_eq!(order(3, |_| true, |i| i > 0), vec![0, 1, 2]);
+        assert_eq!(order(4, |_| true, |i| i == 1), vec![2, 3, 0, 1]);
         let s = Search::default();
         assert_eq!(
             s.next(&cands(), &sizes()),
