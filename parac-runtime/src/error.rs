@@ -132,6 +132,15 @@ pub enum Error {
         /// What does not match.
         message: String,
     },
+    /// A guard band around a device buffer was written (`Device::check_guards`, with guard
+    /// bands on): something wrote outside the buffer.
+    #[error("device memory outside buffer `{buffer}` was written: {}", violations.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    GuardBand {
+        /// The first buffer whose guard was touched.
+        buffer: String,
+        /// Every touched guard region.
+        violations: Vec<crate::opencl::GuardViolation>,
+    },
     /// The pipeline compiled, but this build has no backend that can execute it yet.
     #[error("`{function}` cannot run yet: {reason}")]
     Unsupported {

@@ -7,6 +7,7 @@ use std::fmt;
 use std::mem::{ManuallyDrop, size_of};
 use std::ops::{Deref, DerefMut};
 use std::ptr;
+use std::sync::Arc;
 
 use opencl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE;
 use opencl3::memory::{
@@ -16,8 +17,8 @@ use opencl3::memory::{
 use opencl3::types::{CL_BLOCKING, cl_map_flags};
 
 use super::device::Device;
-use super::pool;
 use super::{RawMem, buffer_created, buffer_released, cl_error, code};
+use super::{guard, pool};
 use crate::{Element, Error, Matrix, MatrixMut, MatrixRef};
 
 pub(super) mod sealed {
@@ -181,12 +182,15 @@ impl<T: Pod> MemArg for Scalar<T> {
 
 /// The memory object of a [`Buffer`] or [`Scalar`]: counted by
 /// [`live_buffers`](super::live_buffers) while it lives, given back to its device's pool when
-/// dropped (released at once where it has no pool: memory over a host matrix).
+/// dropped (released at once where it has no pool: memory over a host matrix). With guard
+/// bands (`guard.rs`) it is a sub-buffer of a parent with guards, checked when it is dropped.
 struct Mem<T> {
     mem: ManuallyDrop<ClBuffer<T>>,
     /// The size in bytes, the pool's key.
     bytes: usize,
     pool: Option<pool::Shared>,
+    /// The device's guard state and the parent buffer, where it has guard bands.
+    guard: Option<(guard::Shared, Arc<guard::Band>)>,
 }
 
 impl<T> Mem<T> {
@@ -196,6 +200,7 @@ impl<T> Mem<T> {
             mem: ManuallyDrop::new(mem),
             bytes,
             pool: pool.cloned(),
+            guard: None,
         }
     }
 }
@@ -217,9 +222,16 @@ impl<T> Drop for Mem<T> {
     fn drop(&mut self) {
         // SAFETY: `mem` is not used after this.
         let mem = unsafe { ManuallyDrop::take(&mut self.mem) };
+        let band = self.guard.take().map(|(guards, band)| {
+            guards.release(mem.get() as usize, &band);
+            band
+        });
         match &self.pool {
-            Some(pool) => pool::give(pool, mem, self.bytes),
-            None => drop(mem),
+            Some(pool) => pool::give(pool, mem, self.bytes, band),
+            None => {
+                drop(mem);
+                drop(band);
+            }
         }
         buffer_released();
     }
@@ -266,32 +278,57 @@ fn not_pod(function: &'static str) -> Error {
 impl Device {
     /// A memory object of `elems` elements of `T` (`bytes` bytes): one the pool kept, else a
     /// fresh one; when the device is out of memory, the pool is released and the creation tried
-    /// again.
-    fn create_mem<T>(&self, elems: usize, bytes: usize) -> Result<Mem<T>, i32> {
-        if let Some(mem) = pool::take(&self.pool, bytes) {
-            return Ok(Mem::new(mem, bytes, Some(&self.pool)));
-        }
-        // SAFETY: a fresh allocation of `elems` elements in this device's context, no host
-        // pointer.
-        let create = || unsafe {
-            ClBuffer::<T>::create(&self.context, CL_MEM_READ_WRITE, elems, ptr::null_mut())
+    /// again. With guard bands on, a sub-buffer between guards (`guard.rs`); `name` names it in
+    /// their reports.
+    fn create_mem<T>(&self, elems: usize, bytes: usize, name: &str) -> Result<Mem<T>, i32> {
+        let guarded = self.guards.on();
+        let (mem, band) = match pool::take(&self.pool, bytes, guarded) {
+            Some(taken) => taken,
+            None if guarded => {
+                let (mem, band) = self.retry(|| self.guards.create::<T>(&self.context, bytes))?;
+                (mem, Some(band))
+            }
+            None => {
+                // SAFETY: a fresh allocation of `elems` elements in this device's context, no
+                // host pointer.
+                let create = || {
+                    unsafe {
+                        ClBuffer::<T>::create(
+                            &self.context,
+                            CL_MEM_READ_WRITE,
+                            elems,
+                            ptr::null_mut(),
+                        )
+                    }
+                    .map_err(|e| e.0)
+                };
+                (self.retry(create)?, None)
+            }
         };
-        let mem = match create() {
-            Ok(mem) => mem,
+        let mut m = Mem::new(mem, bytes, Some(&self.pool));
+        if let Some(band) = band {
+            self.guards.register(m.get() as usize, name, band.clone());
+            m.guard = Some((self.guards.clone(), band));
+        }
+        Ok(m)
+    }
+
+    /// `create()`, and again after releasing the pool where the device is out of memory.
+    fn retry<R>(&self, create: impl Fn() -> Result<R, i32>) -> Result<R, i32> {
+        match create() {
             Err(e)
                 if [
                     CL_MEM_OBJECT_ALLOCATION_FAILURE,
                     code::OUT_OF_RESOURCES,
                     code::OUT_OF_HOST_MEMORY,
                 ]
-                .contains(&e.0)
+                .contains(&e)
                     && pool::clear(&self.pool) > 0 =>
             {
-                create().map_err(|e| e.0)?
+                create()
             }
-            Err(e) => return Err(e.0),
-        };
-        Ok(Mem::new(mem, bytes, Some(&self.pool)))
+            r => r,
+        }
     }
 
     /// The padded row length and the size in elements and bytes of a device matrix of `shape`,
@@ -346,7 +383,7 @@ impl Device {
             elems,
             bytes,
         } = self.layout::<T>(name, shape)?;
-        let mem = self.create_mem::<T>(elems, bytes).map_err(|e| {
+        let mem = self.create_mem::<T>(elems, bytes, name).map_err(|e| {
             cl_error(
                 format!("clCreateBuffer({name})"),
                 e,
@@ -708,7 +745,7 @@ impl Device {
     /// for a reduction's result.
     pub fn scalar<T: Pod>(&self, init: T) -> Result<Scalar<T>, Error> {
         let mem = self
-            .create_mem::<T>(1, size_of::<T>())
+            .create_mem::<T>(1, size_of::<T>(), &format!("scalar of {}", T::CL_TYPE))
             .map_err(|e| cl_error("clCreateBuffer(scalar)", e, T::CL_TYPE))?;
         let mut s = Scalar {
             mem,

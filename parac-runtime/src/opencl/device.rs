@@ -58,6 +58,8 @@ pub struct Device {
     pub(super) programs: Mutex<ProgramCache>,
     /// Memory of dropped buffers, kept for reuse (`pool.rs`).
     pub(super) pool: super::pool::Shared,
+    /// Guard bands around buffers, when on (`guard.rs`).
+    pub(super) guards: super::guard::Shared,
     pub(super) queue: CommandQueue,
     pub(super) context: Context,
     pub(super) device: cl_device::Device,
@@ -161,6 +163,8 @@ impl Device {
         )
         .map_err(|e| cl_error("clCreateCommandQueue", e.0, format!("on {}", info.name)))?;
         let version = device.version().unwrap_or_default();
+        let guards = super::guard::new(&queue, device.mem_base_addr_align().unwrap_or(0))
+            .map_err(|c| cl_error("clRetainCommandQueue", c, format!("on {}", info.name)))?;
         let cache_dir = if std::env::var_os("PARAC_CACHE").is_some_and(|v| v == "0") {
             None
         } else {
@@ -169,6 +173,7 @@ impl Device {
         Ok(Device {
             programs: Mutex::new(ProgramCache::default()),
             pool: super::pool::new(super::pool::limit_for(info.global_mem)),
+            guards,
             queue,
             context,
             device,

@@ -20,9 +20,13 @@
 //!   plan cache files and their bundles, in `plan/cache.rs`; the policies).
 //! - [`Input`] and [`Output`] (in `view.rs`): a call's host matrices on the device, in place
 //!   where the device's memory is the host's, else copies.
+//! - guard bands (in `guard.rs`, opt-in: `PARAC_GUARD_BANDS=1`, [`Device::set_guard_bands`]):
+//!   every device buffer a sub-buffer between two guard regions holding a known pattern,
+//!   checked when it is dropped and by [`Device::check_guards`].
 
 mod buffer;
 mod device;
+mod guard;
 mod launch;
 mod partition;
 mod plan;
@@ -35,6 +39,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub use buffer::{Buffer, MemArg, Pod, Scalar};
 pub use device::{Device, DeviceInfo, devices};
 pub(crate) use device::{Want, select};
+pub use guard::{GuardSide, GuardViolation, MIN_GUARD, guard_violations};
 pub use launch::Arg;
 pub use partition::{Bound, interior};
 pub use plan::{

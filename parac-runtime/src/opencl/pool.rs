@@ -13,11 +13,14 @@
 //! memory if that is less; `Device::set_pool_limit` changes it), the oldest memory released
 //! first; `Device::trim` releases everything, and dropping the device releases what is left
 //! (memory given back after that is released at once). A pooled memory object is not counted by
-//! [`live_buffers`](super::live_buffers).
+//! [`live_buffers`](super::live_buffers). Memory with guard bands (`guard.rs`) is pooled with
+//! its parent buffer and reused only by buffers that ask for guard bands.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use opencl3::memory::{Buffer as ClBuffer, ClMem};
+
+use super::guard::Band;
 
 /// The most bytes a pool keeps by default.
 pub(crate) const CAP: usize = 1 << 30;
@@ -28,10 +31,14 @@ pub(crate) fn limit_for(global_mem: u64) -> usize {
     usize::try_from(global_mem / 4).map_or(CAP, |q| q.min(CAP))
 }
 
+/// A pooled memory object: its size in bytes, the object, and its guard bands' parent.
+type Entry = (usize, ClBuffer<u8>, Option<Arc<Band>>);
+
 /// Free device memory objects, oldest first.
 pub(crate) struct Pool {
-    /// `(bytes, the pool's reference)`.
-    free: Vec<(usize, ClBuffer<u8>)>,
+    /// `(bytes, the pool's reference, the parent buffer where it has guard bands)`; a tuple
+    /// drops the memory object before its parent.
+    free: Vec<Entry>,
     /// The sum of the sizes in `free`.
     bytes: usize,
     /// The most `bytes` may be.
@@ -60,7 +67,7 @@ fn lock(p: &Shared) -> MutexGuard<'_, Pool> {
 impl Pool {
     /// Removes the oldest memory until at most `limit` bytes are kept; returns it, to be
     /// released after the lock is dropped (a release may unmap memory).
-    fn evict_to(&mut self, limit: usize) -> Vec<ClBuffer<u8>> {
+    fn evict_to(&mut self, limit: usize) -> Vec<Entry> {
         let mut n = 0;
         let mut bytes = self.bytes;
         while bytes > limit {
@@ -68,28 +75,36 @@ impl Pool {
             n += 1;
         }
         self.bytes = bytes;
-        self.free.drain(..n).map(|(_, m)| m).collect()
+        self.free.drain(..n).collect()
     }
 }
 
 /// A memory object of exactly `bytes` bytes from the pool (the most recently given back, whose
-/// memory is the likeliest to be in the caches), as a buffer of `T`.
-pub(crate) fn take<T>(p: &Shared, bytes: usize) -> Option<ClBuffer<T>> {
+/// memory is the likeliest to be in the caches), as a buffer of `T`; with guard bands
+/// (`guarded`) only one that has them, with its parent, else only one without.
+pub(crate) fn take<T>(
+    p: &Shared,
+    bytes: usize,
+    guarded: bool,
+) -> Option<(ClBuffer<T>, Option<Arc<Band>>)> {
     let mut pool = lock(p);
-    let i = pool.free.iter().rposition(|(b, _)| *b == bytes)?;
-    let (b, mem) = pool.free.remove(i);
+    let i = pool
+        .free
+        .iter()
+        .rposition(|(b, _, g)| *b == bytes && g.is_some() == guarded)?;
+    let (b, mem, band) = pool.free.remove(i);
     pool.bytes -= b;
     drop(pool);
     let raw = mem.get();
     // The pool's reference becomes the new buffer's.
     std::mem::forget(mem);
-    Some(ClBuffer::new(raw))
+    Some((ClBuffer::new(raw), band))
 }
 
-/// Keeps the memory object `mem` (`bytes` bytes) for reuse, taking over its reference; releases
-/// it instead when the pool is closed or the memory alone exceeds the limit, and releases the
-/// oldest pooled memory beyond the limit.
-pub(crate) fn give<T>(p: &Shared, mem: ClBuffer<T>, bytes: usize) {
+/// Keeps the memory object `mem` (`bytes` bytes; a sub-buffer of `band` where it has guard
+/// bands) for reuse, taking over its reference; releases it instead when the pool is closed or
+/// the memory alone exceeds the limit, and releases the oldest pooled memory beyond the limit.
+pub(crate) fn give<T>(p: &Shared, mem: ClBuffer<T>, bytes: usize, band: Option<Arc<Band>>) {
     let raw = mem.get();
     std::mem::forget(mem);
     let mem = ClBuffer::<u8>::new(raw);
@@ -97,9 +112,10 @@ pub(crate) fn give<T>(p: &Shared, mem: ClBuffer<T>, bytes: usize) {
     if pool.closed || bytes > pool.limit {
         drop(pool);
         drop(mem);
+        drop(band);
         return;
     }
-    pool.free.push((bytes, mem));
+    pool.free.push((bytes, mem, band));
     pool.bytes += bytes;
     let limit = pool.limit;
     let evicted = pool.evict_to(limit);
