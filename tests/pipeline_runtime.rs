@@ -480,19 +480,45 @@ fn cli_run_and_emit() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 
-    // Usage errors: status 2 and the usage.
-    for bad in [
-        vec!["run", "tests/in/laplacian_level.parac"],
-        vec!["run", "tests/in/laplacian_level.parac", "--out", "x"],
-        vec!["run", "tests/in/global_reductions.parac", "--out", "x"],
-        vec!["emit", "metal", "tests/in/laplacian_level.parac"],
+    // Usage errors: status 2, the error and where to find help (and the subcommand's usage
+    // where the arguments parsed but do not fit the program).
+    for (bad, usage) in [
+        (vec!["run", "tests/in/laplacian_level.parac"], true),
+        (
+            vec!["run", "tests/in/laplacian_level.parac", "--out", "x"],
+            true,
+        ),
+        (
+            vec!["run", "tests/in/global_reductions.parac", "--out", "x"],
+            true,
+        ),
+        (
+            vec![
+                "run",
+                "tests/in/laplacian_level.parac",
+                "--out",
+                "x",
+                "--in",
+                "src",
+            ],
+            false,
+        ),
+        (
+            vec!["emit", "metal", "tests/in/laplacian_level.parac"],
+            false,
+        ),
+        (vec!["emit", "lir", "tests/in/laplacian_level.parac"], true),
+        (vec!["ir"], true),
+        (vec!["frobnicate"], true),
+        (vec!["tests/in/laplacian_level.parac", "--emit-rust"], true),
+        (vec!["cache", "frobnicate"], true),
+        (vec![], true),
     ] {
         let r = Command::new(exe).args(&bad).output().expect("run parac");
-        assert_eq!(r.status.code(), Some(2), "{bad:?}");
-        assert!(
-            String::from_utf8_lossy(&r.stderr).contains("usage:"),
-            "{bad:?}"
-        );
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(err.contains("--help"), "{bad:?}: {err}");
+        assert!(!usage || err.contains("Usage: parac"), "{bad:?}: {err}");
     }
 
     // `emit opencl`: the program of each function.
@@ -505,13 +531,78 @@ fn cli_run_and_emit() {
     assert!(cl.contains("__kernel void r0_it("), "{cl}");
     assert!(cl.contains("__kernel"), "{cl}");
 
-    // The IR dump still works.
-    let dump = Command::new(exe)
-        .arg("tests/in/laplacian_level.parac")
+    // The IR dump, as `parac ir FILE...` and as `parac FILE...`; errors in a program: status 1.
+    for args in [
+        &["ir", "tests/in/laplacian_level.parac"][..],
+        &["tests/in/laplacian_level.parac"],
+    ] {
+        let dump = Command::new(exe).args(args).output().expect("run parac");
+        assert!(dump.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&dump.stdout).contains("fn laplacian"),
+            "{args:?}"
+        );
+    }
+    let errors = Command::new(exe)
+        .args(["ir", "tests/in/errors_collected.parac"])
         .output()
         .expect("run parac");
-    assert!(dump.status.success());
-    assert!(String::from_utf8_lossy(&dump.stdout).contains("laplacian"));
+    assert_eq!(errors.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&errors.stderr).contains("errors_collected.parac:5:34"));
+
+    // `emit rust`: the macro's expansion, formatted.
+    let rust = Command::new(exe)
+        .args(["emit", "rust", "tests/in/laplacian_level.parac"])
+        .output()
+        .expect("run parac");
+    assert!(rust.status.success());
+    let rust = String::from_utf8_lossy(&rust.stdout);
+    assert!(rust.contains("pub fn laplacian(\n"), "{rust}");
+    assert!(rust.lines().count() > 50, "one line per statement: {rust}");
+
+    // `devices`: the devices, or none, and what `Runtime::new()` picks; status 0 either way.
+    let devices = Command::new(exe)
+        .arg("devices")
+        .output()
+        .expect("run parac");
+    let text = String::from_utf8_lossy(&devices.stdout);
+    assert!(devices.status.success(), "{text}");
+    assert!(text.contains("Runtime::new() "), "{text}");
+}
+
+/// A reader that goes away (`parac ... | head -1`) ends the output quietly, status 0.
+#[test]
+fn cli_closed_pipe() {
+    use std::io::BufRead as _;
+    let exe = env!("CARGO_BIN_EXE_parac");
+    // Each writes more than a pipe holds (64 KiB), so that it meets the closed pipe.
+    let mut dumps = vec!["ir"];
+    dumps.extend(["tests/in/laplacian_level.parac"; 40]);
+    for args in [
+        &["emit", "opencl", "tests/in/laplacian_level.parac"][..],
+        &["emit", "rust", "tests/in/laplacian_level.parac"],
+        &dumps,
+    ] {
+        let mut child = Command::new(exe)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run parac");
+        let mut line = String::new();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        stdout.read_line(&mut line).expect("a line");
+        assert!(!line.is_empty(), "{args:?}");
+        drop(stdout);
+        let out = child.wait_with_output().expect("parac ends");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stderr.is_empty(), "{args:?}: quietly");
+    }
 }
 
 /// Writes `data` (of `t`, `shape`) as `.npy`, or as a PNG where `png` and the matrix is u8

@@ -1,0 +1,193 @@
+//! `parac tune`: every region's plan search run to its end, ahead of time, into the plan cache.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use parac::pipeline::Arg;
+use parac::{PlanPolicy, Runtime};
+use parac_core::ir::{Function, ParamRef};
+
+use crate::run::{CallArgs, RunOptions, arguments, knows, name_value};
+use crate::{Failure, Outcome, files};
+
+/// `parac tune`'s arguments.
+#[derive(clap::Args)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub call: CallArgs,
+    /// A size to tune at (where no --in input binds it); repeatable.
+    #[arg(long = "size", value_name = "NAME=VALUE", value_parser = name_value)]
+    pub sizes: Vec<(String, String)>,
+}
+
+/// `parac tune ...`.
+pub fn tune(args: TuneArgs) -> Outcome {
+    let mut call = args.call;
+    call.sets.extend(args.sizes);
+    let o = RunOptions { call, tune: true };
+    let c = &o.call;
+    let text = std::fs::read_to_string(&c.file)
+        .map_err(|e| format!("cannot read {}: {e}", c.file.display()))?;
+    let source = program_source(&c.file, &text)?;
+    let p = files::compile_source(&c.file, &source)?;
+    let functions: Vec<&Function> = match &c.function {
+        Some(name) => match p.function(name) {
+            Some(f) => vec![f],
+            None => {
+                let names: Vec<&str> = p.functions().iter().map(|f| &*f.name).collect();
+                return Err(o.usage(format!(
+                    "{}: no function `{name}` (it has: {})",
+                    c.file.display(),
+                    names.join(", ")
+                )));
+            }
+        },
+        None => p.functions().iter().collect(),
+    };
+    let names = c
+        .inputs
+        .iter()
+        .map(|i| &i.0)
+        .chain(c.sets.iter().map(|s| &s.0));
+    for n in names {
+        if !functions.iter().any(|f| knows(f, n)) {
+            return Err(o.usage(format!("no function tuned has a parameter or size `{n}`")));
+        }
+    }
+    let rt = match &c.device {
+        Some(spec) => Runtime::from_spec(spec),
+        None => Runtime::new(),
+    }?
+    .with_policy(PlanPolicy::SearchBudget(Duration::MAX));
+    let Some(dev) = rt.device() else {
+        return Err(Failure::Error(format!(
+            "no OpenCL device ({}): plans are chosen on OpenCL devices only",
+            rt.describe()
+        )));
+    };
+    eprintln!("tuning on {}", rt.describe());
+    let mut failed = false;
+    for f in functions {
+        let mut call = arguments(f, &o)?;
+        let sizes: Vec<String> = call
+            .iter()
+            .zip(&f.params)
+            .filter_map(|(a, p)| match (a, p) {
+                (Arg::Matrix(t), ParamRef::Matrix(m)) => Some(format!(
+                    "{} {}",
+                    f.matrices[*m].name,
+                    t.shape
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join("x")
+                )),
+                _ => None,
+            })
+            .collect();
+        let before = parac::opencl::plan_records().len();
+        let start = Instant::now();
+        if let Err(e) = p.run(&rt, &f.name, &mut call) {
+            eprintln!("error: `{}`: {e}", f.name);
+            failed = true;
+            continue;
+        }
+        let records = parac::opencl::plan_records();
+        let new = &records[before.min(records.len())..];
+        let searched: Vec<_> = new.iter().filter(|r| r.program == *f.name).collect();
+        outln!(
+            "{} ({}): {} region{} searched in {:.1} s{}",
+            f.name,
+            sizes.join(", "),
+            searched.len(),
+            if searched.len() == 1 { "" } else { "s" },
+            start.elapsed().as_secs_f64(),
+            if searched.len() < f.regions.len() {
+                " (the others: from the plan cache, or with one plan)"
+            } else {
+                ""
+            }
+        )?;
+        for r in searched {
+            let ms = r
+                .times
+                .iter()
+                .find(|t| t.0 == r.chosen.0 && t.1 == r.chosen.1)
+                .map_or("-".to_string(), |t| format!("{:.3} ms", t.2));
+            let wg = r.chosen.1.as_ref().map_or("-".to_string(), |l| {
+                l.iter().map(usize::to_string).collect::<Vec<_>>().join("x")
+            });
+            outln!(
+                "  {} [{}]: {}@{wg} {ms} ({} plans timed{})",
+                r.region,
+                r.class,
+                r.chosen.0,
+                r.times.len(),
+                if r.complete {
+                    ""
+                } else {
+                    "; the search did not end"
+                }
+            )?;
+        }
+    }
+    match dev.program_cache_dir() {
+        Some(dir) => match dir.parent() {
+            Some(root) => outln!("plan cache: {}", root.join("plans").display())?,
+            None => outln!("plan cache: next to {}", dir.display())?,
+        },
+        None => outln!("plan cache: off (PARAC_CACHE=0): the plans were not kept")?,
+    }
+    if failed {
+        Err(Failure::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+/// The ParaC source of a program file: a `.rs` file's `parac! { ... }` blocks (their insides,
+/// one after the other), anything else whole.
+fn program_source(path: &Path, text: &str) -> Result<String, String> {
+    if path.extension().is_none_or(|e| e != "rs") {
+        return Ok(text.to_string());
+    }
+    let path = path.display();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("parac!") {
+        let after = &rest[i + "parac!".len()..];
+        let Some(open) = after.find(|c: char| !c.is_whitespace()) else {
+            break;
+        };
+        if !after[open..].starts_with('{') {
+            rest = after;
+            continue;
+        }
+        let body = &after[open + 1..];
+        let mut depth = 1usize;
+        let mut end = None;
+        for (j, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            return Err(format!("{path}: a `parac! {{` block is not closed"));
+        };
+        out.push_str(&body[..end]);
+        out.push('\n');
+        rest = &body[end + 1..];
+    }
+    if out.trim().is_empty() {
+        return Err(format!("{path}: no `parac! {{ ... }}` block"));
+    }
+    Ok(out)
+}
