@@ -47,3 +47,56 @@ fn a_view_of_the_wrong_shape_is_a_shape_error() {
     let err = blur_p::blur(runtimes::cpu(), &view, &mut out).unwrap_err();
     assert!(err.to_string().contains("matrix `out`"), "{err}");
 }
+
+/// The canaried matrices of `common::canary` (used around the caller's matrices by the random
+/// programs): a pipeline reading and writing them in place leaves the canaries alone (with
+/// guard bands on the device's own buffers), and a write past a view is reported, naming it.
+#[test]
+fn canaried_views_and_guard_bands() {
+    use common::canary::{Canaried, take_violations};
+    let _guard = runtimes::shared_buffers();
+    let cpu = parac::Runtime::cpu();
+    let fresh = runtimes::fresh_opencl();
+    for rt in std::iter::once(&cpu).chain(fresh.as_ref()) {
+        if let Some(d) = rt.device() {
+            d.set_guard_bands(true);
+        }
+        for (rows, cols) in [(3, 3), (17, 29)] {
+            let src = data::random_u12(rows, cols, 3);
+            let view = Canaried::from_matrix("src", &src);
+            let mut out = Canaried::new(
+                "out",
+                [rows - 2, cols - 2],
+                &vec![0; (rows - 2) * (cols - 2)],
+            );
+            blur_p::blur(rt, &view, &mut out).expect("blur");
+            assert_eq!(
+                out.to_matrix(),
+                reference::blur(&src),
+                "{}",
+                runtimes::name(rt)
+            );
+            assert_eq!(view.check().and(out.check()), Ok(()));
+            if let Some(d) = rt.device() {
+                d.check_guards().expect("guard bands intact");
+            }
+        }
+        assert!(take_violations().is_empty());
+    }
+    // A write past a view: reported by `check` and, when dropped, by `take_violations`.
+    let mut v = Canaried::new("victim", [2, 2], &[1u16, 2, 3, 4]);
+    v.clobber(0, 9);
+    v.clobber(-3, 9);
+    let e = v.check().unwrap_err();
+    assert!(e.contains("`victim` [2, 2] of u16"), "{e}");
+    assert!(
+        e.contains("1 element before it changed (offsets -3 to -3)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("1 element after it changed (offsets 4 to 4)"),
+        "{e}"
+    );
+    drop(v);
+    assert_eq!(take_violations(), vec![e]);
+}

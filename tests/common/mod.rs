@@ -27,6 +27,7 @@ macro_rules! on_every_runtime {
     )*};
 }
 
+pub mod canary;
 pub mod check;
 pub mod data;
 pub mod reference;
