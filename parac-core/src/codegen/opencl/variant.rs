@@ -842,10 +842,10 @@ pub(super) fn tiles(
         };
         if bordered
             && r.rules.iter().any(|id| {
-                f.rules[*id].entries.iter().any(|e| {
-                    e.matrix == m
-                        && e.value.ty.elem().bytes() > ty.bytes()
-                })
+                f.rules[*id]
+                    .entries
+                    .iter()
+                    .any(|e| e.matrix == m && e.value.ty.elem().bytes() > ty.bytes())
             })
         {
             continue;
