@@ -158,9 +158,7 @@ fn expected(kind: usize) -> f64 {
 /// The step costs learned so far, for a plan file.
 fn step_costs() -> BTreeMap<usize, f64> {
     let c = STEP_COST.lock().unwrap_or_else(PoisonError::into_inner);
-    (0..c.len())
-        .filter_map(|k| Some((k, c[k]?)))
-        .collect()
+    (0..c.len()).filter_map(|k| Some((k, c[k]?))).collect()
 }
 
 /// Takes the step costs of a plan file where this process has learned none.

@@ -8,12 +8,17 @@
 //! ```text
 //! parac plans 1
 //! # comments
-//! plan <region> <class> done|partial <label>|- <work-group>|-
+//! cost <kind> <seconds>
+//! plan <region> <class> done|partial <label>|- <work-group>|- <carry seconds>
 //! time <region> <class> first|group <label> <work-group>|- <ms>|- <samples> 0|1
+//! end
 //! ```
 //!
-//! (fields separated by tabs; a `time` line's last field says whether the final round timed it
-//! again). Files are written whole to a temporary file in the same directory, then renamed over
+//! (fields separated by tabs; a `cost` line is what a search step of a kind costs on this
+//! device, as learned, for the next process's budget; a `plan` line's carry is the budget earlier
+//! calls left unspent for the next step; a `time` line's last field says whether the final round
+//! timed it again; `end` is the last line, so that a file cut short is not taken for a whole
+//! one). Files are written whole to a temporary file in the same directory, then renamed over
 //! the old one, under a lock file (`.lock`, created exclusively; one older than
 //! [`STALE_LOCK`] is taken as left by a dead process), after reading and merging what another
 //! process may have written meanwhile: a reader never sees half a file and concurrent writers do
@@ -62,10 +67,20 @@ pub(crate) struct Saved {
     pub(crate) choice: Option<Choice>,
     /// The measurements.
     pub(crate) search: Search,
+    /// Seconds of budget earlier calls left unspent because the next step did not fit.
+    pub(crate) carry: f64,
 }
 
 /// A plan file's content, by (region, size class).
 pub(crate) type Plans = BTreeMap<(String, String), Saved>;
+
+/// A plan file: its plans, and what search steps cost, by kind (seconds), as the process that
+/// wrote it had learned.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PlanFile {
+    pub(crate) plans: Plans,
+    pub(crate) costs: BTreeMap<usize, f64>,
+}
 
 /// `<cache>/parac`: the directory of parac's caches (program binaries in `programs/`, plans in
 /// `plans/`), where the user's cache directory is known.
@@ -93,7 +108,7 @@ fn parse_ms(s: &str) -> Option<Option<f64>> {
 }
 
 /// A plan file's content, or why it is not one.
-pub(crate) fn parse(text: &str) -> Result<Plans, String> {
+pub(crate) fn parse(text: &str) -> Result<PlanFile, String> {
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, l)) if l == FORMAT => {}
@@ -106,8 +121,17 @@ pub(crate) fn parse(text: &str) -> Result<Plans, String> {
         None => return Err("it is empty".to_string()),
     }
     let mut out = Plans::new();
+    let mut costs = BTreeMap::new();
+    let mut ended = false;
     for (n, line) in lines {
         if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if ended {
+            return Err(format!("line {}: after `end`", n + 1));
+        }
+        if line == "end" {
+            ended = true;
             continue;
         }
         let bad = || {
@@ -119,7 +143,12 @@ pub(crate) fn parse(text: &str) -> Result<Plans, String> {
         };
         let f: Vec<&str> = line.split('\t').collect();
         match f.as_slice() {
-            ["plan", region, class, status, label, local] => {
+            ["cost", kind, seconds] => {
+                let k: usize = kind.parse().map_err(|_| bad())?;
+                let v = parse_ms(seconds).ok_or_else(bad)?.ok_or_else(bad)?;
+                costs.insert(k, v);
+            }
+            ["plan", region, class, status, label, local, carry] => {
                 let done = match *status {
                     "done" => true,
                     "partial" => false,
@@ -138,6 +167,7 @@ pub(crate) fn parse(text: &str) -> Result<Plans, String> {
                     .or_default();
                 e.done = done;
                 e.choice = choice;
+                e.carry = parse_ms(carry).ok_or_else(bad)?.unwrap_or(0.0);
             }
             [
                 "time",
@@ -175,11 +205,15 @@ pub(crate) fn parse(text: &str) -> Result<Plans, String> {
             _ => return Err(bad()),
         }
     }
-    Ok(out)
+    if !ended {
+        return Err("it is cut short (no `end` line)".to_string());
+    }
+    Ok(PlanFile { plans: out, costs })
 }
 
 /// A plan file's text: [`FORMAT`], `comments` (each on a `#` line), the entries.
-pub(crate) fn render(plans: &Plans, comments: &[String]) -> String {
+pub(crate) fn render(file: &PlanFile, comments: &[String]) -> String {
+    let plans = &file.plans;
     let mut t = format!("{FORMAT}\n");
     for c in comments {
         for l in c.lines() {
@@ -188,8 +222,15 @@ pub(crate) fn render(plans: &Plans, comments: &[String]) -> String {
     }
     let _ = writeln!(
         t,
-        "# plan: region, size class, done|partial, plan (- none), work-group size (- the driver's)"
+        "# cost: kind of search step (0: builds its plan's program, 1: does not, 2: times a plan again), seconds"
     );
+    let _ = writeln!(
+        t,
+        "# plan: region, size class, done|partial, plan (- none), work-group size (- the driver's), carried budget (s)"
+    );
+    for (k, v) in &file.costs {
+        let _ = writeln!(t, "cost\t{k}\t{v:.6}");
+    }
     let _ = writeln!(
         t,
         "# time: region, size class, round, plan, work-group size, ms (- could not run), samples, timed again"
@@ -200,7 +241,11 @@ pub(crate) fn render(plans: &Plans, comments: &[String]) -> String {
             None => ("-", "-".to_string()),
         };
         let status = if e.done { "done" } else { "partial" };
-        let _ = writeln!(t, "plan\t{region}\t{class}\t{status}\t{label}\t{local}");
+        let _ = writeln!(
+            t,
+            "plan\t{region}\t{class}\t{status}\t{label}\t{local}\t{:.6}",
+            e.carry
+        );
         for m in &e.search.measures {
             let round = match m.round {
                 Round::First => "first",
@@ -217,13 +262,17 @@ pub(crate) fn render(plans: &Plans, comments: &[String]) -> String {
             );
         }
     }
+    t.push_str("end\n");
     t
 }
 
 /// Merges `from` into `into`, per (region, size class): a finished search wins over an
 /// unfinished one, of two unfinished ones the one with more measurements; otherwise `from`.
-pub(crate) fn merge(into: &mut Plans, from: Plans) {
-    for (k, e) in from {
+/// Costs: `from`'s.
+pub(crate) fn merge(into: &mut PlanFile, from: PlanFile) {
+    into.costs.extend(from.costs);
+    let into = &mut into.plans;
+    for (k, e) in from.plans {
         let keep = into.get(&k).is_some_and(|old| {
             !e.done && (old.done || old.search.measures.len() > e.search.measures.len())
         });
@@ -246,7 +295,7 @@ pub(crate) fn report_once(path: &Path, message: impl FnOnce() -> String) {
 
 /// The plans in `path`: none when the file does not exist; a file that cannot be read or does
 /// not parse is no cache, reported once.
-pub(crate) fn load(path: &Path) -> Plans {
+pub(crate) fn load(path: &Path) -> PlanFile {
     match read(path) {
         Ok(p) => p,
         Err(why) => {
@@ -256,13 +305,13 @@ pub(crate) fn load(path: &Path) -> Plans {
                     path.display()
                 )
             });
-            Plans::new()
+            PlanFile::default()
         }
     }
 }
 
 /// The plans in `path` (none when it does not exist), or why they cannot be read.
-pub(crate) fn read(path: &Path) -> Result<Plans, String> {
+pub(crate) fn read(path: &Path) -> Result<PlanFile, String> {
     match fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
@@ -276,7 +325,7 @@ pub(crate) fn read(path: &Path) -> Result<Plans, String> {
                 io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
             ) =>
         {
-            Ok(Plans::new())
+            Ok(PlanFile::default())
         }
         Err(e) => Err(e.to_string()),
     }
@@ -334,8 +383,10 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let written = (|| {
         use std::io::Write as _;
         let mut f = fs::File::create(&tmp)?;
+        // No fsync: readers see the old file or the new one whole either way, and a file a
+        // crash leaves damaged is no cache.
         f.write_all(bytes)?;
-        f.sync_all()?;
+        drop(f);
         fs::rename(&tmp, path)
     })();
     if written.is_err() {
@@ -350,7 +401,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 pub(crate) fn update(
     path: &Path,
     comments: &[String],
-    change: impl FnOnce(&mut Plans),
+    change: impl FnOnce(&mut PlanFile),
 ) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
@@ -402,7 +453,7 @@ pub fn export_plans(dir: &Path) -> Result<(String, usize), Error> {
 }
 
 /// The files of a bundle, checked whole: (name, plans).
-fn parse_bundle(text: &str) -> Result<Vec<(String, Plans)>, String> {
+fn parse_bundle(text: &str) -> Result<Vec<(String, PlanFile)>, String> {
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, l)) if l == BUNDLE => {}
@@ -505,7 +556,7 @@ mod tests {
         d
     }
 
-    fn sample() -> Plans {
+    fn sample() -> PlanFile {
         let mut p = Plans::new();
         p.insert(
             ("r0_it".into(), "4096x2048".into()),
@@ -535,6 +586,7 @@ mod tests {
                         },
                     ],
                 },
+                carry: 0.25,
             },
         );
         p.insert(
@@ -543,12 +595,24 @@ mod tests {
                 done: false,
                 choice: None,
                 search: Search::default(),
+                carry: 0.0,
             },
         );
-        p
+        PlanFile {
+            plans: p,
+            costs: BTreeMap::from([(0, 0.75), (2, 0.001)]),
+        }
     }
 
-    fn same(a: &Plans, b: &Plans) -> bool {
+    /// A plan file of these plans, no costs.
+    fn of(plans: Plans) -> PlanFile {
+        PlanFile {
+            plans,
+            costs: BTreeMap::new(),
+        }
+    }
+
+    fn same(a: &PlanFile, b: &PlanFile) -> bool {
         render(a, &[]) == render(b, &[])
     }
 
@@ -559,13 +623,10 @@ mod tests {
         assert!(text.starts_with("parac plans 1\n# a comment\n# on two lines\n"));
         let q = parse(&text).unwrap();
         assert!(same(&p, &q), "{text}");
-        assert_eq!(
-            q[&("r0_it".into(), "4096x2048".into())]
-                .search
-                .measures
-                .len(),
-            2
-        );
+        let e = &q.plans[&("r0_it".into(), "4096x2048".into())];
+        assert_eq!(e.search.measures.len(), 2);
+        assert_eq!(e.carry, 0.25);
+        assert_eq!(q.costs.get(&0), Some(&0.75));
     }
 
     #[test]
@@ -577,6 +638,8 @@ mod tests {
         assert!(parse(&text.replace("done", "finished")).is_err());
         assert!(parse(&text.replace("1.250000", "fast")).is_err());
         assert!(parse(&text.replace("32x4", "32xx")).is_err());
+        assert!(parse(&text.replace("cost\t0", "cost\tzero")).is_err());
+        assert!(parse(&text.replace("0.250000", "-1")).is_err());
         assert!(parse(&format!("{text}plan\tr9\n")).is_err());
         assert!(parse(&text[..text.len() - 3]).is_err(), "cut short");
     }
@@ -587,20 +650,22 @@ mod tests {
         let mut b = Plans::new();
         let k = ("r0_it".to_string(), "4096x2048".to_string());
         b.insert(k.clone(), Saved::default());
+        let b = of(b);
         merge(&mut a, b.clone());
         assert!(
-            a[&k].done,
+            a.plans[&k].done,
             "a partial search does not replace a finished one"
         );
         let mut c = b.clone();
         merge(&mut c, sample());
-        assert!(c[&k].done);
+        assert!(c.plans[&k].done);
+        assert_eq!(c.costs, sample().costs);
         // Two partial searches: the longer stays.
         let mut long = sample();
-        long.get_mut(&k).unwrap().done = false;
+        long.plans.get_mut(&k).unwrap().done = false;
         let mut d = long.clone();
         merge(&mut d, b);
-        assert_eq!(d[&k].search.measures.len(), 2);
+        assert_eq!(d.plans[&k].search.measures.len(), 2);
     }
 
     #[test]
@@ -609,7 +674,8 @@ mod tests {
         let path = d.join(file_name("00ff"));
         for i in 0..20 {
             let mut p = sample();
-            p.get_mut(&("r0_it".into(), "4096x2048".into()))
+            p.plans
+                .get_mut(&("r0_it".into(), "4096x2048".into()))
                 .unwrap()
                 .search
                 .measures[0]
@@ -638,7 +704,8 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..10 {
                         update(path, &[], |p| {
-                            p.insert((format!("r{t}_{i}"), "64".into()), Saved::default());
+                            p.plans
+                                .insert((format!("r{t}_{i}"), "64".into()), Saved::default());
                         })
                         .unwrap();
                         // A reader in between always sees a whole file.
@@ -648,7 +715,7 @@ mod tests {
             }
         });
         let p = read(&path).unwrap();
-        assert_eq!(p.len(), 60);
+        assert_eq!(p.plans.len(), 60);
         let names: Vec<String> = fs::read_dir(&d)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -663,7 +730,7 @@ mod tests {
         let path = d.join(file_name("0a"));
         fs::write(&path, b"\xff\xfe garbage").unwrap();
         assert!(read(&path).is_err());
-        assert!(load(&path).is_empty());
+        assert!(load(&path).plans.is_empty());
         update(&path, &[], |p| merge(p, sample())).unwrap();
         assert!(same(&read(&path).unwrap(), &sample()));
         let _ = fs::remove_dir_all(&d);
@@ -676,6 +743,7 @@ mod tests {
         fs::write(from.join(file_name("0123abcd")), render(&sample(), &[])).unwrap();
         let mut other = Plans::new();
         other.insert(("r2_it".into(), "8x8".into()), Saved::default());
+        let other = of(other);
         fs::write(from.join(file_name("ffff")), render(&other, &[])).unwrap();
         // Not exported: another search version, a broken file, anything else.
         fs::write(from.join("0123abcd.s1.plans"), "old").unwrap();
@@ -685,7 +753,7 @@ mod tests {
         assert_eq!(n, 2, "{bundle}");
         // Importing over a partial search of the same region: the bundle's finished one wins.
         let mut partial = sample();
-        for e in partial.values_mut() {
+        for e in partial.plans.values_mut() {
             e.done = false;
             e.search.measures.truncate(1);
         }
