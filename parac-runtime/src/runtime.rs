@@ -19,7 +19,7 @@ pub struct Runtime {
 pub enum PlanPolicy {
     /// Time the model's candidates for each (region, device, size class), in the model's order,
     /// within a budget per region and call (`PARAC_SEARCH_BUDGET`: seconds, or `inf`; default
-    /// 0.5 s; the build of the model's plan is not counted, and a timing starts only where it is
+    /// 0.1 s; the build of the model's plan is not counted, and a timing starts only where it is
     /// expected to fit): a call whose budget runs out runs the fastest plan so far, and later
     /// calls go on with the search until it is complete. The fastest is kept in the plan cache
     /// (the default).

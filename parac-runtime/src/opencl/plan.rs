@@ -3,7 +3,7 @@
 //! ([`PlanPolicy`]). Under [`PlanPolicy::Search`] (and [`PlanPolicy::SearchBudget`]) the
 //! candidates are timed with profiling events for each (region, size class), in the model's
 //! order and adaptively (`search.rs`), within a budget of time per region and call
-//! (`PARAC_SEARCH_BUDGET`, default 0.5 s, not counting the build of the model's plan; `0`: one
+//! (`PARAC_SEARCH_BUDGET`, default 0.1 s, not counting the build of the model's plan; `0`: one
 //! timing per call; `inf`: the whole search at once). A timing starts only if it is expected to
 //! fit in what is left ([`STEP_COST`]: what timings cost in this process, those that build a
 //! candidate's program apart); budget left unspent because the next timing did not fit goes to

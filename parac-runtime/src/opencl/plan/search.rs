@@ -88,8 +88,12 @@ pub(crate) const SAMPLES: u32 = 3;
 /// A first sample more than this many times the leader's best drops the candidate.
 pub(crate) const DROP_FACTOR: f64 = 2.0;
 
-/// The budget when `PARAC_SEARCH_BUDGET` is not set: timing work per region and call.
-pub(crate) const DEFAULT_BUDGET: Duration = Duration::from_millis(500);
+/// The budget when `PARAC_SEARCH_BUDGET` is not set: timing work per region and call. Small,
+/// for the first call: on PoCL a candidate's build costs 0.3-1 s, so with 0.1 s the first call
+/// builds and times the model's plan only (0.7-3.0 s for the four pipelines at their bench
+/// sizes, against 1.3-5.2 s with 0.5 s: docs/benchmarks.md), and later calls build the other
+/// candidates about once per (a build's cost / 0.1 s) calls each.
+pub(crate) const DEFAULT_BUDGET: Duration = Duration::from_millis(100);
 
 /// Whether a candidate whose first sample took `first` ms takes its other samples, against the
 /// best time measured so far (`None`: nothing measured yet).
