@@ -36,6 +36,30 @@ fn rust_type(name: &str) -> TokenStream {
     quote!(#id)
 }
 
+/// A parameter's kind and Rust element (or scalar) type.
+enum Param {
+    /// `&T[..]`: read.
+    In(TokenStream),
+    /// `&mut T[..]`: written.
+    Out(TokenStream),
+    /// A scalar of this type.
+    Scalar(TokenStream),
+}
+
+fn param(p: &ast::Param) -> Param {
+    match &p.kind {
+        ast::ParamKind::Matrix { mutable, elem, .. } => {
+            let t = rust_type(&elem.name);
+            if *mutable {
+                Param::Out(t)
+            } else {
+                Param::In(t)
+            }
+        }
+        ast::ParamKind::Scalar(t) => Param::Scalar(rust_type(&t.name)),
+    }
+}
+
 fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
     let attrs = &f.attrs;
     let vis = &f.vis;
@@ -43,31 +67,14 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
     let ret = f.ret.as_ref().map_or(quote!(()), |t| rust_type(&t.name));
     let params = f.params.iter().map(|p| {
         let n = &p.name;
-        match &p.kind {
-            ast::ParamKind::Matrix {
-                mutable: true,
-                elem,
-                ..
-            } => {
-                let t = rust_type(&elem.name);
-                quote!(#n: &mut impl ::parac::MatrixMut<#t>)
-            }
-            ast::ParamKind::Matrix {
-                mutable: false,
-                elem,
-                ..
-            } => {
-                let t = rust_type(&elem.name);
-                quote!(#n: &impl ::parac::MatrixRef<#t>)
-            }
-            ast::ParamKind::Scalar(t) => {
-                let t = rust_type(&t.name);
-                quote!(#n: #t)
-            }
+        match param(p) {
+            Param::Out(t) => quote!(#n: &mut impl ::parac::MatrixMut<#t>),
+            Param::In(t) => quote!(#n: &impl ::parac::MatrixRef<#t>),
+            Param::Scalar(t) => quote!(#n: #t),
         }
     });
     let body = match ir {
-        Some(ir) => body(ir, f),
+        Some(ir) => body(ir, f, &ret),
         None => quote!(::core::unreachable!("parac: this pipeline did not compile")),
     };
     quote! {
@@ -99,7 +106,7 @@ pub fn declared(f: &Function, m: ir::MatrixId) -> String {
         .collect()
 }
 
-fn body(f: &Function, ast: &ast::Function) -> TokenStream {
+fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {
     let fname = &f.name;
     // Ranks first: sizes are bound from dimensions that must exist.
     let ranks = f.params.iter().filter_map(|p| match p {
@@ -141,7 +148,7 @@ fn body(f: &Function, ast: &ast::Function) -> TokenStream {
     });
     let prelude = super::cpu::prelude(f);
     let source = ast.tokens.to_string();
-    let device = device_call(ast);
+    let device = device_call(ast, ret);
     let run = super::cpu::cpu_body(f);
     quote! {
         #(#ranks)*
@@ -159,28 +166,13 @@ fn body(f: &Function, ast: &ast::Function) -> TokenStream {
 /// per thread) and run by its executor on the caller's matrices, borrowed as they are. All the host
 /// logic of a device call (views, programs, plans, proofs, launches, reductions, the error
 /// flag) lives in the runtime, once, for this and for `Pipeline`.
-fn device_call(f: &ast::Function) -> TokenStream {
-    let ret = f.ret.as_ref().map_or(quote!(()), |t| rust_type(&t.name));
+fn device_call(f: &ast::Function, ret: &TokenStream) -> TokenStream {
     let args = f.params.iter().map(|p| {
         let n = &p.name;
-        match &p.kind {
-            ast::ParamKind::Matrix {
-                mutable: true,
-                elem,
-                ..
-            } => {
-                let t = rust_type(&elem.name);
-                quote!(::parac::__private::HostArg::output::<#t, _>(&mut *#n))
-            }
-            ast::ParamKind::Matrix {
-                mutable: false,
-                elem,
-                ..
-            } => {
-                let t = rust_type(&elem.name);
-                quote!(::parac::__private::HostArg::input::<#t, _>(#n))
-            }
-            ast::ParamKind::Scalar(_) => quote!(::parac::__private::HostArg::scalar(#n)),
+        match param(p) {
+            Param::Out(t) => quote!(::parac::__private::HostArg::output::<#t, _>(&mut *#n)),
+            Param::In(t) => quote!(::parac::__private::HostArg::input::<#t, _>(#n)),
+            Param::Scalar(_) => quote!(::parac::__private::HostArg::scalar(#n)),
         }
     });
     quote! {
