@@ -1,7 +1,8 @@
 //! Golden tests: the IR the compiler builds for every program in `tests/in/*.parac` and for the
 //! `parac!` block of every example, compared with `tests/out/`. When a change of the compiler's
 //! understanding is intended, rewrite the expectations with `PARAC_BLESS=1 cargo test --test
-//! golden` and review the diff.
+//! golden` and review the diff. Next to each `tests/out/NAME.ir` of a `tests/in` program,
+//! `NAME.lir` holds its loop IR after lowering and after each pass.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -97,6 +98,8 @@ fn golden_ir() {
             .join(path.file_stem().unwrap())
             .with_extension("ir");
         compare(&out, &render(&name, &source), &mut failures);
+        let lir = parac_core::lir::dump_module(&parac_core::compile_str(&source).module);
+        compare(&out.with_extension("lir"), &lir, &mut failures);
         count += 1;
     }
     for path in files("examples", "rs")

@@ -507,7 +507,6 @@ fn cli_run_and_emit() {
             vec!["emit", "metal", "tests/in/laplacian_level.parac"],
             false,
         ),
-        (vec!["emit", "lir", "tests/in/laplacian_level.parac"], true),
         (vec!["ir"], true),
         (vec!["frobnicate"], true),
         (vec!["tests/in/laplacian_level.parac", "--emit-rust"], true),
@@ -549,6 +548,16 @@ fn cli_run_and_emit() {
         .expect("run parac");
     assert_eq!(errors.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&errors.stderr).contains("errors_collected.parac:5:34"));
+
+    // `emit lir`: the loop IR after lowering and after each pass.
+    let lir = Command::new(exe)
+        .args(["emit", "lir", "tests/in/laplacian_level.parac"])
+        .output()
+        .expect("run parac");
+    assert!(lir.status.success());
+    let lir = String::from_utf8_lossy(&lir.stdout);
+    assert!(lir.contains("// after lower\nfunc laplacian"), "{lir}");
+    assert!(lir.contains("parallel for"), "{lir}");
 
     // `emit rust`: the macro's expansion, formatted.
     let rust = Command::new(exe)

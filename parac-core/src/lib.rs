@@ -18,6 +18,7 @@ pub mod codegen;
 pub mod diag;
 pub mod interp;
 pub mod ir;
+pub mod lir;
 pub mod lower;
 pub mod syntax;
 mod util;

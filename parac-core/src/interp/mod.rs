@@ -46,6 +46,8 @@ mod value;
 pub use data::{Data, Tensor};
 pub use intervals::{check_intervals, host_expr, matrix_dims, region_check, region_intervals};
 pub use value::{Val, cast, cast_f64};
+/// The operators' C semantics, shared with the LIR's evaluator (`lir::eval`).
+pub(crate) use value::{binary, call, unary};
 
 use crate::ir::*;
 

@@ -40,13 +40,23 @@ pub fn emit(target: Target, path: &Path) -> Outcome {
             }
             Ok(())
         }
-        Target::Lir => Err(Failure::Usage(
-            "emit",
-            "`emit lir`: the loop IR is not available yet (this parac has no loop IR); \
-             available targets: rust, opencl"
-                .to_string(),
-        )),
+        Target::Lir => emit_lir(path),
     }
+}
+
+/// `parac emit lir FILE`: the loop IR of each function after lowering and after each pass
+/// (diagnostics printed with their line and column, status 1).
+fn emit_lir(path: &Path) -> Outcome {
+    let mut failed = false;
+    let Some((name, source)) = read_or_report(path, &mut failed) else {
+        return Err(Failure::Reported);
+    };
+    let out = parac_core::compile_str(&source);
+    let written = out!("{}", parac_core::lir::dump_module(&out.module));
+    if report(&name, &source, &out.diagnostics) {
+        return Err(Failure::Reported);
+    }
+    written
 }
 
 /// `parac emit rust FILE`: what the `parac!` macro expands to (with a `compile_error!` per

@@ -107,7 +107,7 @@ enum Target {
     Rust,
     /// The OpenCL C program of each function (the baseline, then each candidate plan's own).
     Opencl,
-    /// The loop IR (not available yet: exits with status 2).
+    /// The loop IR of each function, after lowering and after each pass.
     Lir,
 }
 

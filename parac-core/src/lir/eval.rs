@@ -1,0 +1,244 @@
+//! Runs a [`Func`] on host tensors with the interpreter's values and operators
+//! (`crate::interp`), so that the lowering and every pass can be compared, bit for bit, with
+//! the reference interpreter on the same arguments. It makes no host proof: where the
+//! interpreter's proof refuses a call before it runs, the two may differ (the tests compare
+//! calls the interpreter completes). Global reductions and vector lanes are
+//! [`InterpError::Unsupported`] here.
+
+use super::{Buf, ExprId, ExprKind, Func, Stmt, StmtId};
+use crate::interp::{Arg, Data, InterpError, Val, binary, call, cast, cast_f64, unary};
+use crate::ir::{BinOp, Function, MatrixKind, ParamRef};
+
+struct Machine<'a> {
+    func: &'a Func,
+    sizes: Vec<i64>,
+    dims: Vec<Vec<i64>>,
+    mats: Vec<Data>,
+    hosts: Vec<Val>,
+    vars: Vec<Val>,
+    region: String,
+}
+
+/// Runs `func`, lowered from `f`, on `args` (as [`crate::interp::run`] takes them).
+pub fn run(func: &Func, f: &Function, args: &mut [Arg]) -> Result<Option<Val>, InterpError> {
+    let bad = |s: &str| InterpError::Argument(s.to_string());
+    let mut sizes = vec![0i64; f.sizes.len()];
+    let matrix_arg = |m: usize| f.params.iter().position(|p| *p == ParamRef::Matrix(m));
+    for (i, s) in f.sizes.iter().enumerate() {
+        let (m, k) = s.bound_by;
+        let a = matrix_arg(m).ok_or_else(|| bad("a size without its matrix"))?;
+        let Some(Arg::Matrix(t)) = args.get(a) else {
+            return Err(bad("a matrix parameter without its tensor"));
+        };
+        sizes[i] = *t.shape.get(k).ok_or_else(|| bad("a rank"))? as i64;
+    }
+    let dims = crate::interp::matrix_dims(f, &sizes)?;
+    let mut mats = Vec::with_capacity(f.matrices.len());
+    for (m, mat) in f.matrices.iter().enumerate() {
+        let n = dims[m].iter().map(|d| (*d).max(0) as usize).product();
+        let mut data = Data::zeros(mat.elem, n).ok_or_else(|| bad("an element type"))?;
+        match &mat.kind {
+            MatrixKind::Const(values) => {
+                for (i, v) in values.iter().enumerate().take(n) {
+                    data.set(i, cast_f64(*v, mat.elem));
+                }
+            }
+            MatrixKind::Input | MatrixKind::Output => {
+                if let Some(Arg::Matrix(t)) = matrix_arg(m).and_then(|a| args.get(a)) {
+                    data = t.data.clone();
+                }
+            }
+            MatrixKind::Local => {}
+        }
+        mats.push(data);
+    }
+    let mut hosts = vec![Val::Int(0); f.scalars.len()];
+    for (p, a) in f.params.iter().zip(args.iter()) {
+        if let (ParamRef::Scalar(s), Arg::Scalar(v)) = (p, a) {
+            hosts[*s] = *v;
+        }
+    }
+    let mut m = Machine {
+        func,
+        sizes,
+        dims,
+        mats,
+        hosts,
+        vars: vec![Val::Int(0); func.vars.len()],
+        region: "(host code)".to_string(),
+    };
+    let result = m.stmt(func.body);
+    for (p, a) in f.params.iter().zip(args.iter_mut()) {
+        if let (ParamRef::Matrix(id), Arg::Matrix(t)) = (p, a) {
+            std::mem::swap(&mut t.data, &mut m.mats[*id]);
+        }
+    }
+    result
+}
+
+impl Machine<'_> {
+    fn unsupported(what: &str) -> InterpError {
+        InterpError::Unsupported(format!("{what} in the LIR evaluator"))
+    }
+
+    /// The linear offset of `index` in matrix `m`, or the error naming the access.
+    fn offset(&self, buf: Buf, index: &[i64], what: &'static str) -> Result<usize, InterpError> {
+        let Buf::Matrix(m) = buf else {
+            return Err(Self::unsupported("a temporary buffer"));
+        };
+        let d = &self.dims[m];
+        let mut lin = 0i64;
+        for (i, d) in index.iter().zip(d) {
+            if *i < 0 || i >= d {
+                return Err(InterpError::OutOfBounds {
+                    region: self.region.clone(),
+                    what,
+                    matrix: self.func.matrices[m].clone(),
+                    index: index.to_vec(),
+                    shape: d_shape(&self.dims[m]),
+                });
+            }
+            lin = lin * d + i;
+        }
+        Ok(lin as usize)
+    }
+
+    fn indices(&mut self, index: &[ExprId]) -> Result<Vec<i64>, InterpError> {
+        index.iter().map(|i| Ok(self.expr(*i)?.as_i64())).collect()
+    }
+
+    fn expr(&mut self, e: ExprId) -> Result<Val, InterpError> {
+        let x = &self.func.exprs[e];
+        let t = x.ty;
+        if x.lanes != 1 {
+            return Err(Self::unsupported("a vector"));
+        }
+        Ok(match &x.kind {
+            ExprKind::Int(v) => cast(Val::Int(*v), t),
+            ExprKind::Float(v) => cast_f64(*v, t),
+            ExprKind::Var(v) => self.vars[v.index()],
+            ExprKind::Size(s) => cast(Val::Int(self.sizes[*s] as i128), t),
+            ExprKind::Host(s) => self.hosts[*s],
+            ExprKind::Dim(m, k) => Val::Int(self.dims[*m][*k] as i128),
+            ExprKind::Load { buf, index, .. } => {
+                let idx = self.indices(index)?;
+                let lin = self.offset(*buf, &idx, "read of")?;
+                let Buf::Matrix(m) = buf else {
+                    return Err(Self::unsupported("a temporary buffer"));
+                };
+                self.mats[*m].get(lin)
+            }
+            ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => {
+                return Err(Self::unsupported("a vector"));
+            }
+            ExprKind::Unary(op, a) => unary(*op, self.expr(*a)?, t),
+            ExprKind::Binary(op, a, b) => {
+                let x = self.expr(*a)?;
+                match op {
+                    BinOp::And if !x.truthy() => return Ok(Val::Bool(false)),
+                    BinOp::Or if x.truthy() => return Ok(Val::Bool(true)),
+                    _ => {}
+                }
+                let y = self.expr(*b)?;
+                let ot = self.func.exprs[*a].ty;
+                binary(*op, x, y, t, ot).map_err(|_| InterpError::DivisionByZero {
+                    region: self.region.clone(),
+                })?
+            }
+            ExprKind::Cast(a) => cast(self.expr(*a)?, t),
+            ExprKind::Call(b, args) => {
+                let xs = args
+                    .iter()
+                    .map(|a| self.expr(*a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                call(*b, &xs, t)
+            }
+            ExprKind::Select(c, a, b) => {
+                if self.expr(*c)?.truthy() {
+                    self.expr(*a)?
+                } else {
+                    self.expr(*b)?
+                }
+            }
+            ExprKind::Let(v, a, b) => {
+                self.vars[v.index()] = self.expr(*a)?;
+                self.expr(*b)?
+            }
+        })
+    }
+
+    fn stmt(&mut self, s: StmtId) -> Result<Option<Val>, InterpError> {
+        match &self.func.stmts[s] {
+            Stmt::Block(b) => {
+                for s in b {
+                    if let Some(v) = self.stmt(*s)? {
+                        return Ok(Some(v));
+                    }
+                }
+            }
+            Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                body,
+                ..
+            } => {
+                let (var, body, step) = (*var, *body, *step as i32 as i64);
+                let hi = self.expr(*hi)?.as_i64();
+                let mut c = self.expr(*lo)?.as_i64();
+                while c < hi {
+                    self.vars[var.index()] = Val::Int(c as i32 as i128);
+                    self.stmt(body)?;
+                    c = c.wrapping_add(step);
+                }
+            }
+            Stmt::Let(v, e) => {
+                let v = *v;
+                self.vars[v.index()] = self.expr(*e)?;
+            }
+            Stmt::HostLet(h, e) => {
+                let h = *h;
+                self.hosts[h] = self.expr(*e)?;
+            }
+            Stmt::If(c, t, e) => {
+                let (t, e) = (*t, *e);
+                if self.expr(*c)?.truthy() {
+                    self.stmt(t)?;
+                } else if let Some(e) = e {
+                    self.stmt(e)?;
+                }
+            }
+            Stmt::Store {
+                buf, index, value, ..
+            } => {
+                let (buf, value) = (*buf, *value);
+                let v = self.expr(value)?;
+                let idx = self.indices(&index.clone())?;
+                let lin = self.offset(buf, &idx, "write to")?;
+                if let Buf::Matrix(m) = buf {
+                    self.mats[m].set(lin, v);
+                }
+            }
+            Stmt::Allocate { .. } | Stmt::Barrier => {}
+            Stmt::Region { name, body } => {
+                self.region = name.clone();
+                let r = self.stmt(*body);
+                self.region = "(host code)".to_string();
+                r?;
+            }
+            Stmt::Reduce { .. } => return Err(Self::unsupported("a global reduction")),
+            Stmt::Return(e) => {
+                return match e {
+                    Some(e) => Ok(Some(self.expr(*e)?)),
+                    None => Ok(None),
+                };
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn d_shape(d: &[i64]) -> Vec<usize> {
+    d.iter().map(|d| *d as usize).collect()
+}

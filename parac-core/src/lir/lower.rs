@@ -1,0 +1,562 @@
+//! HAST → LIR. Every block value is written out element by element (windows, matrix products,
+//! convolutions become scalar expressions over their elements); a read of a matrix with
+//! border rules in force becomes, from the rules' entries alone, `let i = index in
+//! select(inside, m[i], select(entry 1 matches, value 1, .. m[i]))`: the last arm is the
+//! checked read, an `Error::OutOfBounds` where no entry matches.
+
+use super::{Buf, ExprId, ExprKind, Func, Memory, Stmt, StmtId, VarId};
+use crate::ir::{
+    self, AccessId, BinOp, BorderEntry, ExprKind as H, Function, KStmt, MatrixKind, Region,
+    RegionKind, Sel, Sub, Type,
+};
+use crate::ir::{ReduceOp, Scalar};
+
+/// A kernel local: one variable, or one per block element (row-major).
+#[derive(Clone)]
+enum LocalVal {
+    Scalar(VarId),
+    Block(Vec<VarId>),
+}
+
+/// Where loads of an expression come from.
+#[derive(Clone, Copy)]
+enum Mode<'a, 'v> {
+    /// The region's body: its access table, border rules in force.
+    Body,
+    /// A border value: the entry's access table, `*` standing for `outer`'s indices.
+    Entry(&'a BorderEntry, &'v [VarId]),
+}
+
+struct Lower<'a> {
+    f: &'a Function,
+    out: Func,
+    r: Option<&'a Region>,
+    /// Loop variables by slot.
+    slots: Vec<Option<VarId>>,
+    locals: Vec<Option<LocalVal>>,
+}
+
+/// The LIR of a checked function.
+pub(super) fn function(f: &Function) -> Func {
+    let mut stmts = super::Arena::default();
+    let body = stmts.push(Stmt::Block(vec![]));
+    let out = Func {
+        name: f.name.clone(),
+        exprs: Default::default(),
+        stmts,
+        vars: Default::default(),
+        temps: Default::default(),
+        matrices: f.matrices.iter().map(|m| m.name.clone()).collect(),
+        sizes: f.sizes.iter().map(|s| s.name.clone()).collect(),
+        scalars: f.scalars.iter().map(|s| s.name.clone()).collect(),
+        body,
+    };
+    let mut l = Lower {
+        f,
+        out,
+        r: None,
+        slots: vec![],
+        locals: vec![],
+    };
+    let mut body = Vec::new();
+    for (m, mat) in f.matrices.iter().enumerate() {
+        if mat.kind == MatrixKind::Local {
+            let extents = mat.dims.iter().map(|d| l.host_i64(d)).collect();
+            body.push(l.out.stmt(Stmt::Allocate {
+                buf: Buf::Matrix(m),
+                elem: mat.elem,
+                memory: Memory::Global,
+                extents,
+            }));
+        }
+    }
+    for step in &f.steps {
+        let s = match step {
+            ir::HostStep::Run(r) => l.region(&f.regions[*r]),
+            ir::HostStep::Let(s, e) => {
+                let v = l.scalar(e, Mode::Body);
+                let v = l.out.cast(v, f.scalars[*s].ty);
+                l.out.stmt(Stmt::HostLet(*s, v))
+            }
+            ir::HostStep::Return(e) => {
+                let mut v = l.scalar(e, Mode::Body);
+                if let Some(t) = f.ret {
+                    v = l.out.cast(v, t);
+                }
+                l.out.stmt(Stmt::Return(Some(v)))
+            }
+        };
+        body.push(s);
+    }
+    let mut out = l.out;
+    out.body = out.stmt(Stmt::Block(body));
+    out
+}
+
+impl<'a> Lower<'a> {
+    /// A host expression as `i64` (extents).
+    fn host_i64(&mut self, e: &ir::Expr) -> ExprId {
+        let v = self.scalar(e, Mode::Body);
+        self.out.cast(v, Scalar::I64)
+    }
+
+    fn region(&mut self, r: &'a Region) -> StmtId {
+        if let RegionKind::Reduction { op, matrix, result } = r.kind {
+            return self.out.stmt(Stmt::Reduce { op, matrix, result });
+        }
+        self.r = Some(r);
+        self.locals = vec![None; r.locals.len()];
+        self.slots = r
+            .dims
+            .iter()
+            .map(|d| d.as_ref().map(|d| self.out.var(&d.var, Scalar::I32)))
+            .collect();
+        let mut inner = self.stmts(&r.body);
+        for (slot, d) in r.dims.iter().enumerate().rev() {
+            let (Some(d), Some(var)) = (d, self.slots[slot]) else {
+                continue;
+            };
+            let lo = self.scalar(&d.lo, Mode::Body);
+            let lo = self.out.cast(lo, Scalar::I32);
+            let hi = self.scalar(&d.hi, Mode::Body);
+            let hi = self.out.cast(hi, Scalar::I32);
+            inner = self.out.stmt(Stmt::For {
+                var,
+                lo,
+                hi,
+                step: d.step,
+                kind: super::LoopKind::Serial,
+                body: inner,
+            });
+        }
+        self.r = None;
+        self.out.stmt(Stmt::Region {
+            name: r.name.clone(),
+            body: inner,
+        })
+    }
+
+    fn stmts(&mut self, body: &[KStmt]) -> StmtId {
+        let mut out = Vec::new();
+        for s in body {
+            match s {
+                KStmt::Let(l, e) => {
+                    let name = self.r.map_or("l", |r| r.locals[*l].name.as_str());
+                    let name = name.to_string();
+                    if let Type::Block { .. } = e.ty {
+                        let vals = self.block(e, Mode::Body);
+                        let mut vars = Vec::new();
+                        for (k, v) in vals.into_iter().enumerate() {
+                            let ty = self.out.exprs[v].ty;
+                            let var = self.out.var(&format!("{name}.e{k}"), ty);
+                            out.push(self.out.stmt(Stmt::Let(var, v)));
+                            vars.push(var);
+                        }
+                        self.locals[*l] = Some(LocalVal::Block(vars));
+                    } else {
+                        let v = self.scalar(e, Mode::Body);
+                        let var = self.out.var(&name, self.out.exprs[v].ty);
+                        out.push(self.out.stmt(Stmt::Let(var, v)));
+                        self.locals[*l] = Some(LocalVal::Scalar(var));
+                    }
+                }
+                KStmt::Store(a, e) => out.extend(self.store(*a, e)),
+                KStmt::If(c, t, e) => {
+                    let c = self.scalar(c, Mode::Body);
+                    let t = self.stmts(t);
+                    let e = (!e.is_empty()).then(|| self.stmts(e));
+                    out.push(self.out.stmt(Stmt::If(c, t, e)));
+                }
+            }
+        }
+        self.out.stmt(Stmt::Block(out))
+    }
+
+    fn accesses(&self) -> &'a [ir::Access] {
+        self.r.map_or(&[], |r| &r.accesses)
+    }
+
+    fn store(&mut self, aid: AccessId, value: &ir::Expr) -> Vec<StmtId> {
+        let a = &self.accesses()[aid];
+        let elem = self.f.matrices[a.matrix].elem;
+        let (vals, cols) = match value.ty {
+            Type::Block { cols, .. } => (self.block(value, Mode::Body), cols as usize),
+            Type::Scalar(_) => (vec![self.scalar(value, Mode::Body)], 1),
+        };
+        let blk = value.ty.is_block();
+        let mut out = Vec::new();
+        // A block is computed whole before its first element is stored.
+        let vals: Vec<ExprId> = if blk {
+            vals.into_iter()
+                .map(|v| {
+                    let ty = self.out.exprs[v].ty;
+                    let var = self.out.var("blk", ty);
+                    out.push(self.out.stmt(Stmt::Let(var, v)));
+                    self.out.expr(ExprKind::Var(var), ty)
+                })
+                .collect()
+        } else {
+            vals
+        };
+        for (k, v) in vals.into_iter().enumerate() {
+            let at = blk.then_some((k / cols, k % cols));
+            let index = self.indices(a, at, None);
+            let value = self.out.cast(v, elem);
+            out.push(self.out.stmt(Stmt::Store {
+                buf: Buf::Matrix(a.matrix),
+                index,
+                value,
+                checked: true,
+            }));
+        }
+        out
+    }
+
+    /// The `i64` indices of an access at block element `at` (a window in the last dimension
+    /// follows the column, any other the row); `*` is `outer`'s index.
+    fn indices(
+        &mut self,
+        a: &ir::Access,
+        at: Option<(usize, usize)>,
+        outer: Option<&[VarId]>,
+    ) -> Vec<ExprId> {
+        let n = a.subs.len();
+        let mut out = Vec::with_capacity(n);
+        for (k, s) in a.subs.iter().enumerate() {
+            let i = match s {
+                Sub::Point(e) => {
+                    let e = self.scalar(e, Mode::Body);
+                    self.out.cast(e, Scalar::I64)
+                }
+                Sub::Window { start, stride, .. } => {
+                    let e = self.scalar(start, Mode::Body);
+                    let e = self.out.cast(e, Scalar::I64);
+                    let off = match at {
+                        None => 0,
+                        Some((_, bj)) if k + 1 == n => bj as i64,
+                        Some((bi, _)) => bi as i64,
+                    };
+                    if off == 0 {
+                        e
+                    } else {
+                        let c = self.out.int((off * stride) as i128, Scalar::I64);
+                        self.out.binary(BinOp::Add, e, c, Scalar::I64)
+                    }
+                }
+                Sub::Star => match outer.and_then(|o| o.get(k)) {
+                    Some(v) => self.out.expr(ExprKind::Var(*v), Scalar::I64),
+                    None => self.out.int(0, Scalar::I64),
+                },
+            };
+            out.push(i);
+        }
+        out
+    }
+
+    /// `lo <= i && i < hi` style conjunction of `conds` (`true` when empty).
+    fn all(&mut self, conds: Vec<ExprId>) -> ExprId {
+        let mut it = conds.into_iter();
+        let Some(first) = it.next() else {
+            return self.out.int(1, Scalar::Bool);
+        };
+        it.fold(first, |acc, c| {
+            self.out.binary(BinOp::And, acc, c, Scalar::Bool)
+        })
+    }
+
+    fn cmp(&mut self, op: BinOp, a: ExprId, b: ExprId) -> ExprId {
+        self.out.binary(op, a, b, Scalar::Bool)
+    }
+
+    /// `0 <= i < dim(m, k)`.
+    fn inside(&mut self, m: usize, k: usize, i: ExprId) -> ExprId {
+        let zero = self.out.int(0, Scalar::I64);
+        let d = self.out.expr(ExprKind::Dim(m, k), Scalar::I64);
+        let a = self.cmp(BinOp::Ge, i, zero);
+        let b = self.cmp(BinOp::Lt, i, d);
+        self.out.binary(BinOp::And, a, b, Scalar::Bool)
+    }
+
+    /// Access `aid` read as type `want` (block element `at` of a window), border rules in
+    /// force lowered as a `select` chain.
+    fn load(&mut self, aid: AccessId, want: Scalar, at: Option<(usize, usize)>) -> ExprId {
+        let a = &self.accesses()[aid];
+        let m = a.matrix;
+        let elem = self.f.matrices[m].elem;
+        let entries: Vec<&'a BorderEntry> = match self.r {
+            Some(r) => r
+                .rules
+                .iter()
+                .flat_map(|id| self.f.rules[*id].entries.iter())
+                .filter(|e| e.matrix == m)
+                .collect(),
+            None => vec![],
+        };
+        let index = self.indices(a, at, None);
+        if entries.is_empty() {
+            let l = self.out.expr(
+                ExprKind::Load {
+                    buf: Buf::Matrix(m),
+                    index,
+                    checked: true,
+                },
+                elem,
+            );
+            return self.out.cast(l, want);
+        }
+        // Bind the indices once; every arm reads them.
+        let vars: Vec<VarId> = (0..index.len())
+            .map(|k| self.out.var(&format!("i{k}"), Scalar::I64))
+            .collect();
+        let uses: Vec<ExprId> = vars
+            .iter()
+            .map(|v| self.out.expr(ExprKind::Var(*v), Scalar::I64))
+            .collect();
+        let read = self.out.expr(
+            ExprKind::Load {
+                buf: Buf::Matrix(m),
+                index: uses.clone(),
+                checked: true,
+            },
+            elem,
+        );
+        let read = self.out.cast(read, want);
+        // From the last entry back: the fallback is the checked read itself.
+        let mut chain = read;
+        for e in entries.iter().rev() {
+            let conds = e
+                .sels
+                .iter()
+                .enumerate()
+                .map(|(k, sel)| {
+                    let i = uses[k];
+                    match sel {
+                        Sel::Star => self.inside(m, k, i),
+                        Sel::Before(j) => {
+                            let c = self.out.int(-(*j as i128), Scalar::I64);
+                            self.cmp(BinOp::Eq, i, c)
+                        }
+                        Sel::After(j) => {
+                            let d = self.out.expr(ExprKind::Dim(m, k), Scalar::I64);
+                            let c = self.out.int(*j as i128 - 1, Scalar::I64);
+                            let last = self.out.binary(BinOp::Add, d, c, Scalar::I64);
+                            self.cmp(BinOp::Eq, i, last)
+                        }
+                    }
+                })
+                .collect();
+            let hit = self.all(conds);
+            let v = self.scalar(&e.value, Mode::Entry(e, &vars));
+            let v = self.out.cast(v, want);
+            chain = self.out.expr(ExprKind::Select(hit, v, chain), want);
+        }
+        let inb = (0..uses.len())
+            .map(|k| self.inside(m, k, uses[k]))
+            .collect();
+        let inb = self.all(inb);
+        let mut e = self.out.expr(ExprKind::Select(inb, read, chain), want);
+        for (v, i) in vars.iter().zip(index).rev() {
+            e = self.out.expr(ExprKind::Let(*v, i, e), want);
+        }
+        e
+    }
+
+    /// A read inside a border value: not extended itself.
+    fn entry_load(&mut self, entry: &BorderEntry, aid: AccessId, outer: &[VarId]) -> ExprId {
+        let a = &entry.accesses[aid];
+        let index = self.indices(a, None, Some(outer));
+        let elem = self.f.matrices[a.matrix].elem;
+        self.out.expr(
+            ExprKind::Load {
+                buf: Buf::Matrix(a.matrix),
+                index,
+                checked: true,
+            },
+            elem,
+        )
+    }
+
+    /// A scalar expression.
+    fn scalar(&mut self, e: &ir::Expr, mode: Mode<'a, '_>) -> ExprId {
+        let t = e.ty.elem();
+        match &e.kind {
+            H::Int(v) => {
+                if t.is_float() {
+                    self.out.expr(ExprKind::Float(*v as f64), t)
+                } else {
+                    self.out.int(*v, t)
+                }
+            }
+            H::Float(v) => self.out.expr(ExprKind::Float(*v), t),
+            H::Size(i) => {
+                let s = self.out.expr(ExprKind::Size(*i), Scalar::I32);
+                self.out.cast(s, t)
+            }
+            H::Host(i) => {
+                let s = self.out.expr(ExprKind::Host(*i), self.f.scalars[*i].ty);
+                self.out.cast(s, t)
+            }
+            H::Var(slot) => match self.slots.get(*slot).copied().flatten() {
+                Some(v) => {
+                    let x = self.out.expr(ExprKind::Var(v), Scalar::I32);
+                    self.out.cast(x, t)
+                }
+                None => self.out.int(0, t),
+            },
+            H::Local(l) => match self.locals.get(*l).cloned().flatten() {
+                Some(LocalVal::Scalar(v)) => self.out.expr(ExprKind::Var(v), t),
+                _ => self.out.int(0, t),
+            },
+            H::Load(a) => match mode {
+                Mode::Body => self.load(*a, t, None),
+                Mode::Entry(entry, outer) => {
+                    let l = self.entry_load(entry, *a, outer);
+                    self.out.cast(l, t)
+                }
+            },
+            H::Cast(inner, to) => {
+                if let (H::Load(a), Mode::Body) = (&inner.kind, mode) {
+                    return self.load(*a, *to, None);
+                }
+                let x = self.scalar(inner, mode);
+                self.out.cast(x, *to)
+            }
+            H::Unary(op, a) => {
+                let x = self.scalar(a, mode);
+                self.out.expr(ExprKind::Unary(*op, x), t)
+            }
+            H::Binary(op, a, b) => {
+                let (x, y) = (self.scalar(a, mode), self.scalar(b, mode));
+                self.out.binary(*op, x, y, t)
+            }
+            H::Call(b, args) => {
+                let xs = args.iter().map(|a| self.scalar(a, mode)).collect();
+                self.out.expr(ExprKind::Call(*b, xs), t)
+            }
+            H::Reduce(op, a) => {
+                let vals = self.block(a, mode);
+                self.reduce(*op, vals, t)
+            }
+            H::Conv(fl, w) => {
+                let fe = fl.ty.elem();
+                let (xf, xw) = (self.block(fl, mode), self.block(w, mode));
+                let mut s = self.zero(t);
+                for (a, b) in xf.into_iter().zip(xw) {
+                    let p = self.out.binary(BinOp::Mul, a, b, fe);
+                    let p = self.out.cast(p, t);
+                    s = self.out.binary(BinOp::Add, s, p, t);
+                }
+                s
+            }
+            H::Block(_) | H::MatMul(..) | H::Transpose(_) => self.out.int(0, t),
+        }
+    }
+
+    fn zero(&mut self, t: Scalar) -> ExprId {
+        if t.is_float() {
+            self.out.expr(ExprKind::Float(0.0), t)
+        } else {
+            self.out.int(0, t)
+        }
+    }
+
+    /// A block's reduction in type `t`.
+    fn reduce(&mut self, op: ReduceOp, vals: Vec<ExprId>, t: Scalar) -> ExprId {
+        let count = vals.len();
+        let vals: Vec<ExprId> = vals.into_iter().map(|v| self.out.cast(v, t)).collect();
+        let mut s = match op {
+            ReduceOp::Sum | ReduceOp::Mean => self.zero(t),
+            _ => vals[0],
+        };
+        for v in vals {
+            s = match op {
+                ReduceOp::Sum | ReduceOp::Mean => self.out.binary(BinOp::Add, s, v, t),
+                ReduceOp::Min => self
+                    .out
+                    .expr(ExprKind::Call(ir::Builtin::Min, vec![s, v]), t),
+                ReduceOp::Max => self
+                    .out
+                    .expr(ExprKind::Call(ir::Builtin::Max, vec![s, v]), t),
+            };
+        }
+        if op == ReduceOp::Mean {
+            let c = if t.is_float() {
+                self.out.expr(ExprKind::Float(count as f64), t)
+            } else {
+                self.out.int(count as i128, t)
+            };
+            s = self.out.binary(BinOp::Div, s, c, t);
+        }
+        s
+    }
+
+    /// A block-valued expression, its elements row-major.
+    fn block(&mut self, e: &ir::Expr, mode: Mode<'a, '_>) -> Vec<ExprId> {
+        let Type::Block { elem, rows, cols } = e.ty else {
+            return vec![self.scalar(e, mode)];
+        };
+        let (rows, cols) = (rows as usize, cols as usize);
+        let cells = || (0..rows).flat_map(move |i| (0..cols).map(move |j| (i, j)));
+        match &e.kind {
+            H::Block(a) => cells().map(|at| self.load(*a, elem, Some(at))).collect(),
+            H::Cast(inner, to) => {
+                if let H::Block(a) = inner.kind {
+                    return cells().map(|at| self.load(a, *to, Some(at))).collect();
+                }
+                let b = self.block(inner, mode);
+                b.into_iter().map(|x| self.out.cast(x, elem)).collect()
+            }
+            H::Local(l) => match self.locals.get(*l).cloned().flatten() {
+                Some(LocalVal::Block(vars)) => vars
+                    .iter()
+                    .map(|v| {
+                        let ty = self.out.vars[*v].ty;
+                        self.out.expr(ExprKind::Var(*v), ty)
+                    })
+                    .collect(),
+                _ => cells().map(|_| self.out.int(0, elem)).collect(),
+            },
+            H::Unary(op, a) => {
+                let b = self.block(a, mode);
+                b.into_iter()
+                    .map(|x| self.out.expr(ExprKind::Unary(*op, x), elem))
+                    .collect()
+            }
+            H::Binary(op, a, b) => {
+                let xa = self.block(a, mode);
+                let xb = self.block(b, mode);
+                let pick = |x: &[ExprId], k: usize| if x.len() == 1 { x[0] } else { x[k] };
+                (0..rows * cols)
+                    .map(|k| self.out.binary(*op, pick(&xa, k), pick(&xb, k), elem))
+                    .collect()
+            }
+            H::MatMul(a, b) => {
+                let inner = match a.ty {
+                    Type::Block { cols, .. } => cols as usize,
+                    _ => 1,
+                };
+                let (xa, xb) = (self.block(a, mode), self.block(b, mode));
+                cells()
+                    .map(|(i, j)| {
+                        let mut s = self.zero(elem);
+                        for k in 0..inner {
+                            let p = self.out.binary(
+                                BinOp::Mul,
+                                xa[i * inner + k],
+                                xb[k * cols + j],
+                                elem,
+                            );
+                            s = self.out.binary(BinOp::Add, s, p, elem);
+                        }
+                        s
+                    })
+                    .collect()
+            }
+            H::Transpose(a) => {
+                let b = self.block(a, mode);
+                cells().map(|(i, j)| b[j * rows + i]).collect()
+            }
+            _ => vec![self.scalar(e, mode)],
+        }
+    }
+}

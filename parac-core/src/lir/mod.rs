@@ -1,0 +1,359 @@
+//! The loop IR (LIR): what a function does, as loops, lets, branches, loads and stores over
+//! typed expressions with C semantics, in the manner of Halide's `Stmt` and naga's arena IR.
+//!
+//! A [`Func`] owns two arenas, one of expressions and one of statements; nodes refer to each
+//! other by typed [`Handle`]s. [`lower`] turns a checked HAST [`crate::ir::Function`] into a
+//! `Func` (border rules lowered once, from the rules' entries, as `select` chains whose last
+//! arm is the checked load), then runs the passes of [`pass`] in the order [`lower`] lists,
+//! keeping a dump after each pass when [`Options::dump`] asks (parac-core does no I/O: the
+//! caller prints them).
+//!
+//! Semantics, which every back end must keep:
+//! - integer arithmetic wraps at the expression's type, `/` and `%` truncate and a zero divisor
+//!   is `Error::DivisionByZero`; `select` and `&&`/`||` evaluate only the arm taken (as C's
+//!   `?:`); casts are C's (`as` in Rust; to `bool`: `!= 0`);
+//! - a load or store outside its matrix is `Error::OutOfBounds`, unless a pass proved it inside
+//!   (`checked: false`).
+
+mod arena;
+pub mod eval;
+mod lower;
+pub mod pass;
+mod print;
+pub mod visit;
+
+pub use arena::{Arena, Handle};
+pub use print::print;
+
+use crate::ir::{BinOp, Builtin, MatrixId, ReduceOp, Scalar, ScalarId, SizeId, UnOp};
+
+/// A handle to an expression of a [`Func`].
+pub type ExprId = Handle<Expr>;
+/// A handle to a statement of a [`Func`].
+pub type StmtId = Handle<Stmt>;
+/// A handle to a variable of a [`Func`].
+pub type VarId = Handle<Var>;
+/// A handle to a temporary buffer of a [`Func`].
+pub type TempId = Handle<Temp>;
+
+/// A lowered function.
+#[derive(Debug, Clone)]
+pub struct Func {
+    /// The function's name.
+    pub name: String,
+    /// Every expression.
+    pub exprs: Arena<Expr>,
+    /// Every statement.
+    pub stmts: Arena<Stmt>,
+    /// Every variable (loop indices, lets).
+    pub vars: Arena<Var>,
+    /// Buffers that are not matrices of the function (private arrays, local-memory tiles).
+    pub temps: Arena<Temp>,
+    /// The names of the function's matrices, by [`MatrixId`].
+    pub matrices: Vec<String>,
+    /// The names of its size symbols and host scalars (for the printer).
+    pub sizes: Vec<String>,
+    /// The names of its host scalars.
+    pub scalars: Vec<String>,
+    /// The body: a [`Stmt::Block`].
+    pub body: StmtId,
+}
+
+/// A variable.
+#[derive(Debug, Clone)]
+pub struct Var {
+    /// Its name, unique in the function.
+    pub name: String,
+    /// Its type.
+    pub ty: Scalar,
+}
+
+/// Where a temporary buffer lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memory {
+    /// Per work-item (registers, a stack array).
+    Private,
+    /// Shared by a work-group (OpenCL `__local`).
+    Local,
+    /// Global memory (a matrix).
+    Global,
+}
+
+/// A temporary buffer.
+#[derive(Debug, Clone)]
+pub struct Temp {
+    /// Its name.
+    pub name: String,
+    /// Its element type.
+    pub elem: Scalar,
+    /// Where it lives.
+    pub memory: Memory,
+}
+
+/// What a load or store reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Buf {
+    /// A matrix of the function.
+    Matrix(MatrixId),
+    /// A temporary.
+    Temp(TempId),
+}
+
+/// An expression: its kind, its element type and its number of lanes (1: a scalar).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// The type of each lane.
+    pub ty: Scalar,
+    /// The number of lanes.
+    pub lanes: u32,
+}
+
+/// The kinds of expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// An integer constant.
+    Int(i128),
+    /// A float constant.
+    Float(f64),
+    /// A variable.
+    Var(VarId),
+    /// A size symbol (`i32`).
+    Size(SizeId),
+    /// A host scalar.
+    Host(ScalarId),
+    /// Dimension `k` of a matrix (`i64`).
+    Dim(MatrixId, usize),
+    /// A read: one index per dimension (`i64`), each scalar or a [`ExprKind::Ramp`].
+    Load {
+        /// What is read.
+        buf: Buf,
+        /// The indices, outermost first.
+        index: Vec<ExprId>,
+        /// True while no pass proved the read inside: outside is `Error::OutOfBounds`.
+        checked: bool,
+    },
+    /// `base, base + stride, ..` over `lanes` lanes.
+    Ramp {
+        /// The first lane.
+        base: ExprId,
+        /// The distance between lanes.
+        stride: i64,
+    },
+    /// One value in every lane.
+    Broadcast(ExprId),
+    /// A unary operator.
+    Unary(UnOp, ExprId),
+    /// A binary operator (operands of one type; comparisons give `bool`).
+    Binary(BinOp, ExprId, ExprId),
+    /// A conversion to the expression's type.
+    Cast(ExprId),
+    /// A built-in function.
+    Call(Builtin, Vec<ExprId>),
+    /// `cond ? a : b`, only the arm taken evaluated.
+    Select(ExprId, ExprId, ExprId),
+    /// `let var = value in body`.
+    Let(VarId, ExprId, ExprId),
+}
+
+/// How a loop runs its iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopKind {
+    /// One after the other.
+    Serial,
+    /// In parallel (CPU threads): iterations write disjoint elements.
+    Parallel,
+    /// `W` iterations at once as vector lanes.
+    Vectorized(u32),
+    /// Written out.
+    Unrolled,
+    /// OpenCL work-groups along dimension `d`.
+    GpuBlock(u8),
+    /// OpenCL work-items of a group along dimension `d`.
+    GpuThread(u8),
+}
+
+/// A statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// Statements in order.
+    Block(Vec<StmtId>),
+    /// `for var in lo..hi step step` (bounds evaluated once, at the variable's type).
+    For {
+        /// The index.
+        var: VarId,
+        /// First value.
+        lo: ExprId,
+        /// End, exclusive.
+        hi: ExprId,
+        /// Constant step, > 0.
+        step: i64,
+        /// How it runs.
+        kind: LoopKind,
+        /// The body.
+        body: StmtId,
+    },
+    /// Binds a variable for the rest of the enclosing block.
+    Let(VarId, ExprId),
+    /// A branch.
+    If(ExprId, StmtId, Option<StmtId>),
+    /// A write: one index per dimension.
+    Store {
+        /// What is written.
+        buf: Buf,
+        /// The indices (`i64`).
+        index: Vec<ExprId>,
+        /// The value, at the buffer's element type.
+        value: ExprId,
+        /// True while no pass proved the write inside.
+        checked: bool,
+    },
+    /// A buffer's storage for the rest of the block.
+    Allocate {
+        /// The buffer.
+        buf: Buf,
+        /// Its element type.
+        elem: Scalar,
+        /// Where it lives.
+        memory: Memory,
+        /// Its extents (`i64`), outermost first.
+        extents: Vec<ExprId>,
+    },
+    /// A work-group barrier on local memory.
+    Barrier,
+    /// A parallel region of the source (its name is in errors and plans).
+    Region {
+        /// The iterator's name.
+        name: String,
+        /// Its loops.
+        body: StmtId,
+    },
+    /// A global operator over a whole matrix into a host scalar.
+    Reduce {
+        /// The operator.
+        op: ReduceOp,
+        /// The matrix reduced.
+        matrix: MatrixId,
+        /// The host scalar receiving the result.
+        result: ScalarId,
+    },
+    /// Computes a host scalar.
+    HostLet(ScalarId, ExprId),
+    /// Returns (a value, or nothing).
+    Return(Option<ExprId>),
+}
+
+/// What [`lower`] does.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Keep the LIR's text after lowering and after each pass.
+    pub dump: bool,
+    /// Fold constants (constant filters' taps become literals).
+    pub simplify: bool,
+    /// Run a region's outer loop in parallel where each iteration owns its rows.
+    pub parallel: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            dump: false,
+            simplify: true,
+            parallel: true,
+        }
+    }
+}
+
+/// A lowered function and, when asked, its text after each stage.
+#[derive(Debug)]
+pub struct Lowered {
+    /// The function after every pass.
+    pub func: Func,
+    /// `(stage, text)`: `lower`, then each pass that ran.
+    pub dumps: Vec<(&'static str, String)>,
+}
+
+/// Lowers a checked function and runs the passes, in this order:
+/// 1. `lower`: the HAST as loops (blocks written out element by element, border reads as
+///    `select` chains);
+/// 2. [`pass::simplify`]: constant folding;
+/// 3. [`pass::parallel`]: the loop kinds of row-parallel regions.
+pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
+    let mut func = lower::function(f);
+    let mut dumps = Vec::new();
+    let mut keep = |stage: &'static str, func: &Func| {
+        if opts.dump {
+            dumps.push((stage, print(func)));
+        }
+    };
+    keep("lower", &func);
+    if opts.simplify {
+        pass::simplify::run(&mut func, f);
+        keep("simplify", &func);
+    }
+    if opts.parallel {
+        pass::parallel::run(&mut func, f);
+        keep("parallel", &func);
+    }
+    Lowered { func, dumps }
+}
+
+impl Func {
+    /// Adds an expression.
+    pub fn expr(&mut self, kind: ExprKind, ty: Scalar) -> ExprId {
+        self.exprs.push(Expr { kind, ty, lanes: 1 })
+    }
+
+    /// Adds a statement.
+    pub fn stmt(&mut self, s: Stmt) -> StmtId {
+        self.stmts.push(s)
+    }
+
+    /// Adds a variable, its name made unique (`name`, `name.1`, ...).
+    pub fn var(&mut self, name: &str, ty: Scalar) -> VarId {
+        let taken = |n: &str| self.vars.iter().any(|(_, v)| v.name == n);
+        let mut unique = name.to_string();
+        let mut k = 0;
+        while taken(&unique) {
+            k += 1;
+            unique = format!("{name}.{k}");
+        }
+        self.vars.push(Var { name: unique, ty })
+    }
+
+    /// A constant of type `ty`.
+    pub fn int(&mut self, v: i128, ty: Scalar) -> ExprId {
+        self.expr(ExprKind::Int(v), ty)
+    }
+
+    /// `e` converted to `ty` (`e` itself when it has that type).
+    pub fn cast(&mut self, e: ExprId, ty: Scalar) -> ExprId {
+        if self.exprs[e].ty == ty {
+            e
+        } else {
+            self.expr(ExprKind::Cast(e), ty)
+        }
+    }
+
+    /// `a op b` of type `ty`.
+    pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: Scalar) -> ExprId {
+        self.expr(ExprKind::Binary(op, a, b), ty)
+    }
+}
+
+/// The LIR of every function of a module after lowering and after each pass, as the golden
+/// files and `parac emit lir` show it.
+pub fn dump_module(m: &crate::ir::Module) -> String {
+    let opts = Options {
+        dump: true,
+        ..Options::default()
+    };
+    let mut out = String::new();
+    for f in &m.functions {
+        for (stage, text) in lower(f, &opts).dumps {
+            out.push_str(&format!("// after {stage}\n{text}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,4 @@
+//! The passes over the LIR, one per file, in the order [`super::lower`] runs them.
+
+pub mod parallel;
+pub mod simplify;

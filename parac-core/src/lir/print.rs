@@ -1,0 +1,191 @@
+//! The LIR as text, for golden dumps and `parac emit lir`.
+//!
+//! ```text
+//! region it {
+//!   parallel for x in [0i32, i32(M)) step 1 {
+//!     store b[i64(x), i64(y)] = a[i64(x), i64(y)]
+//! ```
+//! Literals carry their type (`3i32`), casts read `type(x)`, `?a[..]` is a checked access
+//! (`a[..]` one a pass proved inside).
+
+use super::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId};
+use crate::ir::UnOp;
+use std::fmt::Write as _;
+
+/// The text of a function.
+pub fn print(f: &Func) -> String {
+    let mut out = format!("func {}\n", f.name);
+    stmt(f, f.body, 1, &mut out);
+    out
+}
+
+fn buf(f: &Func, b: Buf) -> String {
+    match b {
+        Buf::Matrix(m) => f.matrices[m].clone(),
+        Buf::Temp(t) => f.temps[t].name.clone(),
+    }
+}
+
+fn list(f: &Func, es: &[ExprId]) -> String {
+    es.iter()
+        .map(|e| expr(f, *e))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An expression.
+pub fn expr(f: &Func, e: ExprId) -> String {
+    let x = &f.exprs[e];
+    let t = x.ty;
+    match &x.kind {
+        ExprKind::Int(v) if t == crate::ir::Scalar::Bool => (*v != 0).to_string(),
+        ExprKind::Int(v) => format!("{v}{t}"),
+        ExprKind::Float(v) => format!("{v:?}{t}"),
+        ExprKind::Var(v) => f.vars[*v].name.clone(),
+        ExprKind::Size(s) => f.sizes[*s].clone(),
+        ExprKind::Host(s) => f.scalars[*s].clone(),
+        ExprKind::Dim(m, k) => format!("dim({}, {k})", f.matrices[*m]),
+        ExprKind::Load {
+            buf: b,
+            index,
+            checked,
+        } => {
+            let q = if *checked { "?" } else { "" };
+            format!("{q}{}[{}]", buf(f, *b), list(f, index))
+        }
+        ExprKind::Ramp { base, stride } => {
+            format!("ramp({}, {stride}, {})", expr(f, *base), x.lanes)
+        }
+        ExprKind::Broadcast(a) => format!("broadcast({}, {})", expr(f, *a), x.lanes),
+        ExprKind::Unary(op, a) => {
+            let op = match op {
+                UnOp::Neg => "-",
+                UnOp::Plus => "+",
+                UnOp::Not => "!",
+            };
+            format!("{op}{}", expr(f, *a))
+        }
+        ExprKind::Binary(op, a, b) => {
+            format!("({} {} {})", expr(f, *a), op.symbol(), expr(f, *b))
+        }
+        ExprKind::Cast(a) => format!("{t}({})", expr(f, *a)),
+        ExprKind::Call(b, args) => format!("{}({})", b.name(), list(f, args)),
+        ExprKind::Select(c, a, b) => {
+            format!("select({}, {}, {})", expr(f, *c), expr(f, *a), expr(f, *b))
+        }
+        ExprKind::Let(v, a, b) => format!(
+            "(let {} = {} in {})",
+            f.vars[*v].name,
+            expr(f, *a),
+            expr(f, *b)
+        ),
+    }
+}
+
+fn kind(k: LoopKind) -> String {
+    match k {
+        LoopKind::Serial => "for".into(),
+        LoopKind::Parallel => "parallel for".into(),
+        LoopKind::Vectorized(w) => format!("vectorized({w}) for"),
+        LoopKind::Unrolled => "unrolled for".into(),
+        LoopKind::GpuBlock(d) => format!("gpu_block({d}) for"),
+        LoopKind::GpuThread(d) => format!("gpu_thread({d}) for"),
+    }
+}
+
+fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    let _ = match &f.stmts[s] {
+        Stmt::Block(b) => {
+            for s in b {
+                stmt(f, *s, depth, out);
+            }
+            Ok(())
+        }
+        Stmt::For {
+            var,
+            lo,
+            hi,
+            step,
+            kind: k,
+            body,
+        } => {
+            let _ = writeln!(
+                out,
+                "{pad}{} {}: {} in [{}, {}) step {step} {{",
+                kind(*k),
+                f.vars[*var].name,
+                f.vars[*var].ty,
+                expr(f, *lo),
+                expr(f, *hi)
+            );
+            stmt(f, *body, depth + 1, out);
+            writeln!(out, "{pad}}}")
+        }
+        Stmt::Let(v, e) => writeln!(
+            out,
+            "{pad}let {}: {} = {}",
+            f.vars[*v].name,
+            f.vars[*v].ty,
+            expr(f, *e)
+        ),
+        Stmt::If(c, t, e) => {
+            let _ = writeln!(out, "{pad}if {} {{", expr(f, *c));
+            stmt(f, *t, depth + 1, out);
+            if let Some(e) = e {
+                let _ = writeln!(out, "{pad}}} else {{");
+                stmt(f, *e, depth + 1, out);
+            }
+            writeln!(out, "{pad}}}")
+        }
+        Stmt::Store {
+            buf: b,
+            index,
+            value,
+            checked,
+        } => {
+            let q = if *checked { "?" } else { "" };
+            writeln!(
+                out,
+                "{pad}store {q}{}[{}] = {}",
+                buf(f, *b),
+                list(f, index),
+                expr(f, *value)
+            )
+        }
+        Stmt::Allocate {
+            buf: b,
+            elem,
+            memory,
+            extents,
+        } => {
+            let m = match memory {
+                Memory::Private => "private",
+                Memory::Local => "local",
+                Memory::Global => "global",
+            };
+            writeln!(
+                out,
+                "{pad}allocate {m} {}: {elem}[{}]",
+                buf(f, *b),
+                list(f, extents)
+            )
+        }
+        Stmt::Barrier => writeln!(out, "{pad}barrier"),
+        Stmt::Region { name, body } => {
+            let _ = writeln!(out, "{pad}region {name} {{");
+            stmt(f, *body, depth + 1, out);
+            writeln!(out, "{pad}}}")
+        }
+        Stmt::Reduce { op, matrix, result } => writeln!(
+            out,
+            "{pad}{} = reduce {}({})",
+            f.scalars[*result],
+            op.name(),
+            f.matrices[*matrix]
+        ),
+        Stmt::HostLet(s, e) => writeln!(out, "{pad}host {} = {}", f.scalars[*s], expr(f, *e)),
+        Stmt::Return(Some(e)) => writeln!(out, "{pad}return {}", expr(f, *e)),
+        Stmt::Return(None) => writeln!(out, "{pad}return"),
+    };
+}

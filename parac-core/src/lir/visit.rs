@@ -1,0 +1,191 @@
+//! Walking the LIR: a [`Visitor`] reads every node below a statement; a [`Mutator`] rebuilds
+//! them, appending a changed node to the arena and leaving unchanged ones shared.
+
+use super::{ExprId, ExprKind, Func, Stmt, StmtId};
+
+/// The children of an expression, in order.
+pub fn expr_children(kind: &ExprKind) -> Vec<ExprId> {
+    match kind {
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Var(_)
+        | ExprKind::Size(_)
+        | ExprKind::Host(_)
+        | ExprKind::Dim(..) => vec![],
+        ExprKind::Load { index, .. } => index.clone(),
+        ExprKind::Ramp { base, .. } => vec![*base],
+        ExprKind::Broadcast(a) | ExprKind::Unary(_, a) | ExprKind::Cast(a) => vec![*a],
+        ExprKind::Binary(_, a, b) => vec![*a, *b],
+        ExprKind::Call(_, args) => args.clone(),
+        ExprKind::Select(c, a, b) => vec![*c, *a, *b],
+        ExprKind::Let(_, v, b) => vec![*v, *b],
+    }
+}
+
+/// `kind` with its children replaced, in the order of [`expr_children`].
+fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
+    let mut it = new.iter().copied();
+    let mut next = || it.next().expect("one child per child");
+    match kind {
+        ExprKind::Load {
+            buf,
+            index,
+            checked,
+        } => ExprKind::Load {
+            buf: *buf,
+            index: index.iter().map(|_| next()).collect(),
+            checked: *checked,
+        },
+        ExprKind::Ramp { stride, .. } => ExprKind::Ramp {
+            base: next(),
+            stride: *stride,
+        },
+        ExprKind::Broadcast(_) => ExprKind::Broadcast(next()),
+        ExprKind::Unary(op, _) => ExprKind::Unary(*op, next()),
+        ExprKind::Cast(_) => ExprKind::Cast(next()),
+        ExprKind::Binary(op, _, _) => ExprKind::Binary(*op, next(), next()),
+        ExprKind::Call(b, args) => ExprKind::Call(*b, args.iter().map(|_| next()).collect()),
+        ExprKind::Select(..) => ExprKind::Select(next(), next(), next()),
+        ExprKind::Let(v, _, _) => ExprKind::Let(*v, next(), next()),
+        leaf => leaf.clone(),
+    }
+}
+
+/// The expressions a statement holds directly and its child statements.
+pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
+    match s {
+        Stmt::Block(b) => (vec![], b.clone()),
+        Stmt::For { lo, hi, body, .. } => (vec![*lo, *hi], vec![*body]),
+        Stmt::Let(_, e) | Stmt::HostLet(_, e) => (vec![*e], vec![]),
+        Stmt::If(c, t, e) => (vec![*c], std::iter::once(*t).chain(*e).collect()),
+        Stmt::Store { index, value, .. } => {
+            (index.iter().copied().chain([*value]).collect(), vec![])
+        }
+        Stmt::Allocate { extents, .. } => (extents.clone(), vec![]),
+        Stmt::Region { body, .. } => (vec![], vec![*body]),
+        Stmt::Return(e) => (e.iter().copied().collect(), vec![]),
+        Stmt::Barrier | Stmt::Reduce { .. } => (vec![], vec![]),
+    }
+}
+
+/// Reads the LIR below a statement. The default methods visit every child; override one and
+/// call [`walk_expr`] / [`walk_stmt`] to go on below it.
+pub trait Visitor {
+    /// Called on each expression.
+    fn visit_expr(&mut self, f: &Func, e: ExprId) {
+        walk_expr(self, f, e)
+    }
+    /// Called on each statement.
+    fn visit_stmt(&mut self, f: &Func, s: StmtId) {
+        walk_stmt(self, f, s)
+    }
+}
+
+/// Visits the children of `e`.
+pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, f: &Func, e: ExprId) {
+    for c in expr_children(&f.exprs[e].kind) {
+        v.visit_expr(f, c);
+    }
+}
+
+/// Visits the expressions and child statements of `s`.
+pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, f: &Func, s: StmtId) {
+    let (es, ss) = stmt_parts(&f.stmts[s]);
+    for e in es {
+        v.visit_expr(f, e);
+    }
+    for s in ss {
+        v.visit_stmt(f, s);
+    }
+}
+
+/// Rebuilds the LIR below a statement. The default methods rebuild every child and return
+/// the node itself when nothing below it changed.
+pub trait Mutator {
+    /// Called on each expression; returns its replacement.
+    fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
+        rebuild_expr(self, f, e)
+    }
+    /// Called on each statement; returns its replacement.
+    fn mutate_stmt(&mut self, f: &mut Func, s: StmtId) -> StmtId {
+        rebuild_stmt(self, f, s)
+    }
+}
+
+/// `e` with its children mutated (a new node only if one changed).
+pub fn rebuild_expr<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, e: ExprId) -> ExprId {
+    let kind = f.exprs[e].kind.clone();
+    let old = expr_children(&kind);
+    let new: Vec<ExprId> = old.iter().map(|c| m.mutate_expr(f, *c)).collect();
+    if new == old {
+        return e;
+    }
+    let node = super::Expr {
+        kind: with_children(&kind, &new),
+        ..f.exprs[e].clone()
+    };
+    f.exprs.push(node)
+}
+
+/// `s` with its expressions and child statements mutated (a new node only if one changed).
+pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> StmtId {
+    let stmt = f.stmts[s].clone();
+    let (es, ss) = stmt_parts(&stmt);
+    let new_es: Vec<ExprId> = es.iter().map(|e| m.mutate_expr(f, *e)).collect();
+    let new_ss: Vec<StmtId> = ss.iter().map(|c| m.mutate_stmt(f, *c)).collect();
+    if new_es == es && new_ss == ss {
+        return s;
+    }
+    let mut e = new_es.into_iter();
+    let mut c = new_ss.into_iter();
+    let mut ne = || e.next().expect("one expression per expression");
+    let mut nc = || c.next().expect("one statement per statement");
+    let rebuilt = match stmt {
+        Stmt::Block(b) => Stmt::Block(b.iter().map(|_| nc()).collect()),
+        Stmt::For {
+            var, step, kind, ..
+        } => Stmt::For {
+            var,
+            lo: ne(),
+            hi: ne(),
+            step,
+            kind,
+            body: nc(),
+        },
+        Stmt::Let(v, _) => Stmt::Let(v, ne()),
+        Stmt::HostLet(v, _) => Stmt::HostLet(v, ne()),
+        Stmt::If(_, _, els) => Stmt::If(ne(), nc(), els.map(|_| nc())),
+        Stmt::Store {
+            buf,
+            index,
+            checked,
+            ..
+        } => Stmt::Store {
+            buf,
+            index: index.iter().map(|_| ne()).collect(),
+            value: ne(),
+            checked,
+        },
+        Stmt::Allocate {
+            buf,
+            elem,
+            memory,
+            extents,
+        } => Stmt::Allocate {
+            buf,
+            elem,
+            memory,
+            extents: extents.iter().map(|_| ne()).collect(),
+        },
+        Stmt::Region { name, .. } => Stmt::Region { name, body: nc() },
+        Stmt::Return(v) => Stmt::Return(v.map(|_| ne())),
+        other => other,
+    };
+    f.stmts.push(rebuilt)
+}
+
+/// Runs a mutator over a function's body.
+pub fn mutate_body<M: Mutator + ?Sized>(m: &mut M, f: &mut Func) {
+    let body = f.body;
+    f.body = m.mutate_stmt(f, body);
+}

@@ -1,0 +1,141 @@
+//! The loop IR against the reference interpreter: every function of every `tests/in` program,
+//! lowered with each pass switched on and off, run by the LIR's evaluator
+//! (`parac_core::lir::eval`) on random inputs at sizes from 1x1 to odd ones, gives bit for bit
+//! the interpreter's outputs and result (calls the interpreter completes; global reductions are
+//! not evaluated by the LIR's evaluator).
+
+use parac_core::interp::{self, Arg, Data, Tensor, Val};
+use parac_core::ir::{Function, MatrixKind, ParamRef, Scalar};
+use parac_core::lir::{self, Options};
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Arguments of `f` with its size symbols set to `sizes` (None where a shape is negative).
+fn args(f: &Function, sizes: &[i64], rng: &mut Rng) -> Option<Vec<Arg>> {
+    let dims = interp::matrix_dims(f, sizes).ok()?;
+    let mut out = Vec::new();
+    for p in &f.params {
+        out.push(match p {
+            ParamRef::Matrix(m) => {
+                let mat = &f.matrices[*m];
+                let shape: Vec<usize> = dims[*m]
+                    .iter()
+                    .map(|d| usize::try_from(*d).ok())
+                    .collect::<Option<_>>()?;
+                let n: usize = shape.iter().product();
+                let mut data = Data::zeros(mat.elem, n)?;
+                if mat.kind == MatrixKind::Input {
+                    for i in 0..n {
+                        let r = rng.next();
+                        let v = if mat.elem.is_float() {
+                            Val::F32((r % 2001) as f32 / 8.0 - 125.0)
+                        } else {
+                            Val::Int((r % 100_000) as i128 - 50_000)
+                        };
+                        data.set(i, interp::cast(v, mat.elem));
+                    }
+                }
+                Arg::Matrix(Tensor::new(shape, data)?)
+            }
+            ParamRef::Scalar(s) => {
+                let ty = f.scalars[*s].ty;
+                Arg::Scalar(if ty == Scalar::F32 {
+                    Val::F32(1.5)
+                } else {
+                    interp::cast(Val::Int(3), ty)
+                })
+            }
+        });
+    }
+    Some(out)
+}
+
+fn switches() -> Vec<(&'static str, Options)> {
+    let all = Options::default();
+    vec![
+        ("all passes", all.clone()),
+        (
+            "no simplify",
+            Options {
+                simplify: false,
+                ..all.clone()
+            },
+        ),
+        (
+            "no parallel",
+            Options {
+                parallel: false,
+                ..all.clone()
+            },
+        ),
+        (
+            "no passes",
+            Options {
+                simplify: false,
+                parallel: false,
+                ..all
+            },
+        ),
+    ]
+}
+
+/// Compares the interpreter and the LIR on one function; the number of calls compared.
+fn compare(name: &str, f: &Function, rng: &mut Rng) -> usize {
+    let mut compared = 0;
+    for base in [[1, 1], [2, 3], [5, 7], [8, 8], [17, 6]] {
+        let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| base[i % 2]).collect();
+        let Some(start) = args(f, &sizes, rng) else {
+            continue;
+        };
+        let mut want = start.clone();
+        let Ok(result) = interp::run(f, &mut want) else {
+            continue;
+        };
+        for (switch, opts) in switches() {
+            let lowered = lir::lower(f, &opts);
+            let mut got = start.clone();
+            match lir::eval::run(&lowered.func, f, &mut got) {
+                Err(interp::InterpError::Unsupported(_)) => continue,
+                Err(e) => panic!("{name}::{} at {sizes:?} ({switch}): {e}", f.name),
+                Ok(r) => {
+                    assert_eq!(r, result, "{name}::{} at {sizes:?} ({switch})", f.name);
+                    assert_eq!(got, want, "{name}::{} at {sizes:?} ({switch})", f.name);
+                    compared += 1;
+                }
+            }
+        }
+    }
+    compared
+}
+
+#[test]
+fn lir_matches_the_interpreter_on_every_program() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut compared = 0;
+    let mut dir: Vec<_> = std::fs::read_dir("tests/in")
+        .expect("tests/in")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "parac"))
+        .collect();
+    dir.sort();
+    for path in dir {
+        let source = std::fs::read_to_string(&path).expect("read");
+        let out = parac_core::compile_str(&source);
+        let name = path.display().to_string();
+        for f in &out.module.functions {
+            compared += compare(&name, f, &mut rng);
+        }
+    }
+    eprintln!("{compared} calls compared");
+    assert!(compared > 100, "only {compared} calls compared");
+}
