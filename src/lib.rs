@@ -3,8 +3,8 @@
 
 pub use parac_macros::parac;
 pub use parac_runtime::{
-    Element, Error, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline, PlanPolicy,
-    Runtime, io, opencl, pipeline,
+    Element, Error, LayoutError, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline,
+    Pitch, PlanPolicy, Runtime, io, opencl, pipeline,
 };
 
 #[doc(hidden)]

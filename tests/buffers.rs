@@ -423,7 +423,7 @@ impl parac::MatrixRef<f32> for Liar {
 }
 
 #[test]
-fn a_view_of_a_matrix_shorter_than_its_shape_is_a_shape_error() {
+fn a_view_of_a_matrix_shorter_than_its_shape_is_a_layout_error() {
     let _l = live();
     let Some(rt) = fresh() else { return };
     let d = rt.device().expect("device");
@@ -431,9 +431,15 @@ fn a_view_of_a_matrix_shorter_than_its_shape_is_a_shape_error() {
     // SAFETY: no view is made.
     let e = unsafe { d.input::<f32, _>("liar", &liar) }
         .err()
-        .expect("a shape error");
+        .expect("a layout error");
     assert!(
-        matches!(e, parac::Error::Shape { matrix: "liar", .. }),
+        matches!(
+            e,
+            parac::Error::Layout {
+                matrix: "liar",
+                source: parac::LayoutError::TooShort { .. }
+            }
+        ),
         "{e}"
     );
 }

@@ -78,6 +78,16 @@ pub enum Error {
         /// The source with line numbers.
         source_listing: String,
     },
+    /// A matrix's layout (its row or plane pitch) does not fit its shape or its slice: rows
+    /// would overlap, the slice ends before the last element, or the extent overflows.
+    #[error("matrix `{matrix}`: {source}")]
+    Layout {
+        /// The matrix.
+        matrix: &'static str,
+        /// What does not fit.
+        #[source]
+        source: crate::LayoutError,
+    },
     /// Reading or writing a file failed, or its content does not fit.
     #[error("{path}: {message}")]
     Io {

@@ -8,12 +8,14 @@
 pub mod bounds;
 mod error;
 pub mod io;
+mod layout;
 mod matrix;
 pub mod opencl;
 pub mod pipeline;
 mod runtime;
 
 pub use error::Error;
+pub use layout::{LayoutError, Pitch};
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
 pub use pipeline::Pipeline;
 pub use runtime::{PlanPolicy, Runtime};
@@ -23,6 +25,8 @@ pub use runtime::{PlanPolicy, Runtime};
 pub mod __private {
     pub use crate::bounds;
     pub use crate::error::{check_rank, check_shape};
+    /// The CPU path: inputs and outputs as contiguous slices.
+    pub use crate::layout::{Contiguous, ContiguousMut, contiguous, contiguous_mut};
     /// The OpenCL path: the function's source run by the runtime's executor.
     pub use crate::pipeline::{FromVal, HostArg, dump_ir, returned, run_embedded};
     pub use rayon;

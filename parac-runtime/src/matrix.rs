@@ -1,3 +1,5 @@
+use crate::layout::{LayoutError, Pitch};
+
 /// An element type a ParaC matrix can hold: the types of the language (u8, i8, u16, i16, u32,
 /// i32, f32).
 pub trait Element: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'static {
@@ -303,19 +305,40 @@ mod tests {
     }
 }
 
-/// Read access to a matrix's shape and elements: implemented by [`Matrix`] and by the
-/// zero-copy views [`MatrixView`] and [`MatrixViewMut`]. Pipeline functions take their inputs
-/// as `&impl MatrixRef<T>`, so existing memory can be passed without a copy.
+/// Read access to a matrix's shape and elements: implemented by [`Matrix`], by the zero-copy
+/// views [`MatrixView`] and [`MatrixViewMut`] (contiguous, pitched, or a region of interest of
+/// a larger matrix), and, behind the features `image` and `ndarray`, by `image`'s gray images
+/// and `ndarray`'s arrays. Pipeline functions take their inputs as `&impl MatrixRef<T>`, so
+/// existing memory can be passed without a copy.
+///
+/// The layout: row `i` of plane `c` starts at `c * plane_pitch() + i * row_pitch()` in
+/// [`as_slice`](Self::as_slice), and its elements follow one another. Contiguous row-major is
+/// the default. Every consumer checks the layout against the slice ([`Pitch::check`]) before
+/// reading: an implementation whose pitches do not fit its slice gets `Error::Layout`, never
+/// an access outside the slice.
 pub trait MatrixRef<T: Element> {
     /// The shape, outermost dimension first.
     fn shape(&self) -> &[usize];
-    /// The elements, row-major, contiguous.
+    /// The elements from the first to the last (row-major, with gaps between rows where
+    /// [`row_pitch`](Self::row_pitch) exceeds the row).
     fn as_slice(&self) -> &[T];
+    /// Elements from the start of one row to the next (the last dimension by default).
+    fn row_pitch(&self) -> usize {
+        self.shape().last().copied().unwrap_or(1)
+    }
+    /// Elements from the start of one plane (`[c]` of `[C][M][N]`) to the next (`M` rows of
+    /// [`row_pitch`](Self::row_pitch) by default).
+    fn plane_pitch(&self) -> usize {
+        let s = self.shape();
+        let rows = if s.len() >= 2 { s[s.len() - 2] } else { 1 };
+        rows.saturating_mul(self.row_pitch())
+    }
 }
 
 /// Write access as well: pipeline outputs are `&mut impl MatrixMut<T>`.
 pub trait MatrixMut<T: Element>: MatrixRef<T> {
-    /// The elements, row-major, contiguous, mutable.
+    /// The elements from the first to the last, mutable (the same layout as
+    /// [`as_slice`](MatrixRef::as_slice)).
     fn as_mut_slice(&mut self) -> &mut [T];
 }
 
@@ -334,23 +357,26 @@ impl<T: Element> MatrixMut<T> for Matrix<T> {
     }
 }
 
-impl<T: Element, M: MatrixRef<T> + ?Sized> MatrixRef<T> for &M {
-    fn shape(&self) -> &[usize] {
-        (**self).shape()
-    }
-    fn as_slice(&self) -> &[T] {
-        (**self).as_slice()
-    }
+/// `MatrixRef` through a reference: every method forwarded (the layout included).
+macro_rules! forward_ref {
+    ($($r:ty),*) => {$(
+        impl<T: Element, M: MatrixRef<T> + ?Sized> MatrixRef<T> for $r {
+            fn shape(&self) -> &[usize] {
+                (**self).shape()
+            }
+            fn as_slice(&self) -> &[T] {
+                (**self).as_slice()
+            }
+            fn row_pitch(&self) -> usize {
+                (**self).row_pitch()
+            }
+            fn plane_pitch(&self) -> usize {
+                (**self).plane_pitch()
+            }
+        }
+    )*};
 }
-
-impl<T: Element, M: MatrixRef<T> + ?Sized> MatrixRef<T> for &mut M {
-    fn shape(&self) -> &[usize] {
-        (**self).shape()
-    }
-    fn as_slice(&self) -> &[T] {
-        (**self).as_slice()
-    }
-}
+forward_ref!(&M, &mut M);
 
 impl<T: Element, M: MatrixMut<T> + ?Sized> MatrixMut<T> for &mut M {
     fn as_mut_slice(&mut self) -> &mut [T] {
@@ -358,52 +384,204 @@ impl<T: Element, M: MatrixMut<T> + ?Sized> MatrixMut<T> for &mut M {
     }
 }
 
-/// A zero-copy, read-only matrix over a slice (for example a decoded image's buffer).
+impl<T: Element> Matrix<T> {
+    /// The whole matrix as a view (no copy).
+    pub fn view(&self) -> MatrixView<'_, T> {
+        MatrixView {
+            pitch: Pitch::contiguous(&self.shape),
+            shape: self.shape.clone(),
+            data: &self.data,
+        }
+    }
+
+    /// The whole matrix as a writable view (no copy).
+    pub fn view_mut(&mut self) -> MatrixViewMut<'_, T> {
+        MatrixViewMut {
+            pitch: Pitch::contiguous(&self.shape),
+            shape: self.shape.clone(),
+            data: &mut self.data,
+        }
+    }
+
+    /// The region of interest `rows x cols` at (`row`, `col`) of every plane, as a view with
+    /// this matrix's row pitch (no copy): a pipeline reads it as it is.
+    ///
+    /// ```
+    /// # use parac_runtime::{Matrix, MatrixRef};
+    /// let frame = Matrix::<u8>::from_fn([4, 6], |i| (10 * i[0] + i[1]) as u8);
+    /// let roi = frame.roi(1, 2, 2, 3).unwrap();
+    /// assert_eq!(roi.shape(), &[2, 3]);
+    /// assert_eq!(roi.row_pitch(), 6);
+    /// assert_eq!(roi.to_matrix().as_slice(), &[12, 13, 14, 22, 23, 24]);
+    /// ```
+    pub fn roi(
+        &self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<MatrixView<'_, T>, LayoutError> {
+        self.view().into_roi(row, col, rows, cols)
+    }
+
+    /// The region of interest as a writable view (no copy): a pipeline writes its output
+    /// straight into that part of this matrix.
+    pub fn roi_mut(
+        &mut self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<MatrixViewMut<'_, T>, LayoutError> {
+        self.view_mut().into_roi(row, col, rows, cols)
+    }
+}
+
+/// A zero-copy, read-only matrix over a slice (for example a decoded image's buffer, or a
+/// region of interest of a larger image: rows [`Pitch::row`] elements apart).
 #[derive(Clone, Debug)]
 pub struct MatrixView<'a, T> {
     shape: Vec<usize>,
+    pitch: Pitch,
     data: &'a [T],
 }
 
-impl<'a, T: Element> MatrixView<'a, T> {
-    /// A view of `data` as a matrix of `shape` (row-major); `None` if the lengths differ.
-    pub fn new(shape: impl Into<Vec<usize>>, data: &'a [T]) -> Option<Self> {
-        let shape = shape.into();
-        (shape.iter().product::<usize>() == data.len()).then_some(MatrixView { shape, data })
-    }
-}
-
-impl<T: Element> MatrixRef<T> for MatrixView<'_, T> {
-    fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-    fn as_slice(&self) -> &[T] {
-        self.data
-    }
-}
-
 /// A zero-copy, writable matrix over a mutable slice: a pipeline writes its output straight
-/// into existing memory.
+/// into existing memory (a whole buffer or a region of interest of it).
 #[derive(Debug)]
 pub struct MatrixViewMut<'a, T> {
     shape: Vec<usize>,
+    pitch: Pitch,
     data: &'a mut [T],
 }
 
-impl<'a, T: Element> MatrixViewMut<'a, T> {
-    /// A view of `data` as a matrix of `shape` (row-major); `None` if the lengths differ.
-    pub fn new(shape: impl Into<Vec<usize>>, data: &'a mut [T]) -> Option<Self> {
-        let shape = shape.into();
-        (shape.iter().product::<usize>() == data.len()).then_some(MatrixViewMut { shape, data })
+/// The constructors and accessors both views share.
+macro_rules! views {
+    ($($view:ident, $slice:ty, $split:ident);*) => {$(
+        impl<'a, T: Element> $view<'a, T> {
+            /// A view of `data` as a contiguous row-major matrix of `shape`; `None` if the
+            /// lengths differ.
+            pub fn new(shape: impl Into<Vec<usize>>, data: $slice) -> Option<Self> {
+                let shape = shape.into();
+                (shape.iter().product::<usize>() == data.len()).then(|| $view {
+                    pitch: Pitch::contiguous(&shape),
+                    shape,
+                    data,
+                })
+            }
+
+            /// A view of `data` with rows `row_pitch` elements apart (planes `rows *
+            /// row_pitch`): a typed error if the pitch is smaller than a row or `data` ends
+            /// before the last element. `data` may be longer than the last element.
+            pub fn with_pitch(
+                shape: impl Into<Vec<usize>>,
+                row_pitch: usize,
+                data: $slice,
+            ) -> Result<Self, LayoutError> {
+                let shape = shape.into();
+                let rows = if shape.len() >= 2 { shape[shape.len() - 2] } else { 1 };
+                let plane = rows.saturating_mul(row_pitch);
+                Self::strided(shape, Pitch { row: row_pitch, plane }, data)
+            }
+
+            /// A view of `data` with rows and planes as `pitch` says (see
+            /// [`with_pitch`](Self::with_pitch)).
+            pub fn strided(
+                shape: impl Into<Vec<usize>>,
+                pitch: Pitch,
+                data: $slice,
+            ) -> Result<Self, LayoutError> {
+                let shape = shape.into();
+                if shape.is_empty() || shape.len() > 3 {
+                    return Err(LayoutError::Rank(shape.len()));
+                }
+                let span = pitch.check(&shape, data.len())?;
+                let data = $split(data, 0, span);
+                Ok($view { shape, pitch, data })
+            }
+
+            /// The region of interest `rows x cols` at (`row`, `col`) of every plane (the
+            /// last two dimensions), with this view's pitches (no copy).
+            pub fn into_roi(
+                self,
+                row: usize,
+                col: usize,
+                rows: usize,
+                cols: usize,
+            ) -> Result<Self, LayoutError> {
+                let (shape, offset) = self.pitch.sub(&self.shape, row, col, rows, cols)?;
+                let span = self.pitch.check(&shape, self.data.len().saturating_sub(offset))?;
+                let data = $split(self.data, offset, span);
+                Ok($view { shape, pitch: self.pitch, data })
+            }
+
+            /// The layout.
+            pub fn pitch(&self) -> Pitch {
+                self.pitch
+            }
+
+            /// A contiguous copy.
+            pub fn to_matrix(&self) -> Matrix<T> {
+                let data = crate::layout::gather(&self.shape, self.pitch, &self.data[..]);
+                Matrix { shape: self.shape.clone(), data }
+            }
+        }
+
+        impl<T: Element> MatrixRef<T> for $view<'_, T> {
+            fn shape(&self) -> &[usize] {
+                &self.shape
+            }
+            fn as_slice(&self) -> &[T] {
+                &self.data[..]
+            }
+            fn row_pitch(&self) -> usize {
+                self.pitch.row
+            }
+            fn plane_pitch(&self) -> usize {
+                self.pitch.plane
+            }
+        }
+    )*};
+}
+
+fn split_ref<T>(data: &[T], offset: usize, span: usize) -> &[T] {
+    &data[offset..offset + span]
+}
+
+fn split_mut<T>(data: &mut [T], offset: usize, span: usize) -> &mut [T] {
+    &mut data[offset..offset + span]
+}
+
+views!(MatrixView, &'a [T], split_ref; MatrixViewMut, &'a mut [T], split_mut);
+
+impl<T: Element> MatrixViewMut<'_, T> {
+    /// The region of interest of this view, borrowed (see [`into_roi`](Self::into_roi)).
+    pub fn roi_mut(
+        &mut self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<MatrixViewMut<'_, T>, LayoutError> {
+        MatrixViewMut {
+            shape: self.shape.clone(),
+            pitch: self.pitch,
+            data: &mut *self.data,
+        }
+        .into_roi(row, col, rows, cols)
     }
 }
 
-impl<T: Element> MatrixRef<T> for MatrixViewMut<'_, T> {
-    fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-    fn as_slice(&self) -> &[T] {
-        self.data
+impl<T: Element> MatrixView<'_, T> {
+    /// The region of interest of this view (see [`into_roi`](Self::into_roi)).
+    pub fn roi(
+        &self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<MatrixView<'_, T>, LayoutError> {
+        self.clone().into_roi(row, col, rows, cols)
     }
 }
 
@@ -428,5 +606,38 @@ mod view_tests {
         let mut w = MatrixViewMut::new([2, 2], &mut out).unwrap();
         w.as_mut_slice()[3] = 7;
         assert_eq!(out, [0, 0, 0, 7]);
+    }
+
+    #[test]
+    fn regions_of_interest_keep_the_pitch() {
+        let data: Vec<u16> = (0..40).collect();
+        let v = MatrixView::with_pitch([3, 4], 10, &data).unwrap();
+        assert_eq!(v.as_slice().len(), 24);
+        assert_eq!(
+            v.to_matrix().as_slice(),
+            &[0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]
+        );
+        let r = v.roi(1, 1, 2, 2).unwrap();
+        assert_eq!((r.shape(), r.row_pitch()), (&[2usize, 2][..], 10));
+        assert!(std::ptr::eq(r.as_slice().as_ptr(), &data[11]));
+        assert_eq!(r.to_matrix().as_slice(), &[11, 12, 21, 22]);
+        assert!(v.roi(2, 0, 2, 1).is_err());
+        assert!(MatrixView::with_pitch([3, 4], 3, &data).is_err());
+        assert!(MatrixView::with_pitch([5, 4], 10, &data).is_err());
+        assert!(MatrixView::with_pitch([2, 2, 2, 2], 2, &data).is_err());
+        let planes = Matrix::<u8>::from_fn([2, 3, 4], |i| (100 * i[0] + 10 * i[1] + i[2]) as u8);
+        let p = planes.roi(1, 2, 2, 2).unwrap();
+        assert_eq!((p.row_pitch(), p.plane_pitch()), (4, 12));
+        assert_eq!(
+            p.to_matrix().as_slice(),
+            &[12, 13, 22, 23, 112, 113, 122, 123]
+        );
+        let mut big = Matrix::<i32>::zeros([4, 5]);
+        let mut w = big.roi_mut(1, 1, 2, 3).unwrap();
+        w.as_mut_slice()[7] = 9;
+        w.roi_mut(1, 0, 1, 1).unwrap().as_mut_slice()[0] = 4;
+        assert_eq!(big.get(&[2, 1]), 4);
+        assert_eq!(big.get(&[2, 3]), 9);
+        assert_eq!(big.get(&[2, 0]), 0);
     }
 }

@@ -17,9 +17,10 @@ use opencl3::memory::{
 use opencl3::types::{CL_BLOCKING, cl_map_flags};
 
 use super::device::Device;
+use super::transfer;
 use super::{RawMem, buffer_created, buffer_released, cl_error, code};
 use super::{guard, pool};
-use crate::{Element, Error, Matrix, MatrixMut, MatrixRef};
+use crate::{Element, Error, Matrix, MatrixMut, MatrixRef, Pitch};
 
 pub(super) mod sealed {
     /// Keeps [`Pod`](super::Pod) and [`MemArg`](super::MemArg) to the types of this crate: both
@@ -237,6 +238,32 @@ impl<T> Drop for Mem<T> {
     }
 }
 
+/// A rectangle transfer of a whole buffer: its rows, plane by plane, between the buffer's
+/// padded rows and the host's layout (row and slice pitches in bytes).
+struct Rect {
+    origin: [usize; 3],
+    region: [usize; 3],
+    buffer: [usize; 2],
+    host: [usize; 2],
+}
+
+impl Rect {
+    fn of<T>(b: &Buffer<T>, hp: Pitch) -> Rect {
+        let n = b.shape.len();
+        let (cols, elem) = (b.shape[n - 1], size_of::<T>());
+        let rows = if n >= 2 { b.shape[n - 2] } else { 1 };
+        let planes = if n >= 3 { b.shape[0] } else { 1 };
+        // A slice pitch of 0 lets OpenCL take `rows * row pitch` (one plane).
+        let slice = |p: usize| if planes > 1 { p * elem } else { 0 };
+        Rect {
+            origin: [0; 3],
+            region: [cols * elem, rows, planes],
+            buffer: [b.pitch * elem, slice(rows * b.pitch)],
+            host: [hp.row * elem, slice(hp.plane)],
+        }
+    }
+}
+
 /// The padded row length in elements: the smallest multiple of `line / gcd(line, elem)` (so that
 /// `pitch * elem` is a multiple of `line`) that holds `cols`, and at least one such unit.
 pub(crate) fn padded_pitch(cols: usize, elem: usize, line: usize) -> usize {
@@ -409,17 +436,25 @@ impl Device {
     /// is not pooled: it is released when dropped.
     ///
     /// # Safety
-    /// `data` points to the elements of `shape`, row-major, and stays valid (and, where
-    /// `writable`, unused by the host) until the buffer is dropped and every command enqueued
-    /// on it has completed. Where not `writable`, no kernel may write the buffer.
+    /// A pitched host matrix (a region of interest) is used in place where the kernels'
+    /// indexing fits it: rows `pitch.row` apart (the buffer's [`pitch`](Buffer::pitch)), and,
+    /// in 3-D, planes `rows * pitch.row` apart (kernels index `(i * rows + j) * pitch + k`).
+    ///
+    /// # Safety
+    /// `data` points to the `span` elements of `shape` laid out as `pitch` (checked with
+    /// [`Pitch::check`]), and stays valid (and, where `writable`, unused by the host) until
+    /// the buffer is dropped and every command enqueued on it has completed. Where not
+    /// `writable`, no kernel may write the buffer.
     pub(super) unsafe fn host_buffer<T: Element>(
         &self,
         name: &str,
         shape: &[usize],
+        pitch: Pitch,
+        span: usize,
         data: *mut T,
         writable: bool,
     ) -> Option<Buffer<T>> {
-        if !self.info.host_unified_memory || data.is_null() {
+        if !self.host_memory() || data.is_null() {
             return None;
         }
         // The padded layout is at least as large: where it fits, the unpadded one does.
@@ -427,7 +462,19 @@ impl Device {
         if shape.contains(&0) {
             return None;
         }
-        let elems: usize = shape.iter().product();
+        let rows = if shape.len() >= 2 {
+            shape[shape.len() - 2]
+        } else {
+            1
+        };
+        let kernel_layout = shape.len() < 3 || Some(pitch.plane) == rows.checked_mul(pitch.row);
+        let fits = span
+            .checked_mul(size_of::<T>())
+            .is_some_and(|b| b as u64 <= self.info.max_alloc);
+        if !kernel_layout || !fits || i32::try_from(pitch.row).is_err() {
+            return None;
+        }
+        let elems = span;
         let flags = CL_MEM_USE_HOST_PTR
             | if writable {
                 CL_MEM_READ_WRITE
@@ -443,9 +490,15 @@ impl Device {
             mem: Mem::new(mem, elems * size_of::<T>(), None),
             name: name.to_string(),
             shape: shape.to_vec(),
-            pitch: shape[shape.len() - 1],
+            pitch: pitch.row,
             context: self.context_id(),
         })
+    }
+
+    /// Whether kernels and transfers may use host memory directly: the device's memory is the
+    /// host's, and [`copying`](super::copying) is not in force on this thread.
+    pub(super) fn host_memory(&self) -> bool {
+        self.info.host_unified_memory && !transfer::forced_copies()
     }
 
     /// Sets every byte of the buffer, padding included, to zero.
@@ -507,12 +560,13 @@ impl Device {
         name: &str,
         m: &M,
     ) -> Result<Buffer<T>, Error> {
+        let pitch = crate::layout::check_matrix(crate::pipeline::intern(name), m)?;
         let mut b = self.create_buffer(name, m.shape())?;
         let data = m.as_slice();
-        if data.is_empty() {
+        if m.shape().contains(&0) {
             self.zero(&mut b)?;
         } else {
-            self.fill_rows(&mut b, data)?;
+            self.fill_rows(&mut b, data, pitch)?;
         }
         Ok(b)
     }
@@ -533,21 +587,21 @@ impl Device {
         if data.is_empty() {
             return Ok(());
         }
-        self.fill_rows(b, data)
+        self.fill_rows(b, data, Pitch::contiguous(m.shape()))
     }
 
-    /// Writes host rows (`rows * cols` elements, at least one) into the buffer and zeros into
-    /// its padding: through a mapping where the device's memory is the host's, else a zero fill
-    /// of a padded buffer (padding that `alloc_uninit` or a reused buffer left) and a write of
-    /// the rows.
-    fn fill_rows<T: Element>(&self, b: &mut Buffer<T>, data: &[T]) -> Result<(), Error> {
-        if self.write_mapped(b, data)? {
+    /// Writes host rows (the buffer's shape laid out as `hp` in `data`, checked, at least one
+    /// element) into the buffer and zeros into its padding: through a mapping where the
+    /// device's memory is the host's, else a zero fill of a padded buffer (padding that
+    /// `alloc_uninit` or a reused buffer left) and a write of the rows.
+    fn fill_rows<T: Element>(&self, b: &mut Buffer<T>, data: &[T], hp: Pitch) -> Result<(), Error> {
+        if self.write_mapped(b, data, hp)? {
             return Ok(());
         }
         if b.pitch != b.shape[b.shape.len() - 1] {
             self.zero(b)?;
         }
-        self.write_rows(b, data)
+        self.write_rows(b, data, hp)
     }
 
     /// Copies the buffer's rows (without padding) into `into`, blocking: it waits for every
@@ -566,20 +620,30 @@ impl Device {
         if b.shape() != into.shape() {
             return Err(shape_error(b.shape(), into.shape()));
         }
-        self.read_rows(b, into.as_mut_slice())
+        let hp = crate::layout::check_matrix(crate::pipeline::intern(&b.name), into)?;
+        self.read_rows(b, into.as_mut_slice(), hp)
     }
 
-    /// Copies the buffer's rows into `data` (`rows * cols` elements), blocking.
-    pub(super) fn read_rows<T: Element>(&self, b: &Buffer<T>, data: &mut [T]) -> Result<(), Error> {
-        debug_assert_eq!(data.len(), b.rows() * b.shape[b.shape.len() - 1]);
-        if data.is_empty() {
+    /// Copies the buffer's rows into `data`, laid out as `hp` (checked against the buffer's
+    /// shape and `data`), blocking: one plain read where both layouts are contiguous, else
+    /// one rectangle read (or, on a host-memory device, a copy out of a mapping).
+    pub(super) fn read_rows<T: Element>(
+        &self,
+        b: &Buffer<T>,
+        data: &mut [T],
+        hp: Pitch,
+    ) -> Result<(), Error> {
+        debug_assert!(hp.check(&b.shape, data.len()).is_ok());
+        if b.shape.contains(&0) {
             return Ok(());
         }
         let cols = b.shape[b.shape.len() - 1];
         let rows = b.rows();
         let elem = size_of::<T>();
         let op = || format!("clEnqueueReadBuffer({})", b.name);
-        if b.pitch == cols || rows == 1 {
+        if hp.is_contiguous(&b.shape) && (b.pitch == cols || rows == 1) {
+            let data = &mut data[..rows * cols];
+            transfer::count(false, false, size_of_val(data));
             // SAFETY: `data` is `rows * cols` elements, within the buffer; the read blocks, so
             // `data` outlives it.
             unsafe {
@@ -588,24 +652,25 @@ impl Device {
             }
             .map(drop)
             .map_err(|e| cl_error(op(), e.0, ""))
-        } else if self.read_mapped(b, data)? {
+        } else if self.read_mapped(b, data, hp)? {
             Ok(())
         } else {
-            let origin = [0usize; 3];
-            let region = [cols * elem, rows, 1];
-            // SAFETY: the region is `rows` rows of `cols` elements in both the buffer (rows of
-            // `pitch`) and `data` (rows of `cols`); the read blocks.
+            let r = Rect::of(b, hp);
+            transfer::count(false, true, rows * cols * elem);
+            // SAFETY: the region is the buffer's rows of `cols` elements in both the buffer
+            // (rows of `pitch`) and `data` (laid out as `hp`, checked to hold them); the read
+            // blocks.
             unsafe {
                 self.queue.enqueue_read_buffer_rect(
                     &b.mem,
                     CL_BLOCKING,
-                    origin.as_ptr(),
-                    origin.as_ptr(),
-                    region.as_ptr(),
-                    b.pitch * elem,
-                    0,
-                    cols * elem,
-                    0,
+                    r.origin.as_ptr(),
+                    r.origin.as_ptr(),
+                    r.region.as_ptr(),
+                    r.buffer[0],
+                    r.buffer[1],
+                    r.host[0],
+                    r.host[1],
                     data.as_mut_ptr().cast::<c_void>(),
                     &[],
                 )
@@ -619,10 +684,12 @@ impl Device {
     /// first). `None` where the device's memory is not the host's (a mapping may then be a
     /// copy) or the map fails; the caller then transfers with reads and writes.
     pub(super) fn map<T: Element>(&self, b: &Buffer<T>, flags: cl_map_flags) -> Option<*mut T> {
-        if !self.info.host_unified_memory {
+        if !self.host_memory() {
             return None;
         }
-        let bytes = b.rows().max(1) * b.pitch * size_of::<T>();
+        // The whole buffer: `rows * pitch` elements, or less for an in-place view of a region
+        // of interest, whose last row ends at its last column.
+        let bytes = b.mem.bytes;
         let mut p: RawMem = ptr::null_mut();
         // SAFETY: the range is the whole buffer; the map blocks, so `p` is set when it returns.
         unsafe {
@@ -650,25 +717,31 @@ impl Device {
     /// through a mapping, and zeros into the padding: one pass over the memory, where a write
     /// with rows of a different pitch needs a zero fill first. `Ok(false)` where the buffer
     /// cannot be mapped (nothing was written).
-    fn write_mapped<T: Element>(&self, b: &mut Buffer<T>, data: &[T]) -> Result<bool, Error> {
+    fn write_mapped<T: Element>(
+        &self,
+        b: &mut Buffer<T>,
+        data: &[T],
+        hp: Pitch,
+    ) -> Result<bool, Error> {
         let cols = b.shape[b.shape.len() - 1];
         let rows = b.rows();
-        debug_assert!(!data.is_empty() && data.len() == rows * cols);
+        debug_assert!(rows * cols > 0 && hp.check(&b.shape, data.len()).is_ok());
         let Some(p) = self.map(b, CL_MAP_WRITE_INVALIDATE_REGION) else {
             return Ok(false);
         };
+        transfer::count(true, false, rows * cols * size_of::<T>());
         let pitch = b.pitch;
-        // SAFETY: the mapping holds `rows * pitch` elements (`rows >= 1` as `data` is not empty)
-        // that nothing else uses: the buffer is borrowed mutably, and the map waited for the
-        // commands enqueued before. `data` holds `rows * cols` elements; the zero bit pattern is
-        // the value 0 of every `Pod` type.
+        // SAFETY: the mapping holds `rows * pitch` elements (`rows >= 1` as the matrix is not
+        // empty) that nothing else uses: the buffer is borrowed mutably, and the map waited for
+        // the commands enqueued before. Each row start `s` of `hp` has `cols` elements of `data`
+        // after it (`hp` was checked); the zero bit pattern is the value 0 of every `Pod` type.
         unsafe {
-            if pitch == cols {
+            if pitch == cols && hp.is_contiguous(&b.shape) {
                 ptr::copy_nonoverlapping(data.as_ptr(), p, rows * cols);
             } else {
-                for r in 0..rows {
+                for (r, s) in hp.row_starts(&b.shape).enumerate() {
                     let dst = p.add(r * pitch);
-                    ptr::copy_nonoverlapping(data.as_ptr().add(r * cols), dst, cols);
+                    ptr::copy_nonoverlapping(data[s..s + cols].as_ptr(), dst, cols);
                     ptr::write_bytes(dst.add(cols), 0, pitch - cols);
                 }
             }
@@ -679,37 +752,53 @@ impl Device {
 
     /// Reads the buffer's rows into `data` (`rows * cols` elements, at least one) through a
     /// mapping. `Ok(false)` where the buffer cannot be mapped (nothing was read).
-    fn read_mapped<T: Element>(&self, b: &Buffer<T>, data: &mut [T]) -> Result<bool, Error> {
+    fn read_mapped<T: Element>(
+        &self,
+        b: &Buffer<T>,
+        data: &mut [T],
+        hp: Pitch,
+    ) -> Result<bool, Error> {
         let cols = b.shape[b.shape.len() - 1];
         let rows = b.rows();
-        debug_assert!(!data.is_empty() && data.len() == rows * cols);
+        debug_assert!(rows * cols > 0 && hp.check(&b.shape, data.len()).is_ok());
         let Some(p) = self.map(b, CL_MAP_READ) else {
             return Ok(false);
         };
+        transfer::count(false, false, rows * cols * size_of::<T>());
         let pitch = b.pitch;
-        // SAFETY: the mapping holds `rows * pitch` elements, `data` `rows * cols`; every bit
-        // pattern is a value of a `Pod` type. Only raw pointers read the mapping.
+        // SAFETY: the mapping holds the buffer's rows of `pitch` (the last one at least `cols`);
+        // each row start `s` of `hp` has `cols` elements of `data` after it (`hp` was checked);
+        // every bit pattern is a value of a `Pod` type. Only raw pointers read the mapping.
         unsafe {
-            for r in 0..rows {
-                ptr::copy_nonoverlapping(p.add(r * pitch), data.as_mut_ptr().add(r * cols), cols);
+            for (r, s) in hp.row_starts(&b.shape).enumerate() {
+                let dst = data[s..s + cols].as_mut_ptr();
+                ptr::copy_nonoverlapping(p.add(r * pitch), dst, cols);
             }
         }
         self.unmap(b, p)?;
         Ok(true)
     }
 
-    /// Writes host rows (`rows * cols` elements) into the buffer's padded rows, blocking; the
-    /// padding is left as it is.
-    fn write_rows<T: Element>(&self, b: &mut Buffer<T>, data: &[T]) -> Result<(), Error> {
-        if data.is_empty() {
+    /// Writes host rows (laid out as `hp` in `data`, checked) into the buffer's padded rows,
+    /// blocking: one plain write where both layouts are contiguous, else one rectangle write;
+    /// the padding is left as it is.
+    fn write_rows<T: Element>(
+        &self,
+        b: &mut Buffer<T>,
+        data: &[T],
+        hp: Pitch,
+    ) -> Result<(), Error> {
+        if b.shape.contains(&0) {
             return Ok(());
         }
         let cols = b.shape[b.shape.len() - 1];
         let rows = b.rows();
-        debug_assert_eq!(data.len(), rows * cols);
+        debug_assert!(hp.check(&b.shape, data.len()).is_ok());
         let elem = size_of::<T>();
         let name = b.name.clone();
-        if b.pitch == cols || rows == 1 {
+        if hp.is_contiguous(&b.shape) && (b.pitch == cols || rows == 1) {
+            let data = &data[..rows * cols];
+            transfer::count(true, false, size_of_val(data));
             // SAFETY: `data` is `rows * cols` elements, within the buffer; the write blocks.
             unsafe {
                 self.queue
@@ -718,20 +807,20 @@ impl Device {
             .map(drop)
             .map_err(|e| cl_error(format!("clEnqueueWriteBuffer({name})"), e.0, ""))
         } else {
-            let origin = [0usize; 3];
-            let region = [cols * elem, rows, 1];
-            // SAFETY: as in `download`; OpenCL only reads through the pointer.
+            let r = Rect::of(b, hp);
+            transfer::count(true, true, rows * cols * elem);
+            // SAFETY: as in `read_rows`; OpenCL only reads through the pointer.
             unsafe {
                 self.queue.enqueue_write_buffer_rect(
                     &mut b.mem,
                     CL_BLOCKING,
-                    origin.as_ptr(),
-                    origin.as_ptr(),
-                    region.as_ptr(),
-                    b.pitch * elem,
-                    0,
-                    cols * elem,
-                    0,
+                    r.origin.as_ptr(),
+                    r.origin.as_ptr(),
+                    r.region.as_ptr(),
+                    r.buffer[0],
+                    r.buffer[1],
+                    r.host[0],
+                    r.host[1],
                     data.as_ptr().cast::<c_void>().cast_mut(),
                     &[],
                 )

@@ -20,6 +20,8 @@
 //!   plan cache files and their bundles, in `plan/cache.rs`; the policies).
 //! - [`Input`] and [`Output`] (in `view.rs`): a call's host matrices on the device, in place
 //!   where the device's memory is the host's, else copies.
+//! - [`transfers`] and [`copying`] (in `transfer.rs`): this thread's copies counted, and the
+//!   copying path forced on a host-memory device.
 //! - guard bands (in `guard.rs`, opt-in: `PARAC_GUARD_BANDS=1`, [`Device::set_guard_bands`]):
 //!   every device buffer a sub-buffer between two guard regions holding a known pattern,
 //!   checked when it is dropped and by [`Device::check_guards`].
@@ -32,6 +34,7 @@ mod partition;
 mod plan;
 mod pool;
 mod program;
+mod transfer;
 mod view;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,6 +52,7 @@ pub use plan::{
 pub use program::Program;
 #[doc(hidden)]
 pub use program::cache_file_path;
+pub use transfer::{Transfers, copying, transfers};
 pub use view::{Input, Output};
 
 use crate::Error;

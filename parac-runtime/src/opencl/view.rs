@@ -17,7 +17,8 @@ use opencl3::memory::CL_MAP_READ;
 
 use super::buffer::sealed;
 use super::{Buffer, Device, MemArg, RawMem};
-use crate::{Element, Error, MatrixMut, MatrixRef};
+use crate::layout::check_matrix;
+use crate::{Element, Error, LayoutError, MatrixMut, MatrixRef, Pitch};
 
 /// A pipeline input on the device: the host matrix itself where the device can read it in
 /// place, else a device copy. Dereferences to the [`Buffer`].
@@ -35,9 +36,10 @@ pub struct Output<'a, T: Element> {
     buf: Buffer<T>,
     dev: &'a Device,
     in_place: bool,
-    /// The host elements (`len` of them), borrowed mutably for `'a`.
+    /// The host elements (`len` of them, laid out as `pitch`), borrowed mutably for `'a`.
     host: *mut T,
     len: usize,
+    pitch: Pitch,
     _host: PhantomData<&'a mut [T]>,
 }
 
@@ -48,9 +50,10 @@ unsafe impl<T: Element> Send for Output<'_, T> {}
 unsafe impl<T: Element> Sync for Output<'_, T> {}
 
 impl Device {
-    /// The device view of input matrix `m` (`name` is for messages): in place (rows unpadded)
-    /// where the device's memory is the host's, else [`upload`](Device::upload).
-    /// `Error::Shape` if `m`'s elements are not as many as its shape says.
+    /// The device view of input matrix `m` (`name` is for messages): in place (the host's
+    /// rows, with their pitch) where the device's memory is the host's and the kernels'
+    /// indexing fits `m`'s layout, else [`upload`](Device::upload) (one copy, a rectangle copy
+    /// where `m` is pitched). `Error::Layout` if `m`'s layout does not fit its slice.
     ///
     /// # Safety
     /// In place, kernels read the caller's memory while they run, after this returns. The
@@ -64,11 +67,14 @@ impl Device {
         m: &'a M,
     ) -> Result<Input<'a, T>, Error> {
         let data = m.as_slice();
-        check_len(name, m.shape(), data.len())?;
-        // SAFETY: `data` holds the elements of `m.shape()` and is borrowed for `'a`, which the
-        // `Input` holding the buffer does not outlive; its drop waits for the queue. The buffer
-        // is read-only and `Input` hands out only `&Buffer`, which no transfer writes.
-        let host = unsafe { self.host_buffer(name, m.shape(), data.as_ptr().cast_mut(), false) };
+        let pitch = check_matrix(name, m)?;
+        let span = pitch.check(m.shape(), data.len()).map_err(layout(name))?;
+        let ptr = data.as_ptr().cast_mut();
+        // SAFETY: `data` holds the `span` elements of `m.shape()` laid out as `pitch` (checked)
+        // and is borrowed for `'a`, which the `Input` holding the buffer does not outlive; its
+        // drop waits for the queue. The buffer is read-only and `Input` hands out only
+        // `&Buffer`, which no transfer writes.
+        let host = unsafe { self.host_buffer(name, m.shape(), pitch, span, ptr, false) };
         Ok(match host {
             Some(buf) => Input {
                 buf,
@@ -109,48 +115,45 @@ impl Device {
                 got: m.shape().to_vec(),
             });
         }
+        let pitch = Pitch::of(m);
         let data = m.as_mut_slice();
-        check_len(name, shape, data.len())?;
-        let (host, len) = (data.as_mut_ptr(), data.len());
-        // SAFETY: `data` holds the elements of `shape` and is borrowed mutably for `'a`; the
-        // host touches it only through `Output`, after `finish` mapped it, and the drop waits
-        // for the queue.
-        let (buf, in_place) = match unsafe { self.host_buffer(name, shape, host, true) } {
-            Some(mut buf) => {
-                if !whole {
-                    self.zero(&mut buf)?;
-                }
-                (buf, true)
+        let span = pitch.check(shape, data.len()).map_err(layout(name))?;
+        if !whole && self.host_memory() {
+            // Zero the elements themselves (not the gaps between the rows of a region of
+            // interest, which belong to the rest of the image) before the device shares them.
+            for s in pitch.row_starts(shape) {
+                data[s..s + shape[shape.len() - 1]].fill(T::default());
             }
-            None if whole => (self.alloc_uninit(name, shape)?, false),
-            None => (self.alloc(name, shape)?, false),
-        };
+        }
+        let (host, len) = (data.as_mut_ptr(), data.len());
+        // SAFETY: `data` holds the `span` elements of `shape` laid out as `pitch` (checked) and
+        // is borrowed mutably for `'a`; the host touches it only through `Output`, after
+        // `finish` mapped it, and the drop waits for the queue.
+        let (buf, in_place) =
+            match unsafe { self.host_buffer(name, shape, pitch, span, host, true) } {
+                Some(buf) => (buf, true),
+                None if whole => (self.alloc_uninit(name, shape)?, false),
+                None => (self.alloc(name, shape)?, false),
+            };
         Ok(Output {
             buf,
             dev: self,
             in_place,
             host,
             len,
+            pitch,
             _host: PhantomData,
         })
     }
 }
 
-/// `Error::Shape` unless a matrix's `len` elements are those of its `shape` (a `MatrixRef`
-/// implemented outside this crate could say otherwise, and a view over too little memory would
-/// let kernels run past it).
-fn check_len(name: &'static str, shape: &[usize], len: usize) -> Result<(), Error> {
-    let want = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d));
-    if want == Some(len) {
-        return Ok(());
-    }
-    Err(Error::Shape {
-        function: "opencl::Device::input/output",
+/// `Error::Layout` of matrix `name` (a `MatrixRef` implemented outside this crate could say
+/// anything; a view over too little memory would let kernels run past it).
+fn layout(name: &'static str) -> impl Fn(LayoutError) -> Error {
+    move |source| Error::Layout {
         matrix: name,
-        declared: "as many elements as the matrix's shape",
-        expected: shape.to_vec(),
-        got: vec![len],
-    })
+        source,
+    }
 }
 
 impl<T: Element> Input<'_, T> {
@@ -183,7 +186,7 @@ impl<T: Element> Output<'_, T> {
             // SAFETY: the elements borrowed mutably for `'a`; nothing else refers to them while
             // this runs (the buffer is device memory).
             let data = unsafe { std::slice::from_raw_parts_mut(self.host, self.len) };
-            self.dev.read_rows(&self.buf, data)
+            self.dev.read_rows(&self.buf, data, self.pitch)
         }
     }
 }

@@ -88,17 +88,17 @@ macro_rules! dev_mats {
 
         impl<'a> Src<'a> {
             /// The host view of argument `a` (bound: its data fills its shape).
-            fn of(f: &Function, a: &'a mut HostArg<'_>) -> Result<Src<'a>, Error> {
-                let bad = || Error::Argument {
-                    function: f.name.clone(),
-                    message: "a matrix's elements do not fill its shape".into(),
+            fn of(f: &Function, m: usize, a: &'a mut HostArg<'_>) -> Result<Src<'a>, Error> {
+                let bad = |source| Error::Layout {
+                    matrix: intern(&f.matrices[m].name),
+                    source,
                 };
                 Ok(match a {
-                    $(HostArg::In(shape, Slice::$v(d)) => Src::In(InSrc::$v(
-                        MatrixView::new(shape.to_vec(), d).ok_or_else(bad)?,
+                    $(HostArg::In(shape, p, Slice::$v(d)) => Src::In(InSrc::$v(
+                        MatrixView::strided(shape.to_vec(), *p, d).map_err(bad)?,
                     )),)*
-                    $(HostArg::Out(shape, SliceMut::$v(d)) => Src::Out(OutSrc::$v(
-                        MatrixViewMut::new(shape.to_vec(), d).ok_or_else(bad)?,
+                    $(HostArg::Out(shape, p, SliceMut::$v(d)) => Src::Out(OutSrc::$v(
+                        MatrixViewMut::strided(shape.to_vec(), *p, d).map_err(bad)?,
                     )),)*
                     HostArg::Scalar(_) => Src::None,
                 })
@@ -199,7 +199,7 @@ pub(super) fn run(
     for m in 0..f.matrices.len() {
         let i = f.params.iter().position(|p| *p == ParamRef::Matrix(m));
         srcs.push(match i.and_then(|i| by_param[i].take()) {
-            Some(a) => Src::of(f, a)?,
+            Some(a) => Src::of(f, m, a)?,
             None => Src::None,
         });
     }

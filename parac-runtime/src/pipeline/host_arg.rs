@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use parac_core::interp::{Arg, Data, Val, cast};
 use parac_core::ir::Scalar;
 
-use crate::{Element, MatrixMut, MatrixRef};
+use crate::{Element, MatrixMut, MatrixRef, Pitch};
 
 /// The elements of a borrowed input matrix, in its element type.
 #[derive(Clone, Copy)]
@@ -49,10 +49,11 @@ pub enum SliceMut<'a> {
 
 /// One argument of a call, in `Function::params` order.
 pub enum HostArg<'a> {
-    /// A matrix the pipeline reads: its shape and elements.
-    In(&'a [usize], Slice<'a>),
-    /// A matrix the pipeline writes: its shape and elements.
-    Out(Cow<'a, [usize]>, SliceMut<'a>),
+    /// A matrix the pipeline reads: its shape, layout and elements (from the first to the
+    /// last).
+    In(&'a [usize], Pitch, Slice<'a>),
+    /// A matrix the pipeline writes: its shape, layout and elements.
+    Out(Cow<'a, [usize]>, Pitch, SliceMut<'a>),
     /// A scalar parameter.
     Scalar(Val),
 }
@@ -141,15 +142,15 @@ lang!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 =>
 impl HostArg<'_> {
     /// An input matrix.
     pub fn input<T: Lang, M: MatrixRef<T> + ?Sized>(m: &M) -> HostArg<'_> {
-        HostArg::In(m.shape(), T::slice(m.as_slice()))
+        HostArg::In(m.shape(), Pitch::of(m), T::slice(m.as_slice()))
     }
 
     /// An output matrix. Its shape is copied before its elements are borrowed mutably (the
     /// two borrows of `m` cannot coexist); a `MatrixMut` whose `shape` and `as_mut_slice`
     /// disagree is refused by the call's length check.
     pub fn output<T: Lang, M: MatrixMut<T> + ?Sized>(m: &mut M) -> HostArg<'_> {
-        let shape = Cow::Owned(m.shape().to_vec());
-        HostArg::Out(shape, T::slice_mut(m.as_mut_slice()))
+        let (shape, pitch) = (Cow::Owned(m.shape().to_vec()), Pitch::of(m));
+        HostArg::Out(shape, pitch, T::slice_mut(m.as_mut_slice()))
     }
 
     /// A scalar parameter.
@@ -157,11 +158,16 @@ impl HostArg<'_> {
         HostArg::Scalar(v.into_val())
     }
 
-    /// What [`bind`](super::bind) checks of it.
+    /// What [`bind`](super::bind) checks of it: a matrix whose layout fits its slice counts
+    /// as many elements as its shape (the executor checks the layout again, with its error).
     pub(crate) fn info(&self) -> ArgInfo<'_> {
+        let len = |shape: &[usize], pitch: Pitch, len: usize| match pitch.check(shape, len) {
+            Ok(_) => shape.iter().product(),
+            Err(_) => len,
+        };
         match self {
-            HostArg::In(shape, s) => ArgInfo::Matrix(s.elem(), shape, s.len()),
-            HostArg::Out(shape, s) => ArgInfo::Matrix(s.elem(), shape, s.len()),
+            HostArg::In(shape, p, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, *p, s.len())),
+            HostArg::Out(shape, p, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, *p, s.len())),
             HostArg::Scalar(v) => ArgInfo::Scalar(*v),
         }
     }
@@ -195,10 +201,15 @@ pub(crate) fn borrow_args<'a>(args: &'a mut [Arg], outputs: &[bool]) -> Vec<Host
             Arg::Matrix(t) => {
                 let (shape, data) = (&t.shape, &mut t.data);
                 const BOUND: &str = "bound: a matrix type of the language";
+                let pitch = Pitch::contiguous(shape);
                 if *out {
-                    HostArg::Out(Cow::Borrowed(shape), data_slice_mut(data).expect(BOUND))
+                    HostArg::Out(
+                        Cow::Borrowed(shape),
+                        pitch,
+                        data_slice_mut(data).expect(BOUND),
+                    )
                 } else {
-                    HostArg::In(shape, data_slice(data).expect(BOUND))
+                    HostArg::In(shape, pitch, data_slice(data).expect(BOUND))
                 }
             }
         })

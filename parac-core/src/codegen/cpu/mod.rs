@@ -149,6 +149,16 @@ pub fn prelude(f: &Function) -> TokenStream {
 /// steps, regions; evaluates to the function's result.
 pub fn cpu_body(f: &Function) -> TokenStream {
     let mut out = TokenStream::new();
+    // Parameters as contiguous slices (a strided view or a region of interest is copied in,
+    // and an output back when the call ends).
+    for (mat, p) in f.matrices.iter().map(|m| (m, format_ident!("{}", m.name))) {
+        let n = &mat.name;
+        out.extend(match mat.kind {
+            MatrixKind::Input => quote!(let #p = ::parac::__private::contiguous(#p, #n)?;),
+            MatrixKind::Output => quote!(let mut #p = ::parac::__private::contiguous_mut(#p, #n)?;),
+            _ => continue,
+        });
+    }
     for (m, mat) in f.matrices.iter().enumerate() {
         if mat.kind == MatrixKind::Local {
             let d = format_ident!("__d{}", m);
