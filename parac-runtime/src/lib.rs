@@ -7,6 +7,7 @@
 
 pub mod bounds;
 mod error;
+mod interop;
 pub mod io;
 mod layout;
 mod matrix;

@@ -158,16 +158,18 @@ impl HostArg<'_> {
         HostArg::Scalar(v.into_val())
     }
 
-    /// What [`bind`](super::bind) checks of it: a matrix whose layout fits its slice counts
-    /// as many elements as its shape (the executor checks the layout again, with its error).
+    /// What [`bind`](super::bind) checks of it: a matrix counts as many elements as its shape
+    /// (the executor checks its layout against its slice, `Error::Layout`, before any launch).
     pub(crate) fn info(&self) -> ArgInfo<'_> {
-        let len = |shape: &[usize], pitch: Pitch, len: usize| match pitch.check(shape, len) {
-            Ok(_) => shape.iter().product(),
-            Err(_) => len,
+        let len = |shape: &[usize], len: usize| {
+            shape
+                .iter()
+                .try_fold(1usize, |a, d| a.checked_mul(*d))
+                .unwrap_or(len)
         };
         match self {
-            HostArg::In(shape, p, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, *p, s.len())),
-            HostArg::Out(shape, p, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, *p, s.len())),
+            HostArg::In(shape, _, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, s.len())),
+            HostArg::Out(shape, _, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, s.len())),
             HostArg::Scalar(v) => ArgInfo::Scalar(*v),
         }
     }

@@ -1,0 +1,105 @@
+//! `image` gray images and `ndarray` arrays as pipeline arguments, without copies: the same
+//! results as `Matrix`es, in place on a host-memory device (no transfer of their elements), one
+//! copy each way on the copying path; an `ndarray` view whose rows are apart is a typed error.
+
+mod common;
+
+use common::runtimes;
+use image::{GrayImage, ImageBuffer, Luma};
+use ndarray::{Array2, Array3, s};
+use parac::opencl::{self, Transfers};
+use parac::{Error, Matrix};
+
+parac::parac! {
+    /// 255 minus every pixel.
+    pub fn invert(src: &u8[M][N], out: &mut u8[M][N]) {
+        parac_iterator it(0:M:1; 0:N:1) {
+            out[itx][ity] = 255 - src[itx][ity];
+        }
+    }
+
+    /// Each plane plus its index, in 16 bits.
+    pub fn planes(src: &u16[C][M][N], out: &mut u16[C][M][N]) {
+        parac_iterator it(0:C:1; 0:M:1; 0:N:1) {
+            out[itx][ity][itz] = src[itx][ity][itz] + itx;
+        }
+    }
+}
+
+fn counted(f: impl FnOnce()) -> Transfers {
+    let before = opencl::transfers();
+    f();
+    opencl::transfers().since(before)
+}
+
+#[test]
+fn gray_images_are_matrices() {
+    let _guard = runtimes::shared_buffers();
+    let img = GrayImage::from_fn(37, 23, |x, y| Luma([(x * 7 + y * 3) as u8]));
+    let want = Matrix::<u8>::from_fn([23, 37], |i| 255 - (i[1] * 7 + i[0] * 3) as u8);
+    for rt in runtimes::all() {
+        let mut out = GrayImage::new(37, 23);
+        let t = counted(|| invert(rt, &img, &mut out).unwrap());
+        assert_eq!(out.as_raw(), want.as_slice(), "{}", runtimes::name(rt));
+        let Some(dev) = rt.device() else { continue };
+        if dev.info().host_unified_memory {
+            assert_eq!(
+                (t.to_device, t.to_host),
+                (0, 1),
+                "in place, the flag only: {t:?}"
+            );
+        }
+        let mut out = GrayImage::new(37, 23);
+        let t = opencl::copying(|| counted(|| invert(rt, &img, &mut out).unwrap()));
+        assert_eq!(
+            (t.to_device, t.to_host),
+            (1, 2),
+            "one copy each way, and the flag: {t:?}"
+        );
+        assert_eq!(out.as_raw(), want.as_slice());
+        // 16-bit images too, and a buffer that is a borrowed slice.
+        let raw: Vec<u16> = (0..6u16).collect();
+        let img16: ImageBuffer<Luma<u16>, &[u16]> = ImageBuffer::from_raw(3, 2, &raw[..]).unwrap();
+        let mut out16 = Matrix::<u16>::zeros([1, 2, 3]);
+        let src3 = ndarray::ArrayView3::from_shape((1, 2, 3), img16.as_raw()).unwrap();
+        planes(rt, &src3, &mut out16).unwrap();
+        assert_eq!(out16.as_slice(), &raw[..]);
+    }
+}
+
+#[test]
+fn ndarray_arrays_and_views_are_matrices() {
+    let _guard = runtimes::shared_buffers();
+    let big = Array2::<u8>::from_shape_fn((40, 50), |(r, c)| (r * 5 + c) as u8);
+    // Rows 10..30 of a larger array: a view in standard layout, taken as it is.
+    let rows = big.slice(s![10..30, ..]);
+    let want = rows.mapv(|v| 255 - v);
+    let a3 = Array3::<u16>::from_shape_fn((3, 4, 5), |(c, r, k)| (c * 100 + r * 10 + k) as u16);
+    for rt in runtimes::all() {
+        let name = runtimes::name(rt);
+        let mut out = Array2::<u8>::zeros((20, 50));
+        let t = counted(|| invert(rt, &rows, &mut out).unwrap());
+        assert_eq!(out, want, "{name}");
+        if rt.device().is_some_and(|d| d.info().host_unified_memory) {
+            assert_eq!((t.to_device, t.to_host), (0, 1), "{name}: in place: {t:?}");
+        }
+        // Written into a mutable view of a larger array (whole rows).
+        let mut dst = Array2::<u8>::zeros((30, 50));
+        invert(rt, &rows, &mut dst.slice_mut(s![5..25, ..])).unwrap();
+        assert_eq!(dst.slice(s![5..25, ..]), want, "{name}");
+        let mut o3 = Array3::<u16>::zeros((3, 4, 5));
+        planes(rt, &a3, &mut o3).unwrap();
+        assert_eq!(o3[[2, 3, 4]], 234 + 2, "{name}");
+        // Columns of a larger array: rows apart, refused with a typed error, nothing read.
+        let cols = big.slice(s![.., 5..20]);
+        let mut out = Array2::<u8>::zeros((40, 15));
+        let e = invert(rt, &cols, &mut out).unwrap_err();
+        assert!(
+            matches!(e, Error::Layout { matrix: "src", .. }),
+            "{name}: {e}"
+        );
+        // The documented copy.
+        invert(rt, &cols.as_standard_layout(), &mut out).unwrap();
+        assert_eq!(out, cols.mapv(|v| 255 - v), "{name}");
+    }
+}
