@@ -15,10 +15,10 @@
 //! ```
 //!
 //! INPUT: a PNG (read as 8-bit gray) or a `u8` `[M][N]` `.npy` file; default
-//! `assets/camera.png`. The pipeline needs sides that are multiples of 4 (at least 8): an input
-//! that is not is cropped down to multiples of 4 (its top-left part is kept), and the example
-//! says so. Writes to OUT_DIR (default `target/parac-out/sharpen/`), each as `.png` and `.npy`:
-//! `input` (as the pipeline saw it, after any crop) and `out`.
+//! `assets/camera.png`. The pipeline needs sides that are multiples of 4 (at least 8): of an
+//! input that is not, the pipeline reads the top-left region whose sides are (a view with the
+//! image's row pitch, no copy), and the example says so. Writes to OUT_DIR (default `target/parac-out/sharpen/`), each as `.png` and `.npy`:
+//! `input` (as the pipeline saw it: the region it read) and `out`.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -34,7 +34,7 @@ use pipeline::sharpen;
 const APP: App = App {
     name: "sharpen",
     summary: "edge-adaptive sharpening (APPS.md §2)",
-    input: "u8 [M][N] (8-bit gray), M, N >= 8, cropped down to multiples of 4",
+    input: "u8 [M][N] (8-bit gray), M, N >= 8; the top-left region with sides multiples of 4 is read",
     default_asset: "camera.png",
     levels: None,
 };
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
 
 fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
     let mut steps = Steps::default();
-    let mut src = common::load_input::<u8>(&APP, args, &mut steps)?;
+    let src = common::load_input::<u8>(&APP, args, &mut steps)?;
     common::require(&APP, src.ndim() == 2, || {
         format!("the input has shape {}, not [M][N]", dims(src.shape()))
     })?;
@@ -54,12 +54,14 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
     common::require(&APP, m4 >= 8 && n4 >= 8, || {
         format!("the input {} is smaller than 8x8", dims(src.shape()))
     })?;
+    // The pipeline reads the region of interest as it is, with the image's row pitch.
+    let roi = src
+        .roi(0, 0, m4, n4)
+        .expect("the region is inside the image");
     if (m4, n4) != (m, n) {
-        let s = src.as_slice();
-        src = Matrix::from_fn([m4, n4], |i| s[i[0] * n + i[1]]);
         println!(
-            "input: cropped [{m}][{n}] to [{m4}][{n4}] (top-left part): sharpen needs sides \
-             that are multiples of 4"
+            "input: the [{m4}][{n4}] region at the top-left of [{m}][{n}], read in place: \
+             sharpen needs sides that are multiples of 4"
         );
     }
     let mut dst = Matrix::<u8>::zeros([m4, n4]);
@@ -69,7 +71,7 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
         "sharpen",
         "src",
         "all stages: down, up, sobel, mean, sharpen + overshoot control",
-        &src,
+        &roi,
         &mut dst,
         |src, dst| sharpen(rt, src, dst),
     )

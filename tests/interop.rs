@@ -18,6 +18,15 @@ parac::parac! {
         }
     }
 
+    /// Gray of interleaved RGB pixels read as they are: the image is `u8[M][W]`, `W` three
+    /// times its width, channel `k` of pixel `x` at `[y][3 * x + k]`.
+    pub fn rgb_gray(rgb: &u8[M][W], gray: &mut u8[M][W / 3]) {
+        parac_iterator it(0:M:1; 0:W / 3:1) {
+            gray[itx][ity] = ((rgb[itx][3 * ity] as u32 * 77 + rgb[itx][3 * ity + 1] as u32 * 150
+                + rgb[itx][3 * ity + 2] as u32 * 29) >> 8) as u8;
+        }
+    }
+
     /// Each plane plus its index, in 16 bits.
     pub fn planes(src: &u16[C][M][N], out: &mut u16[C][M][N]) {
         parac_iterator it(0:C:1; 0:M:1; 0:N:1) {
@@ -65,6 +74,29 @@ fn gray_images_are_matrices() {
         planes(rt, &src3, &mut out16).unwrap();
         assert_eq!(out16.as_slice(), &raw[..]);
     }
+}
+
+/// Interleaved RGB read in place by a pipeline, and converted to planar and back exactly.
+#[test]
+fn interleaved_rgb_in_place_and_planar() {
+    let _guard = runtimes::shared_buffers();
+    let (w, h) = (31u32, 9u32);
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        image::Rgb([(x * 8) as u8, (y * 28) as u8, (x * y) as u8])
+    });
+    let want = Matrix::<u8>::from_fn([h as usize, w as usize], |i| {
+        let p = img.get_pixel(i[1] as u32, i[0] as u32).0.map(u32::from);
+        ((p[0] * 77 + p[1] * 150 + p[2] * 29) >> 8) as u8
+    });
+    let view = parac::MatrixView::new([h as usize, 3 * w as usize], img.as_raw()).unwrap();
+    for rt in runtimes::all() {
+        let mut gray = GrayImage::new(w, h);
+        rgb_gray(rt, &view, &mut gray).unwrap();
+        assert_eq!(gray.as_raw(), want.as_slice(), "{}", runtimes::name(rt));
+    }
+    let planar = Matrix::from_rgb8(&img);
+    assert_eq!(planar.shape(), &[3, h as usize, w as usize]);
+    assert_eq!(planar.to_rgb8().unwrap(), img);
 }
 
 #[test]

@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use parac::io::{FromPng, load_png, save_png_view};
-use parac::{Element, Matrix, Runtime};
+use parac::{Element, Matrix, MatrixRef, Runtime};
 
 /// What one example binary is.
 pub struct App {
@@ -461,18 +461,20 @@ pub fn print_median_line(samples: &[Duration]) {
 /// time (stages)`), writes `out`, prints the written files and the step times, and with
 /// `--repeat N` times N more calls, printing `median_ms=<x>` last.
 #[allow(clippy::too_many_arguments, dead_code)] // laplacian has two outputs and its own loop
-pub fn run_single<I: Element, O: Element>(
+pub fn run_single<I: Element, O: Element, S: MatrixRef<I>>(
     args: &Args,
     steps: &mut Steps,
     name: &str,
     input_name: &str,
     stages: &str,
-    src: &Matrix<I>,
+    src: &S,
     dst: &mut Matrix<O>,
-    mut call: impl FnMut(&Matrix<I>, &mut Matrix<O>) -> Result<(), parac::Error>,
+    mut call: impl FnMut(&S, &mut Matrix<O>) -> Result<(), parac::Error>,
 ) -> Result<ExitCode, Fail> {
     let mut out = Outputs::create(args)?;
-    steps.add("write", out.write("input", src)?);
+    // The input as the pipeline saw it (a copy of a region of interest, for the files only).
+    let input = Matrix::copy_of(src).map_err(|e| Fail(format!("input: {e}")))?;
+    steps.add("write", out.write("input", &input)?);
     let (r, t) = timed(|| call(src, dst));
     r?;
     println!(

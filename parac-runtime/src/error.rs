@@ -88,6 +88,57 @@ pub enum Error {
         #[source]
         source: crate::LayoutError,
     },
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An image file could not be decoded or encoded.
+    #[error("{}: {source}", path.display())]
+    Image {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: image::ImageError,
+    },
+    /// A `.npy` file could not be parsed, read or encoded.
+    #[error("{}: {what}: {source}", path.display())]
+    Npy {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file holds another element type than the matrix it is read into.
+    #[error("{}: expected dtype {expected} (Matrix<{elem}>), found {found}", path.display())]
+    Dtype {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The type the matrix needs, as the file format writes it.
+        expected: String,
+        /// The matrix's element type.
+        elem: &'static str,
+        /// The type in the file.
+        found: String,
+    },
+    /// A file holds a matrix of a number of dimensions a matrix cannot have (1 to 3).
+    #[error("{}: expected 1 to 3 dimensions for a Matrix<{elem}>, found shape {got:?}", path.display())]
+    FileRank {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The matrix's element type.
+        elem: &'static str,
+        /// The file's shape.
+        got: Vec<usize>,
+    },
     /// Reading or writing a file failed, or its content does not fit.
     #[error("{path}: {message}")]
     Io {

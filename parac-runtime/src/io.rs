@@ -41,6 +41,20 @@
 //! image; any other `[C][M][N]` matrix shows its `C` planes stacked top to bottom (a gray image
 //! of `C * M` rows); a vector `[N]` is a single row.
 //!
+//! # Exact files: [`save_exact`], [`save_png_exact`], [`load_png_exact`]
+//!
+//! Beside the viewable PNG, [`save_exact`] writes any matrix exactly: `.npy` for every element
+//! type, and an 8- or 16-bit gray PNG for a `[M][N]` matrix of `u8` or `u16`, which
+//! [`load_png_exact`] reads back bit for bit (a `u16` PNG loads as 16 bits there; [`load_png`]
+//! keeps its 12-bit reading for the pipelines that expect it).
+//!
+//! # Errors
+//!
+//! Each keeps its cause ([`std::error::Error::source`]) and the path as a `PathBuf`:
+//! [`Error::File`] (`std::io::Error`), [`Error::Image`] (`image::ImageError`), [`Error::Npy`];
+//! a wrong element type or number of dimensions in a file is [`Error::Dtype`] or
+//! [`Error::FileRank`], apart from I/O.
+//!
 //! # NumPy `.npy`
 //!
 //! [`Matrix::write_npy`] writes the exact element type and shape (C order); [`Matrix::read_npy`]
@@ -53,12 +67,41 @@ use std::any::{Any, TypeId};
 use std::fmt::Display;
 use std::path::Path;
 
+mod exact;
+pub use exact::{ExactPng, load_png_exact, save_exact, save_png_exact};
+
 use image::{DynamicImage, GrayImage, ImageBuffer, ImageFormat, ImageReader, Luma, Rgb32FImage};
 
 use crate::{Element, Error, Matrix};
 
 /// A 16-bit gray image (`image` has no alias for it).
 pub type Gray16Image = ImageBuffer<Luma<u16>, Vec<u16>>;
+
+/// `Error::File` of `path`, the `std::io::Error` kept as its cause.
+fn file_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::File {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// `Error::Image` of `path`, the `image::ImageError` kept as its cause.
+fn image_error(path: &Path) -> impl Fn(image::ImageError) -> Error + '_ {
+    move |source| Error::Image {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Reads and decodes an image file, recognised by its content.
+fn decode(path: &Path) -> Result<DynamicImage, Error> {
+    ImageReader::open(path)
+        .map_err(file_error(path))?
+        .with_guessed_format()
+        .map_err(file_error(path))?
+        .decode()
+        .map_err(image_error(path))
+}
 
 fn io_error(path: &Path, message: impl Display) -> Error {
     Error::Io {
@@ -256,16 +299,10 @@ impl FromPng for f32 {
 /// for the exact conversions.
 ///
 /// # Errors
-/// [`Error::Io`] naming the path if the file cannot be read or decoded.
+/// [`Error::File`] or [`Error::Image`] naming the path, their cause kept, if the file cannot be
+/// read or decoded.
 pub fn load_png<T: FromPng>(path: impl AsRef<Path>) -> Result<Matrix<T>, Error> {
-    let path = path.as_ref();
-    let img = ImageReader::open(path)
-        .map_err(|e| io_error(path, e))?
-        .with_guessed_format()
-        .map_err(|e| io_error(path, e))?
-        .decode()
-        .map_err(|e| io_error(path, e))?;
-    Ok(T::from_image(img))
+    Ok(T::from_image(decode(path.as_ref())?))
 }
 
 /// Runs `$body` with `$m` bound to `$any` downcast to the concrete `Matrix<..>` of one of the
@@ -343,8 +380,9 @@ fn view_bytes<T: ViewByte>(s: &[T]) -> Vec<u8> {
 /// layout are in the [module documentation](self).
 ///
 /// # Errors
-/// [`Error::Io`] naming the path if the matrix is empty, too large for an image, its element
-/// type is not one of the language's, or the file cannot be written.
+/// [`Error::Io`] naming the path if the matrix is empty, too large for an image or its element
+/// type is not one of the language's; [`Error::Image`] (its cause kept) if the file cannot be
+/// written.
 pub fn save_png_view<T: Element>(m: &Matrix<T>, path: impl AsRef<Path>) -> Result<(), Error> {
     let path = path.as_ref();
     if m.is_empty() {
@@ -383,7 +421,7 @@ pub fn save_png_view<T: Element>(m: &Matrix<T>, path: impl AsRef<Path>) -> Resul
         DynamicImage::ImageLuma8(GrayImage::from_raw(w, h, bytes).expect("length matches"))
     };
     img.save_with_format(path, ImageFormat::Png)
-        .map_err(|e| io_error(path, e))
+        .map_err(image_error(path))
 }
 
 /// The NumPy dtype of an element type as NumPy writes it (`|u1`, `|i1`, `<u2`, `<i2`, `<u4`,
@@ -429,23 +467,29 @@ fn same_dtype(found: &npyz::DType, expected: &str) -> bool {
         && found.time_units().is_none()
 }
 
+/// `Error::Npy` of `path` while doing `what`, the cause kept.
+fn npy_error<'p>(path: &'p Path, what: &'static str) -> impl Fn(std::io::Error) -> Error + 'p {
+    move |source| Error::Npy {
+        path: path.to_path_buf(),
+        what,
+        source,
+    }
+}
+
 fn npy_read<U: Element + npyz::Deserialize>(
     path: &Path,
     bytes: &[u8],
     expected: &str,
 ) -> Result<Matrix<U>, Error> {
-    let npy =
-        npyz::NpyFile::new(bytes).map_err(|e| io_error(path, format!("not a .npy file: {e}")))?;
+    let npy = npyz::NpyFile::new(bytes).map_err(npy_error(path, "not a .npy file"))?;
     let dtype = npy.dtype();
     if !same_dtype(&dtype, expected) {
-        return Err(io_error(
-            path,
-            format!(
-                "expected dtype '{expected}' (Matrix<{}>), found {}",
-                U::NAME,
-                dtype.descr()
-            ),
-        ));
+        return Err(Error::Dtype {
+            path: path.to_path_buf(),
+            expected: format!("'{expected}'"),
+            elem: U::NAME,
+            found: dtype.descr(),
+        });
     }
     let shape: Vec<usize> = npy
         .shape()
@@ -454,19 +498,16 @@ fn npy_read<U: Element + npyz::Deserialize>(
         .collect::<Result<_, _>>()
         .map_err(|_| io_error(path, format!("shape {:?} is too large", npy.shape())))?;
     if !(1..=3).contains(&shape.len()) {
-        return Err(io_error(
-            path,
-            format!(
-                "expected 1 to 3 dimensions for a Matrix<{}>, found shape {:?}",
-                U::NAME,
-                shape
-            ),
-        ));
+        return Err(Error::FileRank {
+            path: path.to_path_buf(),
+            elem: U::NAME,
+            got: shape,
+        });
     }
     let order = npy.order();
     let data: Vec<U> = npy
         .into_vec()
-        .map_err(|e| io_error(path, format!("reading the data: {e}")))?;
+        .map_err(npy_error(path, "reading the data"))?;
     let m = match order {
         npyz::Order::C => Matrix::from_vec(shape, data),
         npyz::Order::Fortran => {
@@ -489,27 +530,27 @@ impl<T: Element> Matrix<T> {
     /// shape, C order.
     ///
     /// # Errors
-    /// [`Error::Io`] naming the path if the file cannot be written.
+    /// [`Error::File`] naming the path, its cause kept, if the file cannot be written.
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
         let bytes = with_concrete!(self, |m| npy_bytes(m))
             .ok_or_else(|| io_error(path, format!("no .npy dtype for `{}`", T::NAME)))?
-            .map_err(|e| io_error(path, e))?;
-        std::fs::write(path, bytes).map_err(|e| io_error(path, e))
+            .map_err(npy_error(path, "encoding"))?;
+        std::fs::write(path, bytes).map_err(file_error(path))
     }
 
     /// Reads a NumPy `.npy` file of 1 to 3 dimensions whose dtype is exactly `T`'s (either byte
     /// order; see [`npy_dtype`]).
     ///
     /// # Errors
-    /// [`Error::Io`] naming the path if the file cannot be read, is not a `.npy` file, has
-    /// another dtype (the message gives the expected and the found one) or another number of
-    /// dimensions.
+    /// Naming the path: [`Error::File`] if the file cannot be read, [`Error::Npy`] if it is not
+    /// a `.npy` file (causes kept), [`Error::Dtype`] if it has another dtype (the expected and
+    /// the found one), [`Error::FileRank`] if it has another number of dimensions.
     pub fn read_npy(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let expected = npy_dtype::<T>()
             .ok_or_else(|| io_error(path, format!("no .npy dtype for `{}`", T::NAME)))?;
-        let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+        let bytes = std::fs::read(path).map_err(file_error(path))?;
         fn boxed<U: Element>(m: Result<Matrix<U>, Error>) -> Result<Box<dyn Any>, Error> {
             m.map(|m| Box::new(m) as Box<dyn Any>)
         }
@@ -762,16 +803,18 @@ mod tests {
         let missing = dir.join("missing.png");
         let e = load_png::<u8>(&missing).unwrap_err();
         assert!(
-            matches!(&e, Error::Io { path, .. } if path.ends_with("missing.png")),
+            matches!(&e, Error::File { path, source } if path.ends_with("missing.png")
+                && source.kind() == std::io::ErrorKind::NotFound),
             "{e}"
         );
         let junk = dir.join("junk.png");
         std::fs::write(&junk, b"not an image at all").unwrap();
         let e = load_png::<f32>(&junk).unwrap_err();
         assert!(
-            matches!(&e, Error::Io { path, .. } if path.ends_with("junk.png")),
+            matches!(&e, Error::Image { path, .. } if path.ends_with("junk.png")),
             "{e}"
         );
+        assert!(std::error::Error::source(&e).is_some(), "the cause is kept");
     }
 
     #[test]
@@ -955,14 +998,17 @@ mod tests {
         let path = dir.join("f.npy");
         Matrix::<f32>::zeros([2, 2]).write_npy(&path).unwrap();
         let e = Matrix::<i16>::read_npy(&path).unwrap_err();
-        let Error::Io { path: p, message } = &e else {
-            panic!("not an Io error: {e:?}")
+        let Error::Dtype {
+            path: p,
+            expected,
+            found,
+            ..
+        } = &e
+        else {
+            panic!("not a Dtype error: {e:?}")
         };
         assert!(p.ends_with("f.npy"), "{e}");
-        assert!(
-            message.contains("'<i2'") && message.contains("'<f4'"),
-            "{e}"
-        );
+        assert!(expected == "'<i2'" && found == "'<f4'", "{e}");
         assert!(e.to_string().contains("f.npy"), "{e}");
         // Same size, other kind; same kind, other size.
         assert!(Matrix::<i32>::read_npy(&path).is_err());
@@ -995,7 +1041,7 @@ mod tests {
         assert!(e.to_string().contains("[1, 1, 1, 2]"), "{e}");
         let e = Matrix::<u8>::read_npy(dir.join("absent.npy")).unwrap_err();
         assert!(
-            matches!(&e, Error::Io { path, .. } if path.ends_with("absent.npy")),
+            matches!(&e, Error::File { path, .. } if path.ends_with("absent.npy")),
             "{e}"
         );
         let junk = dir.join("junk.npy");

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod bounds;
+mod colour;
 mod error;
 mod interop;
 pub mod io;

@@ -385,6 +385,17 @@ impl<T: Element, M: MatrixMut<T> + ?Sized> MatrixMut<T> for &mut M {
 }
 
 impl<T: Element> Matrix<T> {
+    /// A contiguous copy of any matrix (a strided view, a region of interest, an image): a
+    /// typed error if its layout does not fit its slice.
+    pub fn copy_of<M: MatrixRef<T> + ?Sized>(m: &M) -> Result<Self, LayoutError> {
+        let pitch = Pitch::of(m);
+        pitch.check(m.shape(), m.as_slice().len())?;
+        Ok(Matrix {
+            shape: m.shape().to_vec(),
+            data: crate::layout::gather(m.shape(), pitch, m.as_slice()),
+        })
+    }
+
     /// The whole matrix as a view (no copy).
     pub fn view(&self) -> MatrixView<'_, T> {
         MatrixView {
@@ -522,8 +533,7 @@ macro_rules! views {
 
             /// A contiguous copy.
             pub fn to_matrix(&self) -> Matrix<T> {
-                let data = crate::layout::gather(&self.shape, self.pitch, &self.data[..]);
-                Matrix { shape: self.shape.clone(), data }
+                Matrix::copy_of(self).expect("a view's layout was checked when it was made")
             }
         }
 
