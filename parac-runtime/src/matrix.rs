@@ -1,8 +1,9 @@
 use crate::layout::{LayoutError, Pitch};
 
 /// An element type a ParaC matrix can hold: the types of the language (u8, i8, u16, i16, u32,
-/// i32, f32).
-pub trait Element: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+/// i32, f32). Plain old data ([`bytemuck::Pod`]: every bit pattern a value, no padding), so
+/// that matrices cross to and from devices byte for byte.
+pub trait Element: bytemuck::Pod + Default + Send + Sync + PartialEq + std::fmt::Debug {
     /// The type's name in ParaC (and in Rust).
     const NAME: &'static str;
 }

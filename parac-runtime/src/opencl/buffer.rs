@@ -1,7 +1,6 @@
 //! Device matrices with padded rows ([`Buffer`]), one-element buffers for reductions
 //! ([`Scalar`]), and the transfers between them and host [`Matrix`]es.
 
-use std::any::TypeId;
 use std::ffi::c_void;
 use std::fmt;
 use std::mem::{ManuallyDrop, size_of};
@@ -28,11 +27,12 @@ pub(super) mod sealed {
     pub trait Sealed {}
 }
 
-/// A plain-old-data type that can cross to and from the device byte for byte: every bit
-/// pattern is a value and there are no padding bytes. The matrix element types ([`Element`])
-/// and the wide accumulators of reductions (`i64`, `u64`, `f64`). Sealed.
+/// A plain-old-data type that can cross to and from the device byte for byte
+/// ([`bytemuck::Pod`]: every bit pattern is a value, no padding bytes) and has a name in
+/// OpenCL C: the matrix element types ([`Element`], which are `bytemuck::Pod` too) and the wide
+/// accumulators of reductions (`i64`, `u64`, `f64`). Sealed.
 pub trait Pod:
-    Copy + Default + Send + Sync + PartialEq + fmt::Debug + 'static + sealed::Sealed
+    bytemuck::Pod + Default + Send + Sync + PartialEq + fmt::Debug + sealed::Sealed
 {
     /// The type's name in OpenCL C, e.g. `uchar` for `u8`, `long` for `i64`.
     const CL_TYPE: &'static str;
@@ -50,25 +50,6 @@ pod!(
     u8 => "uchar", i8 => "char", u16 => "ushort", i16 => "short", u32 => "uint", i32 => "int",
     u64 => "ulong", i64 => "long", f32 => "float", f64 => "double",
 );
-
-/// Whether `T` is one of the [`Pod`] types. [`Element`] is an open trait; a type implemented
-/// outside this crate could have padding or invalid bit patterns, so device transfers check.
-fn is_pod<T: 'static>() -> bool {
-    let t = TypeId::of::<T>();
-    [
-        TypeId::of::<u8>(),
-        TypeId::of::<i8>(),
-        TypeId::of::<u16>(),
-        TypeId::of::<i16>(),
-        TypeId::of::<u32>(),
-        TypeId::of::<i32>(),
-        TypeId::of::<u64>(),
-        TypeId::of::<i64>(),
-        TypeId::of::<f32>(),
-        TypeId::of::<f64>(),
-    ]
-    .contains(&t)
-}
 
 /// A device memory object that can be a kernel argument ([`Arg::Mem`](super::Arg::Mem)): a
 /// [`Buffer`] or a [`Scalar`]. Sealed.
@@ -295,13 +276,6 @@ fn shape_error(expected: &[usize], got: &[usize]) -> Error {
     }
 }
 
-fn not_pod(function: &'static str) -> Error {
-    Error::Unsupported {
-        function,
-        reason: "device buffers hold only ParaC's element types (u8, i8, u16, i16, u32, i32, f32)",
-    }
-}
-
 impl Device {
     /// A memory object of `elems` elements of `T` (`bytes` bytes): one the pool kept, else a
     /// fresh one; when the device is out of memory, the pool is released and the creation tried
@@ -362,9 +336,6 @@ impl Device {
     /// or the error that `clCreateBuffer` of it would give.
     fn layout<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Layout, Error> {
         let op = || format!("clCreateBuffer({name})");
-        if !is_pod::<T>() {
-            return Err(not_pod("opencl::Device::alloc"));
-        }
         if shape.is_empty() || shape.len() > 3 {
             return Err(cl_error(
                 op(),
@@ -881,11 +852,5 @@ mod tests {
             let p = padded_pitch(cols, elem, line);
             assert!(p >= cols && (p * elem) % line.max(1) == 0);
         }
-    }
-
-    #[test]
-    fn only_pod_types() {
-        assert!(is_pod::<u8>() && is_pod::<f32>() && is_pod::<i64>());
-        assert!(!is_pod::<bool>() && !is_pod::<char>());
     }
 }
