@@ -89,103 +89,41 @@ pub(crate) fn cl_error(op: impl Into<String>, code: i32, detail: impl Into<Strin
     }
 }
 
-/// The name of an OpenCL status code, e.g. `CL_OUT_OF_RESOURCES` for -5; `CL_UNKNOWN_ERROR` for
-/// codes this table does not know. The two codes of `opencl3`'s dynamic loader are named too:
-/// `DLOPEN_RUNTIME_LOAD_FAILED` (-2000: `libOpenCL` could not be loaded) and
-/// `DLOPEN_FUNCTION_NOT_AVAILABLE` (-2001: the loaded library lacks the function).
+/// The name of an OpenCL status code, e.g. `CL_OUT_OF_RESOURCES` for -5, as `opencl3`'s
+/// `error_codes::error_text` gives it (extensions' codes and its dynamic loader's two codes
+/// included: `DLOPEN_RUNTIME_LOAD_FAILED`, -2000, `libOpenCL` could not be loaded;
+/// `DLOPEN_FUNCTION_NOT_AVAILABLE`, -2001, the loaded library lacks the function);
+/// `CL_UNKNOWN_ERROR` for codes it does not know.
 pub fn error_name(code: i32) -> &'static str {
-    match code {
-        0 => "CL_SUCCESS",
-        -1 => "CL_DEVICE_NOT_FOUND",
-        -2 => "CL_DEVICE_NOT_AVAILABLE",
-        -3 => "CL_COMPILER_NOT_AVAILABLE",
-        -4 => "CL_MEM_OBJECT_ALLOCATION_FAILURE",
-        -5 => "CL_OUT_OF_RESOURCES",
-        -6 => "CL_OUT_OF_HOST_MEMORY",
-        -7 => "CL_PROFILING_INFO_NOT_AVAILABLE",
-        -8 => "CL_MEM_COPY_OVERLAP",
-        -9 => "CL_IMAGE_FORMAT_MISMATCH",
-        -10 => "CL_IMAGE_FORMAT_NOT_SUPPORTED",
-        -11 => "CL_BUILD_PROGRAM_FAILURE",
-        -12 => "CL_MAP_FAILURE",
-        -13 => "CL_MISALIGNED_SUB_BUFFER_OFFSET",
-        -14 => "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST",
-        -15 => "CL_COMPILE_PROGRAM_FAILURE",
-        -16 => "CL_LINKER_NOT_AVAILABLE",
-        -17 => "CL_LINK_PROGRAM_FAILURE",
-        -18 => "CL_DEVICE_PARTITION_FAILED",
-        -19 => "CL_KERNEL_ARG_INFO_NOT_AVAILABLE",
-        -30 => "CL_INVALID_VALUE",
-        -31 => "CL_INVALID_DEVICE_TYPE",
-        -32 => "CL_INVALID_PLATFORM",
-        -33 => "CL_INVALID_DEVICE",
-        -34 => "CL_INVALID_CONTEXT",
-        -35 => "CL_INVALID_QUEUE_PROPERTIES",
-        -36 => "CL_INVALID_COMMAND_QUEUE",
-        -37 => "CL_INVALID_HOST_PTR",
-        -38 => "CL_INVALID_MEM_OBJECT",
-        -39 => "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR",
-        -40 => "CL_INVALID_IMAGE_SIZE",
-        -41 => "CL_INVALID_SAMPLER",
-        -42 => "CL_INVALID_BINARY",
-        -43 => "CL_INVALID_BUILD_OPTIONS",
-        -44 => "CL_INVALID_PROGRAM",
-        -45 => "CL_INVALID_PROGRAM_EXECUTABLE",
-        -46 => "CL_INVALID_KERNEL_NAME",
-        -47 => "CL_INVALID_KERNEL_DEFINITION",
-        -48 => "CL_INVALID_KERNEL",
-        -49 => "CL_INVALID_ARG_INDEX",
-        -50 => "CL_INVALID_ARG_VALUE",
-        -51 => "CL_INVALID_ARG_SIZE",
-        -52 => "CL_INVALID_KERNEL_ARGS",
-        -53 => "CL_INVALID_WORK_DIMENSION",
-        -54 => "CL_INVALID_WORK_GROUP_SIZE",
-        -55 => "CL_INVALID_WORK_ITEM_SIZE",
-        -56 => "CL_INVALID_GLOBAL_OFFSET",
-        -57 => "CL_INVALID_EVENT_WAIT_LIST",
-        -58 => "CL_INVALID_EVENT",
-        -59 => "CL_INVALID_OPERATION",
-        -60 => "CL_INVALID_GL_OBJECT",
-        -61 => "CL_INVALID_BUFFER_SIZE",
-        -62 => "CL_INVALID_MIP_LEVEL",
-        -63 => "CL_INVALID_GLOBAL_WORK_SIZE",
-        -64 => "CL_INVALID_PROPERTY",
-        -65 => "CL_INVALID_IMAGE_DESCRIPTOR",
-        -66 => "CL_INVALID_COMPILER_OPTIONS",
-        -67 => "CL_INVALID_LINKER_OPTIONS",
-        -68 => "CL_INVALID_DEVICE_PARTITION_COUNT",
-        -69 => "CL_INVALID_PIPE_SIZE",
-        -70 => "CL_INVALID_DEVICE_QUEUE",
-        -71 => "CL_INVALID_SPEC_ID",
-        -72 => "CL_MAX_SIZE_RESTRICTION_EXCEEDED",
-        -1001 => "CL_PLATFORM_NOT_FOUND_KHR",
-        -2000 => "DLOPEN_RUNTIME_LOAD_FAILED",
-        -2001 => "DLOPEN_FUNCTION_NOT_AVAILABLE",
-        _ => "CL_UNKNOWN_ERROR",
+    match opencl3::error_codes::error_text(code) {
+        "UNKNOWN_ERROR" => "CL_UNKNOWN_ERROR",
+        name => name,
     }
 }
 
 /// Status codes the code here tests for.
 pub(crate) mod code {
-    pub const DEVICE_NOT_FOUND: i32 = -1;
-    pub const OUT_OF_RESOURCES: i32 = -5;
-    pub const OUT_OF_HOST_MEMORY: i32 = -6;
-    pub const BUILD_PROGRAM_FAILURE: i32 = -11;
-    pub const MAP_FAILURE: i32 = -12;
-    pub const COMPILE_PROGRAM_FAILURE: i32 = -15;
-    pub const LINK_PROGRAM_FAILURE: i32 = -17;
-    pub const INVALID_VALUE: i32 = -30;
-    pub const INVALID_CONTEXT: i32 = -34;
-    pub const INVALID_BUILD_OPTIONS: i32 = -43;
-    pub const INVALID_KERNEL_NAME: i32 = -46;
-    pub const INVALID_KERNEL_ARGS: i32 = -52;
-    pub const INVALID_WORK_DIMENSION: i32 = -53;
-    pub const INVALID_WORK_GROUP_SIZE: i32 = -54;
-    pub const INVALID_WORK_ITEM_SIZE: i32 = -55;
-    pub const INVALID_BUFFER_SIZE: i32 = -61;
-    pub const INVALID_GLOBAL_WORK_SIZE: i32 = -63;
-    pub const PLATFORM_NOT_FOUND_KHR: i32 = -1001;
-    pub const DLOPEN_RUNTIME_LOAD_FAILED: i32 = -2000;
+    use opencl3::error_codes as ec;
+
+    pub const DEVICE_NOT_FOUND: i32 = ec::CL_DEVICE_NOT_FOUND;
+    pub const OUT_OF_RESOURCES: i32 = ec::CL_OUT_OF_RESOURCES;
+    pub const OUT_OF_HOST_MEMORY: i32 = ec::CL_OUT_OF_HOST_MEMORY;
+    pub const BUILD_PROGRAM_FAILURE: i32 = ec::CL_BUILD_PROGRAM_FAILURE;
+    pub const MAP_FAILURE: i32 = ec::CL_MAP_FAILURE;
+    pub const COMPILE_PROGRAM_FAILURE: i32 = ec::CL_COMPILE_PROGRAM_FAILURE;
+    pub const LINK_PROGRAM_FAILURE: i32 = ec::CL_LINK_PROGRAM_FAILURE;
+    pub const INVALID_VALUE: i32 = ec::CL_INVALID_VALUE;
+    pub const INVALID_CONTEXT: i32 = ec::CL_INVALID_CONTEXT;
+    pub const INVALID_BUILD_OPTIONS: i32 = ec::CL_INVALID_BUILD_OPTIONS;
+    pub const INVALID_KERNEL_NAME: i32 = ec::CL_INVALID_KERNEL_NAME;
+    pub const INVALID_KERNEL_ARGS: i32 = ec::CL_INVALID_KERNEL_ARGS;
+    pub const INVALID_WORK_DIMENSION: i32 = ec::CL_INVALID_WORK_DIMENSION;
+    pub const INVALID_WORK_GROUP_SIZE: i32 = ec::CL_INVALID_WORK_GROUP_SIZE;
+    pub const INVALID_WORK_ITEM_SIZE: i32 = ec::CL_INVALID_WORK_ITEM_SIZE;
+    pub const INVALID_BUFFER_SIZE: i32 = ec::CL_INVALID_BUFFER_SIZE;
+    pub const INVALID_GLOBAL_WORK_SIZE: i32 = ec::CL_INVALID_GLOBAL_WORK_SIZE;
+    pub const PLATFORM_NOT_FOUND_KHR: i32 = ec::CL_PLATFORM_NOT_FOUND_KHR;
+    pub const DLOPEN_RUNTIME_LOAD_FAILED: i32 = ec::DLOPEN_RUNTIME_LOAD_FAILED;
 }
 
 #[cfg(test)]
@@ -199,7 +137,7 @@ mod tests {
         assert_eq!(error_name(-1001), "CL_PLATFORM_NOT_FOUND_KHR");
         assert_eq!(error_name(-2000), "DLOPEN_RUNTIME_LOAD_FAILED");
         assert_eq!(error_name(12345), "CL_UNKNOWN_ERROR");
-        // The table agrees with opencl3's constants.
+        // The names are opencl3's, the constants the code tests for too.
         use opencl3::error_codes as ec;
         for c in [
             ec::CL_DEVICE_NOT_FOUND,
