@@ -168,7 +168,8 @@ fn child(mode: &str, env: &[(&str, &str)]) {
 /// Child: runs each parac pipeline once on OpenCL on a small image, with `PARAC_DUMP` set by the
 /// parent, so that the generated programs are written out.
 fn dump_child() {
-    let rt = match Runtime::from_spec(&opencl_spec()) {
+    // The parent's PARAC_DUMP (and any other PARAC_* setting) apply.
+    let rt = match env_runtime(&opencl_spec()) {
         Ok(rt) => rt.with_policy(PlanPolicy::Baseline),
         Err(e) => {
             println!("generated code: no OpenCL device ({e})");
@@ -188,6 +189,15 @@ fn dump_child() {
     blur_p::blur(&rt, &i.blur, &mut out).expect("blur");
     let mut out = Matrix::<f32>::zeros(i.unsharp.shape());
     unsharp_p::unsharp(&rt, &i.unsharp, &mut out).expect("unsharp");
+}
+
+/// A runtime on the device `spec` names, with the environment's other settings
+/// (`Config::from_env`: the children's `PARAC_DUMP`, `PARAC_CACHE`).
+fn env_runtime(spec: &str) -> Result<Runtime, parac::Error> {
+    Runtime::builder()
+        .config(parac::Config::from_env()?)
+        .device_spec(spec)?
+        .build()
 }
 
 /// One pipeline's cold-start times, in seconds.
@@ -224,13 +234,9 @@ fn first_call_child() {
     let spec = opencl_spec();
     let ocl = |p: PlanPolicy| {
         let spec = spec.clone();
-        move || {
-            Runtime::from_spec(&spec)
-                .expect("OpenCL runtime")
-                .with_policy(p)
-        }
+        move || env_runtime(&spec).expect("OpenCL runtime").with_policy(p)
     };
-    let has_cl = Runtime::from_spec(&spec).is_ok();
+    let has_cl = env_runtime(&spec).is_ok();
     let mut all: BTreeMap<&str, FirstCall> = BTreeMap::new();
 
     // laplacian

@@ -19,6 +19,11 @@
 //! Run with `cargo run --example fig6_sharpen`. Until the runtime lands, each call reports
 //! that the pipeline cannot run yet.
 
+// The examples' shared code: here only its runtime and log subscriber.
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
+
 parac::parac! {
     /// Fig. 6 line 1: `short mean = parac_matrix_sum(pEdge) / (M*N) + 2/2;`
     pub fn sharpen_mean(p_edge: &u8[M][N]) -> i16 {
@@ -88,7 +93,8 @@ parac::parac! {
 }
 
 fn main() {
-    let rt = parac::Runtime::new().expect("a ParaC runtime");
+    // `Runtime::from_env`, with the log subscriber of every example (PARAC_LOG).
+    let rt = common::runtime_from_env().expect("a ParaC runtime");
     let (rows, cols) = (32, 48);
     let data = (0..rows * cols).map(|i| ((i * 11) % 256) as u8).collect();
     let src = parac::Matrix::from_vec([rows, cols], data).expect("length matches the shape");

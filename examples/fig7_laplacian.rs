@@ -18,6 +18,11 @@
 //! Run with `cargo run --example fig7_laplacian`. Until the runtime lands, the call reports
 //! that the pipeline cannot run yet.
 
+// The examples' shared code: here only its runtime and log subscriber.
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
+
 parac::parac! {
     /// Fig. 7: `layer = src - upsample(dst_ds)`, `dst_ds` = the next, half-size level.
     pub fn laplacian_fig7(src: &u8[M][N], layer: &mut i16[M][N], dst_ds: &mut u8[(M+1)/2][(N+1)/2]) {
@@ -87,7 +92,8 @@ parac::parac! {
 }
 
 fn main() {
-    let rt = parac::Runtime::new().expect("a ParaC runtime");
+    // `Runtime::from_env`, with the log subscriber of every example (PARAC_LOG).
+    let rt = common::runtime_from_env().expect("a ParaC runtime");
     // One odd and one even side: both kinds of last row/column are exercised.
     let (rows, cols) = (37, 52);
     let data = (0..rows * cols)

@@ -3,8 +3,9 @@
 
 pub use parac_macros::parac;
 pub use parac_runtime::{
-    Element, Error, LayoutError, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline,
-    Pitch, PlanPolicy, Runtime, io, opencl, pipeline,
+    CacheConfig, Config, DeviceKind, DeviceSelector, Element, Error, LayoutError, LogConfig, Matrix,
+    MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline, Pitch, PlanPolicy, Runtime,
+    RuntimeBuilder, config, io, opencl, pipeline,
 };
 
 #[doc(hidden)]

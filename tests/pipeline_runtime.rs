@@ -404,16 +404,18 @@ fn argument_errors() {
     );
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("parac-pipeline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("parac-pipeline-{name}-"))
+        .tempdir()
+        .expect("temp dir")
 }
 
 #[test]
 fn cli_run_and_emit() {
     let exe = env!("CARGO_BIN_EXE_parac");
-    let dir = temp_dir("cli");
+    let tmp = temp_dir("cli");
+    let dir = tmp.path();
     let run = Command::new(exe)
         .args([
             "run",
@@ -422,7 +424,7 @@ fn cli_run_and_emit() {
             "src=assets/camera.png",
             "--out",
         ])
-        .arg(&dir)
+        .arg(dir)
         .args(["--device", "cpu"])
         .output()
         .expect("run parac");
@@ -447,11 +449,11 @@ fn cli_run_and_emit() {
     for png in ["lap.png", "down.png"] {
         assert!(dir.join(png).is_file(), "{png}: {text}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 
     // A returned value is printed; an `.npy` input of the exact type.
-    let dir = temp_dir("ret");
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tmp = temp_dir("ret");
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir).expect("temp dir");
     let img = data::random_u8(5, 7, 3);
     img.write_npy(dir.join("src.npy")).expect("write");
     let run = Command::new(exe)
@@ -464,7 +466,7 @@ fn cli_run_and_emit() {
         ])
         .arg(format!("src={}", dir.join("src.npy").display()))
         .arg("--out")
-        .arg(&dir)
+        .arg(dir)
         .args(["--device", "cpu"])
         .output()
         .expect("run parac");
@@ -478,7 +480,6 @@ fn cli_run_and_emit() {
         String::from_utf8_lossy(&run.stdout).trim(),
         total.to_string()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 
     // Usage errors: status 2, the error and where to find help (and the subcommand's usage
     // where the arguments parsed but do not fit the program).
@@ -664,8 +665,9 @@ fn write_input(
 fn cli_runs_every_program() {
     use parac_core::ir::{MatrixKind, ParamRef};
     let exe = env!("CARGO_BIN_EXE_parac");
-    let root = temp_dir("every");
-    std::fs::create_dir_all(&root).expect("temp dir");
+    let tmp = temp_dir("every");
+    let root = tmp.path();
+    std::fs::create_dir_all(root).expect("temp dir");
     let mut files: Vec<PathBuf> = std::fs::read_dir("tests/in")
         .expect("tests/in")
         .map(|e| e.expect("entry").path())
@@ -739,7 +741,6 @@ fn cli_runs_every_program() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&root);
     assert!(runs >= 40, "only {runs} functions");
     assert!(
         fails.is_empty(),

@@ -16,11 +16,11 @@ use parac::pipeline::{Arg, matrix_of, tensor_of};
 use parac::{Matrix, Pipeline, PlanPolicy, Runtime};
 
 /// A directory of its own under the temporary directory, empty.
-fn temp_dir(what: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("parac-plan-search-{what}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+fn temp_dir(what: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("parac-plan-search-{what}-"))
+        .tempdir()
+        .expect("temp dir")
 }
 
 /// A fresh OpenCL runtime (`PARAC_DEVICE` if it names an OpenCL device, else `opencl`) whose
@@ -133,8 +133,9 @@ fn plan_lines(cache: &Path) -> Vec<String> {
 /// runtime (another process) reading the plan cache.
 #[test]
 fn a_zero_budget_times_one_plan_per_call_and_later_calls_go_on() {
-    let cache = temp_dir("zero");
-    let Some(rt) = opencl(&cache, Duration::ZERO) else {
+    let tmp = temp_dir("zero");
+    let cache = tmp.path();
+    let Some(rt) = opencl(cache, Duration::ZERO) else {
         return;
     };
     let name = "zero_budget";
@@ -165,7 +166,7 @@ fn a_zero_budget_times_one_plan_per_call_and_later_calls_go_on() {
     // Complete: no more timing, the same results.
     call_exact(&p, &rt, name, &src, "after the search");
     assert_eq!(records(name).len(), calls);
-    let lines = plan_lines(&cache);
+    let lines = plan_lines(cache);
     assert!(
         lines
             .iter()
@@ -173,10 +174,9 @@ fn a_zero_budget_times_one_plan_per_call_and_later_calls_go_on() {
         "{lines:?}"
     );
     // Another runtime (as another process would) takes the plan from the cache.
-    let rt2 = opencl(&cache, Duration::ZERO).expect("a second runtime");
+    let rt2 = opencl(cache, Duration::ZERO).expect("a second runtime");
     call_exact(&p, &rt2, name, &src, "a new runtime");
     assert_eq!(records(name).len(), calls, "no search in the new runtime");
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// A small budget: a timing starts only if it is expected to fit, and the budget a call leaves
@@ -184,8 +184,9 @@ fn a_zero_budget_times_one_plan_per_call_and_later_calls_go_on() {
 /// still happen, spread over calls; every call is bit-exact and no call records an empty step.
 #[test]
 fn a_small_budget_spreads_the_search_over_calls() {
-    let cache = temp_dir("small");
-    let Some(rt) = opencl(&cache, Duration::from_millis(50)) else {
+    let tmp = temp_dir("small");
+    let cache = tmp.path();
+    let Some(rt) = opencl(cache, Duration::from_millis(50)) else {
         return;
     };
     let name = "small_budget";
@@ -200,15 +201,15 @@ fn a_small_budget_spreads_the_search_over_calls() {
     let rs = records(name);
     assert!(rs.iter().all(|r| r.steps > 0), "{rs:?}");
     assert!(rs.len() <= calls);
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// A search stopped by its budget goes on in another runtime (another process) from what the
 /// plan cache holds, not from the start.
 #[test]
 fn an_unfinished_search_goes_on_in_another_process() {
-    let cache = temp_dir("resume");
-    let Some(rt) = opencl(&cache, Duration::ZERO) else {
+    let tmp = temp_dir("resume");
+    let cache = tmp.path();
+    let Some(rt) = opencl(cache, Duration::ZERO) else {
         return;
     };
     let name = "resumed";
@@ -219,18 +220,17 @@ fn an_unfinished_search_goes_on_in_another_process() {
     }
     let measured = records(name).last().expect("records").times.len();
     assert_eq!(measured, 3, "{:?}", records(name));
-    let lines = plan_lines(&cache);
+    let lines = plan_lines(cache);
     assert!(
         lines.iter().any(|l| l.contains("\tpartial\t")),
         "the unfinished search is saved: {lines:?}"
     );
     drop(rt);
-    let rt2 = opencl(&cache, Duration::ZERO).expect("a second runtime");
+    let rt2 = opencl(cache, Duration::ZERO).expect("a second runtime");
     call_exact(&p, &rt2, name, &src, "a new runtime");
     let last = records(name).last().cloned().expect("records");
     assert_eq!(last.times.len(), measured + 1, "{last:?}");
     assert_eq!(last.steps, 1);
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// An unbounded budget runs the whole search in the first call; the plan chosen took every
@@ -238,8 +238,9 @@ fn an_unfinished_search_goes_on_in_another_process() {
 /// leader), and the plan file says so.
 #[test]
 fn an_unbounded_budget_searches_to_the_end_and_never_drops_the_leader() {
-    let cache = temp_dir("unbounded");
-    let Some(rt) = opencl(&cache, Duration::MAX) else {
+    let tmp = temp_dir("unbounded");
+    let cache = tmp.path();
+    let Some(rt) = opencl(cache, Duration::MAX) else {
         return;
     };
     let name = "unbounded";
@@ -263,7 +264,7 @@ fn an_unbounded_budget_searches_to_the_end_and_never_drops_the_leader() {
         .expect("the chosen plan was timed");
     assert_eq!(chosen.2, best);
     // In the plan file: the chosen (label, work-group) took at least the full samples.
-    let lines = plan_lines(&cache);
+    let lines = plan_lines(cache);
     let plan: Vec<&str> = lines
         .iter()
         .find(|l| l.starts_with("plan\t"))
@@ -280,7 +281,6 @@ fn an_unbounded_budget_searches_to_the_end_and_never_drops_the_leader() {
     assert!(samples >= 3, "the leader took {samples} samples: {lines:?}");
     call_exact(&p, &rt, name, &src, "second call");
     assert_eq!(records(name).len(), 1, "no search on the second call");
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// A plan cache that cannot be written (its directory is a file, or read-only) or whose file is
@@ -289,9 +289,10 @@ fn an_unbounded_budget_searches_to_the_end_and_never_drops_the_leader() {
 fn a_broken_or_unwritable_plan_cache_does_not_fail_a_call() {
     let src = input(13, 24);
     // `plans` is a file: nothing can be written under it.
-    let cache = temp_dir("file");
+    let tmp = temp_dir("file");
+    let cache = tmp.path();
     std::fs::write(cache.join("plans"), "not a directory").expect("write");
-    let Some(rt) = opencl(&cache, Duration::ZERO) else {
+    let Some(rt) = opencl(cache, Duration::ZERO) else {
         return;
     };
     let name = "unwritable";
@@ -301,13 +302,13 @@ fn a_broken_or_unwritable_plan_cache_does_not_fail_a_call() {
     }
     // The search still goes on in the process.
     assert_eq!(records(name).last().expect("records").times.len(), 3);
-    let _ = std::fs::remove_dir_all(&cache);
 
     // A damaged plan file: ignored, then replaced.
-    let cache = temp_dir("damaged");
+    let tmp = temp_dir("damaged");
+    let cache = tmp.path();
     let name = "damaged";
     let p = Pipeline::compile(&source(name)).expect("compiles");
-    let rt = opencl(&cache, Duration::ZERO).expect("runtime");
+    let rt = opencl(cache, Duration::ZERO).expect("runtime");
     call_exact(&p, &rt, name, &src, "first");
     let files: Vec<PathBuf> = std::fs::read_dir(cache.join("plans"))
         .expect("plans")
@@ -315,29 +316,28 @@ fn a_broken_or_unwritable_plan_cache_does_not_fail_a_call() {
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     std::fs::write(&files[0], b"\x00\xffparac plans 1\ngarbage\n").expect("damage");
-    let rt2 = opencl(&cache, Duration::ZERO).expect("runtime");
+    let rt2 = opencl(cache, Duration::ZERO).expect("runtime");
     call_exact(&p, &rt2, name, &src, "over a damaged file");
     let text = std::fs::read_to_string(&files[0]).expect("rewritten");
     assert!(text.starts_with("parac plans 1\n"), "{text}");
-    let _ = std::fs::remove_dir_all(&cache);
 
     // A read-only directory (a user whose permissions are checked cannot write it; root can).
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let cache = temp_dir("readonly");
+        let tmp = temp_dir("readonly");
+        let cache = tmp.path();
         std::fs::create_dir_all(cache.join("plans")).expect("plans");
         std::fs::set_permissions(cache.join("plans"), std::fs::Permissions::from_mode(0o555))
             .expect("chmod");
         let name = "read_only";
         let p = Pipeline::compile(&source(name)).expect("compiles");
-        let rt = opencl(&cache, Duration::ZERO).expect("runtime");
+        let rt = opencl(cache, Duration::ZERO).expect("runtime");
         for i in 0..2 {
             call_exact(&p, &rt, name, &src, &format!("read-only, call {i}"));
         }
         let _ =
             std::fs::set_permissions(cache.join("plans"), std::fs::Permissions::from_mode(0o755));
-        let _ = std::fs::remove_dir_all(&cache);
     }
 }
 
@@ -347,7 +347,8 @@ fn a_broken_or_unwritable_plan_cache_does_not_fail_a_call() {
 #[test]
 fn cli_tune_export_import() {
     let exe = env!("CARGO_BIN_EXE_parac");
-    let dir = temp_dir("cli");
+    let tmp = temp_dir("cli");
+    let dir = tmp.path();
     // Two caches, as two machines with the same device.
     let (a, b) = (dir.join("a"), dir.join("b"));
     let name = "tuned";
@@ -451,5 +452,4 @@ fn cli_tune_export_import() {
     let clear = parac(&b).args(["cache", "clear"]).output().expect("clear");
     assert!(clear.status.success());
     assert!(!b.join("parac/plans").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }

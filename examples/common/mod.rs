@@ -81,6 +81,20 @@ impl From<String> for Fail {
     }
 }
 
+/// The runtime the `PARAC_*` variables ask for (`Runtime::from_env`), after installing the log
+/// subscriber: the runtime's `tracing` events on stderr, filtered as `PARAC_LOG` says
+/// (`LogConfig::filter`: warnings and progress lines by default; `PARAC_LOG=plan` each plan
+/// choice, `launch` each kernel launch...).
+pub fn runtime_from_env() -> Result<Runtime, parac::Error> {
+    let config = parac::Config::from_env()?;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(config.log.filter()))
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
+    Runtime::with_config(config)
+}
+
 /// Runs an example: parses the command line, creates the runtime (`PARAC_DEVICE`), prints the
 /// device, then runs `body`. Any failure is printed on stderr and gives exit status 1.
 pub fn main(app: &App, body: fn(&Args, &Runtime) -> Result<ExitCode, Fail>) -> ExitCode {
@@ -99,7 +113,7 @@ pub fn main(app: &App, body: fn(&Args, &Runtime) -> Result<ExitCode, Fail>) -> E
             return ExitCode::FAILURE;
         }
     };
-    let rt = match Runtime::new() {
+    let rt = match runtime_from_env() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("{}: error: no runtime (PARAC_DEVICE): {e}", app.name);

@@ -56,6 +56,17 @@ pub enum Error {
         /// What was found instead.
         reason: String,
     },
+    /// A setting has a value it cannot take: an environment variable read by
+    /// `Config::from_env` (`Runtime::from_env`, `Runtime::new`), or a builder's setting.
+    #[error("{setting}=`{value}`: {reason}")]
+    Config {
+        /// The setting, e.g. `PARAC_SEARCH_BUDGET`.
+        setting: String,
+        /// Its value.
+        value: String,
+        /// What it may be.
+        reason: String,
+    },
     /// An OpenCL call failed.
     #[error("OpenCL error {code} ({name}) in {op}{}", if detail.is_empty() { String::new() } else { format!(": {detail}") })]
     OpenCl {

@@ -7,6 +7,7 @@
 
 pub mod bounds;
 mod colour;
+pub mod config;
 mod error;
 mod interop;
 pub mod io;
@@ -16,11 +17,12 @@ pub mod opencl;
 pub mod pipeline;
 mod runtime;
 
+pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig};
 pub use error::Error;
 pub use layout::{LayoutError, Pitch};
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
 pub use pipeline::Pipeline;
-pub use runtime::{PlanPolicy, Runtime};
+pub use runtime::{PlanPolicy, Runtime, RuntimeBuilder};
 
 /// Items used by the code that `parac!` emits; not a stable API.
 #[doc(hidden)]
@@ -32,19 +34,4 @@ pub mod __private {
     /// The OpenCL path: the function's source run by the runtime's executor.
     pub use crate::pipeline::{FromVal, HostArg, dump_ir, returned, run_embedded};
     pub use rayon;
-
-    /// With `PARAC_DUMP=<dir>`, writes `<dir>/<name>.<ext>` (the IR of a pipeline's regions;
-    /// the OpenCL programs are written by `Device::program`).
-    pub fn dump_text(name: &str, ext: &str, text: &str) -> Result<(), crate::Error> {
-        let Some(dir) = std::env::var_os("PARAC_DUMP").filter(|d| !d.is_empty()) else {
-            return Ok(());
-        };
-        let path = std::path::Path::new(&dir).join(format!("{name}.{ext}"));
-        std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&path, text))
-            .map_err(|e| crate::Error::Io {
-                path: path.display().to_string(),
-                message: format!("cannot write the PARAC_DUMP file: {e}"),
-            })
-    }
 }

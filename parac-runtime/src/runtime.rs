@@ -3,29 +3,31 @@
 use std::fmt;
 
 use crate::Error;
-use crate::opencl::{self, Want};
+use crate::config::{Config, DeviceKind, DeviceSelector};
+use crate::opencl;
 
 /// The handle a pipeline function runs on: the chosen device (an OpenCL device, with its
 /// context, queue and program cache, or the CPU path). `Send + Sync`: create one and share it by
 /// reference across threads.
 pub struct Runtime {
     backend: Backend,
-    policy: PlanPolicy,
+    config: Config,
 }
 
 /// How a pipeline picks the plan (the kernel variant and work-group size) of each region on an
 /// OpenCL device. The CPU path has one plan and ignores it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PlanPolicy {
     /// Time the model's candidates for each (region, device, size class), in the model's order,
-    /// within a budget per region and call (`PARAC_SEARCH_BUDGET`: seconds, or `inf`; default
-    /// 0.1 s; the build of the model's plan is not counted, and a timing starts only where it is
+    /// within a budget per region and call (0.1 s; the build of the model's plan is not counted, and a timing starts only where it is
     /// expected to fit): a call whose budget runs out runs the fastest plan so far, and later
     /// calls go on with the search until it is complete. The fastest is kept in the plan cache
     /// (the default).
     #[default]
     Search,
-    /// As `Search`, with this budget per region and call instead of `PARAC_SEARCH_BUDGET`'s:
+    /// As `Search`, with this budget per region and call instead of 0.1 s
+    /// (`PARAC_SEARCH_BUDGET`: seconds, or `inf`):
     /// `Duration::MAX` runs each search to its end at once (what `parac tune` does),
     /// `Duration::ZERO` makes one timing per region and call.
     SearchBudget(std::time::Duration),
@@ -41,25 +43,6 @@ pub enum PlanPolicy {
     /// for the candidates that do not fix their own; tests use it so that a driver does not
     /// compile a kernel once per image size.
     Fixed(String, Vec<usize>),
-}
-
-impl PlanPolicy {
-    /// The policy the environment asks for: `PARAC_PLAN=baseline` (or another candidate's
-    /// label), else `PARAC_SEARCH=0` for [`PlanPolicy::Model`], else [`PlanPolicy::Search`].
-    pub fn from_env() -> PlanPolicy {
-        match std::env::var("PARAC_PLAN") {
-            Ok(p) if p.trim().eq_ignore_ascii_case("baseline") => return PlanPolicy::Baseline,
-            Ok(p) if p.trim().eq_ignore_ascii_case("search") => return PlanPolicy::Search,
-            Ok(p) if p.trim().eq_ignore_ascii_case("model") => return PlanPolicy::Model,
-            Ok(p) if !p.trim().is_empty() => return PlanPolicy::Force(p.trim().to_string()),
-            _ => {}
-        }
-        if std::env::var_os("PARAC_SEARCH").is_some_and(|v| v == "0") {
-            PlanPolicy::Model
-        } else {
-            PlanPolicy::Search
-        }
-    }
 }
 
 enum Backend {
@@ -85,83 +68,172 @@ impl Default for Runtime {
     }
 }
 
-impl Runtime {
-    /// Creates a runtime on the device that the environment variable `PARAC_DEVICE` names (see
-    /// [`from_spec`](Runtime::from_spec)); unset, it picks the first GPU of any OpenCL platform,
-    /// else any OpenCL device, else the CPU path.
-    pub fn new() -> Result<Runtime, Error> {
-        match std::env::var("PARAC_DEVICE") {
-            Ok(spec) => Runtime::from_spec(&spec),
-            Err(std::env::VarError::NotPresent) => Runtime::from_spec(""),
-            Err(std::env::VarError::NotUnicode(spec)) => Err(Error::NoDevice {
-                spec: spec.to_string_lossy().into_owned(),
-                reason: "PARAC_DEVICE is not valid UTF-8".to_string(),
-            }),
-        }
+/// Builds a [`Runtime`] from a [`Config`] set piece by piece; reads no environment variable
+/// (start from [`Runtime::builder`], or from [`Config::from_env`] with
+/// [`RuntimeBuilder::config`]).
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct RuntimeBuilder {
+    config: Config,
+}
+
+impl RuntimeBuilder {
+    /// The whole configuration at once.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
     }
 
-    /// The CPU path, always available.
+    /// The device (see [`DeviceSelector`]).
+    pub fn device(mut self, selector: DeviceSelector) -> Self {
+        self.config.device = selector;
+        self
+    }
+
+    /// The device a specification names ([`DeviceSelector::parse`]: `opencl:<name>`...).
+    pub fn device_spec(mut self, spec: &str) -> Result<Self, Error> {
+        self.config.device = DeviceSelector::parse(spec)?;
+        Ok(self)
+    }
+
+    /// The kind of device, keeping the name and index set so far.
+    pub fn device_kind(mut self, kind: DeviceKind) -> Self {
+        self.config.device.kind = kind;
+        self
+    }
+
+    /// Only OpenCL devices whose platform or device name or vendor contains `text`
+    /// (case-insensitive).
+    pub fn device_name(mut self, text: impl Into<String>) -> Self {
+        self.config.device.name = Some(text.into());
+        self
+    }
+
+    /// The `index`th of the devices that match (from 0).
+    pub fn device_index(mut self, index: usize) -> Self {
+        self.config.device.index = index;
+        self
+    }
+
+    /// How regions pick their plans.
+    pub fn policy(mut self, policy: PlanPolicy) -> Self {
+        self.config.policy = policy;
+        self
+    }
+
+    /// The disk cache of programs and plans (see [`crate::CacheConfig`]).
+    pub fn cache(mut self, cache: crate::CacheConfig) -> Self {
+        self.config.cache = cache;
+        self
+    }
+
+    /// Guard bands around device buffers (see `opencl::Device::set_guard_bands`).
+    pub fn guard_bands(mut self, on: bool) -> Self {
+        self.config.guard_bands = on;
+        self
+    }
+
+    /// Writes the generated OpenCL programs and the IR of pipelines run on a device to `dir`.
+    pub fn dump(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config.dump = Some(dir.into());
+        self
+    }
+
+    /// The log filter the configuration carries (see [`crate::LogConfig`]).
+    pub fn log(mut self, log: crate::LogConfig) -> Self {
+        self.config.log = log;
+        self
+    }
+
+    /// Opens the device: [`Error::NoDevice`] when none matches (except for
+    /// [`DeviceKind::Auto`], which falls back to the CPU path with a warning event).
+    pub fn build(self) -> Result<Runtime, Error> {
+        Runtime::with_config(self.config)
+    }
+}
+
+impl Runtime {
+    /// A builder starting from [`Config::default`]: the automatic device, the plan search, the
+    /// user's cache; nothing read from the environment.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The runtime the environment asks for ([`Config::from_env`]: `PARAC_DEVICE`,
+    /// `PARAC_PLAN`, `PARAC_CACHE`...); a variable with a bad value is an error.
+    pub fn from_env() -> Result<Runtime, Error> {
+        Runtime::with_config(Config::from_env()?)
+    }
+
+    /// The same as [`from_env`](Runtime::from_env): the device `PARAC_DEVICE` names (unset:
+    /// the first GPU of any OpenCL platform, else any OpenCL device, else the CPU path) and
+    /// every other `PARAC_*` setting. Use [`builder`](Runtime::builder) or
+    /// [`cpu`](Runtime::cpu) for a runtime that does not depend on the environment.
+    pub fn new() -> Result<Runtime, Error> {
+        Runtime::from_env()
+    }
+
+    /// The CPU path, always available, with the default configuration (no environment read).
     pub fn cpu() -> Runtime {
         Runtime {
             backend: Backend::Cpu,
-            policy: PlanPolicy::from_env(),
+            config: Config {
+                device: DeviceSelector::new(DeviceKind::Cpu),
+                ..Config::default()
+            },
         }
     }
 
-    /// Creates a runtime on the device `spec` names (surrounding spaces and the case of the
-    /// keywords do not matter):
-    /// - `""` or `auto`: the first GPU of any OpenCL platform, else any OpenCL device, else the
-    ///   CPU path (never `Error::NoDevice`);
-    /// - `cpu`: the CPU path;
-    /// - `opencl`: the first OpenCL device, GPUs first; `Error::NoDevice` if there is none;
-    /// - `opencl:<text>`: the first OpenCL device whose platform or device name contains
-    ///   `<text>` (case-insensitive; the platform's and device's vendors count too, so
-    ///   `opencl:pocl` finds PoCL, whose vendor is "The pocl project"); `Error::NoDevice`
-    ///   listing the devices found if none does.
-    ///
-    /// Anything else is `Error::NoDevice`.
-    pub fn from_spec(spec: &str) -> Result<Runtime, Error> {
-        let s = spec.trim();
-        let lower = s.to_ascii_lowercase();
-        let want = match lower.as_str() {
-            "" | "auto" => Want::Auto,
-            "cpu" => return Ok(Runtime::cpu()),
-            "opencl" => Want::Any,
-            _ if lower.starts_with("opencl:") => match s["opencl:".len()..].trim() {
-                "" => Want::Any,
-                text => Want::Named(text),
-            },
-            _ => {
-                return Err(Error::NoDevice {
-                    spec: spec.to_string(),
-                    reason: "expected `auto`, `cpu`, `opencl` or `opencl:<name>`".to_string(),
-                });
-            }
-        };
-        Ok(Runtime {
-            backend: match opencl::select(want, spec)? {
+    /// A runtime with `config`: opens the device it selects.
+    pub fn with_config(config: Config) -> Result<Runtime, Error> {
+        let spec = config.device.to_string();
+        config.device.check().map_err(|reason| Error::NoDevice {
+            spec: spec.clone(),
+            reason,
+        })?;
+        let backend = if config.device.kind == DeviceKind::Cpu {
+            Backend::Cpu
+        } else {
+            match opencl::select(&config, &spec)? {
                 Some(d) => Backend::OpenCl(Box::new(d)),
                 None => Backend::Cpu,
-            },
-            policy: PlanPolicy::from_env(),
+            }
+        };
+        Ok(Runtime { backend, config })
+    }
+
+    /// A runtime on the device `spec` names ([`DeviceSelector::parse`]: `auto`, `cpu`,
+    /// `opencl`, `opencl:<name>`, `opencl-gpu#1`...), with the default configuration otherwise
+    /// (no environment read). `opencl:<text>` takes the first OpenCL device whose platform or
+    /// device name or vendor contains `<text>` (case-insensitive; `opencl:pocl` finds PoCL,
+    /// whose vendor is "The pocl project"); `Error::NoDevice` listing the devices found if none
+    /// does.
+    pub fn from_spec(spec: &str) -> Result<Runtime, Error> {
+        Runtime::with_config(Config {
+            device: DeviceSelector::parse(spec)?,
+            ..Config::default()
         })
     }
 
-    /// The same runtime with another plan policy (the default comes from the environment, see
-    /// [`PlanPolicy::from_env`]).
+    /// The configuration the runtime was made with (its policy as changed since).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The same runtime with another plan policy.
     pub fn with_policy(mut self, policy: PlanPolicy) -> Runtime {
-        self.policy = policy;
+        self.config.policy = policy;
         self
     }
 
     /// Changes the plan policy in place (the device, its programs and caches are kept).
     pub fn set_policy(&mut self, policy: PlanPolicy) {
-        self.policy = policy;
+        self.config.policy = policy;
     }
 
     /// How regions pick their plans.
     pub fn policy(&self) -> &PlanPolicy {
-        &self.policy
+        &self.config.policy
     }
 
     /// The OpenCL device; `None` on the CPU path.
@@ -197,13 +269,28 @@ mod tests {
         assert!(Runtime::from_spec("cpu").unwrap().device().is_none());
         assert!(Runtime::from_spec(" CPU ").unwrap().device().is_none());
         assert!(Runtime::cpu().describe().starts_with("CPU path (rayon, "));
-        match Runtime::from_spec("gpu") {
+        assert_eq!(Runtime::cpu().config().device.kind, DeviceKind::Cpu);
+        match Runtime::from_spec("tpu") {
             Err(Error::NoDevice { spec, reason }) => {
-                assert_eq!(spec, "gpu");
+                assert_eq!(spec, "tpu");
                 assert!(reason.contains("opencl:<name>"), "{reason}");
             }
             other => panic!("{other:?}"),
         }
+        assert!(matches!(
+            Runtime::builder()
+                .device_kind(DeviceKind::Cpu)
+                .device_index(1)
+                .build(),
+            Err(Error::NoDevice { .. })
+        ));
+        let rt = Runtime::builder()
+            .device_kind(DeviceKind::Cpu)
+            .policy(PlanPolicy::Baseline)
+            .build()
+            .unwrap();
+        assert!(rt.device().is_none());
+        assert_eq!(rt.policy(), &PlanPolicy::Baseline);
         fn shared<T: Send + Sync + fmt::Debug>() {}
         shared::<Runtime>();
     }

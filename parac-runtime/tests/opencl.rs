@@ -64,11 +64,12 @@ fn dev(rt: &Runtime) -> &Device {
     rt.device().expect("an OpenCL runtime")
 }
 
-/// A directory of its own under the temporary directory, empty.
-fn temp_dir(what: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("parac-test-{what}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    d
+/// A directory of its own under the temporary directory, empty, removed when dropped.
+fn temp_dir(what: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("parac-test-{what}-"))
+        .tempdir()
+        .expect("temp dir")
 }
 
 const ADD: &str = r"
@@ -423,7 +424,8 @@ fn check_iota(d: &Device, p: &Program, rows: usize, cols: usize, local: Option<&
 fn program_caches_in_process_and_on_disk() {
     let Some(first) = opencl() else { return };
     let _b = buffers();
-    let dir = temp_dir("cache");
+    let dir_tmp = temp_dir("cache");
+    let dir = dir_tmp.path().to_path_buf();
     let src = format!("{IOTA}\n// program cache test {}\n", dir.display());
     let open = || {
         let rt = opencl().expect("a second runtime on the same device");
@@ -748,7 +750,8 @@ fn environment_variables() {
     // `PARAC_DEVICE`, `PARAC_CACHE` and `PARAC_DUMP` are read from the environment, which a
     // test cannot change safely while others run: run `env_child` in a child process.
     let has_opencl = opencl().is_some();
-    let dump = temp_dir("dump");
+    let dump_tmp = temp_dir("dump");
+    let dump = dump_tmp.path().to_path_buf();
     let out = Command::new(std::env::current_exe().expect("test binary"))
         .args([
             "env_child",
@@ -777,7 +780,6 @@ fn environment_variables() {
         let dumped = fs::read_to_string(dump.join("dump_me_x.cl")).expect("dumped source");
         assert_eq!(dumped, IOTA);
     }
-    let _ = fs::remove_dir_all(&dump);
 }
 
 /// Run by `environment_variables` with the environment set; does nothing otherwise.

@@ -39,7 +39,13 @@ pub fn cpu() -> &'static Runtime {
 /// it prints "skipped: no OpenCL"); panics instead when `PARAC_REQUIRE_OPENCL=1`.
 pub fn fresh_opencl() -> Option<Runtime> {
     let spec = opencl_spec();
-    match Runtime::from_spec(&spec) {
+    // The environment's settings (`PARAC_PLAN`, `PARAC_GUARD_BANDS`...) on the device of `spec`.
+    let config = parac::Config::from_env().expect("the PARAC_* variables");
+    match Runtime::builder()
+        .config(config)
+        .device_spec(&spec)
+        .and_then(parac::RuntimeBuilder::build)
+    {
         // The model's plan, not the search: a search per size class would time every candidate
         // of every region of every test program (tests/plans.rs covers the search and every
         // candidate).

@@ -1,8 +1,9 @@
-//! OpenCL devices: discovery, the `PARAC_DEVICE` matching, and [`Device`] (one context and one
-//! in-order queue).
+//! OpenCL devices: discovery, the matching of a [`DeviceSelector`], and [`Device`] (one context
+//! and one in-order queue).
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use opencl3::command_queue::CommandQueue;
@@ -15,9 +16,11 @@ use opencl3::platform::get_platforms;
 use super::program::ProgramCache;
 use super::{cl_error, code, error_name};
 use crate::Error;
+use crate::config::{Config, DeviceKind, DeviceSelector};
 
 /// What the runtime knows about an OpenCL device; the planner reads its limits from here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DeviceInfo {
     /// The platform's name, e.g. `NVIDIA CUDA` or `Portable Computing Language`.
     pub platform: String,
@@ -66,9 +69,13 @@ pub struct Device {
     pub(super) info: DeviceInfo,
     /// `CL_DEVICE_VERSION`, part of the disk cache's key.
     pub(super) version: String,
-    /// Where program binaries are cached; `None` when `PARAC_CACHE=0` or there is no cache
+    /// Where program binaries are cached; `None` when the cache is off or there is no cache
     /// directory.
     pub(super) cache_dir: Mutex<Option<PathBuf>>,
+    /// The cache is read, never written.
+    pub(super) cache_read_only: AtomicBool,
+    /// Where generated programs and IR are written (`Config::dump`).
+    pub(super) dump: Option<PathBuf>,
 }
 
 impl fmt::Debug for Device {
@@ -137,6 +144,16 @@ impl Device {
             .clone()
     }
 
+    /// Whether the disk cache is read only (`CacheConfig::read_only`).
+    pub fn cache_read_only(&self) -> bool {
+        self.cache_read_only.load(Ordering::Relaxed)
+    }
+
+    /// Where generated OpenCL programs and IR are written (`Config::dump`).
+    pub fn dump_dir(&self) -> Option<&std::path::Path> {
+        self.dump.as_deref()
+    }
+
     /// Moves (or, with `None`, turns off) the disk cache of program binaries for this device;
     /// tests use it to work in a directory of their own.
     #[doc(hidden)]
@@ -153,7 +170,7 @@ impl Device {
     }
 
     /// Creates the context and queue on a discovered device.
-    fn open(found: Found) -> Result<Device, Error> {
+    fn open(found: Found, config: &Config) -> Result<Device, Error> {
         let Found { device, info, .. } = found;
         let context = Context::from_device(&device)
             .map_err(|e| cl_error("clCreateContext", e.0, format!("on {}", info.name)))?;
@@ -163,13 +180,13 @@ impl Device {
         )
         .map_err(|e| cl_error("clCreateCommandQueue", e.0, format!("on {}", info.name)))?;
         let version = device.version().unwrap_or_default();
-        let guards = super::guard::new(&queue, device.mem_base_addr_align().unwrap_or(0))
-            .map_err(|c| cl_error("clRetainCommandQueue", c, format!("on {}", info.name)))?;
-        let cache_dir = if std::env::var_os("PARAC_CACHE").is_some_and(|v| v == "0") {
-            None
-        } else {
-            dirs::cache_dir().map(|d| d.join("parac").join("programs"))
-        };
+        let guards = super::guard::new(
+            &queue,
+            device.mem_base_addr_align().unwrap_or(0),
+            config.guard_bands,
+        )
+        .map_err(|c| cl_error("clRetainCommandQueue", c, format!("on {}", info.name)))?;
+        let cache_dir = config.cache.root().map(|r| r.join("programs"));
         Ok(Device {
             programs: Mutex::new(ProgramCache::default()),
             pool: super::pool::new(super::pool::limit_for(info.global_mem)),
@@ -180,6 +197,8 @@ impl Device {
             info,
             version,
             cache_dir: Mutex::new(cache_dir),
+            cache_read_only: AtomicBool::new(config.cache.read_only),
+            dump: config.dump.clone(),
         })
     }
 }
@@ -198,6 +217,8 @@ struct Found {
     info: DeviceInfo,
     /// The platform's vendor (`CL_PLATFORM_VENDOR`), matched by `opencl:<text>` too.
     platform_vendor: String,
+    /// `CL_DEVICE_TYPE_CPU`.
+    is_cpu: bool,
 }
 
 impl Found {
@@ -258,10 +279,12 @@ fn discover() -> Result<(Vec<Found>, Vec<String>), String> {
                     } else if !device.compiler_available().unwrap_or(false) {
                         skipped.push(format!("{pname} / {}: no compiler", info.name));
                     } else {
+                        let is_cpu = device.dev_type().is_ok_and(|t| t & CL_DEVICE_TYPE_CPU != 0);
                         found.push(Found {
                             device,
                             info,
                             platform_vendor: pvendor.clone(),
+                            is_cpu,
                         });
                     }
                 }
@@ -322,31 +345,32 @@ pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
     Ok(found.into_iter().map(|f| f.info).collect())
 }
 
-/// Which OpenCL device a device specification asks for.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Want<'a> {
-    /// The first GPU, else the first device; no device is not an error (the CPU path).
-    Auto,
-    /// The first GPU, else the first device; no device is an error.
-    Any,
-    /// The first device whose platform name or vendor, or device name or vendor, contains the
-    /// text, case-insensitively.
-    Named(&'a str),
-}
-
-/// Opens the device `want` asks for. `Ok(None)` only for [`Want::Auto`] when no OpenCL device can
-/// be opened. `spec` is the specification as written, for errors.
-pub(crate) fn select(want: Want<'_>, spec: &str) -> Result<Option<Device>, Error> {
+/// Opens the OpenCL device `config.device` selects (its kind is not `Cpu`). `Ok(None)` only for
+/// [`DeviceKind::Auto`] when no OpenCL device can be opened (a warning event says why). `spec`
+/// is the selector as written, for errors.
+pub(crate) fn select(config: &Config, spec: &str) -> Result<Option<Device>, Error> {
+    let sel: &DeviceSelector = &config.device;
+    let auto = sel.kind == DeviceKind::Auto;
     let no_device = |reason: String| Error::NoDevice {
         spec: spec.to_string(),
         reason,
     };
+    let fallback = |reason: &str| {
+        tracing::warn!(
+            target: "parac::device",
+            "no OpenCL device for `{spec}` ({reason}): running on the CPU path"
+        );
+        Ok(None)
+    };
     let _serial = DISCOVERY.lock().unwrap_or_else(PoisonError::into_inner);
     let (mut found, skipped) = match discover() {
         Ok(f) => f,
-        Err(_) if matches!(want, Want::Auto) => return Ok(None),
+        Err(reason) if auto => return fallback(&reason),
         Err(reason) => return Err(no_device(reason)),
     };
+    for s in &skipped {
+        tracing::debug!(target: "parac::device", "skipped: {s}");
+    }
     let existing: Vec<String> = found
         .iter()
         .map(Found::label)
@@ -357,43 +381,72 @@ pub(crate) fn select(want: Want<'_>, spec: &str) -> Result<Option<Device>, Error
     } else {
         existing.join(", ")
     };
-    match want {
-        Want::Auto | Want::Any => found.sort_by_key(|f| !f.info.is_gpu), // stable: GPUs first
-        Want::Named(text) => {
-            let text = text.to_lowercase();
-            found.retain(|f| {
-                [
-                    &f.info.platform,
-                    &f.platform_vendor,
-                    &f.info.name,
-                    &f.info.vendor,
-                ]
-                .iter()
-                .any(|s| s.to_lowercase().contains(&text))
-            });
-        }
+    match sel.kind {
+        DeviceKind::OpenClGpu => found.retain(|f| f.info.is_gpu),
+        DeviceKind::OpenClCpu => found.retain(|f| f.is_cpu),
+        _ => found.sort_by_key(|f| !f.info.is_gpu), // stable: GPUs first
     }
+    if let Some(text) = &sel.name {
+        let text = text.to_lowercase();
+        found.retain(|f| {
+            [
+                &f.info.platform,
+                &f.platform_vendor,
+                &f.info.name,
+                &f.info.vendor,
+            ]
+            .iter()
+            .any(|s| s.to_lowercase().contains(&text))
+        });
+    }
+    let matching = found.len();
+    // With an index, that device only; without, the first that opens.
+    let found: Vec<Found> = if sel.index > 0 {
+        found.into_iter().skip(sel.index).take(1).collect()
+    } else {
+        found
+    };
     if found.is_empty() {
-        return match want {
-            Want::Auto => Ok(None),
-            Want::Any => Err(no_device(format!(
-                "no usable OpenCL device; found: {existing}"
-            ))),
-            Want::Named(text) => Err(no_device(format!(
-                "no OpenCL platform or device name or vendor contains `{text}`; found: {existing}"
-            ))),
+        let what = match sel.kind {
+            DeviceKind::OpenClGpu => "OpenCL GPU",
+            DeviceKind::OpenClCpu => "OpenCL CPU device",
+            _ => "usable OpenCL device",
+        };
+        let reason = match (&sel.name, sel.index) {
+            (_, i) if i > 0 && matching > 0 => {
+                format!("{matching} devices match, no device #{i}; found: {existing}")
+            }
+            (Some(text), _) => format!(
+                "no {what} whose platform or device name or vendor contains `{text}`; found: \
+                 {existing}"
+            ),
+            (None, _) => format!("no {what}; found: {existing}"),
+        };
+        return if auto {
+            fallback(&reason)
+        } else {
+            Err(no_device(reason))
         };
     }
     let mut last_error = None;
     for f in found {
-        match Device::open(f) {
-            Ok(d) => return Ok(Some(d)),
-            Err(e) => last_error = Some(e),
+        let label = f.label();
+        match Device::open(f, config) {
+            Ok(d) => {
+                tracing::debug!(target: "parac::device", "`{spec}`: opened {label}");
+                return Ok(Some(d));
+            }
+            Err(e) => {
+                tracing::debug!(target: "parac::device", "`{spec}`: {label} did not open: {e}");
+                last_error = Some(e);
+            }
         }
     }
-    match (want, last_error) {
-        (Want::Auto, _) => Ok(None),
-        (_, Some(e)) => Err(e),
-        (_, None) => Err(no_device("no device could be opened".to_string())),
+    match (auto, last_error) {
+        (true, e) => {
+            fallback(&e.map_or("no device could be opened".to_string(), |e| e.to_string()))
+        }
+        (false, Some(e)) => Err(e),
+        (false, None) => Err(no_device("no device could be opened".to_string())),
     }
 }

@@ -155,12 +155,12 @@ pub(crate) fn guard_size(align_bits: u32) -> usize {
     MIN_GUARD.div_ceil(align) * align
 }
 
-/// The guard state of a device with `queue`; `on` where `PARAC_GUARD_BANDS=1`.
-pub(crate) fn new(queue: &CommandQueue, align_bits: u32) -> Result<Shared, i32> {
+/// The guard state of a device with `queue`; `on` as `Config::guard_bands` says
+/// (`PARAC_GUARD_BANDS=1`).
+pub(crate) fn new(queue: &CommandQueue, align_bits: u32, on: bool) -> Result<Shared, i32> {
     // SAFETY: a valid queue; the reference taken here is released by the `CommandQueue` below.
     unsafe { retain_command_queue(queue.get()) }?;
     let queue = CommandQueue::new(queue.get(), queue.max_work_item_dimensions());
-    let on = std::env::var_os("PARAC_GUARD_BANDS").is_some_and(|v| v == "1");
     Ok(Arc::new(Guards {
         on: AtomicBool::new(on),
         size: guard_size(align_bits),

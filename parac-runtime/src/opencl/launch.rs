@@ -161,6 +161,11 @@ impl Device {
         offset: Option<&[usize]>,
         exact: bool,
     ) -> Result<Option<Event>, Error> {
+        tracing::trace!(
+            target: "parac::launch",
+            "enqueue {}/{kernel} offset {offset:?} global {global:?} local {local:?}",
+            program.name()
+        );
         let k = program.take_kernel(kernel)?;
         let result = self.launch_kernel(program, kernel, &k, global, local, args, offset, exact);
         program.put_kernel(kernel, k);

@@ -40,8 +40,8 @@ mod view;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use buffer::{Buffer, MemArg, Pod, Scalar};
+pub(crate) use device::select;
 pub use device::{Device, DeviceInfo, devices};
-pub(crate) use device::{Want, select};
 pub use guard::{GuardSide, GuardViolation, MIN_GUARD, guard_violations};
 pub use launch::Arg;
 pub use partition::{Bound, interior};
@@ -52,6 +52,7 @@ pub use plan::{
 pub use program::Program;
 #[doc(hidden)]
 pub use program::cache_file_path;
+pub(crate) use program::dump;
 pub use transfer::{Transfers, copying, transfers};
 pub use view::{Input, Output};
 

@@ -104,6 +104,7 @@ pub(crate) struct Choice {
 
 /// What a search measured.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct PlanRecord {
     /// The program (pipeline) name.
     pub program: String,
@@ -187,11 +188,6 @@ pub fn plan_records() -> Vec<PlanRecord> {
         .clone()
 }
 
-/// Whether `PARAC_LOG` (a comma-separated list) names `what`.
-fn log(what: &str) -> bool {
-    std::env::var("PARAC_LOG").is_ok_and(|v| v.split(',').any(|p| p.trim() == what))
-}
-
 fn class(global: &[usize]) -> String {
     global
         .iter()
@@ -250,8 +246,8 @@ fn tree_groups(rows: usize) -> usize {
 /// adaptive, resumable searches; files hold every measurement.
 const SEARCH_VERSION: u32 = 4;
 
-/// A search step that makes a region's search in one call take longer than this prints one line
-/// on stderr.
+/// A region's search that takes longer than this in one call is an `info` event (a progress
+/// line in the examples' and the CLI's log); shorter ones are `debug` events.
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 impl Device {
@@ -283,9 +279,10 @@ impl Device {
         match self.program(&name, src, "") {
             Ok(p) => Ok(Some(p)),
             Err(e) => {
-                if log("plan") {
-                    eprintln!("parac plan {name}: dropped, its program failed to build: {e}");
-                }
+                tracing::debug!(
+                    target: "parac::plan",
+                    "{name}: dropped, its program failed to build: {e}"
+                );
                 broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
                 broken.insert(key, e.to_string());
                 Err(e)
@@ -516,7 +513,7 @@ impl Device {
             PlanPolicy::Search | PlanPolicy::SearchBudget(_) => {
                 let budget = match policy {
                     PlanPolicy::SearchBudget(b) => *b,
-                    _ => search::env_budget(),
+                    _ => search::DEFAULT_BUDGET,
                 };
                 match self.searched(program, plans, global, interior, args, budget)? {
                     Some(c) => c,
@@ -537,7 +534,7 @@ impl Device {
         // (or dropped) when they were chosen.
         let own = self.own_program(program, c)?;
         let events = self.enqueue(program, own.as_deref(), &ls, args, c.local.is_some())?;
-        if log("launch") {
+        if tracing::enabled!(target: "parac::launch", tracing::Level::DEBUG) {
             // Blocking: each enqueue's kernel time.
             for (l, e) in ls.iter().zip(&events) {
                 let ms = e.wait().ok().and_then(|_| {
@@ -547,8 +544,9 @@ impl Device {
                     );
                     Some(t.saturating_sub(s) as f64 / 1e6)
                 });
-                eprintln!(
-                    "parac launch {}/{} {} offset {:?} global {:?} local {}: {} ms",
+                tracing::debug!(
+                    target: "parac::launch",
+                    "{}/{} {} offset {:?} global {:?} local {}: {} ms",
                     program.name(),
                     plans.region,
                     l.kernel,
@@ -590,8 +588,12 @@ impl Device {
             if e.saved.done {
                 match e.saved.choice.clone() {
                     Some(c) if known(&c) => {
-                        if !e.reported && log("plan") {
-                            eprintln!("{}", self.describe_cached(program, plans, &key, &e.saved));
+                        if !e.reported {
+                            tracing::debug!(
+                                target: "parac::plan",
+                                "{}",
+                                self.describe_cached(program, plans, &key, &e.saved)
+                            );
                         }
                         e.reported = true;
                         return Ok(Some(c));
@@ -609,6 +611,15 @@ impl Device {
             carry = e.saved.carry;
             std::mem::take(&mut e.saved.search)
         };
+        // One span per region's search in a call, for a subscriber's progress display.
+        let span = tracing::info_span!(
+            target: "parac::plan",
+            "search",
+            program = program.name(),
+            region = %key.0,
+            class = %key.1
+        );
+        let _in_span = span.enter();
         let max = self.info().max_work_group_size;
         let gpu = self.info().is_gpu;
         let cs: Vec<Cand> = search::order(
@@ -743,10 +754,11 @@ impl Device {
         if steps == 0 {
             // The carry is the file's too: a later process goes on saving for the step.
             self.store_plans(program, key.clone(), saved.clone(), None);
-            if log("plan") {
-                eprintln!(
-                    "parac plan {}/{} [{}]: {}; budget {}: the next timing (about {:.2} s) waits \
-                     for later calls ({:.2} s saved for it)",
+            {
+                tracing::debug!(
+                    target: "parac::plan",
+                    "{}/{} [{}]: {}; budget {}: the next timing (about {:.2} s) waits for later \
+                     calls ({:.2} s saved for it)",
                     program.name(),
                     key.0,
                     key.1,
@@ -778,12 +790,12 @@ impl Device {
                 waits,
             )
         };
-        if log("plan") {
-            eprintln!("{}", line());
-        } else if seconds > PROGRESS_AFTER.as_secs_f64() {
+        if seconds > PROGRESS_AFTER.as_secs_f64() {
             // One line per region whose search took long, so that a long search is not
             // silent.
-            eprintln!("{}", line());
+            tracing::info!(target: "parac::plan", "{}", line());
+        } else {
+            tracing::debug!(target: "parac::plan", "{}", line());
         }
         RECORDS
             .lock()
@@ -1004,7 +1016,7 @@ impl Device {
         saved: cache::Saved,
         last: Option<&PlanRecord>,
     ) {
-        let Some(path) = self.plan_file(program) else {
+        let Some(path) = self.plan_file(program).filter(|_| !self.cache_read_only()) else {
             return;
         };
         let comments = [

@@ -243,23 +243,47 @@ impl Device {
                 "the options contain a NUL byte",
             ));
         }
-        if let Some(dir) = std::env::var_os("PARAC_DUMP").filter(|d| !d.is_empty()) {
-            dump(Path::new(&dir), name, source)?;
+        if let Some(dir) = self.dump_dir() {
+            dump(dir, name, "cl", source)?;
         }
         let cache_dir = self.program_cache_dir();
         let key = cache_key(self, source, options);
+        let t = std::time::Instant::now();
         if let Some(program) = cache_dir
             .as_deref()
             .and_then(|dir| self.load_cached(dir, &key, options))
         {
+            tracing::debug!(
+                target: "parac::cache",
+                program = name,
+                ms = t.elapsed().as_secs_f64() * 1e3,
+                "program binary from the disk cache"
+            );
             return Ok(self.wrap(name, program, true, &key));
         }
+        if cache_dir.is_some() {
+            tracing::debug!(target: "parac::cache", program = name, "program not in the disk cache");
+        }
+        let t = std::time::Instant::now();
         let program = self.build_source(name, source, options)?;
-        if let Some(dir) = &cache_dir {
+        tracing::debug!(
+            target: "parac::build",
+            program = name,
+            ms = t.elapsed().as_secs_f64() * 1e3,
+            "built from source"
+        );
+        if let Some(dir) = cache_dir.as_deref().filter(|_| !self.cache_read_only()) {
             match program.get_binaries() {
                 Ok(binaries) if binaries.len() == 1 && !binaries[0].is_empty() => {
                     // A cache that cannot be written is no error: the next process builds again.
-                    let _ = store(dir, &key, &binaries[0]);
+                    if let Err(e) = store(dir, &key, &binaries[0]) {
+                        tracing::debug!(
+                            target: "parac::cache",
+                            program = name,
+                            "the binary could not be stored in {}: {e}",
+                            dir.display()
+                        );
+                    }
                 }
                 _ => {}
             }
@@ -343,8 +367,9 @@ pub(crate) fn numbered(source: &str) -> String {
         .collect()
 }
 
-/// Writes `source` to `<dir>/<name>.cl`.
-fn dump(dir: &Path, name: &str, source: &str) -> Result<(), Error> {
+/// Writes `text` to `<dir>/<name>.<ext>` (the dumps of `Config::dump`: `.cl` programs, `.ir`
+/// pipelines); characters of `name` other than letters, digits, `_`, `-` and `.` become `_`.
+pub(crate) fn dump(dir: &Path, name: &str, ext: &str, text: &str) -> Result<(), Error> {
     let mut file: String = name
         .chars()
         .map(|c| {
@@ -358,13 +383,13 @@ fn dump(dir: &Path, name: &str, source: &str) -> Result<(), Error> {
     if file.is_empty() || file.starts_with('.') {
         file.insert_str(0, "program");
     }
-    let path = dir.join(format!("{file}.cl"));
+    let path = dir.join(format!("{file}.{ext}"));
     let io = |e: std::io::Error| Error::Io {
         path: path.display().to_string(),
-        message: format!("PARAC_DUMP: {e}"),
+        message: format!("cannot write the dump (PARAC_DUMP): {e}"),
     };
     fs::create_dir_all(dir).map_err(io)?;
-    fs::write(&path, source).map_err(io)
+    fs::write(&path, text).map_err(io)
 }
 
 /// Everything a program binary depends on, as text: the file stores it and a load compares it

@@ -41,15 +41,12 @@ fn pipeline(source: &'static str) -> Result<Rc<Pipeline>, Error> {
     Ok(p)
 }
 
-/// With `PARAC_DUMP=<dir>`, writes the IR of the function of `source` to `<dir>/<name>.ir`
-/// (compiling it only then).
-pub fn dump_ir(source: &'static str) -> Result<(), Error> {
-    if std::env::var_os("PARAC_DUMP").is_none_or(|d| d.is_empty()) {
-        return Ok(());
-    }
-    let p = pipeline(source)?;
-    let f = &p.functions()[0];
-    crate::__private::dump_text(&f.name, "ir", &parac_core::ir::display::dump_one(f))
+/// Called by the code `parac!` emits before it picks its path; does nothing. The IR of a
+/// function run on an OpenCL device is written by [`run_embedded`] when the runtime's
+/// configuration has a dump directory (`Config::dump`, `PARAC_DUMP`); this function has no
+/// runtime to ask, and reads no environment.
+pub fn dump_ir(_source: &'static str) -> Result<(), Error> {
+    Ok(())
 }
 
 /// Runs the one function of `source` (a `parac!` function's tokens as text) on `dev`, with its
@@ -61,5 +58,10 @@ pub fn run_embedded(
     source: &'static str,
     args: &mut [HostArg],
 ) -> Result<Option<Val>, Error> {
-    pipeline(source)?.run_device(rt, dev, 0, args)
+    let p = pipeline(source)?;
+    if let Some(dir) = &rt.config().dump {
+        let f = &p.functions()[0];
+        crate::opencl::dump(dir, &f.name, "ir", &parac_core::ir::display::dump_one(f))?;
+    }
+    p.run_device(rt, dev, 0, args)
 }

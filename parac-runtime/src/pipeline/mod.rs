@@ -226,8 +226,8 @@ impl Pipeline {
         let f = &self.module.functions[i];
         let infos: Vec<ArgInfo> = args.iter().map(ArgInfo::of).collect();
         let b = bind(f, &infos)?;
-        if std::env::var_os("PARAC_DUMP").is_some_and(|d| !d.is_empty()) {
-            crate::__private::dump_text(&f.name, "ir", &parac_core::ir::display::dump_one(f))?;
+        if let Some(dir) = &rt.config().dump {
+            crate::opencl::dump(dir, &f.name, "ir", &parac_core::ir::display::dump_one(f))?;
         }
         match rt.device() {
             None => interp::run(f, args).map_err(|e| from_interp(f, e)),

@@ -26,15 +26,19 @@ pub enum CacheCommand {
 
 /// `parac cache ...`.
 pub fn cache(command: CacheCommand) -> Outcome {
-    let root = parac::opencl::cache_root()
+    let cache = parac::Config::from_env()?.cache;
+    let root = cache
+        .location()
         .ok_or_else(|| Failure::Error("this system has no user cache directory".to_string()))?;
     let plans = root.join("plans");
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     match command {
         CacheCommand::Path => {
             outln!("{}", root.display())?;
-            if std::env::var_os("PARAC_CACHE").is_some_and(|v| v == "0") {
+            if !cache.enabled {
                 eprintln!("(PARAC_CACHE=0: the runtime does not use it now)");
+            } else if cache.read_only {
+                eprintln!("(PARAC_CACHE=read-only: the runtime reads it, never writes it)");
             }
         }
         CacheCommand::Clear => {

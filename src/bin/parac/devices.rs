@@ -23,10 +23,13 @@ pub fn devices() -> Outcome {
         }
         Err(e) => outln!("OpenCL devices: none ({e})")?,
     }
-    let env = match std::env::var("PARAC_DEVICE") {
-        Ok(spec) => format!(" (PARAC_DEVICE={spec})"),
-        Err(_) => " (PARAC_DEVICE unset: the first GPU, else the first device, else the CPU path)"
-            .to_string(),
+    let env = match parac::Config::from_env() {
+        Ok(c) if c.device == parac::DeviceSelector::default() => {
+            " (PARAC_DEVICE unset or `auto`: the first GPU, else the first device, else the CPU path)"
+                .to_string()
+        }
+        Ok(c) => format!(" (PARAC_DEVICE={})", c.device),
+        Err(_) => String::new(),
     };
     match Runtime::new() {
         Ok(rt) => outln!("Runtime::new() picks: {}{env}", rt.describe()),

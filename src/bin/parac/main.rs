@@ -145,8 +145,33 @@ impl<E: std::fmt::Display> From<E> for Failure {
 /// What a command returns.
 type Outcome = Result<(), Failure>;
 
+/// The runtime of `run` and `tune`: the environment's settings (`Config::from_env`), on the
+/// device `--device` names if given.
+fn runtime(device: Option<&str>) -> Result<parac::Runtime, parac::Error> {
+    let b = parac::Runtime::builder().config(parac::Config::from_env()?);
+    match device {
+        Some(spec) => b.device_spec(spec)?.build(),
+        None => b.build(),
+    }
+}
+
+/// Installs the log subscriber: the runtime's events on stderr, filtered as `PARAC_LOG` says
+/// (`LogConfig::filter`; a bad value is reported when the runtime is made, the default filter
+/// applies meanwhile).
+fn init_log() {
+    let filter = parac::Config::from_env()
+        .map(|c| c.log.filter())
+        .unwrap_or_else(|_| parac::LogConfig::default().filter());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_log();
     let outcome = match cli.command {
         Command::Ir { files } => ir::ir(&files),
         Command::Emit { target, file } => ir::emit(target, &file),

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use parac::Runtime;
 use parac::pipeline::{Arg, Data, Tensor, Val};
 use parac_core::ir::{Function, MatrixKind, ParamRef, Scalar};
 
@@ -101,10 +100,7 @@ pub fn run(args: RunArgs) -> Outcome {
         },
     };
     let mut call = arguments(f, &o)?;
-    let rt = match &c.device {
-        Some(spec) => Runtime::from_spec(spec),
-        None => Runtime::new(),
-    }?;
+    let rt = crate::runtime(c.device.as_deref())?;
     eprintln!("running `{}` on {}", f.name, rt.describe());
     let ret = p.run(&rt, &f.name, &mut call)?;
     std::fs::create_dir_all(&out_dir)

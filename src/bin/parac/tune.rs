@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use parac::PlanPolicy;
 use parac::pipeline::Arg;
-use parac::{PlanPolicy, Runtime};
 use parac_core::ir::{Function, ParamRef};
 
 use crate::run::{CallArgs, RunOptions, arguments, knows, name_value};
@@ -54,11 +54,8 @@ pub fn tune(args: TuneArgs) -> Outcome {
             return Err(o.usage(format!("no function tuned has a parameter or size `{n}`")));
         }
     }
-    let rt = match &c.device {
-        Some(spec) => Runtime::from_spec(spec),
-        None => Runtime::new(),
-    }?
-    .with_policy(PlanPolicy::SearchBudget(Duration::MAX));
+    let rt =
+        crate::runtime(c.device.as_deref())?.with_policy(PlanPolicy::SearchBudget(Duration::MAX));
     let Some(dev) = rt.device() else {
         return Err(Failure::Error(format!(
             "no OpenCL device ({}): plans are chosen on OpenCL devices only",
@@ -137,6 +134,9 @@ pub fn tune(args: TuneArgs) -> Outcome {
             None => outln!("plan cache: next to {}", dir.display())?,
         },
         None => outln!("plan cache: off (PARAC_CACHE=0): the plans were not kept")?,
+    }
+    if dev.cache_read_only() {
+        outln!("plan cache: read-only (PARAC_CACHE=read-only): the plans were not kept")?;
     }
     if failed {
         Err(Failure::Reported)

@@ -282,14 +282,14 @@ pub(crate) fn merge(into: &mut PlanFile, from: PlanFile) {
     }
 }
 
-/// Paths already reported on stderr, so that each problem is one line per process.
+/// Paths already reported, so that each problem is one warning per process.
 static REPORTED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 
-/// Prints `message` about `path` on stderr, once per process and path.
+/// A warning event (`parac::cache`) with `message` about `path`, once per process and path.
 pub(crate) fn report_once(path: &Path, message: impl FnOnce() -> String) {
     let mut seen = REPORTED.lock().unwrap_or_else(PoisonError::into_inner);
     if seen.insert(path.to_path_buf()) {
-        eprintln!("parac: {}", message());
+        tracing::warn!(target: "parac::cache", "{}", message());
     }
 }
 
@@ -548,12 +548,11 @@ pub fn clear_cache(root: &Path) -> Result<Vec<PathBuf>, Error> {
 mod tests {
     use super::*;
 
-    fn temp(what: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("parac-plan-cache-{what}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        d
+    fn temp(what: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("parac-plan-cache-{what}-"))
+            .tempdir()
+            .unwrap()
     }
 
     fn sample() -> PlanFile {
@@ -670,7 +669,8 @@ mod tests {
 
     #[test]
     fn writes_are_atomic_and_leave_no_temporary_files() {
-        let d = temp("atomic");
+        let d_tmp = temp("atomic");
+        let d = d_tmp.path().to_path_buf();
         let path = d.join(file_name("00ff"));
         for i in 0..20 {
             let mut p = sample();
@@ -688,7 +688,6 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, vec![file_name("00ff")]);
-        let _ = fs::remove_dir_all(&d);
     }
 
     /// Threads updating one file at once, each its own region, as processes do: every region
@@ -696,7 +695,8 @@ mod tests {
     /// left.
     #[test]
     fn concurrent_updates_keep_every_region() {
-        let d = temp("concurrent");
+        let d_tmp = temp("concurrent");
+        let d = d_tmp.path().to_path_buf();
         let path = d.join(file_name("abcd"));
         std::thread::scope(|s| {
             for t in 0..6 {
@@ -721,25 +721,26 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, vec![file_name("abcd")]);
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]
     fn a_broken_file_is_replaced_by_the_next_update() {
-        let d = temp("broken");
+        let d_tmp = temp("broken");
+        let d = d_tmp.path().to_path_buf();
         let path = d.join(file_name("0a"));
         fs::write(&path, b"\xff\xfe garbage").unwrap();
         assert!(read(&path).is_err());
         assert!(load(&path).plans.is_empty());
         update(&path, &[], |p| merge(p, sample())).unwrap();
         assert!(same(&read(&path).unwrap(), &sample()));
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]
     fn bundles_round_trip() {
-        let from = temp("export");
-        let to = temp("import");
+        let from_tmp = temp("export");
+        let from = from_tmp.path().to_path_buf();
+        let to_tmp = temp("import");
+        let to = to_tmp.path().to_path_buf();
         fs::write(from.join(file_name("0123abcd")), render(&sample(), &[])).unwrap();
         let mut other = Plans::new();
         other.insert(("r2_it".into(), "8x8".into()), Saved::default());
@@ -773,13 +774,12 @@ mod tests {
                 .join("\n")
         };
         assert_eq!(strip(&again), strip(&bundle));
-        let _ = fs::remove_dir_all(&from);
-        let _ = fs::remove_dir_all(&to);
     }
 
     #[test]
     fn damaged_bundles_change_nothing() {
-        let to = temp("damaged");
+        let to_tmp = temp("damaged");
+        let to = to_tmp.path().to_path_buf();
         let good = format!(
             "{BUNDLE}\nfile\t{}\t{}\n{}",
             file_name("aa"),
@@ -798,12 +798,12 @@ mod tests {
             assert!(import_plans(&bad, &to).is_err(), "{bad}");
         }
         assert_eq!(fs::read_dir(&to).unwrap().count(), 0);
-        let _ = fs::remove_dir_all(&to);
     }
 
     #[test]
     fn clear_removes_plans_and_programs_only() {
-        let root = temp("clear");
+        let root_tmp = temp("clear");
+        let root = root_tmp.path().to_path_buf();
         for sub in ["plans", "programs", "other"] {
             fs::create_dir_all(root.join(sub)).unwrap();
             fs::write(root.join(sub).join("f"), "x").unwrap();
@@ -813,6 +813,5 @@ mod tests {
         assert!(root.join("other/f").exists());
         assert!(!root.join("plans").exists() && !root.join("programs").exists());
         assert!(clear_cache(&root).unwrap().is_empty());
-        let _ = fs::remove_dir_all(&root);
     }
 }

@@ -254,46 +254,6 @@ impl Search {
     }
 }
 
-/// The budget `PARAC_SEARCH_BUDGET` gives: seconds of timing work per region and call (a
-/// decimal number; `0`: one step per call), `inf` (or `unbounded`): the whole search at once;
-/// unset, [`DEFAULT_BUDGET`]. A value that does not parse is the default, with one line on
-/// stderr.
-pub(crate) fn env_budget() -> Duration {
-    let Ok(v) = std::env::var("PARAC_SEARCH_BUDGET") else {
-        return DEFAULT_BUDGET;
-    };
-    match parse_budget(&v) {
-        Some(d) => d,
-        None => {
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| {
-                eprintln!(
-                    "parac: PARAC_SEARCH_BUDGET=`{v}` is not a number of seconds or `inf`: \
-                     the default, {} s, applies",
-                    DEFAULT_BUDGET.as_secs_f64()
-                );
-            });
-            DEFAULT_BUDGET
-        }
-    }
-}
-
-/// A budget from text: seconds, or `inf`/`unbounded` for [`Duration::MAX`].
-pub(crate) fn parse_budget(v: &str) -> Option<Duration> {
-    let v = v.trim();
-    if ["inf", "infinity", "unbounded"]
-        .iter()
-        .any(|w| v.eq_ignore_ascii_case(w))
-    {
-        return Some(Duration::MAX);
-    }
-    let s: f64 = v.strip_suffix('s').unwrap_or(v).trim().parse().ok()?;
-    if s.is_nan() || s < 0.0 {
-        return None;
-    }
-    Some(Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX))
-}
-
 /// A budget for messages: `0.5 s`, `unbounded`.
 pub(crate) fn fmt_budget(d: Duration) -> String {
     if d == Duration::MAX {
@@ -472,6 +432,7 @@ mod tests {
 
     #[test]
     fn budgets_parse() {
+        use crate::config::parse_budget;
         assert_eq!(parse_budget("0"), Some(Duration::ZERO));
         assert_eq!(parse_budget(" 0.25 "), Some(Duration::from_millis(250)));
         assert_eq!(parse_budget("2s"), Some(Duration::from_secs(2)));
