@@ -221,7 +221,7 @@ impl Machine<'_> {
                 }
             }
             Stmt::Allocate { .. } | Stmt::Barrier => {}
-            Stmt::Region { name, body } => {
+            Stmt::Region { name, body, .. } => {
                 self.region = name.clone();
                 let r = self.stmt(*body);
                 self.region = "(host code)".to_string();

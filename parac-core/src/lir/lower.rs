@@ -36,11 +36,11 @@ struct Lower<'a> {
     locals: Vec<Option<LocalVal>>,
 }
 
-/// The LIR of a checked function.
-pub(super) fn function(f: &Function) -> Func {
+/// A function with an empty body, its names from `f`.
+fn empty(f: &Function) -> Func {
     let mut stmts = super::Arena::default();
     let body = stmts.push(Stmt::Block(vec![]));
-    let out = Func {
+    Func {
         name: f.name.clone(),
         exprs: Default::default(),
         stmts,
@@ -50,7 +50,26 @@ pub(super) fn function(f: &Function) -> Func {
         sizes: f.sizes.iter().map(|s| s.name.clone()).collect(),
         scalars: f.scalars.iter().map(|s| s.name.clone()).collect(),
         body,
+    }
+}
+
+/// A host expression of `f` (sizes, host scalars) in a function of its own: the expression's
+/// handle in it.
+pub(super) fn host_expr(f: &Function, e: &ir::Expr) -> (Func, ExprId) {
+    let mut l = Lower {
+        f,
+        out: empty(f),
+        r: None,
+        slots: vec![],
+        locals: vec![],
     };
+    let e = l.scalar(e, Mode::Body);
+    (l.out, e)
+}
+
+/// The LIR of a checked function.
+pub(super) fn function(f: &Function) -> Func {
+    let out = empty(f);
     let mut l = Lower {
         f,
         out,
@@ -72,7 +91,7 @@ pub(super) fn function(f: &Function) -> Func {
     }
     for step in &f.steps {
         let s = match step {
-            ir::HostStep::Run(r) => l.region(&f.regions[*r]),
+            ir::HostStep::Run(r) => l.region(*r),
             ir::HostStep::Let(s, e) => {
                 let v = l.scalar(e, Mode::Body);
                 let v = l.out.cast(v, f.scalars[*s].ty);
@@ -100,7 +119,8 @@ impl<'a> Lower<'a> {
         self.out.cast(v, Scalar::I64)
     }
 
-    fn region(&mut self, r: &'a Region) -> StmtId {
+    fn region(&mut self, id: ir::RegionId) -> StmtId {
+        let r = &self.f.regions[id];
         if let RegionKind::Reduction { op, matrix, result } = r.kind {
             return self.out.stmt(Stmt::Reduce { op, matrix, result });
         }
@@ -131,6 +151,7 @@ impl<'a> Lower<'a> {
         }
         self.r = None;
         self.out.stmt(Stmt::Region {
+            id,
             name: r.name.clone(),
             body: inner,
         })

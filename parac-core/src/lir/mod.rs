@@ -224,6 +224,8 @@ pub enum Stmt {
     Barrier,
     /// A parallel region of the source (its name is in errors and plans).
     Region {
+        /// The region in the HAST.
+        id: crate::ir::RegionId,
         /// The iterator's name.
         name: String,
         /// Its loops.
@@ -340,6 +342,11 @@ impl Func {
     pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: Scalar) -> ExprId {
         self.expr(ExprKind::Binary(op, a, b), ty)
     }
+}
+
+/// A host expression of `f` (a size, a slot's bound) alone in a [`Func`], and its handle.
+pub fn host_expr(f: &crate::ir::Function, e: &crate::ir::Expr) -> (Func, ExprId) {
+    lower::host_expr(f, e)
 }
 
 /// The LIR of every function of a module after lowering and after each pass, as the golden

@@ -172,7 +172,7 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             )
         }
         Stmt::Barrier => writeln!(out, "{pad}barrier"),
-        Stmt::Region { name, body } => {
+        Stmt::Region { name, body, .. } => {
             let _ = writeln!(out, "{pad}region {name} {{");
             stmt(f, *body, depth + 1, out);
             writeln!(out, "{pad}}}")

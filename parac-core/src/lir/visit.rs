@@ -177,7 +177,11 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             memory,
             extents: extents.iter().map(|_| ne()).collect(),
         },
-        Stmt::Region { name, .. } => Stmt::Region { name, body: nc() },
+        Stmt::Region { id, name, .. } => Stmt::Region {
+            id,
+            name,
+            body: nc(),
+        },
         Stmt::Return(v) => Stmt::Return(v.map(|_| ne())),
         other => other,
     };
