@@ -3,8 +3,8 @@
 
 pub use parac_macros::parac;
 pub use parac_runtime::{
-    CacheConfig, Config, DeviceKind, DeviceSelector, Element, Error, LayoutError, LogConfig, Matrix,
-    MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline, Pitch, PlanPolicy, Runtime,
+    CacheConfig, Config, DeviceKind, DeviceSelector, Element, Error, LayoutError, LogConfig,
+    Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline, Pitch, PlanPolicy, Runtime,
     RuntimeBuilder, config, io, opencl, pipeline,
 };
 

@@ -71,6 +71,24 @@ impl Default for Runtime {
 /// Builds a [`Runtime`] from a [`Config`] set piece by piece; reads no environment variable
 /// (start from [`Runtime::builder`], or from [`Config::from_env`] with
 /// [`RuntimeBuilder::config`]).
+///
+/// ```
+/// use parac_runtime::{CacheConfig, DeviceKind, DeviceSelector, PlanPolicy, Runtime};
+///
+/// // The CPU path, whatever PARAC_DEVICE says.
+/// let rt = Runtime::builder()
+///     .device_kind(DeviceKind::Cpu)
+///     .policy(PlanPolicy::Model)
+///     .cache(CacheConfig::off())
+///     .build()?;
+/// assert!(rt.device().is_none());
+///
+/// // An OpenCL GPU whose name contains "nvidia", else the CPU path (with a warning event).
+/// let sel = DeviceSelector::new(DeviceKind::Auto).name("nvidia");
+/// let rt = Runtime::builder().device(sel).build()?;
+/// println!("{}", rt.describe());
+/// # Ok::<(), parac_runtime::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 #[must_use]
 pub struct RuntimeBuilder {

@@ -77,6 +77,7 @@ pub enum GuardSide {
 
 /// A touched guard region.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GuardViolation {
     /// The buffer's name (as given to `alloc`, `upload`...; `scalar of long` for a
     /// [`Scalar`](super::Scalar)).
