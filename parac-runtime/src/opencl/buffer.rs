@@ -531,7 +531,7 @@ impl Device {
         name: &str,
         m: &M,
     ) -> Result<Buffer<T>, Error> {
-        let pitch = crate::layout::check_matrix(crate::pipeline::intern(name), m)?;
+        let pitch = crate::layout::check_matrix("m", m)?;
         let mut b = self.create_buffer(name, m.shape())?;
         let data = m.as_slice();
         if m.shape().contains(&0) {
@@ -591,7 +591,7 @@ impl Device {
         if b.shape() != into.shape() {
             return Err(shape_error(b.shape(), into.shape()));
         }
-        let hp = crate::layout::check_matrix(crate::pipeline::intern(&b.name), into)?;
+        let hp = crate::layout::check_matrix("into", into)?;
         self.read_rows(b, into.as_mut_slice(), hp)
     }
 
