@@ -38,8 +38,6 @@ pub(crate) struct Frame<'a> {
     pub(crate) vars: Vec<i32>,
     /// The kernel locals.
     pub(crate) locals: Vec<Option<Value>>,
-    /// In a row-parallel region: the task's row, and per matrix whether it is written by rows.
-    pub(crate) row: Option<(i32, Vec<bool>)>,
 }
 
 impl<'a> Frame<'a> {
@@ -50,7 +48,6 @@ impl<'a> Frame<'a> {
             name: "(host code)".into(),
             vars: Vec::new(),
             locals: Vec::new(),
-            row: None,
         }
     }
 }

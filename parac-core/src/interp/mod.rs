@@ -17,8 +17,8 @@
 //!   [`InterpError::DivisionByZero`] ([`region_check`]);
 //! - a region runs its iteration space in row-major order (the first slot outermost), each
 //!   slot's bounds evaluated where the generated loop evaluates them; a region the CPU path runs
-//!   row-parallel gets the same check that every iteration owns an existing row of what it
-//!   writes (the rows themselves run in order here);
+//!   row-parallel runs the same way, a store outside its matrix failing where it executes (as
+//!   on OpenCL), never one that does not run;
 //! - C integer semantics through the IR's explicit casts: wrapping arithmetic, truncating `/`
 //!   and `%` (by zero: [`InterpError::DivisionByZero`]), arithmetic `>>`, shift amounts masked
 //!   by the width; `f32` arithmetic for floats; `clamp` is `min(max(..))`, an integer `abs`

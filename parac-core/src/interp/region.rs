@@ -23,13 +23,11 @@ impl Machine<'_> {
             name: r.name.clone(),
             vars: vec![0; r.dims.len()],
             locals: vec![None; r.locals.len()],
-            row: None,
         };
         let slots: Vec<usize> = (0..r.dims.len()).filter(|s| r.dims[*s].is_some()).collect();
-        match crate::codegen::cpu::row_parallel(f, r) {
-            None => self.loops(&mut fr, r, &slots),
-            Some(slot) => self.by_rows(&mut fr, r, slot, &slots[1..]),
-        }
+        // A region the CPU path runs row-parallel runs here as any other: a store fails where
+        // it executes, with all its coordinates (a store that never runs never fails).
+        self.loops(&mut fr, r, &slots)
     }
 
     /// The loops over `slots` (outermost first) around the body.
@@ -46,56 +44,6 @@ impl Machine<'_> {
             self.loops(fr, r, inner)?;
             c = c.wrapping_add(step);
         }
-        Ok(())
-    }
-
-    /// A row-parallel region (run here row after row): the rows of the first matrix written
-    /// must hold every iteration of `slot`; each row of the written matrices runs the inner
-    /// loops with the index variable equal to the row.
-    fn by_rows(
-        &mut self,
-        fr: &mut Frame,
-        r: &Region,
-        slot: usize,
-        inner: &[usize],
-    ) -> Result<(), InterpError> {
-        let f = self.f;
-        let d = r.dims[slot].as_ref().expect("the parallel slot");
-        let lo = cast(self.scalar(fr, &d.lo, Mode::Body)?, Scalar::I32).as_i64();
-        let hi = cast(self.scalar(fr, &d.hi, Mode::Body)?, Scalar::I32).as_i64();
-        let step = d.step as i32 as i64;
-        let mut by_row = vec![false; f.matrices.len()];
-        for a in r.accesses.iter().filter(|a| a.write) {
-            by_row[a.matrix] = true;
-        }
-        let written: Vec<MatrixId> = (0..f.matrices.len()).filter(|m| by_row[*m]).collect();
-        let d0 = &self.d[written[0]];
-        if hi > lo {
-            let last = lo + ((hi - lo - 1) / step) * step;
-            if lo < 0 || last >= d0[0] {
-                let i = if lo < 0 { lo } else { last };
-                return Err(self.oob(fr, "write to", written[0], &[i]));
-            }
-        }
-        // As many tasks as the zipped row chunks of the matrices written.
-        let rows = written
-            .iter()
-            .map(|m| {
-                let chunk = self.d[*m][1..].iter().product::<i64>().max(1) as usize;
-                self.mats[*m].len().div_ceil(chunk)
-            })
-            .min()
-            .unwrap_or(0);
-        for row in 0..rows {
-            let v = row as i32 as i64;
-            if v < lo || v >= hi || (v - lo) % step != 0 {
-                continue;
-            }
-            fr.vars[slot] = v as i32;
-            fr.row = Some((v as i32, by_row.clone()));
-            self.loops(fr, r, inner)?;
-        }
-        fr.row = None;
         Ok(())
     }
 
@@ -124,26 +72,6 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// Where a store of matrix `m` at `idx` goes, if inside: in a row-parallel region a
-    /// matrix written by rows is the task's row (its first index is not looked at again).
-    fn target(&self, fr: &Frame, m: MatrixId, idx: &[i64]) -> Option<usize> {
-        match &fr.row {
-            Some((row, by_row)) if by_row[m] => {
-                let d = &self.d[m];
-                let mut lin = 0i64;
-                for k in 1..idx.len() {
-                    if idx[k] < 0 || idx[k] >= d[k] {
-                        return None;
-                    }
-                    lin = lin * d[k] + idx[k];
-                }
-                let chunk = d[1..].iter().product::<i64>().max(1);
-                Some((*row as i64 * chunk + lin) as usize)
-            }
-            _ => self.linear(m, idx),
-        }
-    }
-
     /// A store: the value first, then (per block element) the indices.
     fn store(&mut self, fr: &Frame, aid: AccessId, value: &Expr) -> Result<(), InterpError> {
         let r = fr.r.expect("a region");
@@ -155,7 +83,7 @@ impl Machine<'_> {
             for bi in 0..b.rows {
                 for bj in 0..b.cols {
                     let idx = self.indices(fr, a, Some((bi, bj)))?;
-                    match self.target(fr, m, &idx) {
+                    match self.linear(m, &idx) {
                         Some(lin) => self.mats[m].set(lin, cast(b.at(bi, bj), elem)),
                         None => return Err(self.oob(fr, "write to", m, &idx)),
                     }
@@ -164,7 +92,7 @@ impl Machine<'_> {
         } else {
             let v = self.scalar(fr, value, Mode::Body)?;
             let idx = self.indices(fr, a, None)?;
-            match self.target(fr, m, &idx) {
+            match self.linear(m, &idx) {
                 Some(lin) => self.mats[m].set(lin, v),
                 None => return Err(self.oob(fr, "write to", m, &idx)),
             }
