@@ -308,17 +308,29 @@ fn check_source(
     // Code generation.
     let t = Instant::now();
     for f in &compiled.module.functions {
-        guarded(|| codegen::opencl::program(f))
+        let program = guarded(|| codegen::opencl::program(f))
             .map_err(|p| fail(format!("opencl::program: {p}"), p.clone()))?;
+        names_unshadowed(&program)
+            .map_err(|e| fail("OpenCL names: baseline".into(), format!("{e}\n{program}")))?;
         guarded(|| codegen::plan::labels(f))
             .map_err(|p| fail(format!("plan::labels: {p}"), p.clone()))?;
         for rid in 0..f.regions.len() {
-            guarded(|| codegen::plan::candidates(f, rid)).map_err(|p| {
+            let plans = guarded(|| codegen::launch::plans(f, rid)).map_err(|p| {
                 fail(
                     format!("plan::candidates: {p}"),
                     format!("region {rid}: {p}"),
                 )
             })?;
+            for p in plans {
+                if let Some(src) = &p.source {
+                    names_unshadowed(src).map_err(|e| {
+                        fail(
+                            "OpenCL names: candidate".into(),
+                            format!("plan {}: {e}\n{src}", p.label),
+                        )
+                    })?;
+                }
+            }
         }
     }
     guarded(|| codegen::expand(&compiled))
@@ -407,6 +419,107 @@ fn check_source(
 
 /// The size symbols of a compiled function, minimum 1 (regressions have no generator
 /// description).
+/// The generated OpenCL C of a program shadows no name (issue 12, point 5: one namer,
+/// `codegen/namer.rs`): no parameter or local of a function is named like a program-scope
+/// function or `__constant` array, no local like a parameter of its function, and each
+/// generated local (`t<n>`, `c<n>`, `cv<n>`) is declared once in its function. Declarations
+/// are found as a type name followed by an identifier (a `*` between them for parameters).
+fn names_unshadowed(src: &str) -> Result<(), String> {
+    // Identifiers and single punctuation characters.
+    let mut toks: Vec<&str> = Vec::new();
+    let b = src.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            let st = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            toks.push(&src[st..i]);
+        } else {
+            if !c.is_ascii_whitespace() {
+                toks.push(&src[i..i + 1]);
+            }
+            i += 1;
+        }
+    }
+    let is_type = |t: &str| {
+        let base = t.trim_end_matches(|c: char| c.is_ascii_digit());
+        matches!(
+            base,
+            "void"
+                | "char"
+                | "uchar"
+                | "short"
+                | "ushort"
+                | "int"
+                | "uint"
+                | "long"
+                | "ulong"
+                | "float"
+        )
+    };
+    let is_ident = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let generated = |t: &str| {
+        let base = t.trim_end_matches(|c: char| c.is_ascii_digit());
+        base.len() < t.len() && matches!(base, "t" | "c" | "cv")
+    };
+    // Functions: (name, params, locals), split at depth 0.
+    let mut globals: Vec<&str> = Vec::new();
+    let mut funcs: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
+    let (mut depth, mut paren) = (0usize, 0usize);
+    for k in 0..toks.len() {
+        let t = toks[k];
+        match t {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            "(" => paren += 1,
+            ")" => paren = paren.saturating_sub(1),
+            _ => {}
+        }
+        if !is_type(t) {
+            continue;
+        }
+        let (name, fn_head) = match toks.get(k + 1) {
+            Some(&"*") => (toks.get(k + 2).copied(), false),
+            Some(n) => (Some(*n), toks.get(k + 2) == Some(&"(")),
+            None => (None, false),
+        };
+        let Some(name) = name.filter(|n| is_ident(n) && !is_type(n)) else {
+            continue;
+        };
+        if depth == 0 && paren == 0 {
+            globals.push(name);
+            if fn_head {
+                funcs.push((name, Vec::new(), Vec::new()));
+            }
+        } else if let Some(f) = funcs.last_mut() {
+            if depth == 0 {
+                f.1.push(name);
+            } else {
+                f.2.push(name);
+            }
+        }
+    }
+    for (fname, params, locals) in &funcs {
+        for n in params.iter().chain(locals) {
+            if globals.contains(n) {
+                return Err(format!("`{n}` in `{fname}` shadows a program-scope name"));
+            }
+        }
+        for (j, n) in locals.iter().enumerate() {
+            if params.contains(n) {
+                return Err(format!("local `{n}` of `{fname}` shadows a parameter"));
+            }
+            if generated(n) && locals[..j].contains(n) {
+                return Err(format!("generated local `{n}` declared twice in `{fname}`"));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn syms_of(f: &parac_core::ir::Function) -> Vec<progen::SymInfo> {
     f.sizes
         .iter()
@@ -755,6 +868,40 @@ fn regression_range_analysis_overflow() {
         }",
         &[("N", 3)],
     );
+}
+
+/// The check of [`names_unshadowed`] finds the shadowing of issue 12's point 2 (a hoisted load
+/// `c3` shadowing the `__constant` filter `c3`), a local shadowing a parameter and a generated
+/// local declared twice, and passes every program the printer makes of a plain pipeline.
+#[test]
+fn names_check_finds_shadowing() {
+    let bad = [
+        "__constant uchar c3[7] = {1, 2, 3, 4, 5, 6, 7};\n__kernel void k(__global const uchar* m0) {\n    const uchar c3 = m0[0];\n}\n",
+        "__kernel void k(__global const uchar* m0, int z0) {\n    const int z0 = 1;\n}\n",
+        "__kernel void k(__global const uchar* m0) {\n    const int t0 = 1;\n    if (1) { const int t0 = 2; }\n}\n",
+    ];
+    for src in bad {
+        assert!(names_unshadowed(src).is_err(), "{src}");
+    }
+    let c = parac_core::compile_str(
+        "fn f(a: &u8[M][N], o: &mut u16[M][N]) {
+            const W: u8[7][1] = [[1], [2], [3], [4], [3], [2], [1]];
+            parac_border_rule e = replicate(a[3][*]);
+            parac_iterator it(0:M:1; 0:N:1) parac_border_rule(e) {
+                o[itx][ity] = parac_convolution(W, a[itx-3:7:1][ity]);
+            }
+        }",
+    );
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let f = &c.module.functions[0];
+    names_unshadowed(&codegen::opencl::program(f)).expect("the baseline program");
+    let plans = codegen::launch::plans(f, 0);
+    assert!(plans.len() > 3, "candidates to check");
+    for p in plans {
+        if let Some(src) = &p.source {
+            names_unshadowed(src).unwrap_or_else(|e| panic!("plan {}: {e}\n{src}", p.label));
+        }
+    }
 }
 
 /// The generator itself: deterministic, and mostly valid programs from plain choices.

@@ -10,6 +10,7 @@
 //! - Sizes and host scalars are kernel arguments, so one program build serves every image size.
 //! - The host side is data (`host.rs`), run by the runtime's executor of the OpenCL path.
 
+mod names;
 mod partition;
 mod range;
 mod reduce;
@@ -18,6 +19,7 @@ pub(crate) mod variant;
 pub use partition::{Bound, bounds};
 pub use variant::local_bytes;
 
+use super::namer::Namer;
 use super::schedule::Variant;
 use crate::check::relative::Affine;
 use crate::ir::*;
@@ -268,7 +270,8 @@ struct K<'a> {
     r: &'a Region,
     /// Whether bordered reads are checked (false in the interior body).
     checked: bool,
-    tmp: Cell<usize>,
+    /// The kernel's namer (`names::kernel_namer`), shared by every body of the kernel.
+    names: &'a RefCell<Namer>,
     /// The plan being generated.
     v: Variant,
     /// The C expression of each slot's index variable.
@@ -300,12 +303,12 @@ struct K<'a> {
 
 impl<'a> K<'a> {
     /// The baseline generator: one iteration point, variables `v<slot>`.
-    fn plain(f: &'a Function, r: &'a Region, checked: bool, tmp: usize) -> K<'a> {
+    fn plain(f: &'a Function, r: &'a Region, checked: bool, names: &'a RefCell<Namer>) -> K<'a> {
         K {
             f,
             r,
             checked,
-            tmp: Cell::new(tmp),
+            names,
             v: Variant::baseline(),
             vars: (0..r.dims.len()).map(|s| format!("v{s}")).collect(),
             bases: (0..r.dims.len()).map(|s| format!("v{s}")).collect(),
@@ -326,7 +329,8 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
     let r = &f.regions[rid];
     let name = kernel_name(f, rid);
     let _ = writeln!(out, "__kernel void {name}({}) {{", params(f, r).join(", "));
-    let k = K::plain(f, r, true, 0);
+    let names = names::kernel_namer(f, rid, 1);
+    let k = K::plain(f, r, true, &names);
     for (cl, slot) in cl_slots(r).iter().enumerate() {
         let d = r.dims[*slot].as_ref().expect("slot");
         let _ = writeln!(
@@ -354,7 +358,7 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
                 }
             }
         }
-        let interior = K::plain(f, r, false, 1000);
+        let interior = K::plain(f, r, false, &names);
         let mut fast = String::new();
         interior.stmts(&mut fast, &r.body, 2);
         let mut slow = String::new();
@@ -374,7 +378,8 @@ fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
 fn border_helpers(out: &mut String, f: &Function, rid: RegionId, kname: &str) {
     let r = &f.regions[rid];
     let bname = kernel_name(f, rid);
-    let k = K::plain(f, r, true, 0);
+    let names = names::kernel_namer(f, rid, 1);
+    let k = K::plain(f, r, true, &names);
     let start = out
         .rfind(&format!("__kernel void {kname}("))
         .expect("kernel just written");
@@ -388,14 +393,7 @@ fn border_helpers(out: &mut String, f: &Function, rid: RegionId, kname: &str) {
         if !has_rule(f, r, m) {
             continue;
         }
-        for want in [
-            Scalar::I32,
-            Scalar::U32,
-            Scalar::I64,
-            Scalar::U64,
-            Scalar::F32,
-            f.matrices[m].elem,
-        ] {
+        for want in names::load_types(f.matrices[m].elem) {
             let call = format!("ld_{bname}_m{m}_{}(", cty(want));
             // Only the variants the kernel calls, each defined once.
             let def = format!("static {} {call}", cty(want));
@@ -435,7 +433,8 @@ fn c_op(op: BinOp) -> &'static str {
 
 /// A reduced matrix as rows (every dimension but the last, multiplied) and columns, in C.
 fn rows_cols(f: &Function, rid: RegionId, m: MatrixId) -> (String, String) {
-    let k = K::plain(f, &f.regions[rid], false, 0);
+    let names = names::kernel_namer(f, rid, 1);
+    let k = K::plain(f, &f.regions[rid], false, &names);
     let dims: Vec<String> = f.matrices[m].dims.iter().map(|d| k.expr_pure(d)).collect();
     let nd = dims.len();
     let rows = if nd == 1 {
@@ -484,10 +483,9 @@ fn reduction_kernel(out: &mut String, f: &Function, rid: RegionId, op: ReduceOp,
 }
 
 impl K<'_> {
+    /// A fresh local of the kernel (`t<n>`, see `names.rs`).
     fn fresh(&self) -> String {
-        let n = self.tmp.get();
-        self.tmp.set(n + 1);
-        format!("t{n}")
+        self.names.borrow_mut().call("t")
     }
 
     /// A read of a matrix some rule of the region extends.
@@ -802,16 +800,7 @@ impl K<'_> {
             args.extend(hosts_used(self.f, self.r).iter().map(|h| format!("s{h}")));
             args.extend(idx);
             args.push("err".into());
-            let want_fn = if [
-                Scalar::I32,
-                Scalar::U32,
-                Scalar::I64,
-                Scalar::U64,
-                Scalar::F32,
-                self.f.matrices[m].elem,
-            ]
-            .contains(&want)
-            {
+            let want_fn = if names::load_types(self.f.matrices[m].elem).contains(&want) {
                 want
             } else {
                 Scalar::I32

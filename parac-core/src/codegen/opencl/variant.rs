@@ -200,7 +200,7 @@ impl K<'_> {
         {
             return Some(e.name.clone());
         }
-        let name = format!("c{}", c.entries.len());
+        let name = self.names.borrow_mut().call("c");
         c.entries.push(Entry {
             m: acc.matrix,
             subs: key,
@@ -219,7 +219,6 @@ impl K<'_> {
         } else {
             (0..keys.len()).map(|i| vec![i]).collect()
         };
-        let mut nv = 0;
         for run in groups {
             let mut at = 0;
             for w in chunks(run.len()) {
@@ -234,17 +233,16 @@ impl K<'_> {
                         self.render_linear(m, &first.subs)
                     );
                 } else {
+                    let cv = self.names.borrow_mut().call("cv");
                     let _ = writeln!(
                         out,
-                        "{pad}const {t}{w} cv{nv} = vload{w}(0, m{m} + {});",
+                        "{pad}const {t}{w} {cv} = vload{w}(0, m{m} + {});",
                         self.render_linear(m, &first.subs)
                     );
                     for i in 0..w {
                         let e = &cache.entries[run[at + i]];
-                        let _ =
-                            writeln!(out, "{pad}const {t} {} = cv{nv}.{};", e.name, component(i));
+                        let _ = writeln!(out, "{pad}const {t} {} = {cv}.{};", e.name, component(i));
                     }
-                    nv += 1;
                 }
                 at += w;
             }
@@ -527,8 +525,23 @@ pub(super) fn variant_kernel(
     let lanes = lanes_of(r, v);
     let tiles = tiles(f, rid, v, aff);
     let bname = kernel_name(f, rid);
+    // Every lane combination, row lanes outer.
+    let mut combos: Vec<Vec<i64>> = vec![vec![0; r.dims.len()]];
+    for &slot in slots.iter().rev() {
+        let mut next = Vec::new();
+        for c in &combos {
+            for l in 0..lanes[slot] {
+                let mut c = c.clone();
+                c[slot] = l * r.dims[slot].as_ref().map_or(1, |d| d.step);
+                next.push(c);
+            }
+        }
+        combos = next;
+    }
+    // One namer for every body of the kernel.
+    let names = names::kernel_namer(f, rid, combos.len());
     let base = {
-        let mut b = K::plain(f, r, true, 0);
+        let mut b = K::plain(f, r, true, &names);
         b.tiles = &tiles;
         b
     };
@@ -550,7 +563,6 @@ pub(super) fn variant_kernel(
     }
     let _ = writeln!(out, "__kernel void {kname}({}) {{", ps.join(", "));
     let mut fast_conds = Vec::new();
-    let step = |s: usize| r.dims[s].as_ref().map_or(1, |d| d.step);
     let mut in_range = Vec::new();
     let mut group = vec![String::new(); r.dims.len()];
     for (cl, slot) in slots.iter().enumerate() {
@@ -584,19 +596,6 @@ pub(super) fn variant_kernel(
             ));
         }
     }
-    // Every lane combination, row lanes outer.
-    let mut combos: Vec<Vec<i64>> = vec![vec![0; r.dims.len()]];
-    for &slot in slots.iter().rev() {
-        let mut next = Vec::new();
-        for c in &combos {
-            for l in 0..lanes[slot] {
-                let mut c = c.clone();
-                c[slot] = l * step(slot);
-                next.push(c);
-            }
-        }
-        combos = next;
-    }
     let vars_of = |off: &[i64]| -> Vec<String> {
         (0..r.dims.len())
             .map(|s| {
@@ -613,7 +612,7 @@ pub(super) fn variant_kernel(
         .filter(|a| base.bordered(*a) && !tiles.iter().any(|t| t.m == r.accesses[*a].matrix))
         .collect();
     for off in &combos {
-        let mut k = K::plain(f, r, false, 0);
+        let mut k = K::plain(f, r, false, &names);
         k.vars = vars_of(off);
         for a in &bordered {
             match k.inside(*a) {
@@ -627,7 +626,7 @@ pub(super) fn variant_kernel(
     let hold_stores = v.vmem && !store_in_branch(&r.body, 0);
     let mut body = String::new();
     for (n, off) in combos.iter().enumerate() {
-        let mut k = K::plain(f, r, false, (n + 1) * 10_000);
+        let mut k = K::plain(f, r, false, &names);
         k.v = v.clone();
         k.vars = vars_of(off);
         k.sfx = if combos.len() > 1 {
@@ -648,7 +647,7 @@ pub(super) fn variant_kernel(
     }
     let mut fast = String::new();
     {
-        let mut k = K::plain(f, r, false, 0);
+        let mut k = K::plain(f, r, false, &names);
         k.v = v.clone();
         fast.push_str(&k.cache_decls(&cache.borrow(), "        "));
         fast.push_str(&body);
@@ -678,7 +677,7 @@ pub(super) fn variant_kernel(
             depth += 1;
             closes += 1;
         }
-        let mut k = K::plain(f, r, true, 500_000);
+        let mut k = K::plain(f, r, true, &names);
         k.bases = vars.clone();
         k.vars = vars;
         k.aff = aff;
