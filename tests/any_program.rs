@@ -5,8 +5,9 @@
 //!
 //! - `lookup_out_of_table` / `scatter_out_of_matrix`: subscripts read from data that leave their
 //!   matrix. The OpenCL path used to return garbage, and the scatter wrote past the caller's
-//!   matrix (heap corruption). Now every path returns `Error::OutOfBounds`, and canary elements
-//!   around the caller's matrices (in-place views on a host-memory device) stay intact.
+//!   matrix (heap corruption). Now every path returns `Error::OutOfBounds`, the canaries around
+//!   the caller's matrix (`common::canary`: in place on a host-memory device) and the guard
+//!   bands around every device buffer (`Device::set_guard_bands`) stay intact.
 //! - `integer_unsharp_7_tap`: a vertical `W7_V: u8[7][1]` filter whose candidates' hoisted
 //!   locals `c0`..`c7` shadowed the program-scope constant `c3`: the program did not build.
 //! - `sobel_through_block_lets`: `let w = src[x-1:3:1][y-1:3:1]` under a replicate rule: the
@@ -17,8 +18,9 @@
 #[macro_use]
 mod common;
 
+use common::canary::Canaried;
 use common::runtimes;
-use parac::{Error, Matrix, MatrixView, MatrixViewMut, PlanPolicy, Runtime};
+use parac::{Error, Matrix, MatrixView, PlanPolicy, Runtime};
 
 parac::parac! {
     /// A lookup table indexed by pixel values.
@@ -113,16 +115,21 @@ fn policies(function: &str) -> Vec<PlanPolicy> {
     out
 }
 
-/// The runtimes to check on: the CPU path, and the device under every policy of `function`.
+/// The runtimes to check on: the CPU path, and the device under every policy of `function`,
+/// with guard bands around every device buffer, checked after each policy's calls.
 fn each_runtime(function: &str, mut check: impl FnMut(&Runtime, &str)) {
     check(runtimes::cpu(), "cpu");
     let Some(mut rt) = runtimes::fresh_opencl() else {
         return;
     };
+    rt.device().expect("a device").set_guard_bands(true);
     for p in policies(function) {
         let label = format!("opencl {p:?}");
         rt.set_policy(p);
         check(&rt, &label);
+        if let Err(e) = rt.device().expect("a device").check_guards() {
+            panic!("{label}: {e}");
+        }
     }
 }
 
@@ -182,21 +189,6 @@ fn sobel_through_block_lets() {
     });
 }
 
-/// Canary elements before and after a caller's matrix: a kernel writing past its view (in
-/// place on a host-memory device) would change them.
-const CANARY: usize = 4096;
-
-fn with_canaries<T: parac::Element>(len: usize, fill: T, canary: T) -> Vec<T> {
-    let mut v = vec![canary; len + 2 * CANARY];
-    v[CANARY..CANARY + len].fill(fill);
-    v
-}
-
-fn canaries_intact<T: parac::Element>(v: &[T], canary: T) -> bool {
-    let len = v.len() - 2 * CANARY;
-    v[..CANARY].iter().all(|x| *x == canary) && v[CANARY + len..].iter().all(|x| *x == canary)
-}
-
 #[test]
 fn lookup_out_of_table() {
     each_runtime("lookup", |rt, label| {
@@ -212,15 +204,13 @@ fn lookup_out_of_table() {
                 continue;
             }
             let small: Matrix<u8> = Matrix::from_fn([16], |i| i[0] as u8);
-            let mut back = with_canaries(m * n, 0u8, 0xA5);
-            let mut view =
-                MatrixViewMut::new([m, n], &mut back[CANARY..CANARY + m * n]).expect("view");
+            let mut view = Canaried::new("out", [m, n], &vec![0u8; m * n]);
             let r = lookup(rt, &src, &small, &mut view);
             assert!(
                 matches!(r, Err(Error::OutOfBounds { matrix: "lut", .. })),
                 "{label} {m}x{n}: {r:?}"
             );
-            assert!(canaries_intact(&back, 0xA5), "{label} {m}x{n}: canaries");
+            assert_eq!(view.check(), Ok(()), "{label} {m}x{n}: canaries");
         }
     });
 }
@@ -242,14 +232,13 @@ fn scatter_out_of_matrix() {
             if src.as_slice().iter().all(|v| *v < 4) {
                 continue;
             }
-            let mut back = with_canaries(4, 0u8, 0x5A);
-            let mut view = MatrixViewMut::new([4], &mut back[CANARY..CANARY + 4]).expect("view");
+            let mut view = Canaried::new("out", [4], &[0u8; 4]);
             let r = scatter(rt, &src, &mut view);
             assert!(
                 matches!(r, Err(Error::OutOfBounds { matrix: "out", .. })),
                 "{label} {m}x{n}: {r:?}"
             );
-            assert!(canaries_intact(&back, 0x5A), "{label} {m}x{n}: canaries");
+            assert_eq!(view.check(), Ok(()), "{label} {m}x{n}: canaries");
         }
     });
 }

@@ -7,12 +7,15 @@
 //! reference interpreter compiles with `parac_core::compile_str`) and its sizes.
 //!
 //! - `corpus_cpu_path_matches_interpreter`: every program on `Runtime::cpu()` and on the
-//!   interpreter with the same random arguments (`progen::args`: outputs start with random
+//!   interpreter with the same random arguments, every matrix of the call a `Canaried` one
+//!   (`tests/common/canary.rs`: canary bytes around the caller's matrix, checked after every
+//!   call) (`progen::args`: outputs start with random
 //!   elements too, so unwritten elements are compared), for each size set and once with one
 //!   argument's shape changed: bit-identical results (floats by their bits), or the same error
 //!   (variant and region, and matrix for `OutOfBounds`, `Shape`, `Rank`; the index may differ,
 //!   the CPU path reporting one of several failing rows).
-//! - `corpus_opencl_matches_interpreter`: the same on the OpenCL device, with the baseline and
+//! - `corpus_opencl_matches_interpreter`: the same on the OpenCL device, guard bands on around
+//!   its buffers (`Device::set_guard_bands`, `check_guards` after every call), with the baseline and
 //!   with each candidate label of the program forced (`PlanPolicy::Fixed(label, [16, 4])`),
 //!   outputs starting at zero (the OpenCL path zero-fills what it does not write): floats within
 //!   a relative 1e-5, integers exact unless a float flows into them (`EXACT`). Skipped without
@@ -26,10 +29,18 @@
 #[path = "../parac-core/tests/gen/mod.rs"]
 mod progen;
 
+mod common;
+
+use common::canary::{Canaried, Canary};
+use common::differential::{
+    Tolerance, memory_intact, opencl_with_guard_bands, outcomes, plan_labels, policy, run_error,
+    zero_outputs,
+};
+use parac::MatrixRef;
 use parac_core::interp::{self, Arg, Data, InterpError, Tensor, Val};
 
-/// An element type: interpreter data to and from a `parac::Matrix`.
-trait Elem: parac::Element {
+/// An element type: interpreter data to and from a canaried matrix.
+trait Elem: parac::Element + Canary {
     fn from_data(d: &Data) -> Vec<Self>;
     fn to_data(v: Vec<Self>) -> Data;
 }
@@ -51,15 +62,16 @@ macro_rules! elems {
 }
 elems!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
 
-fn mat<T: Elem>(a: &Arg) -> parac::Matrix<T> {
+/// A matrix argument as a canaried matrix named `name`: the caller's memory around it is
+/// checked when it is dropped, at the end of the call (`memory_intact`).
+fn canaried<T: Elem>(name: &str, a: &Arg) -> Canaried<T> {
     match a {
-        Arg::Matrix(t) => parac::Matrix::from_vec(t.shape.clone(), T::from_data(&t.data))
-            .expect("a matrix that fills its shape"),
+        Arg::Matrix(t) => Canaried::new(name, t.shape.clone(), &T::from_data(&t.data)),
         Arg::Scalar(_) => panic!("a matrix argument expected"),
     }
 }
 
-fn put<T: Elem>(a: &mut Arg, m: &parac::Matrix<T>) {
+fn put<T: Elem>(a: &mut Arg, m: &Canaried<T>) {
     *a = Arg::Matrix(
         Tensor::new(m.shape().to_vec(), T::to_data(m.as_slice().to_vec())).expect("shape"),
     );
@@ -126,116 +138,34 @@ struct Entry {
     call: fn(&parac::Runtime, &mut [Arg]) -> Result<Option<Val>, parac::Error>,
 }
 
-/// How results are compared: bit for bit (the CPU path), or with floats within a relative
-/// 1e-5 (`|a - b| <= 1e-5 * max(1, |a|, |b|)`) and integers exact only where no float flows
-/// into them (the OpenCL path: its `/`, `sqrt`, `exp` are a few ulp off and may contract
-/// `a * b + c`).
-#[derive(Clone, Copy)]
-struct Tolerance {
-    float: bool,
-    exact_ints: bool,
-}
-
-fn same_f32(x: f32, y: f32, tol: Tolerance) -> bool {
-    x.to_bits() == y.to_bits()
-        || (x.is_nan() && y.is_nan())
-        || (tol.float && (x - y).abs() <= 1e-5 * 1f32.max(x.abs()).max(y.abs()))
-}
-
-fn same_val(a: &Val, b: &Val, tol: Tolerance) -> bool {
-    match (a, b) {
-        (Val::F32(x), Val::F32(y)) => same_f32(*x, *y, tol),
-        (Val::Int(_), Val::Int(_)) if !tol.exact_ints => true,
-        (a, b) => a == b,
-    }
-}
-
-/// The first element that differs, if any.
-fn diff_data(a: &Data, b: &Data, tol: Tolerance) -> Option<String> {
-    if a.len() != b.len() || a.scalar() != b.scalar() {
-        return Some(format!("{a:?} vs {b:?}"));
-    }
-    if a.scalar() != parac_core::ir::Scalar::F32 && !tol.exact_ints {
-        return None;
-    }
-    (0..a.len())
-        .find(|&i| !same_val(&a.get(i), &b.get(i), tol))
-        .map(|i| format!("element {i}: {:?} vs {:?}", a.get(i), b.get(i)))
-}
-
-/// What both must agree on about an error.
-fn cpu_error(e: &parac::Error) -> String {
-    match e {
-        parac::Error::OutOfBounds {
-            region,
-            what,
-            matrix,
-            ..
-        } => {
-            format!("OutOfBounds {region} {what} {matrix}")
-        }
-        parac::Error::DivisionByZero { region, .. } => format!("DivisionByZero {region}"),
-        parac::Error::Shape { matrix, .. } => format!("Shape {matrix}"),
-        parac::Error::Rank { matrix, .. } => format!("Rank {matrix}"),
-        e => format!("{e}"),
-    }
-}
-
-fn interp_error(e: &InterpError) -> String {
-    match e {
-        InterpError::OutOfBounds {
-            region,
-            what,
-            matrix,
-            ..
-        } => {
-            format!("OutOfBounds {region} {what} {matrix}")
-        }
-        InterpError::DivisionByZero { region } => format!("DivisionByZero {region}"),
-        InterpError::Shape { matrix, .. } => format!("Shape {matrix}"),
-        InterpError::Rank { matrix, .. } => format!("Rank {matrix}"),
-        e => format!("{e}"),
-    }
-}
-
 /// The argument sets of a program: one per size set, and one with an argument's shape changed.
 /// With `zero_outputs`, outputs start at zero (as the OpenCL path starts the elements it does
 /// not write), else with random elements (kept where the CPU path does not write).
-fn cases(
-    i: usize,
-    e: &Entry,
-    f: &parac_core::ir::Function,
-    zero_outputs: bool,
-) -> Vec<(String, Vec<Arg>)> {
+fn cases(i: usize, e: &Entry, f: &parac_core::ir::Function, zero: bool) -> Vec<(String, Vec<Arg>)> {
     let mut cases = Vec::new();
     for (k, s) in e.sizes.iter().enumerate() {
         let sizes: progen::Sizes = s.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         cases.push((
             format!("sizes {s:?}"),
-            progen::args_with(f, &sizes, k as u64, zero_outputs),
+            progen::args_with(f, &sizes, k as u64, zero),
         ));
     }
     let sizes: progen::Sizes = e.sizes[0]
         .iter()
         .map(|(n, v)| (n.to_string(), *v))
         .collect();
-    let mut args = progen::args_with(f, &sizes, 99, zero_outputs);
+    let mut args = progen::args_with(f, &sizes, 99, zero);
     if progen::perturb_shape(&mut args, &mut progen::Rng::new(i as u64)) {
-        if zero_outputs {
-            for (a, p) in args.iter_mut().zip(&f.params) {
-                if let (Arg::Matrix(t), parac_core::ir::ParamRef::Matrix(m)) = (a, p) {
-                    if f.matrices[*m].kind == parac_core::ir::MatrixKind::Output {
-                        t.data = Data::zeros(t.elem(), t.data.len()).expect("an element type");
-                    }
-                }
-            }
+        if zero {
+            zero_outputs(f, &mut args);
         }
         cases.push((format!("sizes {:?}, one shape changed", e.sizes[0]), args));
     }
     cases
 }
 
-/// Runs one case on the interpreter and on `rt`; the difference, if any.
+/// Runs one case on the interpreter and on `rt`: the canaries and guard bands after the call,
+/// then the outcomes (`tests/common/differential.rs`); the difference, if any.
 fn compare(
     e: &Entry,
     f: &parac_core::ir::Function,
@@ -247,48 +177,18 @@ fn compare(
     let want = interp::run(f, &mut a_int);
     let mut a_rt = args.to_vec();
     let got = (e.call)(rt, &mut a_rt);
-    match (&want, &got) {
-        (Ok(w), Ok(g)) => {
-            let same_ret = match (w, g) {
-                (Some(w), Some(g)) => same_val(w, g, tol),
-                (w, g) => w == g,
-            };
-            if !same_ret {
-                return Some(format!("returns differ: interpreter {w:?}, runtime {g:?}"));
-            }
-            for (j, (x, y)) in a_int.iter().zip(&a_rt).enumerate() {
-                if let (Arg::Matrix(x), Arg::Matrix(y)) = (x, y) {
-                    if let Some(d) = diff_data(&x.data, &y.data, tol) {
-                        return Some(format!(
-                            "argument {j} differs at {d}:\n  interpreter {:?}\n  runtime     {:?}",
-                            x.data, y.data
-                        ));
-                    }
-                }
-            }
-            None
-        }
-        (Err(w), Err(g)) => {
-            let (w, g) = (interp_error(w), cpu_error(g));
-            (w != g).then(|| format!("errors differ: interpreter {w}, runtime {g}"))
-        }
-        (w, g) => Some(format!(
-            "interpreter {:?}, runtime {:?}",
-            w.as_ref().map_err(interp_error),
-            g.as_ref().map_err(cpu_error)
-        )),
-    }
+    memory_intact(rt, &got)
+        .err()
+        .or_else(|| outcomes(&want, &a_int, &got, &a_rt, tol))
+        .map(|(key, details)| format!("{key}: {details}"))
 }
 
 /// Every program of the corpus on the CPU path and the interpreter, for each of its sizes and
-/// once more with one argument's shape changed: bit for bit, or the same error.
+/// once more with one argument's shape changed: bit for bit, or the same error; no canary
+/// around a caller's matrix touched.
 #[test]
 fn corpus_cpu_path_matches_interpreter() {
     let rt = parac::Runtime::cpu();
-    let tol = Tolerance {
-        float: false,
-        exact_ints: true,
-    };
     let mut failures = Vec::new();
     let mut runs = 0;
     for (i, e) in PROGRAMS.iter().enumerate() {
@@ -297,7 +197,7 @@ fn corpus_cpu_path_matches_interpreter() {
         let f = &c.module.functions[0];
         for (what, args) in cases(i, e, f, false) {
             runs += 1;
-            if let Some(p) = compare(e, f, &rt, &args, tol) {
+            if let Some(p) = compare(e, f, &rt, &args, Tolerance::EXACT) {
                 failures.push(format!("{} ({what}): {p}\n{}", e.name, e.src));
             }
         }
@@ -310,34 +210,18 @@ fn corpus_cpu_path_matches_interpreter() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Every program on the OpenCL device (`PARAC_DEVICE=opencl:…` picks one), with the baseline
-/// and with every candidate of its regions forced (`PlanPolicy::Fixed(label, [16, 4])`),
-/// against the interpreter: floats within a relative 1e-5, integers exact where no float flows
-/// into them, or the same error. Skipped without OpenCL unless `PARAC_REQUIRE_OPENCL=1`.
+/// Every program on the OpenCL device (`PARAC_DEVICE=opencl:…` picks one), guard bands on,
+/// with the baseline and with every candidate of its regions forced
+/// (`PlanPolicy::Fixed(label, [16, 4])`), against the interpreter: floats within a relative
+/// 1e-5, integers exact where no float flows into them, or the same error; no canary or guard
+/// band touched. Skipped without OpenCL unless `PARAC_REQUIRE_OPENCL=1`.
 #[test]
 fn corpus_opencl_matches_interpreter() {
-    let spec = std::env::var("PARAC_DEVICE")
-        .ok()
-        .filter(|s| s.trim().to_ascii_lowercase().starts_with("opencl"))
-        .unwrap_or_else(|| "opencl".to_string());
-    let required = std::env::var("PARAC_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-    match parac::Runtime::from_spec(&spec) {
-        Ok(rt) if rt.device().is_some() => {}
-        other => {
-            let why = other
-                .err()
-                .map_or("no device".to_string(), |e| e.to_string());
-            assert!(
-                !required,
-                "PARAC_REQUIRE_OPENCL=1, but there is no OpenCL device: {why}"
-            );
-            println!("skipped: no OpenCL ({why})");
-            return;
-        }
-    }
     // One runtime (one device and program cache: each program is built once), its policy set
     // per label.
-    let mut rt = parac::Runtime::from_spec(&spec).expect("the OpenCL device");
+    let Some(mut rt) = opencl_with_guard_bands() else {
+        return;
+    };
     let mut failures = Vec::new();
     let mut runs = 0;
     let only = std::env::var("PARAC_CORPUS_ONLY").ok();
@@ -348,16 +232,7 @@ fn corpus_opencl_matches_interpreter() {
         let c = parac_core::compile_str(e.src);
         assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
         let f = &c.module.functions[0];
-        let tol = Tolerance {
-            float: true,
-            exact_ints: e.exact,
-        };
-        let mut labels = vec!["baseline".to_string()];
-        for l in parac_core::codegen::plan::labels(f) {
-            if !labels.contains(&l) {
-                labels.push(l);
-            }
-        }
+        let labels = plan_labels(f);
         // Outputs start at zero: elements a pipeline does not write are 0 on OpenCL, the
         // caller's on the CPU path and the interpreter.
         let cases = cases(i, e, f, true);
@@ -365,14 +240,10 @@ fn corpus_opencl_matches_interpreter() {
             eprintln!("[random corpus] {}: {} plans", e.name, labels.len());
         }
         for label in labels {
-            rt.set_policy(if label == "baseline" {
-                parac::PlanPolicy::Baseline
-            } else {
-                parac::PlanPolicy::Fixed(label.clone(), vec![16, 4])
-            });
+            rt.set_policy(policy(&label));
             for (what, args) in &cases {
                 runs += 1;
-                if let Some(p) = compare(e, f, &rt, args, tol) {
+                if let Some(p) = compare(e, f, &rt, args, Tolerance::device(e.exact)) {
                     failures.push(format!("{} [{label}] ({what}): {p}\n{}", e.name, e.src));
                 }
             }
@@ -433,13 +304,7 @@ const UNSIGNED_ABS: &str = "fn unsigned_abs(a: &u32[N], o: &mut u32[N], k: u64) 
 }";
 
 fn opencl_runtime() -> Option<parac::Runtime> {
-    let spec = std::env::var("PARAC_DEVICE")
-        .ok()
-        .filter(|s| s.trim().to_ascii_lowercase().starts_with("opencl"))
-        .unwrap_or_else(|| "opencl".to_string());
-    parac::Runtime::from_spec(&spec)
-        .ok()
-        .filter(|rt| rt.device().is_some())
+    opencl_with_guard_bands()
 }
 
 /// Bug, fixed (found by the OpenCL corpus, minimized by hand): when a region fails in its
@@ -594,9 +459,9 @@ pub fn f(a0: &i16[M][N], o0: &mut i8[M][N], o1: &mut u32[M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i16>(&args[0]);
-        let mut m1 = super::mat::<i8>(&args[1]);
-        let mut m2 = super::mat::<u32>(&args[2]);
+        let m0 = super::canaried::<i16>("a0", &args[0]);
+        let mut m1 = super::canaried::<i8>("o0", &args[1]);
+        let mut m2 = super::canaried::<u32>("o1", &args[2]);
         let r = f(rt, &m0, &mut m1, &mut m2);
         super::put(&mut args[1], &m1);
         super::put(&mut args[2], &m2);
@@ -641,8 +506,8 @@ pub fn f(a0: &u32[3][M][N], o0: &mut u32[3][M][N], s1: i16, s0: u32) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u32>(&args[0]);
-        let mut m1 = super::mat::<u32>(&args[1]);
+        let m0 = super::canaried::<u32>("a0", &args[0]);
+        let mut m1 = super::canaried::<u32>("o0", &args[1]);
         let s2 = super::int::<i16>(&args[2]);
         let s3 = super::int::<u32>(&args[3]);
         let r = f(rt, &m0, &mut m1, s2, s3);
@@ -731,7 +596,7 @@ fn f(o0: &mut u16[N], s0: f32) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let mut m0 = super::mat::<u16>(&args[0]);
+        let mut m0 = super::canaried::<u16>("o0", &args[0]);
         let s1 = super::float(&args[1]);
         let r = f(rt, &mut m0, s1);
         super::put(&mut args[0], &m0);
@@ -776,9 +641,9 @@ pub fn f(a0: &f32[M][N], a1: &i16[M][N], o0: &mut f32[M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<f32>(&args[0]);
-        let m1 = super::mat::<i16>(&args[1]);
-        let mut m2 = super::mat::<f32>(&args[2]);
+        let m0 = super::canaried::<f32>("a0", &args[0]);
+        let m1 = super::canaried::<i16>("a1", &args[1]);
+        let mut m2 = super::canaried::<f32>("o0", &args[2]);
         let r = f(rt, &m0, &m1, &mut m2);
         super::put(&mut args[2], &m2);
         r.map(super::ToVal::val)
@@ -824,10 +689,10 @@ pub fn f(a0: &f32[N], a1: &i16[K], a2: &i8[N / 2], o0: &mut u32[N], s1: i16, s0:
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<f32>(&args[0]);
-        let m1 = super::mat::<i16>(&args[1]);
-        let m2 = super::mat::<i8>(&args[2]);
-        let mut m3 = super::mat::<u32>(&args[3]);
+        let m0 = super::canaried::<f32>("a0", &args[0]);
+        let m1 = super::canaried::<i16>("a1", &args[1]);
+        let m2 = super::canaried::<i8>("a2", &args[2]);
+        let mut m3 = super::canaried::<u32>("o0", &args[3]);
         let s4 = super::int::<i16>(&args[4]);
         let s5 = super::int::<i16>(&args[5]);
         let r = f(rt, &m0, &m1, &m2, &mut m3, s4, s5);
@@ -925,13 +790,13 @@ fn f(a0: &u8[M][N], s0: i64, a1: &i16[M][N], s1: i32, a2: &i16[M][N], o0: &mut i
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u8>(&args[0]);
+        let m0 = super::canaried::<u8>("a0", &args[0]);
         let s1 = super::int::<i64>(&args[1]);
-        let m2 = super::mat::<i16>(&args[2]);
+        let m2 = super::canaried::<i16>("a1", &args[2]);
         let s3 = super::int::<i32>(&args[3]);
-        let m4 = super::mat::<i16>(&args[4]);
-        let mut m5 = super::mat::<i16>(&args[5]);
-        let mut m6 = super::mat::<u16>(&args[6]);
+        let m4 = super::canaried::<i16>("a2", &args[4]);
+        let mut m5 = super::canaried::<i16>("o0", &args[5]);
+        let mut m6 = super::canaried::<u16>("o1", &args[6]);
         let r = f(rt, &m0, s1, &m2, s3, &m4, &mut m5, &mut m6);
         super::put(&mut args[5], &m5);
         super::put(&mut args[6], &m6);
@@ -1002,9 +867,9 @@ fn f(a0: &f32[M][N], a1: &u8[M][N], o0: &mut u16[M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<f32>(&args[0]);
-        let m1 = super::mat::<u8>(&args[1]);
-        let mut m2 = super::mat::<u16>(&args[2]);
+        let m0 = super::canaried::<f32>("a0", &args[0]);
+        let m1 = super::canaried::<u8>("a1", &args[1]);
+        let mut m2 = super::canaried::<u16>("o0", &args[2]);
         let r = f(rt, &m0, &m1, &mut m2);
         super::put(&mut args[2], &m2);
         r.map(super::ToVal::val)
@@ -1122,11 +987,11 @@ fn f(a0: &u8[3][M][N], o0: &mut i16[3][M][N], o1: &mut i32[3][M][N], s1: bool, o
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u8>(&args[0]);
-        let mut m1 = super::mat::<i16>(&args[1]);
-        let mut m2 = super::mat::<i32>(&args[2]);
+        let m0 = super::canaried::<u8>("a0", &args[0]);
+        let mut m1 = super::canaried::<i16>("o0", &args[1]);
+        let mut m2 = super::canaried::<i32>("o1", &args[2]);
         let s3 = super::boolean(&args[3]);
-        let mut m4 = super::mat::<i32>(&args[4]);
+        let mut m4 = super::canaried::<i32>("o2", &args[4]);
         let s5 = super::float(&args[5]);
         let s6 = super::int::<i64>(&args[6]);
         let r = f(rt, &m0, &mut m1, &mut m2, s3, &mut m4, s5, s6);
@@ -1174,8 +1039,8 @@ pub fn f(a0: &f32[M][N], o0: &mut u32[M][N], s0: i32) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<f32>(&args[0]);
-        let mut m1 = super::mat::<u32>(&args[1]);
+        let m0 = super::canaried::<f32>("a0", &args[0]);
+        let mut m1 = super::canaried::<u32>("o0", &args[1]);
         let s2 = super::int::<i32>(&args[2]);
         let r = f(rt, &m0, &mut m1, s2);
         super::put(&mut args[1], &m1);
@@ -1254,12 +1119,12 @@ fn f(a0: &u8[C][M][N], a1: &u16[C][M][N], a2: &f32[C][M][N], o0: &mut f32[C][M][
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u8>(&args[0]);
-        let m1 = super::mat::<u16>(&args[1]);
-        let m2 = super::mat::<f32>(&args[2]);
-        let mut m3 = super::mat::<f32>(&args[3]);
-        let mut m4 = super::mat::<u16>(&args[4]);
-        let mut m5 = super::mat::<f32>(&args[5]);
+        let m0 = super::canaried::<u8>("a0", &args[0]);
+        let m1 = super::canaried::<u16>("a1", &args[1]);
+        let m2 = super::canaried::<f32>("a2", &args[2]);
+        let mut m3 = super::canaried::<f32>("o0", &args[3]);
+        let mut m4 = super::canaried::<u16>("o1", &args[4]);
+        let mut m5 = super::canaried::<f32>("o2", &args[5]);
         let r = f(rt, &m0, &m1, &m2, &mut m3, &mut m4, &mut m5);
         super::put(&mut args[3], &m3);
         super::put(&mut args[4], &m4);
@@ -1301,11 +1166,11 @@ fn f(a0: &u8[3][M][N], s0: u8, a1: &u8[3][M * 2][N * 2], s1: i64, o0: &mut i32[3
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u8>(&args[0]);
+        let m0 = super::canaried::<u8>("a0", &args[0]);
         let s1 = super::int::<u8>(&args[1]);
-        let m2 = super::mat::<u8>(&args[2]);
+        let m2 = super::canaried::<u8>("a1", &args[2]);
         let s3 = super::int::<i64>(&args[3]);
-        let mut m4 = super::mat::<i32>(&args[4]);
+        let mut m4 = super::canaried::<i32>("o0", &args[4]);
         let r = f(rt, &m0, s1, &m2, s3, &mut m4);
         super::put(&mut args[4], &m4);
         r.map(super::ToVal::val)
@@ -1340,9 +1205,9 @@ pub fn f(a0: &f32[N], s0: f32, o0: &mut u32[N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<f32>(&args[0]);
+        let m0 = super::canaried::<f32>("a0", &args[0]);
         let s1 = super::float(&args[1]);
-        let mut m2 = super::mat::<u32>(&args[2]);
+        let mut m2 = super::canaried::<u32>("o0", &args[2]);
         let r = f(rt, &m0, s1, &mut m2);
         super::put(&mut args[2], &m2);
         r.map(super::ToVal::val)
@@ -1377,13 +1242,13 @@ fn f(a0: &i16[N], s1: i32, s2: i16, s0: i64, a1: &i8[N / 4], a2: &f32[N - 1], o0
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i16>(&args[0]);
+        let m0 = super::canaried::<i16>("a0", &args[0]);
         let s1 = super::int::<i32>(&args[1]);
         let s2 = super::int::<i16>(&args[2]);
         let s3 = super::int::<i64>(&args[3]);
-        let m4 = super::mat::<i8>(&args[4]);
-        let m5 = super::mat::<f32>(&args[5]);
-        let mut m6 = super::mat::<u8>(&args[6]);
+        let m4 = super::canaried::<i8>("a1", &args[4]);
+        let m5 = super::canaried::<f32>("a2", &args[5]);
+        let mut m6 = super::canaried::<u8>("o0", &args[6]);
         let r = f(rt, &m0, s1, s2, s3, &m4, &m5, &mut m6);
         super::put(&mut args[6], &m6);
         r.map(super::ToVal::val)
@@ -1441,10 +1306,10 @@ fn f(a0: &u16[M][N], s0: i32, s1: i16, o0: &mut u8[M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u16>(&args[0]);
+        let m0 = super::canaried::<u16>("a0", &args[0]);
         let s1 = super::int::<i32>(&args[1]);
         let s2 = super::int::<i16>(&args[2]);
-        let mut m3 = super::mat::<u8>(&args[3]);
+        let mut m3 = super::canaried::<u8>("o0", &args[3]);
         let r = f(rt, &m0, s1, s2, &mut m3);
         super::put(&mut args[3], &m3);
         r.map(super::ToVal::val)
@@ -1488,10 +1353,10 @@ pub fn f(a0: &f32[M][N], a1: &f32[M][N], a2: &i32[M][N], o0: &mut f32[M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<f32>(&args[0]);
-        let m1 = super::mat::<f32>(&args[1]);
-        let m2 = super::mat::<i32>(&args[2]);
-        let mut m3 = super::mat::<f32>(&args[3]);
+        let m0 = super::canaried::<f32>("a0", &args[0]);
+        let m1 = super::canaried::<f32>("a1", &args[1]);
+        let m2 = super::canaried::<i32>("a2", &args[2]);
+        let mut m3 = super::canaried::<f32>("o0", &args[3]);
         let r = f(rt, &m0, &m1, &m2, &mut m3);
         super::put(&mut args[3], &m3);
         r.map(super::ToVal::val)
@@ -1596,11 +1461,11 @@ fn f(a0: &u16[N], s0: u32, a1: &f32[N - 1], o0: &mut i32[N], o1: &mut f32[N - 2]
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u16>(&args[0]);
+        let m0 = super::canaried::<u16>("a0", &args[0]);
         let s1 = super::int::<u32>(&args[1]);
-        let m2 = super::mat::<f32>(&args[2]);
-        let mut m3 = super::mat::<i32>(&args[3]);
-        let mut m4 = super::mat::<f32>(&args[4]);
+        let m2 = super::canaried::<f32>("a1", &args[2]);
+        let mut m3 = super::canaried::<i32>("o0", &args[3]);
+        let mut m4 = super::canaried::<f32>("o1", &args[4]);
         let r = f(rt, &m0, s1, &m2, &mut m3, &mut m4);
         super::put(&mut args[3], &m3);
         super::put(&mut args[4], &m4);
@@ -1641,10 +1506,10 @@ fn f(a0: &u16[M][N], a1: &i16[M][N], a2: &i32[M][N], o0: &mut i32[M][N], s0: i64
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u16>(&args[0]);
-        let m1 = super::mat::<i16>(&args[1]);
-        let m2 = super::mat::<i32>(&args[2]);
-        let mut m3 = super::mat::<i32>(&args[3]);
+        let m0 = super::canaried::<u16>("a0", &args[0]);
+        let m1 = super::canaried::<i16>("a1", &args[1]);
+        let m2 = super::canaried::<i32>("a2", &args[2]);
+        let mut m3 = super::canaried::<i32>("o0", &args[3]);
         let s4 = super::int::<i64>(&args[4]);
         let r = f(rt, &m0, &m1, &m2, &mut m3, s4);
         super::put(&mut args[3], &m3);
@@ -1689,9 +1554,9 @@ pub fn f(a0: &i16[3][M][N], o0: &mut u8[3][M][N], o1: &mut u16[3][M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i16>(&args[0]);
-        let mut m1 = super::mat::<u8>(&args[1]);
-        let mut m2 = super::mat::<u16>(&args[2]);
+        let m0 = super::canaried::<i16>("a0", &args[0]);
+        let mut m1 = super::canaried::<u8>("o0", &args[1]);
+        let mut m2 = super::canaried::<u16>("o1", &args[2]);
         let r = f(rt, &m0, &mut m1, &mut m2);
         super::put(&mut args[1], &m1);
         super::put(&mut args[2], &m2);
@@ -1752,10 +1617,10 @@ fn f(a0: &i8[3][M][N], a1: &u32[3][M][N], a2: &i16[M], o0: &mut f32[3][M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i8>(&args[0]);
-        let m1 = super::mat::<u32>(&args[1]);
-        let m2 = super::mat::<i16>(&args[2]);
-        let mut m3 = super::mat::<f32>(&args[3]);
+        let m0 = super::canaried::<i8>("a0", &args[0]);
+        let m1 = super::canaried::<u32>("a1", &args[1]);
+        let m2 = super::canaried::<i16>("a2", &args[2]);
+        let mut m3 = super::canaried::<f32>("o0", &args[3]);
         let r = f(rt, &m0, &m1, &m2, &mut m3);
         super::put(&mut args[3], &m3);
         r.map(super::ToVal::val)
@@ -1801,7 +1666,7 @@ fn f(o0: &mut u16[C][M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let mut m0 = super::mat::<u16>(&args[0]);
+        let mut m0 = super::canaried::<u16>("o0", &args[0]);
         let r = f(rt, &mut m0);
         super::put(&mut args[0], &m0);
         r.map(super::ToVal::val)
@@ -1859,10 +1724,10 @@ fn f(a0: &u16[3][M][N], s1: u64, a1: &u16[3][M - 1][N - 1], o0: &mut i16[M], s0:
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u16>(&args[0]);
+        let m0 = super::canaried::<u16>("a0", &args[0]);
         let s1 = super::int::<u64>(&args[1]);
-        let m2 = super::mat::<u16>(&args[2]);
-        let mut m3 = super::mat::<i16>(&args[3]);
+        let m2 = super::canaried::<u16>("a1", &args[2]);
+        let mut m3 = super::canaried::<i16>("o0", &args[3]);
         let s4 = super::int::<i32>(&args[4]);
         let r = f(rt, &m0, s1, &m2, &mut m3, s4);
         super::put(&mut args[3], &m3);
@@ -1907,9 +1772,9 @@ fn f(a0: &i32[3][M][N], a1: &u32[256], o0: &mut i32[M][N], s0: f32) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i32>(&args[0]);
-        let m1 = super::mat::<u32>(&args[1]);
-        let mut m2 = super::mat::<i32>(&args[2]);
+        let m0 = super::canaried::<i32>("a0", &args[0]);
+        let m1 = super::canaried::<u32>("a1", &args[1]);
+        let mut m2 = super::canaried::<i32>("o0", &args[2]);
         let s3 = super::float(&args[3]);
         let r = f(rt, &m0, &m1, &mut m2, s3);
         super::put(&mut args[2], &m2);
@@ -1966,9 +1831,9 @@ fn f(a0: &u32[M][N], a1: &u16[256], o0: &mut u16[M][N], s0: f32) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u32>(&args[0]);
-        let m1 = super::mat::<u16>(&args[1]);
-        let mut m2 = super::mat::<u16>(&args[2]);
+        let m0 = super::canaried::<u32>("a0", &args[0]);
+        let m1 = super::canaried::<u16>("a1", &args[1]);
+        let mut m2 = super::canaried::<u16>("o0", &args[2]);
         let s3 = super::float(&args[3]);
         let r = f(rt, &m0, &m1, &mut m2, s3);
         super::put(&mut args[2], &m2);
@@ -2011,8 +1876,8 @@ pub fn f(a0: &f32[3][M][N], o0: &mut i8[3][M][N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<f32>(&args[0]);
-        let mut m1 = super::mat::<i8>(&args[1]);
+        let m0 = super::canaried::<f32>("a0", &args[0]);
+        let mut m1 = super::canaried::<i8>("o0", &args[1]);
         let r = f(rt, &m0, &mut m1);
         super::put(&mut args[1], &m1);
         r.map(super::ToVal::val)
@@ -2094,10 +1959,10 @@ fn f(a0: &u16[C][M][N], a1: &i16[K], a2: &f32[M][N], o0: &mut u32[C][M - 2][N - 
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u16>(&args[0]);
-        let m1 = super::mat::<i16>(&args[1]);
-        let m2 = super::mat::<f32>(&args[2]);
-        let mut m3 = super::mat::<u32>(&args[3]);
+        let m0 = super::canaried::<u16>("a0", &args[0]);
+        let m1 = super::canaried::<i16>("a1", &args[1]);
+        let m2 = super::canaried::<f32>("a2", &args[2]);
+        let mut m3 = super::canaried::<u32>("o0", &args[3]);
         let s4 = super::int::<i32>(&args[4]);
         let r = f(rt, &m0, &m1, &m2, &mut m3, s4);
         super::put(&mut args[3], &m3);
@@ -2143,11 +2008,11 @@ fn f(a0: &u16[N], s0: u64, a1: &i16[N * 2], a2: &i8[256], o0: &mut i32[N]) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<u16>(&args[0]);
+        let m0 = super::canaried::<u16>("a0", &args[0]);
         let s1 = super::int::<u64>(&args[1]);
-        let m2 = super::mat::<i16>(&args[2]);
-        let m3 = super::mat::<i8>(&args[3]);
-        let mut m4 = super::mat::<i32>(&args[4]);
+        let m2 = super::canaried::<i16>("a1", &args[2]);
+        let m3 = super::canaried::<i8>("a2", &args[3]);
+        let mut m4 = super::canaried::<i32>("o0", &args[4]);
         let r = f(rt, &m0, s1, &m2, &m3, &mut m4);
         super::put(&mut args[4], &m4);
         r.map(super::ToVal::val)
@@ -2203,11 +2068,11 @@ pub fn f(a0: &i8[C][M][N], o0: &mut u32[C][M][N], s0: u8, s1: i32, o1: &mut u8[C
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i8>(&args[0]);
-        let mut m1 = super::mat::<u32>(&args[1]);
+        let m0 = super::canaried::<i8>("a0", &args[0]);
+        let mut m1 = super::canaried::<u32>("o0", &args[1]);
         let s2 = super::int::<u8>(&args[2]);
         let s3 = super::int::<i32>(&args[3]);
-        let mut m4 = super::mat::<u8>(&args[4]);
+        let mut m4 = super::canaried::<u8>("o1", &args[4]);
         let r = f(rt, &m0, &mut m1, s2, s3, &mut m4);
         super::put(&mut args[1], &m1);
         super::put(&mut args[4], &m4);
@@ -2252,10 +2117,10 @@ fn f(a0: &i16[M][N], s0: f32, a1: &i16[M - 2][N - 2], o0: &mut i32[M * 2][N * 2]
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i16>(&args[0]);
+        let m0 = super::canaried::<i16>("a0", &args[0]);
         let s1 = super::float(&args[1]);
-        let m2 = super::mat::<i16>(&args[2]);
-        let mut m3 = super::mat::<i32>(&args[3]);
+        let m2 = super::canaried::<i16>("a1", &args[2]);
+        let mut m3 = super::canaried::<i32>("o0", &args[3]);
         let s4 = super::int::<i64>(&args[4]);
         let r = f(rt, &m0, s1, &m2, &mut m3, s4);
         super::put(&mut args[3], &m3);
@@ -2301,7 +2166,7 @@ pub fn f(o0: &mut i16[N]) -> i16 {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let mut m0 = super::mat::<i16>(&args[0]);
+        let mut m0 = super::canaried::<i16>("o0", &args[0]);
         let r = f(rt, &mut m0);
         super::put(&mut args[0], &m0);
         r.map(super::ToVal::val)
@@ -2336,9 +2201,9 @@ pub fn f(a0: &i32[N], a1: &u8[N], o0: &mut u16[N / 2], s1: u32, s0: i32) {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::mat::<i32>(&args[0]);
-        let m1 = super::mat::<u8>(&args[1]);
-        let mut m2 = super::mat::<u16>(&args[2]);
+        let m0 = super::canaried::<i32>("a0", &args[0]);
+        let m1 = super::canaried::<u8>("a1", &args[1]);
+        let mut m2 = super::canaried::<u16>("o0", &args[2]);
         let s3 = super::int::<u32>(&args[3]);
         let s4 = super::int::<i32>(&args[4]);
         let r = f(rt, &m0, &m1, &mut m2, s3, s4);

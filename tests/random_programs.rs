@@ -33,8 +33,14 @@
 #[path = "../parac-core/tests/gen/mod.rs"]
 mod progen;
 
-use parac::{Pipeline, PlanPolicy, Runtime};
-use parac_core::interp::{self, Arg, Data, InterpError, Val};
+mod common;
+
+use common::differential::{
+    Tolerance, memory_intact, opencl_with_guard_bands as opencl, outcomes, plan_labels, policy,
+    run_error, zero_outputs,
+};
+use parac::{Pipeline, Runtime};
+use parac_core::interp::{self, Arg, Data, InterpError};
 use std::time::Instant;
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -49,96 +55,6 @@ fn strict() -> bool {
 /// `parac-core/tests/random_programs.rs`): none affects this test (`abs_unsigned` is the
 /// macro's CPU path, which `Pipeline` does not use).
 const KNOWN_PATTERNS: &[&str] = &[];
-
-/// The OpenCL device, if there is one (`PARAC_DEVICE=opencl:…` picks it).
-fn opencl() -> Option<Runtime> {
-    let spec = std::env::var("PARAC_DEVICE")
-        .ok()
-        .filter(|s| s.trim().to_ascii_lowercase().starts_with("opencl"))
-        .unwrap_or_else(|| "opencl".to_string());
-    let required = std::env::var("PARAC_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-    match Runtime::from_spec(&spec) {
-        Ok(rt) if rt.device().is_some() => {
-            rt.device().unwrap().set_guard_bands(true);
-            Some(rt)
-        }
-        other => {
-            let why = other
-                .err()
-                .map_or("no device".to_string(), |e| e.to_string());
-            assert!(
-                !required,
-                "PARAC_REQUIRE_OPENCL=1, but there is no OpenCL device: {why}"
-            );
-            println!("skipped on OpenCL: no device ({why})");
-            None
-        }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Tolerance {
-    float: bool,
-    exact_ints: bool,
-}
-
-fn same_f32(x: f32, y: f32, tol: Tolerance) -> bool {
-    x.to_bits() == y.to_bits()
-        || (x.is_nan() && y.is_nan())
-        || (tol.float && (x - y).abs() <= 1e-5 * 1f32.max(x.abs()).max(y.abs()))
-}
-
-fn same_val(a: &Val, b: &Val, tol: Tolerance) -> bool {
-    match (a, b) {
-        (Val::F32(x), Val::F32(y)) => same_f32(*x, *y, tol),
-        (Val::Int(_), Val::Int(_)) if !tol.exact_ints => true,
-        (a, b) => a == b,
-    }
-}
-
-/// The first element that differs, if any.
-fn diff_data(a: &Data, b: &Data, tol: Tolerance) -> Option<String> {
-    if a.len() != b.len() || a.scalar() != b.scalar() {
-        return Some(format!("{a:?} vs {b:?}"));
-    }
-    if a.scalar() != parac_core::ir::Scalar::F32 && !tol.exact_ints {
-        return None;
-    }
-    (0..a.len())
-        .find(|&i| !same_val(&a.get(i), &b.get(i), tol))
-        .map(|i| format!("element {i}: {:?} vs {:?}", a.get(i), b.get(i)))
-}
-
-/// What both must agree on about an error.
-fn run_error(e: &parac::Error) -> String {
-    match e {
-        parac::Error::OutOfBounds {
-            region,
-            what,
-            matrix,
-            ..
-        } => format!("OutOfBounds {region} {what} {matrix}"),
-        parac::Error::DivisionByZero { region, .. } => format!("DivisionByZero {region}"),
-        parac::Error::Shape { matrix, .. } => format!("Shape {matrix}"),
-        parac::Error::Rank { matrix, .. } => format!("Rank {matrix}"),
-        e => format!("{e}"),
-    }
-}
-
-fn interp_error(e: &InterpError) -> String {
-    match e {
-        InterpError::OutOfBounds {
-            region,
-            what,
-            matrix,
-            ..
-        } => format!("OutOfBounds {region} {what} {matrix}"),
-        InterpError::DivisionByZero { region } => format!("DivisionByZero {region}"),
-        InterpError::Shape { matrix, .. } => format!("Shape {matrix}"),
-        InterpError::Rank { matrix, .. } => format!("Rank {matrix}"),
-        e => format!("{e}"),
-    }
-}
 
 /// A failure: a key (which check, what kind of difference) and the details.
 struct Failure {
@@ -159,66 +75,9 @@ fn compare(
     let mut a_rt = args.to_vec();
     let got = p.run(rt, &f.name, &mut a_rt);
     // Every buffer of the call is dropped by now, its guards checked; any still alive too.
-    if let Some(d) = rt.device() {
-        if let Err(e) = d.check_guards() {
-            return Some((
-                "a guard band was touched".into(),
-                format!(
-                    "{e}\n(the call returned {:?})",
-                    got.as_ref().map_err(run_error)
-                ),
-            ));
-        }
-    }
-    match (&want, &got) {
-        (Ok(w), Ok(g)) => {
-            let same_ret = match (w, g) {
-                (Some(w), Some(g)) => same_val(w, g, tol),
-                (w, g) => w == g,
-            };
-            if !same_ret {
-                return Some((
-                    "returns differ".into(),
-                    format!("interpreter {w:?}, runtime {g:?}"),
-                ));
-            }
-            for (j, (x, y)) in a_int.iter().zip(&a_rt).enumerate() {
-                if let (Arg::Matrix(x), Arg::Matrix(y)) = (x, y) {
-                    if let Some(d) = diff_data(&x.data, &y.data, tol) {
-                        return Some((
-                            "results differ".into(),
-                            format!(
-                                "argument {j} differs at {d}:\n  interpreter {:?}\n  runtime     {:?}",
-                                x.data, y.data
-                            ),
-                        ));
-                    }
-                }
-            }
-            None
-        }
-        (Err(w), Err(g)) => {
-            let (w, g) = (interp_error(w), run_error(g));
-            (w != g).then(|| {
-                (
-                    "errors differ".into(),
-                    format!("interpreter {w}, runtime {g}"),
-                )
-            })
-        }
-        (w, g) => Some((
-            format!(
-                "interpreter {}, runtime {}",
-                if w.is_ok() { "Ok" } else { "Err" },
-                if g.is_ok() { "Ok" } else { "Err" }
-            ),
-            format!(
-                "interpreter {:?}, runtime {:?}",
-                w.as_ref().map_err(interp_error),
-                g.as_ref().map_err(run_error)
-            ),
-        )),
-    }
+    memory_intact(rt, &got)
+        .err()
+        .or_else(|| outcomes(&want, &a_int, &got, &a_rt, tol))
 }
 
 /// Counts of what the checks saw.
@@ -270,13 +129,7 @@ fn check(data: &[u32], dev: Option<&mut Runtime>, counts: &mut Counts) -> Result
     }
     let mut bad = progen::args_with(f, &sets[0], seed ^ 99, true);
     if progen::perturb_shape(&mut bad, &mut rng) {
-        for (a, p) in bad.iter_mut().zip(&f.params) {
-            if let (Arg::Matrix(t), parac_core::ir::ParamRef::Matrix(m)) = (a, p) {
-                if f.matrices[*m].kind == parac_core::ir::MatrixKind::Output {
-                    t.data = Data::zeros(t.elem(), t.data.len()).expect("an element type");
-                }
-            }
-        }
+        zero_outputs(f, &mut bad);
         cases.push((
             format!("sizes {:?}, one shape changed", sets[0]),
             bad.clone(),
@@ -285,35 +138,18 @@ fn check(data: &[u32], dev: Option<&mut Runtime>, counts: &mut Counts) -> Result
     }
     // The CPU path: bit for bit.
     let cpu = Runtime::cpu();
-    let exact = Tolerance {
-        float: false,
-        exact_ints: true,
-    };
     for (what, args, _) in &cases {
         counts.cpu_runs += 1;
-        if let Some((key, d)) = compare(f, &pipeline, &cpu, args, exact) {
+        if let Some((key, d)) = compare(f, &pipeline, &cpu, args, Tolerance::EXACT) {
             return Err(fail(format!("CPU path: {key}"), format!("{what}: {d}")));
         }
     }
     // Every plan on the device.
     let Some(rt) = dev else { return Ok(()) };
-    let tol = Tolerance {
-        float: true,
-        exact_ints: prog.exact,
-    };
-    let mut labels = vec!["baseline".to_string()];
-    for l in parac_core::codegen::plan::labels(f) {
-        if !labels.contains(&l) {
-            labels.push(l);
-        }
-    }
-    for label in labels {
+    let tol = Tolerance::device(prog.exact);
+    for label in plan_labels(f) {
         counts.plans += 1;
-        rt.set_policy(if label == "baseline" {
-            PlanPolicy::Baseline
-        } else {
-            PlanPolicy::Fixed(label.clone(), vec![16, 4])
-        });
+        rt.set_policy(policy(&label));
         for (what, _, args) in &cases {
             counts.opencl_runs += 1;
             if let Some((key, d)) = compare(f, &pipeline, rt, args, tol) {

@@ -30,6 +30,7 @@ macro_rules! on_every_runtime {
 pub mod canary;
 pub mod check;
 pub mod data;
+pub mod differential;
 pub mod reference;
 pub mod runtimes;
 pub mod soft;
