@@ -978,10 +978,14 @@ fn errors() {
         check(&format!("shift {k}"), &f, before, r, args![src, k, out]);
     }
 
-    // A region the CPU path runs by rows checks that every row it iterates exists, even where
-    // the write is under an `if` that skips it (the OpenCL path's guarded store does not fail).
+    // A store under an `if` that skips the rows a region iterates beyond its matrix never runs
+    // out of bounds: the interpreter (like the OpenCL path) succeeds for every k. The macro's
+    // CPU path still checks up front that every row it iterates exists (the known bug kept as
+    // `regression_row_check_of_a_store_that_never_runs_on_the_cpu_path` in
+    // tests/random_programs.rs, ignored until the CPU back end printed from the LIR lands), so
+    // where it errs it is held to that known answer and the interpreter alone is checked.
     let f = ir(&source("errors"), "guarded_rows");
-    for (k, want) in [
+    for (k, cpu_path) in [
         (0, "ok"),
         (-2, "ok"),
         (1, "out of bounds"),
@@ -990,13 +994,22 @@ fn errors() {
         let mut out = Matrix::<u8>::zeros([m, n]);
         let before = args![src, k, out];
         let r = errors::guarded_rows(rt, &src, k, &mut out);
-        assert_eq!(kind(&r), want, "guarded_rows {k}");
-        check(
-            &format!("guarded_rows {k}"),
-            &f,
-            before,
-            r,
-            args![src, k, out],
-        );
+        assert_eq!(kind(&r), cpu_path, "guarded_rows {k}");
+        if r.is_ok() {
+            check(
+                &format!("guarded_rows {k}"),
+                &f,
+                before,
+                r,
+                args![src, k, out],
+            );
+        } else {
+            let mut args = before;
+            let got = interp::run(&f, &mut args);
+            assert!(
+                got.is_ok(),
+                "guarded_rows {k}: the interpreter gives {got:?}"
+            );
+        }
     }
 }
