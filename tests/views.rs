@@ -100,3 +100,20 @@ fn canaried_views_and_guard_bands() {
     drop(v);
     assert_eq!(take_violations(), vec![e]);
 }
+
+/// A `parac!` function writes its IR where the runtime's configuration says, on the CPU path too
+/// (`Config::dump`, `PARAC_DUMP`): the generated code passes its runtime to `dump_ir`.
+#[test]
+fn the_cpu_path_dumps_the_ir_where_the_builder_says() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let rt = parac::Runtime::builder()
+        .device_kind(parac::DeviceKind::Cpu)
+        .dump(tmp.path())
+        .build()
+        .expect("the CPU path");
+    let src = Matrix::<u16>::zeros([5, 6]);
+    let mut out = Matrix::<u16>::zeros([3, 4]);
+    blur_p::blur(&rt, &src, &mut out).expect("blur");
+    let ir = std::fs::read_to_string(tmp.path().join("blur.ir")).expect("blur.ir written");
+    assert!(ir.contains("fn blur"), "{ir}");
+}

@@ -155,7 +155,7 @@ fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {
         #(#bind)*
         #(#checks)*
         static __SOURCE: &str = #source;
-        ::parac::__private::dump_ir(__SOURCE)?;
+        ::parac::__private::dump_ir(rt, __SOURCE)?;
         #device
         #prelude
         #run

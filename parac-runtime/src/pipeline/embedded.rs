@@ -41,11 +41,15 @@ fn pipeline(source: &'static str) -> Result<Rc<Pipeline>, Error> {
     Ok(p)
 }
 
-/// Called by the code `parac!` emits before it picks its path; does nothing. The IR of a
-/// function run on an OpenCL device is written by [`run_embedded`] when the runtime's
-/// configuration has a dump directory (`Config::dump`, `PARAC_DUMP`); this function has no
-/// runtime to ask, and reads no environment.
-pub fn dump_ir(_source: &'static str) -> Result<(), Error> {
+/// Called by the code `parac!` emits before it picks its path (the CPU path or a device):
+/// writes the function's IR when the runtime's configuration has a dump directory
+/// (`Config::dump`, `PARAC_DUMP`); does nothing otherwise.
+pub fn dump_ir(rt: &Runtime, source: &'static str) -> Result<(), Error> {
+    if let Some(dir) = &rt.config().dump {
+        let p = pipeline(source)?;
+        let f = &p.functions()[0];
+        crate::opencl::dump(dir, &f.name, "ir", &parac_core::ir::display::dump_one(f))?;
+    }
     Ok(())
 }
 
@@ -58,10 +62,5 @@ pub fn run_embedded(
     source: &'static str,
     args: &mut [HostArg],
 ) -> Result<Option<Val>, Error> {
-    let p = pipeline(source)?;
-    if let Some(dir) = &rt.config().dump {
-        let f = &p.functions()[0];
-        crate::opencl::dump(dir, &f.name, "ir", &parac_core::ir::display::dump_one(f))?;
-    }
-    p.run_device(rt, dev, 0, args)
+    pipeline(source)?.run_device(rt, dev, 0, args)
 }
