@@ -219,6 +219,19 @@ impl<T> Drop for Mem<T> {
     }
 }
 
+/// Checks that `len` host elements laid out as `hp` hold every element of `b`: the plain and
+/// rectangle transfers pass the host pointer to OpenCL and rely on it, so it is checked where
+/// they are, not only by their callers.
+fn holds<T>(b: &Buffer<T>, len: usize, hp: Pitch) -> Result<(), Error> {
+    match hp.check(&b.shape, len) {
+        Ok(_) => Ok(()),
+        Err(source) => Err(Error::Layout {
+            matrix: "host data",
+            source,
+        }),
+    }
+}
+
 /// A rectangle transfer of a whole buffer: its rows, plane by plane, between the buffer's
 /// padded rows and the host's layout (row and slice pitches in bytes).
 struct Rect {
@@ -566,6 +579,7 @@ impl Device {
     /// device's memory is the host's, else a zero fill of a padded buffer (padding that
     /// `alloc_uninit` or a reused buffer left) and a write of the rows.
     fn fill_rows<T: Element>(&self, b: &mut Buffer<T>, data: &[T], hp: Pitch) -> Result<(), Error> {
+        holds(b, data.len(), hp)?;
         if self.write_mapped(b, data, hp)? {
             return Ok(());
         }
@@ -604,7 +618,7 @@ impl Device {
         data: &mut [T],
         hp: Pitch,
     ) -> Result<(), Error> {
-        debug_assert!(hp.check(&b.shape, data.len()).is_ok());
+        holds(b, data.len(), hp)?;
         if b.shape.contains(&0) {
             return Ok(());
         }
