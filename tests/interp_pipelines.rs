@@ -906,6 +906,28 @@ mod errors {
             }
         }
     }
+    pub fn rows_past(src: &u8[M][N], k: i32, out: &mut u8[M][N]) {
+        parac_iterator it(0:M+k:1; 0:N:1) {
+            if itx < M + 1 {
+                out[itx][ity] = src[itx % M][ity];
+            }
+        }
+    }
+    pub fn rows_before(src: &u8[M][N], k: i32, out: &mut u8[M][N]) {
+        parac_iterator it(k:M:1; 0:N:1) {
+            if itx >= -1 {
+                out[itx][ity] = src[0][ity];
+            }
+        }
+    }
+    pub fn empty_rows_beside(src: &u8[M][N], out: &mut u8[M][N], none: &mut u8[M][K]) {
+        parac_iterator it(0:M:1; 0:N:1) {
+            out[itx][ity] = src[itx][ity] + 1;
+            if ity < K {
+                none[itx][ity] = 7;
+            }
+        }
+    }
     }
 }
 
@@ -979,37 +1001,59 @@ fn errors() {
     }
 
     // A store under an `if` that skips the rows a region iterates beyond its matrix never runs
-    // out of bounds: the interpreter (like the OpenCL path) succeeds for every k. The macro's
-    // CPU path still checks up front that every row it iterates exists (the known bug kept as
-    // `regression_row_check_of_a_store_that_never_runs_on_the_cpu_path` in
-    // tests/random_programs.rs, ignored until the CPU back end printed from the LIR lands), so
-    // where it errs it is held to that known answer and the interpreter alone is checked.
+    // out of bounds: the interpreter, the CPU path and the OpenCL path succeed for every k.
     let f = ir(&source("errors"), "guarded_rows");
-    for (k, cpu_path) in [
-        (0, "ok"),
-        (-2, "ok"),
-        (1, "out of bounds"),
-        (3, "out of bounds"),
-    ] {
+    for k in [0, -2, 1, 3] {
         let mut out = Matrix::<u8>::zeros([m, n]);
         let before = args![src, k, out];
         let r = errors::guarded_rows(rt, &src, k, &mut out);
-        assert_eq!(kind(&r), cpu_path, "guarded_rows {k}");
-        if r.is_ok() {
-            check(
-                &format!("guarded_rows {k}"),
-                &f,
-                before,
-                r,
-                args![src, k, out],
-            );
-        } else {
-            let mut args = before;
-            let got = interp::run(&f, &mut args);
-            assert!(
-                got.is_ok(),
-                "guarded_rows {k}: the interpreter gives {got:?}"
-            );
-        }
+        assert_eq!(kind(&r), "ok", "guarded_rows {k}");
+        check(
+            &format!("guarded_rows {k}"),
+            &f,
+            before,
+            r,
+            args![src, k, out],
+        );
+    }
+    // Where such a store does run, on a row past the matrix or before it, it fails there, as
+    // on the interpreter, with every coordinate; the rows before it are written.
+    let f = ir(&source("errors"), "rows_past");
+    for (k, want) in [(0, "ok"), (1, "out of bounds"), (3, "out of bounds")] {
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        let before = args![src, k, out];
+        let r = errors::rows_past(rt, &src, k, &mut out);
+        assert_eq!(kind(&r), want, "rows_past {k}");
+        check(&format!("rows_past {k}"), &f, before, r, args![src, k, out]);
+    }
+    let f = ir(&source("errors"), "rows_before");
+    for (k, want) in [(0, "ok"), (-1, "out of bounds"), (-3, "out of bounds")] {
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        let before = args![src, k, out];
+        let r = errors::rows_before(rt, &src, k, &mut out);
+        assert_eq!(kind(&r), want, "rows_before {k}");
+        check(
+            &format!("rows_before {k}"),
+            &f,
+            before,
+            r,
+            args![src, k, out],
+        );
+    }
+    // A matrix written beside another with empty rows: every row of the first is still written.
+    let f = ir(&source("errors"), "empty_rows_beside");
+    for k in [0, 1] {
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        let mut none = Matrix::<u8>::zeros([m, k]);
+        let before = args![src, out, none];
+        let r = errors::empty_rows_beside(rt, &src, &mut out, &mut none);
+        assert_eq!(kind(&r), "ok", "empty_rows_beside {k}");
+        check(
+            &format!("empty_rows_beside {k}"),
+            &f,
+            before,
+            r,
+            args![src, out, none],
+        );
     }
 }

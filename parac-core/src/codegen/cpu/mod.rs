@@ -8,7 +8,10 @@
 //!   no rule covers is an `Error::OutOfBounds`.
 //! - A region runs its first iteration dimension in parallel (rayon) when every write's first
 //!   subscript is exactly that index variable and the region reads nothing it writes: each task
-//!   then owns whole rows. Other regions run sequentially.
+//!   then owns whole rows. Other regions run sequentially, and so does a row-parallel region on a
+//!   call where some iteration's row is outside a matrix it writes (or a written matrix has
+//!   empty rows): its body is one closure, called on each task's row or, in order, on each row
+//!   (an empty slice for a missing one), so that a store fails where it runs and only there.
 
 mod proof;
 
@@ -345,7 +348,6 @@ fn region(f: &Function, r: &Region) -> TokenStream {
             }
         };
     }
-    let fname = &f.name;
     match par {
         None => quote! {
             {
@@ -366,49 +368,79 @@ fn region(f: &Function, r: &Region) -> TokenStream {
                 .filter(|(_, v)| **v == Some(View::Row))
                 .map(|(m, _)| m)
                 .collect();
-            // Zip the row chunks of every matrix written.
+            // Zip the row chunks of every matrix written; the same names, typed, are the body's
+            // parameters, and the serial fallback binds them to one row each.
             let mut iter = TokenStream::new();
             let mut pat = TokenStream::new();
+            let mut pat_ty = TokenStream::new();
+            let mut have_rows = quote!(true);
+            let mut serial_rows = TokenStream::new();
             for (i, m) in written.iter().enumerate() {
                 let sl = slice_of(f, *m, View::Write);
                 let d = format_ident!("__d{}", m);
                 let w = format_ident!("__w{}", m);
-                let chunks =
-                    quote!(#sl.par_chunks_mut((#d[1..].iter().product::<i64>().max(1)) as usize));
+                let len = format_ident!("__len{}", m);
+                let t = rty(f.matrices[*m].elem);
+                let chunks = quote!(#sl.par_chunks_mut(#len.max(1)));
                 if i == 0 {
                     iter = chunks;
                     pat = quote!(#w);
+                    pat_ty = quote!(&mut [#t]);
                 } else {
                     iter = quote!(#iter.zip(#chunks));
                     pat = quote!((#pat, #w));
+                    pat_ty = quote!((#pat_ty, &mut [#t]));
                 }
+                have_rows = quote!(#have_rows && #len > 0);
+                // A row outside the matrix (or of a matrix with empty rows) is an empty slice:
+                // every store to it fails its bounds check, with its index.
+                serial_rows.extend(quote! {
+                    let #w: &mut [#t] = if __r >= 0 && __r < #d[0] {
+                        #sl.get_mut((__r as usize) * #len..(__r as usize + 1) * #len)
+                            .unwrap_or(&mut [])
+                    } else {
+                        &mut []
+                    };
+                });
             }
+            let lens = written.iter().map(|m| {
+                let d = format_ident!("__d{}", m);
+                let len = format_ident!("__len{}", m);
+                quote!(let #len: usize = #d[1..].iter().product::<i64>() as usize;)
+            });
             let d0 = format_ident!("__d{}", written[0]);
-            let mname = &f.matrices[written[0]].name;
             quote! {
                 {
                     use ::parac::__private::rayon::prelude::*;
                     #prelude
                     let (__lo, __hi): (i32, i32) = (#lo, #hi);
-                    // Every iteration must own an existing row.
-                    if __hi > __lo {
-                        let __last = __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64;
-                        if __lo < 0 || __last >= #d0[0] {
-                            return ::core::result::Result::Err(::parac::Error::OutOfBounds {
-                                function: #fname, region: #name, what: "write to", matrix: #mname,
-                                index: ::std::vec![if __lo < 0 { __lo as i64 } else { __last }],
-                                shape: #d0.iter().map(|d| *d as usize).collect(),
-                            });
-                        }
-                    }
-                    #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
-                        let #v: i32 = __row as i32;
-                        if #v < __lo || #v >= __hi || (#v - __lo) % #step != 0 {
-                            return ::core::result::Result::Ok(());
-                        }
+                    #(#lens)*
+                    let __body = |#v: i32, #pat: #pat_ty| -> ::core::result::Result<(), ::parac::Error> {
                         #inner
                         ::core::result::Result::Ok(())
-                    })?;
+                    };
+                    // In parallel when every iteration owns an existing row; otherwise in order,
+                    // so that a store fails where it runs and only there.
+                    let __parallel = __hi <= __lo || {
+                        let __last = __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64;
+                        __lo >= 0 && __last < #d0[0] && #have_rows
+                    };
+                    if __parallel {
+                        #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
+                            let #v: i32 = __row as i32;
+                            if #v < __lo || #v >= __hi || (#v - __lo) % #step != 0 {
+                                return ::core::result::Result::Ok(());
+                            }
+                            __body(#v, #pat)
+                        })?;
+                    } else {
+                        let mut __r: i64 = __lo as i64;
+                        while __r < __hi as i64 {
+                            #serial_rows
+                            __body(__r as i32, #pat)?;
+                            __r += #step as i64;
+                        }
+                    }
                 }
             }
         }
@@ -665,15 +697,11 @@ impl Gen<'_> {
         let elem = rty(self.f.matrices[m].elem);
         let err = self.oob("write to", m, n);
         let (target, ok) = if view == View::Row {
-            // The first index is the task's row, checked before the loop.
+            // The row may be outside the matrix (an empty slice) when the region runs in order.
             let w = format_ident!("__w{}", m);
             let lin = Self::linear(m, 1, n);
-            let d = format_ident!("__d{}", m);
-            let conds = (1..n).map(|k| {
-                let i = format_ident!("__i{}", k);
-                quote!(#i >= 0 && #i < #d[#k])
-            });
-            (quote!(#w[#lin]), quote!(true #(&& #conds)*))
+            let ok = Self::in_bounds(m, n);
+            (quote!(#w[#lin]), quote!(!#w.is_empty() && #ok))
         } else {
             let s = format_ident!("__m{}", m);
             let lin = Self::linear(m, 0, n);
