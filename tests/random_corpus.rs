@@ -31,183 +31,20 @@ mod progen;
 
 mod common;
 
-use common::canary::{Canaried, Canary};
-use common::differential::{
-    Tolerance, memory_intact, opencl_with_guard_bands, outcomes, plan_labels, policy, run_error,
-    zero_outputs,
-};
+#[path = "corpus/harness.rs"]
+mod harness;
+
+use common::differential::{opencl_with_guard_bands, run_error};
+use harness::*;
 use parac::MatrixRef;
 use parac_core::interp::{self, Arg, Data, InterpError, Tensor, Val};
-
-/// An element type: interpreter data to and from a canaried matrix.
-trait Elem: parac::Element + Canary {
-    fn from_data(d: &Data) -> Vec<Self>;
-    fn to_data(v: Vec<Self>) -> Data;
-}
-
-macro_rules! elems {
-    ($($t:ty => $v:ident),*) => {$(
-        impl Elem for $t {
-            fn from_data(d: &Data) -> Vec<Self> {
-                match d {
-                    Data::$v(v) => v.clone(),
-                    d => panic!("expected {} data, got {:?}", stringify!($t), d.scalar()),
-                }
-            }
-            fn to_data(v: Vec<Self>) -> Data {
-                Data::$v(v)
-            }
-        }
-    )*};
-}
-elems!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
-
-/// A matrix argument as a canaried matrix named `name`: the caller's memory around it is
-/// checked when it is dropped, at the end of the call (`memory_intact`).
-fn canaried<T: Elem>(name: &str, a: &Arg) -> Canaried<T> {
-    match a {
-        Arg::Matrix(t) => Canaried::new(name, t.shape.clone(), &T::from_data(&t.data)),
-        Arg::Scalar(_) => panic!("a matrix argument expected"),
-    }
-}
-
-fn put<T: Elem>(a: &mut Arg, m: &Canaried<T>) {
-    *a = Arg::Matrix(
-        Tensor::new(m.shape().to_vec(), T::to_data(m.as_slice().to_vec())).expect("shape"),
-    );
-}
-
-fn int<T: TryFrom<i128>>(a: &Arg) -> T {
-    match a {
-        Arg::Scalar(Val::Int(v)) => T::try_from(*v).ok().expect("an integer in range"),
-        a => panic!("an integer argument expected, got {a:?}"),
-    }
-}
-
-fn float(a: &Arg) -> f32 {
-    match a {
-        Arg::Scalar(Val::F32(v)) => *v,
-        a => panic!("an f32 argument expected, got {a:?}"),
-    }
-}
-
-fn boolean(a: &Arg) -> bool {
-    match a {
-        Arg::Scalar(Val::Bool(v)) => *v,
-        a => panic!("a bool argument expected, got {a:?}"),
-    }
-}
-
-/// A function's result as the interpreter gives it.
-trait ToVal {
-    fn val(self) -> Option<Val>;
-}
-
-impl ToVal for () {
-    fn val(self) -> Option<Val> {
-        None
-    }
-}
-
-macro_rules! int_results {
-    ($($t:ty),*) => {$(
-        impl ToVal for $t {
-            fn val(self) -> Option<Val> { Some(Val::Int(self as i128)) }
-        }
-    )*};
-}
-int_results!(u8, i8, u16, i16, u32, i32, i64, u64);
-
-impl ToVal for f32 {
-    fn val(self) -> Option<Val> {
-        Some(Val::F32(self))
-    }
-}
-
-impl ToVal for bool {
-    fn val(self) -> Option<Val> {
-        Some(Val::Bool(self))
-    }
-}
-
-struct Entry {
-    name: &'static str,
-    src: &'static str,
-    sizes: &'static [&'static [(&'static str, usize)]],
-    exact: bool,
-    call: fn(&parac::Runtime, &mut [Arg]) -> Result<Option<Val>, parac::Error>,
-}
-
-/// The argument sets of a program: one per size set, and one with an argument's shape changed.
-/// With `zero_outputs`, outputs start at zero (as the OpenCL path starts the elements it does
-/// not write), else with random elements (kept where the CPU path does not write).
-fn cases(i: usize, e: &Entry, f: &parac_core::ir::Function, zero: bool) -> Vec<(String, Vec<Arg>)> {
-    let mut cases = Vec::new();
-    for (k, s) in e.sizes.iter().enumerate() {
-        let sizes: progen::Sizes = s.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-        cases.push((
-            format!("sizes {s:?}"),
-            progen::args_with(f, &sizes, k as u64, zero),
-        ));
-    }
-    let sizes: progen::Sizes = e.sizes[0]
-        .iter()
-        .map(|(n, v)| (n.to_string(), *v))
-        .collect();
-    let mut args = progen::args_with(f, &sizes, 99, zero);
-    if progen::perturb_shape(&mut args, &mut progen::Rng::new(i as u64)) {
-        if zero {
-            zero_outputs(f, &mut args);
-        }
-        cases.push((format!("sizes {:?}, one shape changed", e.sizes[0]), args));
-    }
-    cases
-}
-
-/// Runs one case on the interpreter and on `rt`: the canaries and guard bands after the call,
-/// then the outcomes (`tests/common/differential.rs`); the difference, if any.
-fn compare(
-    e: &Entry,
-    f: &parac_core::ir::Function,
-    rt: &parac::Runtime,
-    args: &[Arg],
-    tol: Tolerance,
-) -> Option<String> {
-    let mut a_int = args.to_vec();
-    let want = interp::run(f, &mut a_int);
-    let mut a_rt = args.to_vec();
-    let got = (e.call)(rt, &mut a_rt);
-    memory_intact(rt, &got)
-        .err()
-        .or_else(|| outcomes(&want, &a_int, &got, &a_rt, tol))
-        .map(|(key, details)| format!("{key}: {details}"))
-}
 
 /// Every program of the corpus on the CPU path and the interpreter, for each of its sizes and
 /// once more with one argument's shape changed: bit for bit, or the same error; no canary
 /// around a caller's matrix touched.
 #[test]
 fn corpus_cpu_path_matches_interpreter() {
-    let rt = parac::Runtime::cpu();
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    for (i, e) in PROGRAMS.iter().enumerate() {
-        let c = parac_core::compile_str(e.src);
-        assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
-        let f = &c.module.functions[0];
-        for (what, args) in cases(i, e, f, false) {
-            runs += 1;
-            if let Some(p) = compare(e, f, &rt, &args, Tolerance::EXACT) {
-                failures.push(format!("{} ({what}): {p}\n{}", e.name, e.src));
-            }
-        }
-    }
-    eprintln!(
-        "[random corpus] CPU path: {} programs, {runs} runs, {} mismatches",
-        PROGRAMS.len(),
-        failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    harness::cpu_path(PROGRAMS);
 }
 
 /// Every program on the OpenCL device (`PARAC_DEVICE=opencl:…` picks one), guard bands on,
@@ -217,44 +54,7 @@ fn corpus_cpu_path_matches_interpreter() {
 /// band touched. Skipped without OpenCL unless `PARAC_REQUIRE_OPENCL=1`.
 #[test]
 fn corpus_opencl_matches_interpreter() {
-    // One runtime (one device and program cache: each program is built once), its policy set
-    // per label.
-    let Some(mut rt) = opencl_with_guard_bands() else {
-        return;
-    };
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    let only = std::env::var("PARAC_CORPUS_ONLY").ok();
-    for (i, e) in PROGRAMS.iter().enumerate() {
-        if only.as_deref().is_some_and(|o| o != e.name) {
-            continue;
-        }
-        let c = parac_core::compile_str(e.src);
-        assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
-        let f = &c.module.functions[0];
-        let labels = plan_labels(f);
-        // Outputs start at zero: elements a pipeline does not write are 0 on OpenCL, the
-        // caller's on the CPU path and the interpreter.
-        let cases = cases(i, e, f, true);
-        if std::env::var("PARAC_CORPUS_PROGRESS").is_ok_and(|v| v == "1") {
-            eprintln!("[random corpus] {}: {} plans", e.name, labels.len());
-        }
-        for label in labels {
-            rt.set_policy(policy(&label));
-            for (what, args) in &cases {
-                runs += 1;
-                if let Some(p) = compare(e, f, &rt, args, Tolerance::device(e.exact)) {
-                    failures.push(format!("{} [{label}] ({what}): {p}\n{}", e.name, e.src));
-                }
-            }
-        }
-    }
-    eprintln!(
-        "[random corpus] OpenCL: {} programs, {runs} runs, {} mismatches",
-        PROGRAMS.len(),
-        failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    harness::opencl(PROGRAMS);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -928,8 +928,10 @@ fn generator_is_deterministic() {
 // ---------------------------------------------------------------------------------------------
 
 /// `PARAC_BLESS=1`: writes `tests/random_corpus.rs` (workspace root) with 30 generated
-/// programs (`PARAC_CORPUS_N` to change that), chosen in seed order for the constructs they add, each compiling cleanly and
-/// running on the interpreter without `Unsupported`.
+/// programs (`PARAC_CORPUS_N` to change that) and `tests/random_corpus_cpu.rs`, the CPU path's
+/// corpus, with 300 others (`PARAC_CORPUS_CPU_N`), chosen in seed order for the constructs they
+/// add, each compiling cleanly and running on the interpreter without `Unsupported`.
+/// `PARAC_CORPUS_ONLY_CPU=1` writes only the second.
 #[test]
 #[ignore]
 fn bless_corpus() {
@@ -937,7 +939,16 @@ fn bless_corpus() {
         eprintln!("set PARAC_BLESS=1 to rewrite tests/random_corpus.rs");
         return;
     }
-    corpus::bless(env_u64("PARAC_CORPUS_N").map_or(30, |n| n as usize));
+    if !std::env::var("PARAC_CORPUS_ONLY_CPU").is_ok_and(|v| v == "1") {
+        corpus::bless(
+            corpus::Corpus::Both,
+            env_u64("PARAC_CORPUS_N").map_or(30, |n| n as usize),
+        );
+    }
+    corpus::bless(
+        corpus::Corpus::Cpu,
+        env_u64("PARAC_CORPUS_CPU_N").map_or(300, |n| n as usize),
+    );
 }
 
 #[path = "gen/corpus.rs"]
