@@ -5,6 +5,7 @@
 //! is a `u8[M][W]` matrix (`W` = 3 times the width) and channel `k` of pixel `x` is
 //! `src[y][3 * x + k]` (docs/language.md, "Interleaved channels").
 
+#[cfg(feature = "image")]
 use image::{Rgb, RgbImage, Rgba, RgbaImage};
 
 use crate::{Element, Error, Matrix};
@@ -71,6 +72,8 @@ impl<T: Element> Matrix<T> {
     }
 }
 
+/// `image`'s RGB8 and RGBA8 images (feature `image`).
+#[cfg(feature = "image")]
 impl Matrix<u8> {
     /// An RGB image as a planar matrix `[3][height][width]`, exactly.
     pub fn from_rgb8(img: &RgbImage) -> Self {
@@ -123,9 +126,10 @@ impl Matrix<u8> {
 }
 
 // The pixel types the conversions stand for (checked at compile time: 3 and 4 channels).
+#[cfg(feature = "image")]
 const _: () = assert!(size_of::<Rgb<u8>>() == 3 && size_of::<Rgba<u8>>() == 4);
 
-#[cfg(test)]
+#[cfg(all(test, feature = "image"))]
 mod tests {
     use super::*;
 

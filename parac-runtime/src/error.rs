@@ -108,7 +108,8 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// An image file could not be decoded or encoded.
+    /// An image file could not be decoded or encoded (feature `image`).
+    #[cfg(feature = "image")]
     #[error("{}: {source}", path.display())]
     Image {
         /// The file.
@@ -150,13 +151,18 @@ pub enum Error {
         /// The file's shape.
         got: Vec<usize>,
     },
-    /// Reading or writing a file failed, or its content does not fit.
-    #[error("{path}: {message}")]
+    /// Reading, writing, listing or removing a file or directory failed (the plan and program
+    /// caches, dumps), or a file's content does not fit what it is read into.
+    #[error("{}: {what}: {source}", path.display())]
     Io {
-        /// The file.
-        path: String,
-        /// What went wrong.
-        message: String,
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The cause: the operating system's error, or one of kind `InvalidData` /
+        /// `InvalidInput` saying what does not fit.
+        #[source]
+        source: std::io::Error,
     },
     /// An access fell outside a matrix at run time, where no border rule gives a value (the
     /// compile-time checks run on sample sizes; this catches sizes they did not cover).

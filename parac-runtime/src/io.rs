@@ -1,4 +1,6 @@
-//! Matrices from and to files: PNG (through `image`) and NumPy `.npy` with exact element types.
+//! Matrices from and to files: PNG (through `image`, feature `image`, on by default) and NumPy
+//! `.npy` with exact element types (always). Without the feature `image`, the PNG functions,
+//! the conversions to and from `image` buffers and [`Error::Image`] are left out.
 //!
 //! # In memory: matrices and `image` buffers
 //!
@@ -51,7 +53,8 @@
 //! # Errors
 //!
 //! Each keeps its cause ([`std::error::Error::source`]) and the path as a `PathBuf`:
-//! [`Error::File`] (`std::io::Error`), [`Error::Image`] (`image::ImageError`), [`Error::Npy`];
+//! [`Error::File`] (`std::io::Error`), `Error::Image` (`image::ImageError`), [`Error::Npy`],
+//! [`Error::Io`] (what does not fit, with an `InvalidInput` cause);
 //! a wrong element type or number of dimensions in a file is [`Error::Dtype`] or
 //! [`Error::FileRank`], apart from I/O.
 //!
@@ -68,12 +71,16 @@ use std::fmt::Display;
 use std::path::Path;
 
 mod exact;
-pub use exact::{ExactPng, load_png_exact, save_exact, save_png_exact};
+pub use exact::save_exact;
+#[cfg(feature = "image")]
+pub use exact::{ExactPng, load_png_exact, save_png_exact};
 
+#[cfg(feature = "image")]
 use image::{DynamicImage, GrayImage, ImageBuffer, ImageFormat, ImageReader, Luma, Rgb32FImage};
 
 use crate::{Element, Error, Matrix};
 
+#[cfg(feature = "image")]
 /// A 16-bit gray image (`image` has no alias for it).
 pub type Gray16Image = ImageBuffer<Luma<u16>, Vec<u16>>;
 
@@ -85,6 +92,7 @@ fn file_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
+#[cfg(feature = "image")]
 /// `Error::Image` of `path`, the `image::ImageError` kept as its cause.
 fn image_error(path: &Path) -> impl Fn(image::ImageError) -> Error + '_ {
     move |source| Error::Image {
@@ -93,6 +101,7 @@ fn image_error(path: &Path) -> impl Fn(image::ImageError) -> Error + '_ {
     }
 }
 
+#[cfg(feature = "image")]
 /// Reads and decodes an image file, recognised by its content.
 fn decode(path: &Path) -> Result<DynamicImage, Error> {
     ImageReader::open(path)
@@ -103,13 +112,16 @@ fn decode(path: &Path) -> Result<DynamicImage, Error> {
         .map_err(image_error(path))
 }
 
-fn io_error(path: &Path, message: impl Display) -> Error {
+/// `Error::Io` of `path`: `what` does not fit, `message` says how (an `InvalidInput` cause).
+fn io_error(path: &Path, what: &'static str, message: impl Display) -> Error {
     Error::Io {
-        path: path.display().to_string(),
-        message: message.to_string(),
+        path: path.to_path_buf(),
+        what,
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, message.to_string()),
     }
 }
 
+#[cfg(feature = "image")]
 /// Width and height of the image of a 2-D `[M][N]` matrix (or of a `[C][M][N]` one whose `C`
 /// is `channels`), checked.
 fn image_dims<T: Element>(
@@ -141,6 +153,7 @@ fn image_dims<T: Element>(
     Ok((fit("N", m.cols())?, fit("M", m.rows())?))
 }
 
+#[cfg(feature = "image")]
 impl Matrix<u8> {
     /// The pixels of an 8-bit gray image as a `[height][width]` matrix.
     pub fn from_gray8(img: &GrayImage) -> Self {
@@ -159,6 +172,7 @@ impl Matrix<u8> {
     }
 }
 
+#[cfg(feature = "image")]
 impl Matrix<u16> {
     /// The pixels of a 16-bit gray image as a `[height][width]` matrix (values unchanged).
     pub fn from_gray16(img: &Gray16Image) -> Self {
@@ -177,6 +191,7 @@ impl Matrix<u16> {
     }
 }
 
+#[cfg(feature = "image")]
 impl Matrix<f32> {
     /// The pixels of a float RGB image as a planar `[3][height][width]` matrix (R, G, B planes;
     /// values unchanged).
@@ -201,24 +216,28 @@ impl Matrix<f32> {
     }
 }
 
+#[cfg(feature = "image")]
 impl From<&GrayImage> for Matrix<u8> {
     fn from(img: &GrayImage) -> Self {
         Matrix::from_gray8(img)
     }
 }
 
+#[cfg(feature = "image")]
 impl From<&Gray16Image> for Matrix<u16> {
     fn from(img: &Gray16Image) -> Self {
         Matrix::from_gray16(img)
     }
 }
 
+#[cfg(feature = "image")]
 impl From<&Rgb32FImage> for Matrix<f32> {
     fn from(img: &Rgb32FImage) -> Self {
         Matrix::from_rgb32f(img)
     }
 }
 
+#[cfg(feature = "image")]
 impl TryFrom<&Matrix<u8>> for GrayImage {
     type Error = Error;
     fn try_from(m: &Matrix<u8>) -> Result<Self, Error> {
@@ -226,6 +245,7 @@ impl TryFrom<&Matrix<u8>> for GrayImage {
     }
 }
 
+#[cfg(feature = "image")]
 impl TryFrom<&Matrix<u16>> for Gray16Image {
     type Error = Error;
     fn try_from(m: &Matrix<u16>) -> Result<Self, Error> {
@@ -233,6 +253,7 @@ impl TryFrom<&Matrix<u16>> for Gray16Image {
     }
 }
 
+#[cfg(feature = "image")]
 impl TryFrom<&Matrix<f32>> for Rgb32FImage {
     type Error = Error;
     fn try_from(m: &Matrix<f32>) -> Result<Self, Error> {
@@ -240,6 +261,7 @@ impl TryFrom<&Matrix<f32>> for Rgb32FImage {
     }
 }
 
+#[cfg(feature = "image")]
 mod sealed {
     pub trait Sealed {}
     impl Sealed for u8 {}
@@ -247,6 +269,7 @@ mod sealed {
     impl Sealed for f32 {}
 }
 
+#[cfg(feature = "image")]
 /// The element types [`load_png`] can produce: `u8` (8-bit gray), `u16` (12-bit gray) and `f32`
 /// (planar RGB in `[1/255, 1]`); see the [module documentation](self) for the conversions.
 pub trait FromPng: Element + sealed::Sealed {
@@ -255,18 +278,21 @@ pub trait FromPng: Element + sealed::Sealed {
     fn from_image(img: DynamicImage) -> Matrix<Self>;
 }
 
+#[cfg(feature = "image")]
 impl FromPng for u8 {
     fn from_image(img: DynamicImage) -> Matrix<u8> {
         Matrix::from_gray8(&img.to_luma8())
     }
 }
 
+#[cfg(feature = "image")]
 impl FromPng for u16 {
     fn from_image(img: DynamicImage) -> Matrix<u16> {
         Matrix::from_gray16(&img.to_luma16()).map(|v| v >> 4)
     }
 }
 
+#[cfg(feature = "image")]
 impl FromPng for f32 {
     fn from_image(img: DynamicImage) -> Matrix<f32> {
         let sixteen_bits = matches!(
@@ -293,6 +319,7 @@ impl FromPng for f32 {
     }
 }
 
+#[cfg(feature = "image")]
 /// Reads a PNG (or any image format the build of `image` decodes, recognised by its content)
 /// as the matrix a pipeline takes: `Matrix<u8>` 8-bit gray, `Matrix<u16>` 12-bit gray,
 /// `Matrix<f32>` `[3][M][N]` planar RGB in `[1/255, 1]`. See the [module documentation](self)
@@ -330,29 +357,34 @@ macro_rules! with_concrete {
     }};
 }
 
+#[cfg(feature = "image")]
 /// How [`save_png_view`] shows one element as a gray byte.
 trait ViewByte: Copy {
     fn view_byte(self) -> u8;
 }
 
+#[cfg(feature = "image")]
 impl ViewByte for u8 {
     fn view_byte(self) -> u8 {
         self
     }
 }
 
+#[cfg(feature = "image")]
 impl ViewByte for u16 {
     fn view_byte(self) -> u8 {
         (self >> 4).min(255) as u8
     }
 }
 
+#[cfg(feature = "image")]
 impl ViewByte for u32 {
     fn view_byte(self) -> u8 {
         self.min(255) as u8
     }
 }
 
+#[cfg(feature = "image")]
 macro_rules! view_signed {
     ($($t:ty),*) => {$(
         impl ViewByte for $t {
@@ -362,8 +394,10 @@ macro_rules! view_signed {
         }
     )*};
 }
+#[cfg(feature = "image")]
 view_signed!(i8, i16, i32);
 
+#[cfg(feature = "image")]
 impl ViewByte for f32 {
     fn view_byte(self) -> u8 {
         // `f32::clamp` keeps NaN, and `NaN as u8` is 0.
@@ -371,10 +405,12 @@ impl ViewByte for f32 {
     }
 }
 
+#[cfg(feature = "image")]
 fn view_bytes<T: ViewByte>(s: &[T]) -> Vec<u8> {
     s.iter().map(|v| v.view_byte()).collect()
 }
 
+#[cfg(feature = "image")]
 /// Writes an 8-bit PNG of any matrix for people to look at (not to read back exactly): gray,
 /// or RGB for an `f32` `[3][M][N]` matrix. The value mapping (fixed per element type) and the
 /// layout are in the [module documentation](self).
@@ -388,14 +424,20 @@ pub fn save_png_view<T: Element>(m: &Matrix<T>, path: impl AsRef<Path>) -> Resul
     if m.is_empty() {
         return Err(io_error(
             path,
+            "no PNG view",
             format!(
                 "nothing to show: the matrix of shape {:?} is empty",
                 m.shape()
             ),
         ));
     }
-    let bytes = with_concrete!(m, |c| view_bytes(c.as_slice()))
-        .ok_or_else(|| io_error(path, format!("no PNG view for element type `{}`", T::NAME)))?;
+    let bytes = with_concrete!(m, |c| view_bytes(c.as_slice())).ok_or_else(|| {
+        io_error(
+            path,
+            "no PNG view",
+            format!("no PNG view for element type `{}`", T::NAME),
+        )
+    })?;
     let rgb = TypeId::of::<T>() == TypeId::of::<f32>() && m.ndim() == 3 && m.shape()[0] == 3;
     let (w, h) = if rgb {
         (m.cols(), m.rows())
@@ -406,6 +448,7 @@ pub fn save_png_view<T: Element>(m: &Matrix<T>, path: impl AsRef<Path>) -> Resul
     let too_large = || {
         io_error(
             path,
+            "no PNG view",
             format!("shape {:?} is too large for a PNG", m.shape()),
         )
     };
@@ -496,7 +539,13 @@ fn npy_read<U: Element + npyz::Deserialize>(
         .iter()
         .map(|&d| usize::try_from(d))
         .collect::<Result<_, _>>()
-        .map_err(|_| io_error(path, format!("shape {:?} is too large", npy.shape())))?;
+        .map_err(|_| {
+            io_error(
+                path,
+                "reading a .npy file",
+                format!("shape {:?} is too large", npy.shape()),
+            )
+        })?;
     if !(1..=3).contains(&shape.len()) {
         return Err(Error::FileRank {
             path: path.to_path_buf(),
@@ -522,7 +571,13 @@ fn npy_read<U: Element + npyz::Deserialize>(
             }))
         }
     };
-    m.ok_or_else(|| io_error(path, "the data does not match the shape"))
+    m.ok_or_else(|| {
+        io_error(
+            path,
+            "reading a .npy file",
+            "the data does not match the shape",
+        )
+    })
 }
 
 impl<T: Element> Matrix<T> {
@@ -534,7 +589,7 @@ impl<T: Element> Matrix<T> {
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
         let bytes = with_concrete!(self, |m| npy_bytes(m))
-            .ok_or_else(|| io_error(path, format!("no .npy dtype for `{}`", T::NAME)))?
+            .ok_or_else(|| io_error(path, ".npy", format!("no .npy dtype for `{}`", T::NAME)))?
             .map_err(npy_error(path, "encoding"))?;
         std::fs::write(path, bytes).map_err(file_error(path))
     }
@@ -549,7 +604,7 @@ impl<T: Element> Matrix<T> {
     pub fn read_npy(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let expected = npy_dtype::<T>()
-            .ok_or_else(|| io_error(path, format!("no .npy dtype for `{}`", T::NAME)))?;
+            .ok_or_else(|| io_error(path, ".npy", format!("no .npy dtype for `{}`", T::NAME)))?;
         let bytes = std::fs::read(path).map_err(file_error(path))?;
         fn boxed<U: Element>(m: Result<Matrix<U>, Error>) -> Result<Box<dyn Any>, Error> {
             m.map(|m| Box::new(m) as Box<dyn Any>)
@@ -606,6 +661,7 @@ mod tests {
 
     // ---- A PNG encoder written by hand (stored deflate blocks), independent of `image`. ----
 
+    #[cfg(feature = "image")]
     fn crc32(bytes: &[u8]) -> u32 {
         let mut crc = !0u32;
         for &b in bytes {
@@ -621,6 +677,7 @@ mod tests {
         !crc
     }
 
+    #[cfg(feature = "image")]
     fn adler32(bytes: &[u8]) -> u32 {
         let (mut a, mut b) = (1u32, 0u32);
         for &x in bytes {
@@ -630,6 +687,7 @@ mod tests {
         (b << 16) | a
     }
 
+    #[cfg(feature = "image")]
     fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
         out.extend((data.len() as u32).to_be_bytes());
         let mut body = kind.to_vec();
@@ -640,6 +698,7 @@ mod tests {
 
     /// A PNG of `rows` rows of big-endian sample bytes (`row_bytes` each), filter 0, with the
     /// given bit depth and colour type (0 gray, 2 RGB).
+    #[cfg(feature = "image")]
     fn hand_png(width: u32, rows: &[Vec<u8>], depth: u8, colour: u8) -> Vec<u8> {
         let mut raw = Vec::new();
         for r in rows {
@@ -662,6 +721,7 @@ mod tests {
         png
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn hand_made_gray8_png_loads_as_u8_u16_and_f32() {
         let dir = temp_dir("hand8");
@@ -687,6 +747,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn hand_made_gray16_png_loads_as_12_bit() {
         let dir = temp_dir("hand16");
@@ -706,6 +767,7 @@ mod tests {
         assert_eq!(f.get(&[2, 1, 1]), 1.0);
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn hand_made_rgb8_png_loads_planar() {
         let dir = temp_dir("handrgb");
@@ -721,6 +783,7 @@ mod tests {
         assert_eq!(g.shape(), &[1, 2]);
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn gray8_round_trip_in_memory_and_on_disk() {
         let m = Matrix::<u8>::from_fn([3, 5], |i| (i[0] * 50 + i[1] * 7) as u8);
@@ -738,6 +801,7 @@ mod tests {
         assert_eq!(load_png::<u8>(dir.join("v.png")).unwrap(), m);
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn gray16_round_trip() {
         let m = Matrix::<u16>::from_fn([4, 3], |i| (i[0] * 20000 + i[1] * 999) as u16);
@@ -753,6 +817,7 @@ mod tests {
         assert_eq!(load_png::<u16>(&path).unwrap(), m.map(|v| v >> 4));
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn rgb32f_round_trip_is_planar() {
         let m = Matrix::<f32>::from_fn([3, 2, 4], |i| {
@@ -768,6 +833,7 @@ mod tests {
         assert_eq!(Matrix::from(&Rgb32FImage::try_from(&m).unwrap()), m);
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn rgb8_file_to_f32_is_in_range() {
         let dir = temp_dir("rgbrange");
@@ -786,6 +852,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn wrong_shapes_do_not_convert() {
         let e = Matrix::<u8>::zeros([2, 2, 2]).to_gray8().unwrap_err();
@@ -797,6 +864,7 @@ mod tests {
         assert!(Matrix::<f32>::zeros([2, 2]).to_rgb32f().is_err());
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn load_png_errors_name_the_path() {
         let dir = temp_dir("loaderr");
@@ -817,6 +885,7 @@ mod tests {
         assert!(std::error::Error::source(&e).is_some(), "the cause is kept");
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn view_byte_mappings() {
         assert_eq!([0u8, 77, 255].map(ViewByte::view_byte), [0, 77, 255]);
@@ -843,6 +912,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "image")]
     #[test]
     fn views_of_every_kind_of_matrix() {
         let dir = temp_dir("views");

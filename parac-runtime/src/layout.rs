@@ -7,6 +7,8 @@
 //! a [`LayoutError`], never an access outside the slice.
 
 use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use crate::{Element, Error, MatrixMut, MatrixRef};
 
@@ -88,6 +90,14 @@ pub enum LayoutError {
         shape: Vec<usize>,
         /// The strides, in elements.
         strides: Vec<isize>,
+    },
+    /// A matrix's [`Strided`] elements have another shape than the matrix says it has.
+    #[error("elements of shape {elements:?} for a matrix of shape {shape:?}")]
+    Shape {
+        /// The matrix's shape.
+        shape: Vec<usize>,
+        /// Its elements' shape.
+        elements: Vec<usize>,
     },
     /// More or fewer dimensions than a matrix has (1 to 3).
     #[error("{0} dimensions: a matrix has 1 to 3")]
@@ -222,41 +232,397 @@ impl Pitch {
     }
 }
 
-/// Copies the elements of `shape` laid out as `pitch` in `src` into a new contiguous vector.
-pub(crate) fn gather<T: Element>(shape: &[usize], pitch: Pitch, src: &[T]) -> Vec<T> {
-    let cols = shape.last().copied().unwrap_or(1);
-    let mut out = Vec::with_capacity(shape.iter().product());
-    for s in pitch.row_starts(shape) {
-        out.extend_from_slice(&src[s..s + cols]);
+/// A matrix's elements as a pipeline reads them ([`MatrixRef::elements`]).
+#[derive(Debug)]
+pub enum Elements<'a, T> {
+    /// A slice from the first element to the last, laid out as the matrix's
+    /// [`row_pitch`](MatrixRef::row_pitch) and [`plane_pitch`](MatrixRef::plane_pitch) say;
+    /// the matrix owns every element of it, the gaps between its rows included.
+    Slice(&'a [T]),
+    /// Rows (or planes) apart with gaps the matrix does not own (an `ndarray` slice of a larger
+    /// array): a pointer and a layout, which no `&[T]` may cover.
+    Strided(Strided<'a, T>),
+    /// A layout no matrix has (negative strides, a last dimension that is not contiguous, more
+    /// than 3 dimensions): a pipeline refuses it with `Error::Layout`.
+    Refused(LayoutError),
+}
+
+impl<T> Clone for Elements<'_, T> {
+    fn clone(&self) -> Self {
+        match self {
+            Elements::Slice(s) => Elements::Slice(s),
+            Elements::Strided(s) => Elements::Strided(*s),
+            Elements::Refused(e) => Elements::Refused(e.clone()),
+        }
+    }
+}
+
+/// A matrix's elements as a pipeline writes them ([`MatrixMut::elements_mut`]).
+#[derive(Debug)]
+pub enum ElementsMut<'a, T> {
+    /// As [`Elements::Slice`], mutable.
+    Slice(&'a mut [T]),
+    /// As [`Elements::Strided`], mutable.
+    Strided(StridedMut<'a, T>),
+    /// As [`Elements::Refused`].
+    Refused(LayoutError),
+}
+
+impl<T> ElementsMut<'_, T> {
+    /// A shorter borrow of the same elements.
+    pub fn reborrow(&mut self) -> ElementsMut<'_, T> {
+        match self {
+            ElementsMut::Slice(s) => ElementsMut::Slice(s),
+            ElementsMut::Strided(s) => ElementsMut::Strided(s.reborrow()),
+            ElementsMut::Refused(e) => ElementsMut::Refused(e.clone()),
+        }
+    }
+}
+
+/// The elements of a matrix whose rows (or planes) are apart with gaps that it does not own:
+/// a pointer to its first element, its shape (1 to 3 dimensions) and its layout, borrowed
+/// shared for `'a`. Only the elements themselves are ever accessed, never a gap: each row is
+/// its own slice ([`rows`](Self::rows)), and the device path hands OpenCL the pointer with the
+/// pitch (a rectangle copy, which touches only the rows' elements).
+pub struct Strided<'a, T> {
+    ptr: NonNull<T>,
+    dims: [usize; MAX_RANK],
+    rank: usize,
+    pitch: Pitch,
+    span: usize,
+    /// The memory from the first element to the last is the borrower's (a slice): the gaps
+    /// between rows included.
+    whole: bool,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+/// [`Strided`], borrowed mutably: the elements are the borrower's alone for `'a`.
+pub struct StridedMut<'a, T> {
+    ptr: NonNull<T>,
+    dims: [usize; MAX_RANK],
+    rank: usize,
+    pitch: Pitch,
+    span: usize,
+    /// As [`Strided`]'s.
+    whole: bool,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a `Strided` is a shared borrow of `T`s (as `&'a [T]`), a `StridedMut` an exclusive one
+// (as `&'a mut [T]`): they cross threads as those do.
+unsafe impl<T: Sync> Send for Strided<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Strided<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for StridedMut<'_, T> {}
+// SAFETY: shared access to a `StridedMut` gives only shared access to the elements.
+unsafe impl<T: Sync> Sync for StridedMut<'_, T> {}
+
+impl<T> Clone for Strided<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Strided<'_, T> {}
+
+/// The most dimensions a [`Strided`] holds (pipelines take 1 to 3; a [`Matrix`](crate::Matrix)
+/// may have more, whose outer ones count as planes).
+const MAX_RANK: usize = 6;
+
+/// `shape` as `(dimensions, rank)` after checking `pitch` against it (no slice: any length);
+/// the elements from the first to the last.
+fn strided_parts(
+    shape: &[usize],
+    pitch: Pitch,
+) -> Result<([usize; MAX_RANK], usize, usize), LayoutError> {
+    if shape.len() > MAX_RANK {
+        return Err(LayoutError::Rank(shape.len()));
+    }
+    let span = pitch.check(shape, usize::MAX)?;
+    let mut dims = [0; MAX_RANK];
+    dims[..shape.len()].copy_from_slice(shape);
+    Ok((dims, shape.len(), span))
+}
+
+macro_rules! strided_common {
+    ($($ty:ident),*) => {$(
+        impl<T> $ty<'_, T> {
+            /// The shape.
+            pub fn shape(&self) -> &[usize] {
+                &self.dims[..self.rank]
+            }
+            /// The layout.
+            pub fn pitch(&self) -> Pitch {
+                self.pitch
+            }
+            /// Elements from the first to the last, gaps included (0 for an empty matrix).
+            pub fn span(&self) -> usize {
+                self.span
+            }
+            /// The first element.
+            pub fn as_ptr(&self) -> *const T {
+                self.ptr.as_ptr()
+            }
+        }
+
+        impl<T> std::fmt::Debug for $ty<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("ptr", &self.ptr)
+                    .field("shape", &self.shape())
+                    .field("pitch", &self.pitch)
+                    .finish()
+            }
+        }
+    )*};
+}
+strided_common!(Strided, StridedMut);
+
+impl<'a, T> Strided<'a, T> {
+    /// Whether the memory from the first element to the last belongs to the matrix,
+    /// gaps included (it came from a slice), so that it may be handed out whole.
+    pub(crate) fn owns_gaps(&self) -> bool {
+        self.whole || self.pitch.is_contiguous(self.shape())
+    }
+
+    /// The elements as one slice, where they are contiguous (row-major, no gaps).
+    pub fn contiguous(&self) -> Option<&'a [T]> {
+        let n = self.shape().iter().product();
+        if n == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: contiguous, the `n` elements from the first are the matrix's own, valid for
+        // reads for `'a` (the constructor's contract).
+        self.pitch
+            .is_contiguous(self.shape())
+            .then(|| unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), n) })
+    }
+
+    /// Each row, plane by plane (none for an empty matrix).
+    pub fn rows(&self) -> impl Iterator<Item = &'a [T]> + use<'a, T> {
+        let (ptr, cols) = (self.ptr, self.shape().last().copied().unwrap_or(1));
+        self.pitch.row_starts(self.shape()).map(move |s| {
+            // SAFETY: the constructor's contract: each row's `cols` elements from its start are
+            // valid for reads for `'a` (and not written meanwhile).
+            unsafe { std::slice::from_raw_parts(ptr.as_ptr().add(s), cols) }
+        })
+    }
+
+    /// The matrix of `shape` (up to 6 dimensions; pipelines take 1 to 3) whose first element is at `ptr`, laid out as
+    /// `pitch`; a [`LayoutError`] if the pitch does not fit the shape (rows overlapping, an
+    /// extent past the address space).
+    ///
+    /// # Safety
+    /// For `'a`, every element of the matrix (row `i` of plane `c` is the `shape`'s last
+    /// dimension of elements from `ptr + c * pitch.plane + i * pitch.row`) is valid for reads,
+    /// initialized, and not written by anyone. Nothing is claimed of the memory between the
+    /// rows: it may belong to someone else, who may write it meanwhile.
+    pub unsafe fn new(ptr: *const T, shape: &[usize], pitch: Pitch) -> Result<Self, LayoutError> {
+        let (dims, rank, span) = strided_parts(shape, pitch)?;
+        Ok(Strided {
+            ptr: NonNull::new(ptr.cast_mut()).unwrap_or(NonNull::dangling()),
+            dims,
+            rank,
+            pitch,
+            span,
+            whole: false,
+            _borrow: PhantomData,
+        })
+    }
+}
+
+impl<'a, T> StridedMut<'a, T> {
+    /// As [`Strided::new`], for writing.
+    ///
+    /// # Safety
+    /// For `'a`, every element of the matrix is valid for reads and writes, initialized, and
+    /// accessed by no one else (as through a `&'a mut T` for each). Nothing is claimed of the
+    /// memory between the rows.
+    pub unsafe fn new(ptr: *mut T, shape: &[usize], pitch: Pitch) -> Result<Self, LayoutError> {
+        let (dims, rank, span) = strided_parts(shape, pitch)?;
+        Ok(StridedMut {
+            ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
+            dims,
+            rank,
+            pitch,
+            span,
+            whole: false,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// The first element, for writing.
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
+    /// Shorter borrow of the same elements.
+    pub fn reborrow(&mut self) -> StridedMut<'_, T> {
+        StridedMut {
+            ptr: self.ptr,
+            dims: self.dims,
+            rank: self.rank,
+            pitch: self.pitch,
+            span: self.span,
+            whole: self.whole,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The same elements, shared.
+    pub fn as_strided(&self) -> Strided<'_, T> {
+        Strided {
+            ptr: self.ptr,
+            dims: self.dims,
+            rank: self.rank,
+            pitch: self.pitch,
+            span: self.span,
+            whole: self.whole,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The elements as one mutable slice, where they are contiguous.
+    pub fn contiguous_mut(&mut self) -> Option<&mut [T]> {
+        let n = self.shape().iter().product();
+        if n == 0 {
+            return Some(&mut []);
+        }
+        // SAFETY: as in `contiguous`, and the elements are the borrower's alone.
+        self.pitch
+            .is_contiguous(self.shape())
+            .then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), n) })
+    }
+
+    /// Calls `f` on each row, plane by plane, mutably.
+    pub fn for_each_row(&mut self, mut f: impl FnMut(&mut [T])) {
+        let cols = self.shape().last().copied().unwrap_or(1);
+        for s in self.pitch.row_starts(self.shape()) {
+            // SAFETY: the constructor's contract: each row's elements are the borrower's alone;
+            // rows do not overlap (`row >= cols`, `plane >= rows * row`, checked), so the slices
+            // handed out one after another never alias.
+            f(unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(s), cols) });
+        }
+    }
+}
+
+/// `Error::Layout` of matrix `name`.
+pub(crate) fn layout_error(name: &'static str) -> impl Fn(LayoutError) -> Error {
+    move |source| Error::Layout {
+        matrix: name,
+        source,
+    }
+}
+
+impl<'a, T> Strided<'a, T> {
+    /// The elements of `shape` laid out as `pitch` in `data` (checked against it): the slice's
+    /// memory is the borrower's, gaps included.
+    pub(crate) fn of_slice(
+        shape: &[usize],
+        pitch: Pitch,
+        data: &'a [T],
+    ) -> Result<Self, LayoutError> {
+        let (dims, rank, span) = strided_parts(shape, pitch)?;
+        if span > data.len() {
+            pitch.check(shape, data.len())?;
+        }
+        Ok(Strided {
+            ptr: NonNull::from(data).cast(),
+            dims,
+            rank,
+            pitch,
+            span,
+            whole: true,
+            _borrow: PhantomData,
+        })
+    }
+}
+
+impl<'a, T> StridedMut<'a, T> {
+    /// As [`Strided::of_slice`], mutable.
+    pub(crate) fn of_slice(
+        shape: &[usize],
+        pitch: Pitch,
+        data: &'a mut [T],
+    ) -> Result<Self, LayoutError> {
+        let (dims, rank, span) = strided_parts(shape, pitch)?;
+        if span > data.len() {
+            pitch.check(shape, data.len())?;
+        }
+        Ok(StridedMut {
+            ptr: NonNull::from(data).cast(),
+            dims,
+            rank,
+            pitch,
+            span,
+            whole: true,
+            _borrow: PhantomData,
+        })
+    }
+}
+
+/// A matrix's elements, its shape and layout as it reports them, checked: a slice against its
+/// length, a [`Strided`] against the shape.
+pub(crate) fn checked_parts<'a, T>(
+    shape: &[usize],
+    pitch: Pitch,
+    elements: Elements<'a, T>,
+) -> Result<Strided<'a, T>, LayoutError> {
+    match elements {
+        Elements::Slice(data) => Strided::of_slice(shape, pitch, data),
+        Elements::Strided(s) if s.shape() == shape => Ok(s),
+        Elements::Strided(s) => Err(LayoutError::Shape {
+            shape: shape.to_vec(),
+            elements: s.shape().to_vec(),
+        }),
+        Elements::Refused(e) => Err(e),
+    }
+}
+
+/// As [`checked_parts`], mutable.
+pub(crate) fn checked_parts_mut<'a, T>(
+    shape: &[usize],
+    pitch: Pitch,
+    elements: ElementsMut<'a, T>,
+) -> Result<StridedMut<'a, T>, LayoutError> {
+    match elements {
+        ElementsMut::Slice(data) => StridedMut::of_slice(shape, pitch, data),
+        ElementsMut::Strided(s) if s.shape() == shape => Ok(s),
+        ElementsMut::Strided(s) => Err(LayoutError::Shape {
+            shape: shape.to_vec(),
+            elements: s.shape().to_vec(),
+        }),
+        ElementsMut::Refused(e) => Err(e),
+    }
+}
+
+/// `m`'s elements, checked ([`checked_parts`]).
+pub(crate) fn checked<T: Element, M: MatrixRef<T> + ?Sized>(
+    m: &M,
+) -> Result<Strided<'_, T>, LayoutError> {
+    checked_parts(m.shape(), Pitch::of(m), m.elements())
+}
+
+/// `m`'s elements, checked, mutable. The shape and layout are copied before the elements are
+/// borrowed mutably.
+pub(crate) fn checked_mut<T: Element, M: MatrixMut<T> + ?Sized>(
+    m: &mut M,
+) -> Result<StridedMut<'_, T>, LayoutError> {
+    let (shape, pitch) = (m.shape().to_vec(), Pitch::of(m));
+    checked_parts_mut(&shape, pitch, m.elements_mut())
+}
+
+/// Copies the elements into a new contiguous vector, row by row.
+pub(crate) fn gather_strided<T: Copy>(s: &Strided<'_, T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(s.shape().iter().product());
+    for row in s.rows() {
+        out.extend_from_slice(row);
     }
     out
 }
 
-/// Copies contiguous `src` into the elements of `shape` laid out as `pitch` in `dst`.
-pub(crate) fn scatter<T: Element>(shape: &[usize], pitch: Pitch, src: &[T], dst: &mut [T]) {
-    let cols = shape.last().copied().unwrap_or(1);
-    for (row, s) in src.chunks_exact(cols.max(1)).zip(pitch.row_starts(shape)) {
-        dst[s..s + cols].copy_from_slice(row);
-    }
-}
-
-/// Checks `m`'s layout: `Error::Layout` naming the matrix.
-pub(crate) fn check_matrix<T: Element, M: MatrixRef<T> + ?Sized>(
-    name: &'static str,
-    m: &M,
-) -> Result<Pitch, Error> {
-    let pitch = Pitch::of(m);
-    pitch
-        .check(m.shape(), m.as_slice().len())
-        .map_err(|source| Error::Layout {
-            matrix: name,
-            source,
-        })?;
-    Ok(pitch)
-}
-
 /// An input of the CPU path as a contiguous slice: the caller's own where it is contiguous,
-/// else a copy (a strided view or a region of interest).
+/// else a copy (a strided view, a region of interest, an `ndarray` slice with rows apart).
 pub struct Contiguous<'a, T: Element> {
     shape: &'a [usize],
     data: Cow<'a, [T]>,
@@ -278,43 +644,50 @@ pub fn contiguous<'a, T: Element, M: MatrixRef<T> + ?Sized>(
     m: &'a M,
     name: &'static str,
 ) -> Result<Contiguous<'a, T>, Error> {
-    let pitch = check_matrix(name, m)?;
-    let (shape, data) = (m.shape(), m.as_slice());
-    let data = if pitch.is_contiguous(shape) {
-        Cow::Borrowed(&data[..shape.iter().product()])
-    } else {
-        Cow::Owned(gather(shape, pitch, data))
+    let s = checked(m).map_err(layout_error(name))?;
+    let data = match s.contiguous() {
+        Some(d) => Cow::Borrowed(d),
+        None => Cow::Owned(gather_strided(&s)),
     };
-    Ok(Contiguous { shape, data })
+    Ok(Contiguous {
+        shape: m.shape(),
+        data,
+    })
 }
 
 /// An output of the CPU path as a contiguous slice: the caller's own where it is contiguous,
 /// else a copy of its elements that is copied back into it when this is dropped (so also when
-/// the call fails half-way, as an output written in place would be).
+/// the call fails half-way, as an output written in place would be). Only the elements are
+/// copied back, row by row, never the gaps between rows (which may belong to someone else).
 pub struct ContiguousMut<'a, T: Element> {
-    shape: Vec<usize>,
-    pitch: Pitch,
-    dst: &'a mut [T],
+    dst: StridedMut<'a, T>,
     copy: Option<Vec<T>>,
 }
 
 impl<T: Element> ContiguousMut<'_, T> {
     /// The shape.
     pub fn shape(&self) -> &[usize] {
-        &self.shape
+        self.dst.shape()
     }
     /// The elements, row-major, contiguous.
     pub fn as_slice(&self) -> &[T] {
         match &self.copy {
             Some(c) => c,
-            None => &self.dst[..self.shape.iter().product()],
+            None => self
+                .dst
+                .as_strided()
+                .contiguous()
+                .expect("no copy: the output is contiguous"),
         }
     }
     /// The elements, row-major, contiguous, mutable.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         match &mut self.copy {
             Some(c) => c,
-            None => &mut self.dst[..self.shape.iter().product()],
+            None => self
+                .dst
+                .contiguous_mut()
+                .expect("no copy: the output is contiguous"),
         }
     }
 }
@@ -322,7 +695,13 @@ impl<T: Element> ContiguousMut<'_, T> {
 impl<T: Element> Drop for ContiguousMut<'_, T> {
     fn drop(&mut self) {
         if let Some(c) = &self.copy {
-            scatter(&self.shape, self.pitch, c, self.dst);
+            let cols = self.dst.shape().last().copied().unwrap_or(1).max(1);
+            let mut rows = c.chunks_exact(cols);
+            self.dst.for_each_row(|row| {
+                if let Some(r) = rows.next() {
+                    row.copy_from_slice(r);
+                }
+            });
         }
     }
 }
@@ -332,28 +711,81 @@ pub fn contiguous_mut<'a, T: Element, M: MatrixMut<T> + ?Sized>(
     m: &'a mut M,
     name: &'static str,
 ) -> Result<ContiguousMut<'a, T>, Error> {
-    let pitch = check_matrix(name, m)?;
-    let shape = m.shape().to_vec();
-    let dst = m.as_mut_slice();
-    // `as_mut_slice` may differ from `as_slice`: check it again.
-    pitch
-        .check(&shape, dst.len())
-        .map_err(|source| Error::Layout {
-            matrix: name,
-            source,
-        })?;
-    let copy = (!pitch.is_contiguous(&shape)).then(|| gather(&shape, pitch, dst));
-    Ok(ContiguousMut {
-        shape,
-        pitch,
-        dst,
-        copy,
-    })
+    let dst = checked_mut(m).map_err(layout_error(name))?;
+    let s = dst.as_strided();
+    let copy = s.contiguous().is_none().then(|| gather_strided(&s));
+    Ok(ContiguousMut { dst, copy })
+}
+
+/// Each kind of borrowed elements is a matrix of its shape (what the device executor hands
+/// [`Device::input`](crate::opencl::Device::input)).
+impl<T: Element> MatrixRef<T> for Strided<'_, T> {
+    fn shape(&self) -> &[usize] {
+        &self.dims[..self.rank]
+    }
+    /// The memory from the first element to the last where it is the matrix's own, else
+    /// empty (read the elements through [`elements`](MatrixRef::elements)).
+    fn as_slice(&self) -> &[T] {
+        if self.whole && self.span > 0 {
+            // SAFETY: `whole`: the span is a slice the matrix borrowed.
+            unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.span) }
+        } else {
+            Strided::contiguous(self).unwrap_or(&[])
+        }
+    }
+    fn row_pitch(&self) -> usize {
+        self.pitch.row
+    }
+    fn plane_pitch(&self) -> usize {
+        self.pitch.plane
+    }
+    fn elements(&self) -> Elements<'_, T> {
+        Elements::Strided(*self)
+    }
+}
+
+impl<T: Element> MatrixRef<T> for StridedMut<'_, T> {
+    fn shape(&self) -> &[usize] {
+        &self.dims[..self.rank]
+    }
+    fn as_slice(&self) -> &[T] {
+        let s = self.as_strided();
+        if self.whole && self.span > 0 {
+            // SAFETY: `whole`: the span is a slice the matrix borrowed.
+            unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.span) }
+        } else {
+            s.contiguous().unwrap_or(&[])
+        }
+    }
+    fn row_pitch(&self) -> usize {
+        self.pitch.row
+    }
+    fn plane_pitch(&self) -> usize {
+        self.pitch.plane
+    }
+    fn elements(&self) -> Elements<'_, T> {
+        Elements::Strided(self.as_strided())
+    }
+}
+
+impl<T: Element> MatrixMut<T> for StridedMut<'_, T> {
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        if self.whole && self.span > 0 {
+            // SAFETY: `whole`: the span is a slice the matrix borrowed mutably.
+            unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.span) }
+        } else {
+            self.contiguous_mut().unwrap_or(&mut [])
+        }
+    }
+    fn elements_mut(&mut self) -> ElementsMut<'_, T> {
+        ElementsMut::Strided(self.reborrow())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Matrix;
 
     fn p(row: usize, plane: usize) -> Pitch {
         Pitch { row, plane }
@@ -403,11 +835,32 @@ mod tests {
     #[test]
     fn gather_scatter_round_trip() {
         let src: Vec<i32> = (0..20).collect();
-        let g = gather(&[3, 2], p(7, 21), &src);
+        let s = Strided::of_slice(&[3, 2], p(7, 21), &src).unwrap();
+        assert!(s.owns_gaps() && s.contiguous().is_none());
+        let g = gather_strided(&s);
         assert_eq!(g, [0, 1, 7, 8, 14, 15]);
         let mut dst = vec![-1; 16];
-        scatter(&[3, 2], p(7, 21), &g, &mut dst);
+        let mut d = StridedMut::of_slice(&[3, 2], p(7, 21), &mut dst).unwrap();
+        let mut rows = g.chunks_exact(2);
+        d.for_each_row(|r| r.copy_from_slice(rows.next().unwrap()));
         assert_eq!(dst[..9], [0, 1, -1, -1, -1, -1, -1, 7, 8]);
+        assert!(StridedMut::of_slice(&[3, 2], p(7, 21), &mut dst[..15]).is_err());
+    }
+
+    #[test]
+    fn strided_elements_check_their_layout() {
+        let data: Vec<u8> = (0..30).collect();
+        // SAFETY: the rows of 3 elements 10 apart lie in `data`.
+        let s = unsafe { Strided::new(data.as_ptr(), &[3, 3], p(10, 30)) }.unwrap();
+        assert!(!s.owns_gaps());
+        let rows: Vec<&[u8]> = s.rows().collect();
+        assert_eq!(rows, [&[0, 1, 2][..], &[10, 11, 12], &[20, 21, 22]]);
+        assert_eq!(s.span(), 23);
+        // SAFETY: refused before any access.
+        let bad = unsafe { Strided::new(data.as_ptr(), &[3, 3], p(2, 6)) };
+        assert!(matches!(bad, Err(LayoutError::RowPitch { .. })));
+        let m = Matrix::copy_of(&s).unwrap();
+        assert_eq!(m.as_slice(), &[0, 1, 2, 10, 11, 12, 20, 21, 22]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod runtime;
 
 pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig};
 pub use error::Error;
-pub use layout::{LayoutError, Pitch};
+pub use layout::{Elements, ElementsMut, LayoutError, Pitch, Strided, StridedMut};
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
 pub use pipeline::Pipeline;
 pub use runtime::{PlanPolicy, Runtime, RuntimeBuilder};

@@ -1,4 +1,4 @@
-use crate::layout::{LayoutError, Pitch};
+use crate::layout::{Elements, ElementsMut, LayoutError, Pitch};
 
 /// An element type a ParaC matrix can hold: the types of the language (u8, i8, u16, i16, u32,
 /// i32, f32). Plain old data ([`bytemuck::Pod`]: every bit pattern a value, no padding), so
@@ -334,6 +334,14 @@ pub trait MatrixRef<T: Element> {
         let rows = if s.len() >= 2 { s[s.len() - 2] } else { 1 };
         rows.saturating_mul(self.row_pitch())
     }
+    /// The elements as pipelines and transfers read them: by default
+    /// [`as_slice`](Self::as_slice) with the pitches. A matrix whose rows (or planes) are apart
+    /// with gaps that it does not own (an `ndarray` slice of a larger array, whose gaps another
+    /// view may borrow mutably) cannot give a slice that spans them: it returns
+    /// [`Elements::Strided`], a pointer and a layout, and its `as_slice` may be empty.
+    fn elements(&self) -> Elements<'_, T> {
+        Elements::Slice(self.as_slice())
+    }
 }
 
 /// Write access as well: pipeline outputs are `&mut impl MatrixMut<T>`.
@@ -341,6 +349,11 @@ pub trait MatrixMut<T: Element>: MatrixRef<T> {
     /// The elements from the first to the last, mutable (the same layout as
     /// [`as_slice`](MatrixRef::as_slice)).
     fn as_mut_slice(&mut self) -> &mut [T];
+    /// The elements as pipelines and transfers write them: by default
+    /// [`as_mut_slice`](Self::as_mut_slice); see [`MatrixRef::elements`].
+    fn elements_mut(&mut self) -> ElementsMut<'_, T> {
+        ElementsMut::Slice(self.as_mut_slice())
+    }
 }
 
 impl<T: Element> MatrixRef<T> for Matrix<T> {
@@ -374,6 +387,9 @@ macro_rules! forward_ref {
             fn plane_pitch(&self) -> usize {
                 (**self).plane_pitch()
             }
+            fn elements(&self) -> Elements<'_, T> {
+                (**self).elements()
+            }
         }
     )*};
 }
@@ -383,17 +399,19 @@ impl<T: Element, M: MatrixMut<T> + ?Sized> MatrixMut<T> for &mut M {
     fn as_mut_slice(&mut self) -> &mut [T] {
         (**self).as_mut_slice()
     }
+    fn elements_mut(&mut self) -> ElementsMut<'_, T> {
+        (**self).elements_mut()
+    }
 }
 
 impl<T: Element> Matrix<T> {
     /// A contiguous copy of any matrix (a strided view, a region of interest, an image): a
     /// typed error if its layout does not fit its slice.
     pub fn copy_of<M: MatrixRef<T> + ?Sized>(m: &M) -> Result<Self, LayoutError> {
-        let pitch = Pitch::of(m);
-        pitch.check(m.shape(), m.as_slice().len())?;
+        let s = crate::layout::checked(m)?;
         Ok(Matrix {
             shape: m.shape().to_vec(),
-            data: crate::layout::gather(m.shape(), pitch, m.as_slice()),
+            data: crate::layout::gather_strided(&s),
         })
     }
 

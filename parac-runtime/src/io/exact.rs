@@ -3,17 +3,21 @@
 
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "image")]
 use image::{DynamicImage, ImageFormat};
 
+#[cfg(feature = "image")]
 use super::{Gray16Image, image_error};
 use crate::{Element, Error, Matrix};
 
+#[cfg(feature = "image")]
 mod sealed {
     pub trait Sealed {}
     impl Sealed for u8 {}
     impl Sealed for u16 {}
 }
 
+#[cfg(feature = "image")]
 /// The element types a gray PNG holds exactly: `u8` (8-bit) and `u16` (16-bit).
 pub trait ExactPng: Element + sealed::Sealed {
     /// The PNG's bit depth.
@@ -27,6 +31,7 @@ pub trait ExactPng: Element + sealed::Sealed {
     fn pixels(img: DynamicImage) -> Option<(u32, u32, Vec<Self>)>;
 }
 
+#[cfg(feature = "image")]
 impl ExactPng for u8 {
     const BITS: u8 = 8;
     fn image(w: u32, h: u32, data: Vec<u8>) -> DynamicImage {
@@ -40,6 +45,7 @@ impl ExactPng for u8 {
     }
 }
 
+#[cfg(feature = "image")]
 impl ExactPng for u16 {
     const BITS: u8 = 16;
     fn image(w: u32, h: u32, data: Vec<u16>) -> DynamicImage {
@@ -53,6 +59,7 @@ impl ExactPng for u16 {
     }
 }
 
+#[cfg(feature = "image")]
 /// Writes a `[M][N]` matrix of `u8` or `u16` as a gray PNG of its own bit depth (8 or 16):
 /// [`load_png_exact`] gives it back bit for bit.
 ///
@@ -67,6 +74,7 @@ pub fn save_png_exact<T: ExactPng>(m: &Matrix<T>, path: impl AsRef<Path>) -> Res
         .map_err(image_error(path))
 }
 
+#[cfg(feature = "image")]
 /// Reads a gray PNG of exactly `T`'s bit depth (8 for `u8`, 16 for `u16`) as it is: no
 /// conversion, every value kept.
 ///
@@ -87,7 +95,8 @@ pub fn load_png_exact<T: ExactPng>(path: impl AsRef<Path>) -> Result<Matrix<T>, 
 }
 
 /// Writes `m` exactly beside its viewable PNG: `<stem>.npy` for every element type and shape,
-/// and for a `[M][N]` matrix of `u8` or `u16` also `<stem>.exact.png` (8- or 16-bit gray).
+/// and for a `[M][N]` matrix of `u8` or `u16` also `<stem>.exact.png` (8- or 16-bit gray;
+/// with the feature `image`).
 /// Returns the files written.
 ///
 /// # Errors
@@ -104,7 +113,9 @@ pub fn save_exact<T: Element>(
     };
     let npy = with(".npy");
     m.write_npy(&npy)?;
+    #[cfg_attr(not(feature = "image"), expect(unused_mut))]
     let mut written = vec![npy];
+    #[cfg(feature = "image")]
     if m.ndim() == 2 && !m.is_empty() {
         let png = with(".exact.png");
         let any: &dyn std::any::Any = m;
@@ -119,7 +130,7 @@ pub fn save_exact<T: Element>(
     Ok(written)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "image"))]
 mod tests {
     use super::*;
     use crate::io::load_png;

@@ -19,7 +19,10 @@ use super::device::Device;
 use super::transfer;
 use super::{RawMem, buffer_created, buffer_released, cl_error, code};
 use super::{guard, pool};
-use crate::{Element, Error, Matrix, MatrixMut, MatrixRef, Pitch};
+use crate::layout::{checked, checked_mut, layout_error};
+use crate::{
+    Element, Error, LayoutError, Matrix, MatrixMut, MatrixRef, Pitch, Strided, StridedMut,
+};
 
 pub(super) mod sealed {
     /// Keeps [`Pod`](super::Pod) and [`MemArg`](super::MemArg) to the types of this crate: both
@@ -219,16 +222,21 @@ impl<T> Drop for Mem<T> {
     }
 }
 
-/// Checks that `len` host elements laid out as `hp` hold every element of `b`: the plain and
-/// rectangle transfers pass the host pointer to OpenCL and rely on it, so it is checked where
-/// they are, not only by their callers.
-fn holds<T>(b: &Buffer<T>, len: usize, hp: Pitch) -> Result<(), Error> {
-    match hp.check(&b.shape, len) {
-        Ok(_) => Ok(()),
-        Err(source) => Err(Error::Layout {
+/// Checks that host elements (a [`Strided`]/[`StridedMut`], whose layout was checked against
+/// its shape and whose pointer addresses every element of it by its constructor's contract)
+/// have the shape of `b`: the plain and rectangle transfers pass the host pointer to OpenCL and
+/// rely on it, so it is checked where they are, not only by their callers.
+fn holds<T>(b: &Buffer<T>, host: &[usize]) -> Result<(), Error> {
+    if b.shape == host {
+        Ok(())
+    } else {
+        Err(Error::Layout {
             matrix: "host data",
-            source,
-        }),
+            source: LayoutError::Shape {
+                shape: b.shape.clone(),
+                elements: host.to_vec(),
+            },
+        })
     }
 }
 
@@ -538,19 +546,29 @@ impl Device {
     }
 
     /// A device copy of `m`: [`alloc`](Device::alloc) and a blocking write of the rows (so `m`
-    /// may change as soon as this returns). Padding elements are zero.
+    /// may change as soon as this returns). Padding elements are zero. A matrix with rows
+    /// apart (a region of interest, an `ndarray` slice) is one rectangle write with its pitch,
+    /// which reads only its rows.
     pub fn upload<T: Element, M: MatrixRef<T> + ?Sized>(
         &self,
         name: &str,
         m: &M,
     ) -> Result<Buffer<T>, Error> {
-        let pitch = crate::layout::check_matrix("m", m)?;
-        let mut b = self.create_buffer(name, m.shape())?;
-        let data = m.as_slice();
-        if m.shape().contains(&0) {
+        let host = checked(m).map_err(layout_error("m"))?;
+        self.upload_strided(name, host)
+    }
+
+    /// [`upload`](Device::upload) of checked host elements.
+    pub(super) fn upload_strided<T: Element>(
+        &self,
+        name: &str,
+        host: Strided<'_, T>,
+    ) -> Result<Buffer<T>, Error> {
+        let mut b = self.create_buffer(name, host.shape())?;
+        if host.shape().contains(&0) {
             self.zero(&mut b)?;
         } else {
-            self.fill_rows(&mut b, data, pitch)?;
+            self.fill_rows(&mut b, host)?;
         }
         Ok(b)
     }
@@ -567,30 +585,31 @@ impl Device {
                 got: m.shape().to_vec(),
             });
         }
-        let data = m.as_slice();
-        if data.is_empty() {
+        if m.as_slice().is_empty() {
             return Ok(());
         }
-        self.fill_rows(b, data, Pitch::contiguous(m.shape()))
+        let host = checked(m).map_err(layout_error("m"))?;
+        self.fill_rows(b, host)
     }
 
-    /// Writes host rows (the buffer's shape laid out as `hp` in `data`, checked, at least one
-    /// element) into the buffer and zeros into its padding: through a mapping where the
-    /// device's memory is the host's, else a zero fill of a padded buffer (padding that
-    /// `alloc_uninit` or a reused buffer left) and a write of the rows.
-    fn fill_rows<T: Element>(&self, b: &mut Buffer<T>, data: &[T], hp: Pitch) -> Result<(), Error> {
-        holds(b, data.len(), hp)?;
-        if self.write_mapped(b, data, hp)? {
+    /// Writes host rows (the buffer's shape, at least one element) into the buffer and zeros
+    /// into its padding: through a mapping where the device's memory is the host's, else a
+    /// zero fill of a padded buffer (padding that `alloc_uninit` or a reused buffer left) and a
+    /// write of the rows.
+    fn fill_rows<T: Element>(&self, b: &mut Buffer<T>, host: Strided<'_, T>) -> Result<(), Error> {
+        holds(b, host.shape())?;
+        if self.write_mapped(b, host)? {
             return Ok(());
         }
         if b.pitch != b.shape[b.shape.len() - 1] {
             self.zero(b)?;
         }
-        self.write_rows(b, data, hp)
+        self.write_rows(b, host)
     }
 
     /// Copies the buffer's rows (without padding) into `into`, blocking: it waits for every
     /// command enqueued before it, launches included. `Error::Shape` if the shapes differ.
+    /// Only `into`'s elements are written, never the memory between its rows.
     ///
     /// On a device whose memory is the host's ([`DeviceInfo::host_unified_memory`]) the rows
     /// are copied out of a mapping of the buffer: a kernel that another thread enqueues on this
@@ -605,20 +624,20 @@ impl Device {
         if b.shape() != into.shape() {
             return Err(shape_error(b.shape(), into.shape()));
         }
-        let hp = crate::layout::check_matrix("into", into)?;
-        self.read_rows(b, into.as_mut_slice(), hp)
+        let host = checked_mut(into).map_err(layout_error("into"))?;
+        self.read_rows(b, host)
     }
 
-    /// Copies the buffer's rows into `data`, laid out as `hp` (checked against the buffer's
-    /// shape and `data`), blocking: one plain read where both layouts are contiguous, else
-    /// one rectangle read (or, on a host-memory device, a copy out of a mapping).
+    /// Copies the buffer's rows into the host elements (of the buffer's shape, checked),
+    /// blocking: one plain read where both layouts are contiguous, else one rectangle read (or,
+    /// on a host-memory device, a copy out of a mapping); either writes the rows' elements
+    /// only.
     pub(super) fn read_rows<T: Element>(
         &self,
         b: &Buffer<T>,
-        data: &mut [T],
-        hp: Pitch,
+        mut host: StridedMut<'_, T>,
     ) -> Result<(), Error> {
-        holds(b, data.len(), hp)?;
+        holds(b, host.shape())?;
         if b.shape.contains(&0) {
             return Ok(());
         }
@@ -626,25 +645,29 @@ impl Device {
         let rows = b.rows();
         let elem = size_of::<T>();
         let op = || format!("clEnqueueReadBuffer({})", b.name);
-        if hp.is_contiguous(&b.shape) && (b.pitch == cols || rows == 1) {
-            let data = &mut data[..rows * cols];
-            transfer::count(false, false, size_of_val(data));
-            // SAFETY: `data` is `rows * cols` elements, within the buffer; the read blocks, so
-            // `data` outlives it.
-            unsafe {
-                self.queue
-                    .enqueue_read_buffer(&b.mem, CL_BLOCKING, 0, data, &[])
+        let hp = host.pitch();
+        if b.pitch == cols || rows == 1 {
+            if let Some(data) = host.contiguous_mut() {
+                transfer::count(false, false, size_of_val(data));
+                // SAFETY: `data` is `rows * cols` elements, within the buffer; the read blocks,
+                // so `data` outlives it.
+                return unsafe {
+                    self.queue
+                        .enqueue_read_buffer(&b.mem, CL_BLOCKING, 0, data, &[])
+                }
+                .map(drop)
+                .map_err(|e| cl_error(op(), e.0, ""));
             }
-            .map(drop)
-            .map_err(|e| cl_error(op(), e.0, ""))
-        } else if self.read_mapped(b, data, hp)? {
+        }
+        if self.read_mapped(b, host.reborrow())? {
             Ok(())
         } else {
             let r = Rect::of(b, hp);
             transfer::count(false, true, rows * cols * elem);
             // SAFETY: the region is the buffer's rows of `cols` elements in both the buffer
-            // (rows of `pitch`) and `data` (laid out as `hp`, checked to hold them); the read
-            // blocks.
+            // (rows of `pitch`) and the host (laid out as `hp`, whose elements `host` borrows
+            // mutably, checked against the shape); a rectangle read writes only the region's
+            // bytes, never the host memory between its rows; the read blocks.
             unsafe {
                 self.queue.enqueue_read_buffer_rect(
                     &b.mem,
@@ -656,7 +679,7 @@ impl Device {
                     r.buffer[1],
                     r.host[0],
                     r.host[1],
-                    data.as_mut_ptr().cast::<c_void>(),
+                    host.as_mut_ptr().cast::<c_void>(),
                     &[],
                 )
             }
@@ -698,19 +721,18 @@ impl Device {
         .map_err(|e| cl_error(format!("clEnqueueUnmapMemObject({})", b.name), e.0, ""))
     }
 
-    /// Writes host rows (`rows * cols` elements, at least one) into the buffer's padded rows
-    /// through a mapping, and zeros into the padding: one pass over the memory, where a write
-    /// with rows of a different pitch needs a zero fill first. `Ok(false)` where the buffer
-    /// cannot be mapped (nothing was written).
+    /// Writes host rows (at least one element) into the buffer's padded rows through a
+    /// mapping, and zeros into the padding: one pass over the memory, where a write with rows
+    /// of a different pitch needs a zero fill first. `Ok(false)` where the buffer cannot be
+    /// mapped (nothing was written).
     fn write_mapped<T: Element>(
         &self,
         b: &mut Buffer<T>,
-        data: &[T],
-        hp: Pitch,
+        host: Strided<'_, T>,
     ) -> Result<bool, Error> {
         let cols = b.shape[b.shape.len() - 1];
         let rows = b.rows();
-        debug_assert!(rows * cols > 0 && hp.check(&b.shape, data.len()).is_ok());
+        debug_assert!(rows * cols > 0 && host.shape() == b.shape);
         let Some(p) = self.map(b, CL_MAP_WRITE_INVALIDATE_REGION) else {
             return Ok(false);
         };
@@ -718,16 +740,20 @@ impl Device {
         let pitch = b.pitch;
         // SAFETY: the mapping holds `rows * pitch` elements (`rows >= 1` as the matrix is not
         // empty) that nothing else uses: the buffer is borrowed mutably, and the map waited for
-        // the commands enqueued before. Each row start `s` of `hp` has `cols` elements of `data`
-        // after it (`hp` was checked); the zero bit pattern is the value 0 of every `Pod` type.
+        // the commands enqueued before. Each host row has `cols` elements (the buffer's shape,
+        // checked), one row of the mapping each; the zero bit pattern is the value 0 of every
+        // `Pod` type.
         unsafe {
-            if pitch == cols && hp.is_contiguous(&b.shape) {
-                ptr::copy_nonoverlapping(data.as_ptr(), p, rows * cols);
-            } else {
-                for (r, s) in hp.row_starts(&b.shape).enumerate() {
-                    let dst = p.add(r * pitch);
-                    ptr::copy_nonoverlapping(data[s..s + cols].as_ptr(), dst, cols);
-                    ptr::write_bytes(dst.add(cols), 0, pitch - cols);
+            match host.contiguous() {
+                Some(data) if pitch == cols => {
+                    ptr::copy_nonoverlapping(data.as_ptr(), p, rows * cols);
+                }
+                _ => {
+                    for (r, row) in host.rows().enumerate() {
+                        let dst = p.add(r * pitch);
+                        ptr::copy_nonoverlapping(row.as_ptr(), dst, cols);
+                        ptr::write_bytes(dst.add(cols), 0, pitch - cols);
+                    }
                 }
             }
         }
@@ -735,83 +761,81 @@ impl Device {
         Ok(true)
     }
 
-    /// Reads the buffer's rows into `data` (`rows * cols` elements, at least one) through a
-    /// mapping. `Ok(false)` where the buffer cannot be mapped (nothing was read).
+    /// Reads the buffer's rows into the host rows (at least one element) through a mapping.
+    /// `Ok(false)` where the buffer cannot be mapped (nothing was read).
     fn read_mapped<T: Element>(
         &self,
         b: &Buffer<T>,
-        data: &mut [T],
-        hp: Pitch,
+        mut host: StridedMut<'_, T>,
     ) -> Result<bool, Error> {
         let cols = b.shape[b.shape.len() - 1];
         let rows = b.rows();
-        debug_assert!(rows * cols > 0 && hp.check(&b.shape, data.len()).is_ok());
+        debug_assert!(rows * cols > 0 && host.shape() == b.shape);
         let Some(p) = self.map(b, CL_MAP_READ) else {
             return Ok(false);
         };
         transfer::count(false, false, rows * cols * size_of::<T>());
         let pitch = b.pitch;
-        // SAFETY: the mapping holds the buffer's rows of `pitch` (the last one at least `cols`);
-        // each row start `s` of `hp` has `cols` elements of `data` after it (`hp` was checked);
-        // every bit pattern is a value of a `Pod` type. Only raw pointers read the mapping.
-        unsafe {
-            for (r, s) in hp.row_starts(&b.shape).enumerate() {
-                let dst = data[s..s + cols].as_mut_ptr();
-                ptr::copy_nonoverlapping(p.add(r * pitch), dst, cols);
-            }
-        }
+        let mut r = 0;
+        host.for_each_row(|row| {
+            // SAFETY: the mapping holds the buffer's rows of `pitch` (the last one at least
+            // `cols`), one for each host row of `cols` elements; every bit pattern is a value
+            // of a `Pod` type. Only raw pointers read the mapping.
+            unsafe { ptr::copy_nonoverlapping(p.add(r * pitch), row.as_mut_ptr(), cols) };
+            r += 1;
+        });
         self.unmap(b, p)?;
         Ok(true)
     }
 
-    /// Writes host rows (laid out as `hp` in `data`, checked) into the buffer's padded rows,
-    /// blocking: one plain write where both layouts are contiguous, else one rectangle write;
-    /// the padding is left as it is.
-    fn write_rows<T: Element>(
-        &self,
-        b: &mut Buffer<T>,
-        data: &[T],
-        hp: Pitch,
-    ) -> Result<(), Error> {
+    /// Writes host rows (of the buffer's shape, checked) into the buffer's padded rows,
+    /// blocking: one plain write where both layouts are contiguous, else one rectangle write
+    /// (which reads only the rows' elements, not the host memory between them); the padding is
+    /// left as it is.
+    fn write_rows<T: Element>(&self, b: &mut Buffer<T>, host: Strided<'_, T>) -> Result<(), Error> {
         if b.shape.contains(&0) {
             return Ok(());
         }
         let cols = b.shape[b.shape.len() - 1];
         let rows = b.rows();
-        debug_assert!(hp.check(&b.shape, data.len()).is_ok());
+        debug_assert!(host.shape() == b.shape);
         let elem = size_of::<T>();
         let name = b.name.clone();
-        if hp.is_contiguous(&b.shape) && (b.pitch == cols || rows == 1) {
-            let data = &data[..rows * cols];
-            transfer::count(true, false, size_of_val(data));
-            // SAFETY: `data` is `rows * cols` elements, within the buffer; the write blocks.
-            unsafe {
-                self.queue
-                    .enqueue_write_buffer(&mut b.mem, CL_BLOCKING, 0, data, &[])
+        match host.contiguous() {
+            Some(data) if b.pitch == cols || rows == 1 => {
+                transfer::count(true, false, size_of_val(data));
+                // SAFETY: `data` is `rows * cols` elements, within the buffer; the write
+                // blocks.
+                unsafe {
+                    self.queue
+                        .enqueue_write_buffer(&mut b.mem, CL_BLOCKING, 0, data, &[])
+                }
+                .map(drop)
+                .map_err(|e| cl_error(format!("clEnqueueWriteBuffer({name})"), e.0, ""))
             }
-            .map(drop)
-            .map_err(|e| cl_error(format!("clEnqueueWriteBuffer({name})"), e.0, ""))
-        } else {
-            let r = Rect::of(b, hp);
-            transfer::count(true, true, rows * cols * elem);
-            // SAFETY: as in `read_rows`; OpenCL only reads through the pointer.
-            unsafe {
-                self.queue.enqueue_write_buffer_rect(
-                    &mut b.mem,
-                    CL_BLOCKING,
-                    r.origin.as_ptr(),
-                    r.origin.as_ptr(),
-                    r.region.as_ptr(),
-                    r.buffer[0],
-                    r.buffer[1],
-                    r.host[0],
-                    r.host[1],
-                    data.as_ptr().cast::<c_void>().cast_mut(),
-                    &[],
-                )
+            _ => {
+                let r = Rect::of(b, host.pitch());
+                transfer::count(true, true, rows * cols * elem);
+                // SAFETY: as in `read_rows`; OpenCL only reads through the pointer, the rows'
+                // elements (valid for reads: `host`).
+                unsafe {
+                    self.queue.enqueue_write_buffer_rect(
+                        &mut b.mem,
+                        CL_BLOCKING,
+                        r.origin.as_ptr(),
+                        r.origin.as_ptr(),
+                        r.region.as_ptr(),
+                        r.buffer[0],
+                        r.buffer[1],
+                        r.host[0],
+                        r.host[1],
+                        host.as_ptr().cast::<c_void>().cast_mut(),
+                        &[],
+                    )
+                }
+                .map(drop)
+                .map_err(|e| cl_error(format!("clEnqueueWriteBufferRect({name})"), e.0, ""))
             }
-            .map(drop)
-            .map_err(|e| cl_error(format!("clEnqueueWriteBufferRect({name})"), e.0, ""))
         }
     }
 

@@ -32,6 +32,9 @@ pub struct DeviceInfo {
     pub driver_version: String,
     /// Whether the device is a GPU (`CL_DEVICE_TYPE_GPU`).
     pub is_gpu: bool,
+    /// Whether the device is the host's CPU (`CL_DEVICE_TYPE_CPU`, PoCL): its kernels are
+    /// host code over host memory.
+    pub is_cpu: bool,
     /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
     pub compute_units: u32,
     /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
@@ -303,12 +306,14 @@ fn discover() -> Result<(Vec<Found>, Vec<String>), String> {
 
 fn query_info(platform: &str, d: &cl_device::Device) -> Result<DeviceInfo, i32> {
     let cache_line = d.global_mem_cacheline_size().map_err(|e| e.0)? as usize;
+    let is_cpu = d.dev_type().map_err(|e| e.0)? & CL_DEVICE_TYPE_CPU != 0;
     Ok(DeviceInfo {
         platform: platform.to_string(),
         name: d.name().map_err(|e| e.0)?.trim().to_string(),
         vendor: d.vendor().map_err(|e| e.0)?.trim().to_string(),
         driver_version: d.driver_version().map_err(|e| e.0)?.trim().to_string(),
         is_gpu: d.dev_type().map_err(|e| e.0)? & CL_DEVICE_TYPE_GPU != 0,
+        is_cpu,
         compute_units: d.max_compute_units().map_err(|e| e.0)?,
         max_work_group_size: d.max_work_group_size().map_err(|e| e.0)?,
         local_mem_size: d.local_mem_size().map_err(|e| e.0)?,
@@ -317,8 +322,7 @@ fn query_info(platform: &str, d: &cl_device::Device) -> Result<DeviceInfo, i32> 
         global_mem: d.global_mem_size().map_err(|e| e.0)?,
         // The query is deprecated since OpenCL 2.0 (a driver that fails it reads as false); a
         // CPU device's memory is the host's in any case.
-        host_unified_memory: d.host_unified_memory().unwrap_or(false)
-            || d.dev_type().map_err(|e| e.0)? & CL_DEVICE_TYPE_CPU != 0,
+        host_unified_memory: d.host_unified_memory().unwrap_or(false) || is_cpu,
         preferred_vector_width: [
             d.max_preferred_vector_width_char().map_err(|e| e.0)?,
             d.max_preferred_vector_width_short().map_err(|e| e.0)?,

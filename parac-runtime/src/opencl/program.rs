@@ -384,9 +384,10 @@ pub(crate) fn dump(dir: &Path, name: &str, ext: &str, text: &str) -> Result<(), 
         file.insert_str(0, "program");
     }
     let path = dir.join(format!("{file}.{ext}"));
-    let io = |e: std::io::Error| Error::Io {
-        path: path.display().to_string(),
-        message: format!("cannot write the dump (PARAC_DUMP): {e}"),
+    let io = |source: std::io::Error| Error::Io {
+        path: path.clone(),
+        what: "cannot write the dump (PARAC_DUMP)",
+        source,
     };
     fs::create_dir_all(dir).map_err(io)?;
     fs::write(&path, text).map_err(io)

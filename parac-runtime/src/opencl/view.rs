@@ -17,8 +17,8 @@ use opencl3::memory::CL_MAP_READ;
 
 use super::buffer::sealed;
 use super::{Buffer, Device, MemArg, RawMem};
-use crate::layout::check_matrix;
-use crate::{Element, Error, LayoutError, MatrixMut, MatrixRef, Pitch};
+use crate::layout::{checked, checked_mut, layout_error};
+use crate::{Element, Error, MatrixMut, MatrixRef, Strided, StridedMut};
 
 /// A pipeline input on the device: the host matrix itself where the device can read it in
 /// place, else a device copy. Dereferences to the [`Buffer`].
@@ -36,24 +36,32 @@ pub struct Output<'a, T: Element> {
     buf: Buffer<T>,
     dev: &'a Device,
     in_place: bool,
-    /// The host elements (`len` of them, laid out as `pitch`), borrowed mutably for `'a`.
-    host: *mut T,
-    len: usize,
-    pitch: Pitch,
-    _host: PhantomData<&'a mut [T]>,
+    /// The host elements, borrowed mutably for `'a`.
+    host: StridedMut<'a, T>,
 }
 
-// SAFETY: `Output` owns the mutable borrow of the host elements for `'a`; the raw pointer is
-// only that borrow, so it may cross threads as `&'a mut [T]` does.
-unsafe impl<T: Element> Send for Output<'_, T> {}
-// SAFETY: shared access gives only the `Buffer` (no access to the host elements).
-unsafe impl<T: Element> Sync for Output<'_, T> {}
-
 impl Device {
+    /// Whether host elements laid out as `host` may be handed to the kernels in place: where
+    /// the device's memory is the host's and the buffer over them would cover only memory that
+    /// the matrix owns (a slice from its first element to its last, gaps included), or, for a
+    /// matrix whose gaps may belong to someone else (an `ndarray` slice of a larger array), on
+    /// a CPU device only. A `CL_MEM_USE_HOST_PTR` buffer spans the gaps, and OpenCL lets a
+    /// driver cache such a buffer in device memory and copy the whole range back and forth
+    /// (at creation, launches, maps): bytes the matrix does not own, which another thread may
+    /// be writing. A CPU device's kernels are host code that loads and stores through the
+    /// host pointer itself (PoCL), touching only the elements the kernels index (every access
+    /// is inside a row: `row * pitch + column`, `column < cols`) — the one assumption this rests
+    /// on. Elsewhere such a matrix is copied: one rectangle copy each way, which touches only
+    /// its rows.
+    fn in_place_for<T>(&self, host: &Strided<'_, T>) -> bool {
+        self.host_memory() && (host.owns_gaps() || self.info().is_cpu)
+    }
+
     /// The device view of input matrix `m` (`name` is for messages): in place (the host's
     /// rows, with their pitch) where the device's memory is the host's and the kernels'
-    /// indexing fits `m`'s layout, else [`upload`](Device::upload) (one copy, a rectangle copy
-    /// where `m` is pitched). `Error::Layout` if `m`'s layout does not fit its slice.
+    /// indexing fits `m`'s layout (see [`MatrixRef::elements`] for a matrix whose gaps are not
+    /// its own), else [`upload`](Device::upload) (one copy, a rectangle copy where `m` is
+    /// pitched). `Error::Layout` if `m`'s layout does not fit its elements.
     ///
     /// # Safety
     /// In place, kernels read the caller's memory while they run, after this returns. The
@@ -66,23 +74,27 @@ impl Device {
         name: &'static str,
         m: &'a M,
     ) -> Result<Input<'a, T>, Error> {
-        let data = m.as_slice();
-        let pitch = check_matrix(name, m)?;
-        let span = pitch.check(m.shape(), data.len()).map_err(layout(name))?;
-        let ptr = data.as_ptr().cast_mut();
-        // SAFETY: `data` holds the `span` elements of `m.shape()` laid out as `pitch` (checked)
-        // and is borrowed for `'a`, which the `Input` holding the buffer does not outlive; its
-        // drop waits for the queue. The buffer is read-only and `Input` hands out only
-        // `&Buffer`, which no transfer writes.
-        let host = unsafe { self.host_buffer(name, m.shape(), pitch, span, ptr, false) };
-        Ok(match host {
+        let host = checked(m).map_err(layout_error(name))?;
+        let ptr = host.as_ptr().cast_mut();
+        let in_place = if self.in_place_for(&host) {
+            // SAFETY: `host` addresses the `span` elements of its shape laid out as its pitch
+            // (checked) and is borrowed for `'a`, which the `Input` holding the buffer does not
+            // outlive; its drop waits for the queue. The buffer is read-only and `Input` hands
+            // out only `&Buffer`, which no transfer writes. Its range covers memory between the
+            // rows that `m` may not own only on a CPU device (`in_place_for`), whose kernels
+            // read only the elements.
+            unsafe { self.host_buffer(name, host.shape(), host.pitch(), host.span(), ptr, false) }
+        } else {
+            None
+        };
+        Ok(match in_place {
             Some(buf) => Input {
                 buf,
                 in_place: Some(self),
                 _host: PhantomData,
             },
             None => Input {
-                buf: self.upload(name, m)?,
+                buf: self.upload_strided(name, host)?,
                 in_place: None,
                 _host: PhantomData,
             },
@@ -90,10 +102,12 @@ impl Device {
     }
 
     /// The device view of output matrix `m`, which must have `shape`: in place (rows unpadded)
-    /// where the device's memory is the host's, else a device buffer. Unless `whole`
-    /// (the kernels write every element before reading any), its elements start at zero, as
-    /// [`alloc`](Device::alloc)'s. Call [`Output::finish`] when the kernels are enqueued. If a
-    /// launch fails, an in-place output may be left partly written (a copied one untouched).
+    /// where the device's memory is the host's (as for [`input`](Device::input)), else a device
+    /// buffer. Unless `whole` (the kernels write every element before reading any), its
+    /// elements start at zero, as [`alloc`](Device::alloc)'s. Call [`Output::finish`] when the
+    /// kernels are enqueued. If a launch fails, an in-place output may be left partly written
+    /// (a copied one untouched). Only `m`'s elements are written, never the memory between its
+    /// rows.
     ///
     /// # Safety
     /// In place, kernels write the caller's memory while they run, after this returns. The
@@ -115,44 +129,35 @@ impl Device {
                 got: m.shape().to_vec(),
             });
         }
-        let pitch = Pitch::of(m);
-        let data = m.as_mut_slice();
-        let span = pitch.check(shape, data.len()).map_err(layout(name))?;
-        if !whole && self.host_memory() {
+        let mut host = checked_mut(m).map_err(layout_error(name))?;
+        let in_place = self.in_place_for(&host.as_strided());
+        if !whole && in_place {
             // Zero the elements themselves (not the gaps between the rows of a region of
             // interest, which belong to the rest of the image) before the device shares them.
-            for s in pitch.row_starts(shape) {
-                data[s..s + shape[shape.len() - 1]].fill(T::default());
-            }
+            host.for_each_row(|row| row.fill(T::default()));
         }
-        let (host, len) = (data.as_mut_ptr(), data.len());
-        // SAFETY: `data` holds the `span` elements of `shape` laid out as `pitch` (checked) and
-        // is borrowed mutably for `'a`; the host touches it only through `Output`, after
-        // `finish` mapped it, and the drop waits for the queue.
-        let (buf, in_place) =
-            match unsafe { self.host_buffer(name, shape, pitch, span, host, true) } {
-                Some(buf) => (buf, true),
-                None if whole => (self.alloc_uninit(name, shape)?, false),
-                None => (self.alloc(name, shape)?, false),
-            };
+        let (pitch, span, ptr) = (host.pitch(), host.span(), host.as_mut_ptr());
+        let in_place = if in_place {
+            // SAFETY: `host` addresses the `span` elements of `shape` laid out as `pitch`
+            // (checked) and is borrowed mutably for `'a`; the host touches them only through
+            // `Output`, after `finish` mapped the buffer, and the drop waits for the queue. The
+            // buffer's range covers memory between the rows that `m` may not own only on a CPU
+            // device (`in_place_for`), whose kernels write only the elements.
+            unsafe { self.host_buffer(name, shape, pitch, span, ptr, true) }
+        } else {
+            None
+        };
+        let (buf, in_place) = match in_place {
+            Some(buf) => (buf, true),
+            None if whole => (self.alloc_uninit(name, shape)?, false),
+            None => (self.alloc(name, shape)?, false),
+        };
         Ok(Output {
             buf,
             dev: self,
             in_place,
             host,
-            len,
-            pitch,
-            _host: PhantomData,
         })
-    }
-}
-
-/// `Error::Layout` of matrix `name` (a `MatrixRef` implemented outside this crate could say
-/// anything; a view over too little memory would let kernels run past it).
-fn layout(name: &'static str) -> impl Fn(LayoutError) -> Error {
-    move |source| Error::Layout {
-        matrix: name,
-        source,
     }
 }
 
@@ -171,7 +176,7 @@ impl<T: Element> Output<'_, T> {
 
     /// Makes the result visible in the host matrix, blocking until the kernels are done: a map
     /// and unmap of the buffer where it is the host's memory, else a copy of its rows.
-    pub fn finish(self) -> Result<(), Error> {
+    pub fn finish(mut self) -> Result<(), Error> {
         if self.in_place {
             let Some(p) = self.dev.map(&self.buf, CL_MAP_READ) else {
                 return Err(super::cl_error(
@@ -183,10 +188,8 @@ impl<T: Element> Output<'_, T> {
             self.dev.unmap(&self.buf, p)?;
             self.dev.finish()
         } else {
-            // SAFETY: the elements borrowed mutably for `'a`; nothing else refers to them while
-            // this runs (the buffer is device memory).
-            let data = unsafe { std::slice::from_raw_parts_mut(self.host, self.len) };
-            self.dev.read_rows(&self.buf, data, self.pitch)
+            let host = self.host.reborrow();
+            self.dev.read_rows(&self.buf, host)
         }
     }
 }

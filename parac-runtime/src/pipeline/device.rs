@@ -15,8 +15,25 @@ use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scala
 
 use super::host_arg::{HostArg, Slice, SliceMut};
 use super::{Binding, Prepared, from_interp, intern};
+use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
-use crate::{Error, Matrix, MatrixView, MatrixViewMut, Runtime};
+use crate::{Error, LayoutError, Matrix, MatrixViewMut, Runtime, Strided, StridedMut};
+
+/// A matrix argument has 1 to 3 dimensions.
+fn rank<T>(s: Strided<'_, T>) -> Result<Strided<'_, T>, LayoutError> {
+    match s.shape().len() {
+        1..=3 => Ok(s),
+        n => Err(LayoutError::Rank(n)),
+    }
+}
+
+/// As [`rank`].
+fn rank_mut<T>(s: StridedMut<'_, T>) -> Result<StridedMut<'_, T>, LayoutError> {
+    match s.shape().len() {
+        1..=3 => Ok(s),
+        n => Err(LayoutError::Rank(n)),
+    }
+}
 
 /// A caller's matrix as a host view the device views borrow.
 enum Src<'a> {
@@ -27,8 +44,8 @@ enum Src<'a> {
 
 macro_rules! dev_mats {
     ($($t:ty => $v:ident),*) => {
-        enum InSrc<'a> { $($v(MatrixView<'a, $t>),)* }
-        enum OutSrc<'a> { $($v(MatrixViewMut<'a, $t>),)* }
+        enum InSrc<'a> { $($v(Strided<'a, $t>),)* }
+        enum OutSrc<'a> { $($v(StridedMut<'a, $t>),)* }
 
         /// A device matrix of one of the language's element types: an intermediate's buffer,
         /// or the device view of an input or an output.
@@ -95,10 +112,12 @@ macro_rules! dev_mats {
                 };
                 Ok(match a {
                     $(HostArg::In(shape, p, Slice::$v(d)) => Src::In(InSrc::$v(
-                        MatrixView::strided(shape.to_vec(), *p, d).map_err(bad)?,
+                        checked_parts(shape, *p, d.clone()).and_then(rank).map_err(bad)?,
                     )),)*
                     $(HostArg::Out(shape, p, SliceMut::$v(d)) => Src::Out(OutSrc::$v(
-                        MatrixViewMut::strided(shape.to_vec(), *p, d).map_err(bad)?,
+                        checked_parts_mut(shape, *p, d.reborrow())
+                            .and_then(rank_mut)
+                            .map_err(bad)?,
                     )),)*
                     HostArg::Scalar(_) => Src::None,
                 })

@@ -8,43 +8,44 @@ use std::borrow::Cow;
 use parac_core::interp::{Arg, Data, Val, cast};
 use parac_core::ir::Scalar;
 
-use crate::{Element, MatrixMut, MatrixRef, Pitch};
+use crate::{Element, Elements, ElementsMut, MatrixMut, MatrixRef, Pitch};
 
-/// The elements of a borrowed input matrix, in its element type.
-#[derive(Clone, Copy)]
+/// The elements of a borrowed input matrix, in its element type (a slice, or a pointer and a
+/// layout for a matrix whose gaps between rows are not its own: [`Elements`]).
+#[derive(Clone)]
 pub enum Slice<'a> {
     /// `u8`.
-    U8(&'a [u8]),
+    U8(Elements<'a, u8>),
     /// `i8`.
-    I8(&'a [i8]),
+    I8(Elements<'a, i8>),
     /// `u16`.
-    U16(&'a [u16]),
+    U16(Elements<'a, u16>),
     /// `i16`.
-    I16(&'a [i16]),
+    I16(Elements<'a, i16>),
     /// `u32`.
-    U32(&'a [u32]),
+    U32(Elements<'a, u32>),
     /// `i32`.
-    I32(&'a [i32]),
+    I32(Elements<'a, i32>),
     /// `f32`.
-    F32(&'a [f32]),
+    F32(Elements<'a, f32>),
 }
 
 /// The elements of a borrowed output matrix, in its element type.
 pub enum SliceMut<'a> {
     /// `u8`.
-    U8(&'a mut [u8]),
+    U8(ElementsMut<'a, u8>),
     /// `i8`.
-    I8(&'a mut [i8]),
+    I8(ElementsMut<'a, i8>),
     /// `u16`.
-    U16(&'a mut [u16]),
+    U16(ElementsMut<'a, u16>),
     /// `i16`.
-    I16(&'a mut [i16]),
+    I16(ElementsMut<'a, i16>),
     /// `u32`.
-    U32(&'a mut [u32]),
+    U32(ElementsMut<'a, u32>),
     /// `i32`.
-    I32(&'a mut [i32]),
+    I32(ElementsMut<'a, i32>),
     /// `f32`.
-    F32(&'a mut [f32]),
+    F32(ElementsMut<'a, f32>),
 }
 
 /// One argument of a call, in `Function::params` order.
@@ -64,19 +65,19 @@ pub trait Lang: Element {
     /// The type in the IR.
     const SCALAR: Scalar;
     /// `data` as a [`Slice`].
-    fn slice(data: &[Self]) -> Slice<'_>;
+    fn slice(data: Elements<'_, Self>) -> Slice<'_>;
     /// `data` as a [`SliceMut`].
-    fn slice_mut(data: &mut [Self]) -> SliceMut<'_>;
+    fn slice_mut(data: ElementsMut<'_, Self>) -> SliceMut<'_>;
 }
 
 macro_rules! lang {
     ($($t:ty => $v:ident),*) => {
         $(impl Lang for $t {
             const SCALAR: Scalar = Scalar::$v;
-            fn slice(data: &[$t]) -> Slice<'_> {
+            fn slice(data: Elements<'_, $t>) -> Slice<'_> {
                 Slice::$v(data)
             }
-            fn slice_mut(data: &mut [$t]) -> SliceMut<'_> {
+            fn slice_mut(data: ElementsMut<'_, $t>) -> SliceMut<'_> {
                 SliceMut::$v(data)
             }
         })*
@@ -88,10 +89,12 @@ macro_rules! lang {
                     $(Slice::$v(_) => Scalar::$v,)*
                 }
             }
-            /// The number of elements.
+            /// The number of elements from the first to the last, gaps included.
             pub fn len(&self) -> usize {
                 match self {
-                    $(Slice::$v(d) => d.len(),)*
+                    $(Slice::$v(Elements::Slice(d)) => d.len(),
+                    Slice::$v(Elements::Strided(d)) => d.span(),
+                    Slice::$v(Elements::Refused(_)) => 0,)*
                 }
             }
             /// Whether there are no elements.
@@ -107,10 +110,12 @@ macro_rules! lang {
                     $(SliceMut::$v(_) => Scalar::$v,)*
                 }
             }
-            /// The number of elements.
+            /// The number of elements from the first to the last, gaps included.
             pub fn len(&self) -> usize {
                 match self {
-                    $(SliceMut::$v(d) => d.len(),)*
+                    $(SliceMut::$v(ElementsMut::Slice(d)) => d.len(),
+                    SliceMut::$v(ElementsMut::Strided(d)) => d.span(),
+                    SliceMut::$v(ElementsMut::Refused(_)) => 0,)*
                 }
             }
             /// Whether there are no elements.
@@ -123,7 +128,7 @@ macro_rules! lang {
         /// language holds).
         fn data_slice(d: &Data) -> Option<Slice<'_>> {
             Some(match d {
-                $(Data::$v(v) => Slice::$v(v),)*
+                $(Data::$v(v) => Slice::$v(Elements::Slice(v)),)*
                 Data::I64(_) | Data::U64(_) => return None,
             })
         }
@@ -131,7 +136,7 @@ macro_rules! lang {
         /// Borrows tensor data as a [`SliceMut`].
         fn data_slice_mut(d: &mut Data) -> Option<SliceMut<'_>> {
             Some(match d {
-                $(Data::$v(v) => SliceMut::$v(v),)*
+                $(Data::$v(v) => SliceMut::$v(ElementsMut::Slice(v)),)*
                 Data::I64(_) | Data::U64(_) => return None,
             })
         }
@@ -142,7 +147,7 @@ lang!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 =>
 impl HostArg<'_> {
     /// An input matrix.
     pub fn input<T: Lang, M: MatrixRef<T> + ?Sized>(m: &M) -> HostArg<'_> {
-        HostArg::In(m.shape(), Pitch::of(m), T::slice(m.as_slice()))
+        HostArg::In(m.shape(), Pitch::of(m), T::slice(m.elements()))
     }
 
     /// An output matrix. Its shape is copied before its elements are borrowed mutably (the
@@ -150,7 +155,7 @@ impl HostArg<'_> {
     /// disagree is refused by the call's length check.
     pub fn output<T: Lang, M: MatrixMut<T> + ?Sized>(m: &mut M) -> HostArg<'_> {
         let (shape, pitch) = (Cow::Owned(m.shape().to_vec()), Pitch::of(m));
-        HostArg::Out(shape, pitch, T::slice_mut(m.as_mut_slice()))
+        HostArg::Out(shape, pitch, T::slice_mut(m.elements_mut()))
     }
 
     /// A scalar parameter.

@@ -414,9 +414,10 @@ pub(crate) fn update(
 /// The plan files of this search version in `dir` as one bundle; and how many files it holds.
 /// Files that do not parse are left out (each reported once).
 pub fn export_plans(dir: &Path) -> Result<(String, usize), Error> {
-    let io_err = |e: io::Error| Error::Io {
-        path: dir.display().to_string(),
-        message: format!("cannot list the plan cache: {e}"),
+    let io_err = |source: io::Error| Error::Io {
+        path: dir.to_path_buf(),
+        what: "cannot list the plan cache",
+        source,
     };
     let mut names: Vec<String> = match fs::read_dir(dir) {
         Ok(rd) => rd
@@ -509,17 +510,19 @@ fn parse_bundle(text: &str) -> Result<Vec<(String, PlanFile)>, String> {
 /// is checked whole first: a damaged one changes nothing. How many files it held.
 pub fn import_plans(bundle: &str, dir: &Path) -> Result<usize, Error> {
     let files = parse_bundle(bundle).map_err(|message| Error::Io {
-        path: "the bundle".to_string(),
-        message,
+        path: dir.to_path_buf(),
+        what: "a damaged plan bundle, nothing imported",
+        source: io::Error::new(io::ErrorKind::InvalidData, message),
     })?;
     for (name, plans) in &files {
         let path = dir.join(name);
         update(&path, &["imported from a plan bundle".to_string()], |p| {
             merge(p, plans.clone())
         })
-        .map_err(|e| Error::Io {
-            path: path.display().to_string(),
-            message: format!("cannot write the plan cache: {e}"),
+        .map_err(|source| Error::Io {
+            path: path.clone(),
+            what: "cannot write the plan cache",
+            source,
         })?;
     }
     Ok(files.len())
@@ -533,10 +536,11 @@ pub fn clear_cache(root: &Path) -> Result<Vec<PathBuf>, Error> {
         match fs::remove_dir_all(&d) {
             Ok(()) => removed.push(d),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
+            Err(source) => {
                 return Err(Error::Io {
-                    path: d.display().to_string(),
-                    message: format!("cannot remove: {e}"),
+                    path: d,
+                    what: "cannot remove",
+                    source,
                 });
             }
         }
