@@ -48,13 +48,17 @@ impl Device {
     /// a CPU device only. A `CL_MEM_USE_HOST_PTR` buffer spans the gaps, and OpenCL lets a
     /// driver cache such a buffer in device memory and copy the whole range back and forth
     /// (at creation, launches, maps): bytes the matrix does not own, which another thread may
-    /// be writing. A CPU device's kernels are host code that loads and stores through the
-    /// host pointer itself (PoCL), touching only the elements the kernels index (every access
-    /// is inside a row: `row * pitch + column`, `column < cols`) — the one assumption this rests
-    /// on. Elsewhere such a matrix is copied: one rectangle copy each way, which touches only
-    /// its rows.
+    /// be writing. PoCL's CPU devices do not: their buffer over host memory is that memory
+    /// (its common driver's `alloc_mem_obj` makes the host pointer the device pointer, and its
+    /// map and unmap copy nothing when the two coincide), and their kernels are host code that
+    /// touches only the elements they index (every access is inside a row:
+    /// `row * pitch + column`, `column < cols`). So such a matrix is used in place on PoCL's CPU
+    /// devices only, the drivers whose behaviour was read; elsewhere it is copied: one
+    /// rectangle copy each way, which touches only its rows.
     fn in_place_for<T>(&self, host: &Strided<'_, T>) -> bool {
-        self.host_memory() && (host.owns_gaps() || self.info().is_cpu)
+        let info = self.info();
+        let pocl_cpu = info.is_cpu && info.platform.contains("Portable Computing Language");
+        self.host_memory() && (host.owns_gaps() || pocl_cpu)
     }
 
     /// The device view of input matrix `m` (`name` is for messages): in place (the host's
