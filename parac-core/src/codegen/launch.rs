@@ -238,6 +238,30 @@ pub fn combine_max_int<T: Ord + Copy>(p: &[T], identity: T) -> T {
     p.iter().copied().max().unwrap_or(identity)
 }
 
+/// The program a call under the model or the search builds first: the baseline's kernels and,
+/// for each iterator region with candidates, the model's first-ranked plan's kernel (which also
+/// has a program of its own, [`super::opencl::candidate_program`]). One build instead of one per
+/// region: a driver's cost per program (PoCL runs its front end once per program) is paid once.
+/// The runtime falls back to the baseline's program and the candidates' own programs when this
+/// one does not build, so that the baseline never depends on a candidate.
+pub fn first_program(f: &Function) -> String {
+    let mut out = super::opencl::program(f);
+    out.push_str(
+        "\n// The model's first-ranked plan of each region (each also has its own program).\n",
+    );
+    for (rid, r) in f.regions.iter().enumerate() {
+        if r.kind != RegionKind::Iterator {
+            continue;
+        }
+        let Some(v) = plan::candidates(f, rid).into_iter().nth(1) else {
+            continue;
+        };
+        let aff = super::opencl::variant::affs(f, r);
+        super::opencl::append_candidate(&mut out, f, rid, &v, &aff);
+    }
+    out
+}
+
 /// Every program of `f`, the baseline's then each candidate's, for reading (`parac emit opencl`).
 pub fn all_programs(f: &Function) -> String {
     let mut out = super::opencl::program(f);

@@ -265,6 +265,10 @@ impl Device {
         let Some(src) = &c.source else {
             return Ok(None);
         };
+        // The function's first program holds the model's plans too.
+        if base.has_kernel(&c.kernel) {
+            return Ok(None);
+        }
         let name = format!("{}__{}", base.name(), c.label.replace('+', "_"));
         let key = self.broken_key(src);
         let mut broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
@@ -290,6 +294,41 @@ impl Device {
         }
     }
 
+    /// The program a call of function `name` starts from: `first` (the baseline's kernels and
+    /// the model's plans, `parac_core::codegen::launch::first_program`) where it builds, else
+    /// `baseline` (the baseline's kernels alone), each candidate then building its own. A
+    /// `first` that fails to build is logged (`PARAC_LOG=plan`) and remembered for the process,
+    /// as a candidate's program is.
+    pub(crate) fn first_program(
+        &self,
+        name: &str,
+        first: &str,
+        baseline: &str,
+    ) -> Result<Arc<Program>, Error> {
+        let key = self.broken_key(first);
+        let broken = BROKEN
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&key);
+        if !broken {
+            match self.program(name, first, "") {
+                Ok(p) => return Ok(p),
+                Err(e) => {
+                    tracing::debug!(
+                        target: "parac::plan",
+                        "{name}: the program with the model's plans failed to build, \
+                         building the baseline's alone: {e}"
+                    );
+                    BROKEN
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(key, e.to_string());
+                }
+            }
+        }
+        self.program(name, baseline, "")
+    }
+
     /// The key of a candidate's program in [`BROKEN`].
     fn broken_key(&self, src: &str) -> u64 {
         let mut h = DefaultHasher::new();
@@ -300,10 +339,13 @@ impl Device {
 
     /// Which kind of step (see [`STEP_COST`]) timing candidate `c` is: one that builds its
     /// program (0) or not (1).
-    fn step_kind(&self, c: &Candidate) -> usize {
+    fn step_kind(&self, base: &Program, c: &Candidate) -> usize {
         let Some(src) = &c.source else {
             return 1;
         };
+        if base.has_kernel(&c.kernel) {
+            return 1;
+        }
         let broken = BROKEN
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -657,7 +699,7 @@ impl Device {
             let c = cands.iter().find(|c| c.label == label);
             let kind = match step {
                 Step::Again(_) => AGAIN,
-                Step::Time { .. } => c.map_or(1, |c| self.step_kind(c)),
+                Step::Time { .. } => c.map_or(1, |c| self.step_kind(program, c)),
             };
             (label, local, leader, c, kind)
         };

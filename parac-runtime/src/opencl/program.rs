@@ -70,6 +70,11 @@ impl Program {
             .collect()
     }
 
+    /// Whether the program defines kernel `name`.
+    pub fn has_kernel(&self, name: &str) -> bool {
+        self.kernel_names().iter().any(|k| k == name)
+    }
+
     /// Whether this program was loaded from the disk cache of program binaries rather than built
     /// from its source.
     pub fn from_disk(&self) -> bool {

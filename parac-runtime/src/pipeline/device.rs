@@ -17,7 +17,7 @@ use super::host_arg::{HostArg, Slice, SliceMut};
 use super::{Binding, Prepared, from_interp, intern};
 use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
-use crate::{Error, LayoutError, Matrix, MatrixViewMut, Runtime, Strided, StridedMut};
+use crate::{Error, LayoutError, Matrix, MatrixViewMut, PlanPolicy, Runtime, Strided, StridedMut};
 
 /// A matrix argument has 1 to 3 dimensions.
 fn rank<T>(s: Strided<'_, T>) -> Result<Strided<'_, T>, LayoutError> {
@@ -209,7 +209,13 @@ pub(super) fn run(
         mut hosts,
     } = b;
     let fname = intern(&f.name);
-    let prog = dev.program(&f.name, &prep.source, "")?;
+    // The model's plans are in the first program unless the policy names the plans itself.
+    let prog = match rt.policy() {
+        PlanPolicy::Baseline | PlanPolicy::Force(_) | PlanPolicy::Fixed(..) => {
+            dev.program(&f.name, &prep.source, "")?
+        }
+        _ => dev.first_program(&f.name, &prep.first_source, &prep.source)?,
+    };
     let err = dev.alloc::<i32>("error flag", &[8usize])?;
     let shape = |m: usize| -> Vec<usize> { dims[m].iter().map(|d| (*d).max(0) as usize).collect() };
     // The host view of each matrix parameter, then the device matrices borrowing them.

@@ -82,8 +82,11 @@ impl std::fmt::Debug for Pipeline {
 
 /// A function's OpenCL path, from the compiler's descriptions.
 pub(crate) struct Prepared {
-    /// The program source (`opencl::program`), as the macro embeds it.
+    /// The program source (`opencl::program`): the baseline's kernels.
     pub(crate) source: String,
+    /// The program a call under the model or the search builds first (`launch::first_program`):
+    /// the baseline's kernels and the model's plan of each region.
+    pub(crate) first_source: String,
     /// Per region: its candidates (`host::plans`).
     pub(crate) plans: Vec<RegionPlans>,
     /// Per region: its kernel arguments (`host::kernel_args`).
@@ -101,6 +104,7 @@ impl Prepared {
         let regions = 0..f.regions.len();
         Prepared {
             source: cl::program(f),
+            first_source: host::first_program(f),
             plans: regions
                 .clone()
                 .map(|rid| RegionPlans {

@@ -180,16 +180,28 @@ pub fn candidate_program(
     aff: &[Vec<Option<Affine>>],
 ) -> String {
     let r = &f.regions[rid];
-    let name = variant_name(f, rid, v);
     let mut out = prelude(f, &format!("plan `{}` of region `{}`", v.label(), r.name));
+    append_candidate(&mut out, f, rid, v, aff);
+    out
+}
+
+/// Appends candidate `v`'s kernel of region `rid` to a program of `f` (its helpers where the
+/// program does not define them yet).
+pub fn append_candidate(
+    out: &mut String,
+    f: &Function,
+    rid: RegionId,
+    v: &Variant,
+    aff: &[Vec<Option<Affine>>],
+) {
+    let name = variant_name(f, rid, v);
     out.push('\n');
-    match r.kind {
-        RegionKind::Iterator => variant::variant_kernel(&mut out, f, rid, v, &name, aff),
+    match f.regions[rid].kind {
+        RegionKind::Iterator => variant::variant_kernel(out, f, rid, v, &name, aff),
         RegionKind::Reduction { op, matrix, .. } => {
-            reduce::tree_kernel(&mut out, f, rid, op, matrix, v, &name)
+            reduce::tree_kernel(out, f, rid, op, matrix, v, &name)
         }
     }
-    out
 }
 
 /// The head of every program of `f`: what it holds, the guard helpers and the constants.
