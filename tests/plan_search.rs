@@ -179,8 +179,8 @@ fn a_zero_budget_times_one_plan_per_call_and_later_calls_go_on() {
     assert_eq!(records(name).len(), calls, "no search in the new runtime");
 }
 
-/// A small budget: a timing starts only if it is expected to fit, and the budget a call leaves
-/// unspent goes to the next, so timings that cost more than the budget (a candidate's build)
+/// A small budget: the first call times the model's plan only, a timing starts only if it is
+/// expected to fit, and the budget a call leaves unspent goes to the next, so timings that cost more than the budget (a candidate's build)
 /// still happen, spread over calls; every call is bit-exact and no call records an empty step.
 #[test]
 fn a_small_budget_spreads_the_search_over_calls() {
@@ -192,7 +192,15 @@ fn a_small_budget_spreads_the_search_over_calls() {
     let name = "small_budget";
     let p = Pipeline::compile(&source(name)).expect("compiles");
     let src = input(11, 66);
-    let mut calls = 0;
+    // The call that starts the search times the model's plan alone (about one build and one
+    // run), whatever its budget.
+    call_exact(&p, &rt, name, &src, "call 1");
+    let first = records(name);
+    assert!(
+        !first.is_empty() && first.iter().all(|r| r.times.len() == 1),
+        "{first:?}"
+    );
+    let mut calls = 1;
     while records(name).last().is_none_or(|r| r.times.len() < 3) {
         calls += 1;
         assert!(calls < 400, "the search goes on: {:?}", records(name));

@@ -4,7 +4,9 @@
 //! candidates are timed with profiling events for each (region, size class), in the model's
 //! order and adaptively (`search.rs`), within a budget of time per region and call
 //! (`PARAC_SEARCH_BUDGET`, default 0.1 s, not counting the build of the model's plan; `0`: one
-//! timing per call; `inf`: the whole search at once). A timing starts only if it is expected to
+//! timing per call; `inf`: the whole search at once). The call that starts a search builds and
+//! times the model's plan only and leaves its budget to the next call, so that a first call
+//! costs about one build and one run of the model's plan. A timing starts only if it is expected to
 //! fit in what is left ([`STEP_COST`]: what timings cost in this process, those that build a
 //! candidate's program apart); budget left unspent because the next timing did not fit goes to
 //! the next call, so timings longer than the budget still happen, spread over calls. A call
@@ -311,8 +313,18 @@ impl Device {
             .unwrap_or_else(PoisonError::into_inner)
             .contains_key(&key);
         if !broken {
+            let built = !self.has_program(first, "");
+            let t = Instant::now();
             match self.program(name, first, "") {
-                Ok(p) => return Ok(p),
+                Ok(p) => {
+                    // What a build costs here, as the search's steps that build a candidate
+                    // expect it (an over-estimate: this program holds several kernels, so those
+                    // steps wait for a larger carried budget and later calls stay cheap).
+                    if built && !p.from_disk() {
+                        learn(0, t.elapsed().as_secs_f64());
+                    }
+                    return Ok(p);
+                }
                 Err(e) => {
                     tracing::debug!(
                         target: "parac::plan",
@@ -709,7 +721,11 @@ impl Device {
         // in which PoCL compiles the kernel for its work-group size). The build teaches what a
         // build costs here.
         let mut first: Result<(), Error> = Ok(());
-        if search.measures.is_empty() {
+        // A search that starts in this call: its call pays the model's plan alone, and the
+        // budget goes to the next call (a first call costs about the model's build and a run,
+        // not the timing of other candidates and their compilations).
+        let fresh = search.measures.is_empty();
+        if fresh {
             if let Some(step @ Step::Time { .. }) = search.next(&cs, &sizes) {
                 let (label, local, _, c, kind) = describe_step(&step, &search);
                 let (ms, samples) = match c {
@@ -740,6 +756,10 @@ impl Device {
                     return Ok(true);
                 };
                 let (label, local, leader, c, kind) = describe_step(&step, &search);
+                if fresh && !budget.is_zero() && budget != Duration::MAX {
+                    waits = Some(expected(kind));
+                    return Ok(false);
+                }
                 if budget.is_zero() {
                     // One step per call.
                     if steps > 0 {
