@@ -4,6 +4,7 @@
 //! identifiers (`namer.rs`).
 
 pub mod cpu;
+pub mod cpu_lir;
 mod host;
 pub mod launch;
 pub mod namer;
@@ -13,3 +14,16 @@ pub mod safety;
 pub mod schedule;
 
 pub use host::{declared, expand};
+
+/// Which generator prints a function's CPU path. Not a stable interface: a `parac!` block
+/// selects one with the inner attribute `#![parac(cpu = "lir")]` (or `"hast"`, the default) at
+/// its top, so that both stay tested until the HAST generator is retired.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CpuBackend {
+    /// `codegen::cpu`: Rust generated from the HAST.
+    #[default]
+    Hast,
+    /// `codegen::cpu_lir`: Rust printed from the loop IR.
+    Lir,
+}

@@ -13,7 +13,7 @@
 //!   empty rows): its body is one closure, called on each task's row or, in order, on each row
 //!   (an empty slice for a missing one), so that a store fails where it runs and only there.
 
-mod proof;
+pub(crate) mod proof;
 
 use crate::check::relative::affine;
 use crate::ir::*;
@@ -37,7 +37,7 @@ pub fn rty(s: Scalar) -> TokenStream {
 }
 
 /// A typed literal.
-fn lit(v: f64, s: Scalar) -> TokenStream {
+pub(crate) fn lit(v: f64, s: Scalar) -> TokenStream {
     let l = match s {
         Scalar::Bool => {
             return if v != 0.0 {
@@ -59,7 +59,7 @@ fn lit(v: f64, s: Scalar) -> TokenStream {
     quote!(#l)
 }
 
-fn int_lit(v: i128, s: Scalar) -> TokenStream {
+pub(crate) fn int_lit(v: i128, s: Scalar) -> TokenStream {
     match s {
         Scalar::F32 => lit(v as f64, s),
         Scalar::Bool => lit((v != 0) as i32 as f64, s),
@@ -81,7 +81,7 @@ fn int_lit(v: i128, s: Scalar) -> TokenStream {
 
 /// How the code of a region reaches one matrix.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum View {
+pub(crate) enum View {
     /// A shared slice of the whole matrix.
     Read,
     /// A mutable slice of the whole matrix (sequential regions).
@@ -216,7 +216,7 @@ pub fn host_expr_gen(f: &Function) -> impl Fn(&Expr) -> TokenStream + '_ {
 }
 
 /// The expression giving a matrix's slice of the kind `view`.
-fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
+pub(crate) fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
     let mat = &f.matrices[m];
     let t = rty(mat.elem);
     match &mat.kind {
@@ -447,7 +447,7 @@ fn region(f: &Function, r: &Region) -> TokenStream {
     }
 }
 
-fn reduction(f: &Function, op: ReduceOp, m: MatrixId, result: ScalarId) -> TokenStream {
+pub(crate) fn reduction(f: &Function, op: ReduceOp, m: MatrixId, result: ScalarId) -> TokenStream {
     let mat = &f.matrices[m];
     let sl = slice_of(f, m, View::Read);
     let s = format_ident!("__s{}", result);

@@ -1,0 +1,405 @@
+//! The CPU back end printed from the loop IR (`crate::lir`): Rust that does what the LIR says
+//! and decides nothing of its own. The guarantees are those of the HAST generator
+//! (`codegen::cpu`), whose host proofs (`cpu::proof`) and global reductions it shares:
+//!
+//! - C semantics as the LIR defines them: integer arithmetic wraps, `/` and `%` truncate and a
+//!   zero divisor is `Error::DivisionByZero`; `select`, `&&` and `||` evaluate the arm taken
+//!   only (`expr.rs` never hoists out of an arm);
+//! - a checked load or store outside its matrix is `Error::OutOfBounds` with the function,
+//!   region, matrix, index and shape (`parac::__private::cpu`); no access can panic;
+//! - a region whose outer loop the `parallel` pass marked `Parallel` runs its rows as rayon
+//!   tasks, each owning its row of every matrix written (`par_chunks_mut`, zipped); on a call
+//!   where some iterated row is outside a written matrix (or a written matrix has empty rows)
+//!   it runs in order, each row an empty slice where it is missing, so that a store fails where
+//!   it runs and only there (as the interpreter).
+//!
+//! Selected per `parac!` block with `#![parac(cpu = "lir")]` (see `codegen::CpuBackend`).
+
+mod expr;
+
+use super::cpu::{View, proof, reduction, rty, slice_of};
+use crate::ir::{Function, MatrixKind, RegionId};
+use crate::lir::visit::stmt_parts;
+use crate::lir::{self, Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
+use expr::{Exprs, var};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+/// The statements of a function's CPU path after the prelude (`codegen::cpu::prelude`):
+/// parameters as contiguous slices, locals, host steps, regions; evaluates to its result.
+pub fn cpu_body(f: &Function) -> TokenStream {
+    let lowered = lir::lower(f, &lir::Options::default());
+    let func = &lowered.func;
+    let mut roots = Vec::new();
+    collect_roots(func, func.body, &mut roots);
+    let mut p = Printer {
+        f,
+        x: Exprs::new(func, roots.into_iter()),
+    };
+    let fname = &f.name;
+    let mut out = quote! {
+        let __fname: &'static str = #fname;
+        let __rname: &'static str = "(host code)";
+    };
+    for (mat, id) in f.matrices.iter().map(|m| (m, format_ident!("{}", m.name))) {
+        let n = &mat.name;
+        out.extend(match mat.kind {
+            MatrixKind::Input => quote!(let #id = ::parac::__private::contiguous(#id, #n)?;),
+            MatrixKind::Output => {
+                quote!(let mut #id = ::parac::__private::contiguous_mut(#id, #n)?;)
+            }
+            _ => continue,
+        });
+    }
+    p.stmts(func.body, &mut out);
+    let returned = match &func.stmts[func.body] {
+        Stmt::Block(b) => b
+            .last()
+            .is_some_and(|s| matches!(func.stmts[*s], Stmt::Return(_))),
+        _ => false,
+    };
+    if !returned {
+        out.extend(quote!(::core::result::Result::Ok(())));
+    }
+    out
+}
+
+/// Every expression a statement below `s` holds directly.
+fn collect_roots(func: &Func, s: StmtId, out: &mut Vec<ExprId>) {
+    let (es, ss) = stmt_parts(&func.stmts[s]);
+    out.extend(es);
+    for s in ss {
+        collect_roots(func, s, out);
+    }
+}
+
+struct Printer<'a> {
+    f: &'a Function,
+    x: Exprs<'a>,
+}
+
+impl Printer<'_> {
+    fn func(&self) -> &Func {
+        self.x.func
+    }
+
+    /// `s` in a Rust block of its own.
+    fn braced(&mut self, s: StmtId) -> TokenStream {
+        self.x.push();
+        let mut out = TokenStream::new();
+        self.stmts(s, &mut out);
+        self.x.pop();
+        quote!({ #out })
+    }
+
+    /// `s` appended to `out`.
+    fn stmts(&mut self, s: StmtId, out: &mut TokenStream) {
+        let func = self.x.func;
+        match &func.stmts[s] {
+            Stmt::Block(b) => {
+                for s in b {
+                    self.stmts(*s, out);
+                }
+            }
+            Stmt::For {
+                var: v,
+                lo,
+                hi,
+                step,
+                body,
+                ..
+            } => {
+                let code = self.serial(*v, *lo, *hi, *step, *body, out);
+                out.extend(code);
+            }
+            Stmt::Let(v, e) => {
+                let e = self.x.tail(*e, out);
+                let (id, t) = (var(*v), rty(func.vars[*v].ty));
+                out.extend(quote!(let #id: #t = #e;));
+            }
+            Stmt::If(c, t, e) => {
+                let c = self.x.tail(*c, out);
+                self.x.epoch += 1;
+                let t = self.braced(*t);
+                let e = e.map(|e| self.braced(e));
+                self.x.epoch += 1;
+                out.extend(match e {
+                    Some(e) => quote!(if #c #t else #e),
+                    None => quote!(if #c #t),
+                });
+            }
+            Stmt::Store {
+                buf, index, value, ..
+            } => {
+                let v = self.x.expr(*value, out);
+                let idx: Vec<TokenStream> = index.iter().map(|i| self.x.expr(*i, out)).collect();
+                let Buf::Matrix(m) = *buf else {
+                    out.extend(
+                        quote!(::core::compile_error!("parac: temporary buffers on the CPU");),
+                    );
+                    return;
+                };
+                out.extend(self.x.store(m, &idx, v));
+                self.x.epoch += 1;
+            }
+            Stmt::Allocate {
+                buf: Buf::Matrix(m),
+                elem,
+                ..
+            } => {
+                let (own, d, t) = (
+                    format_ident!("__own{}", m),
+                    format_ident!("__d{}", m),
+                    rty(*elem),
+                );
+                out.extend(quote! {
+                    let mut #own: ::parac::Matrix<#t> = ::parac::Matrix::zeros(
+                        #d.iter().map(|d| (*d).max(0) as usize).collect::<::std::vec::Vec<usize>>());
+                });
+            }
+            Stmt::Allocate { .. } => {
+                out.extend(quote!(::core::compile_error!("parac: temporary buffers on the CPU");));
+            }
+            Stmt::Barrier => {}
+            Stmt::Region { id, name, body } => {
+                let code = self.region(*id, name, *body);
+                out.extend(code);
+                self.x.epoch += 1;
+            }
+            Stmt::Reduce { op, matrix, result } => {
+                out.extend(reduction(self.f, *op, *matrix, *result));
+            }
+            Stmt::HostLet(s, e) => {
+                let e = self.x.tail(*e, out);
+                let (id, t) = (format_ident!("__s{}", s), rty(self.f.scalars[*s].ty));
+                out.extend(quote!(let #id: #t = #e;));
+            }
+            Stmt::Return(e) => {
+                let e = match e {
+                    Some(e) => self.x.tail(*e, out),
+                    None => quote!(()),
+                };
+                out.extend(quote!(return ::core::result::Result::Ok(#e);));
+            }
+        }
+    }
+
+    /// A loop run in order (bounds evaluated once, at `i64`; the variable is `i32`).
+    fn serial(
+        &mut self,
+        v: VarId,
+        lo: ExprId,
+        hi: ExprId,
+        step: i64,
+        body: StmtId,
+        out: &mut TokenStream,
+    ) -> TokenStream {
+        let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
+        self.x.epoch += 1;
+        let inner = self.braced(body);
+        self.x.epoch += 1;
+        let id = var(v);
+        let (c, h) = (
+            format_ident!("__c{}", v.index()),
+            format_ident!("__hi{}", v.index()),
+        );
+        quote! {{
+            let #h: i64 = (#hi) as i64;
+            let mut #c: i64 = (#lo) as i64;
+            while #c < #h {
+                let #id: i32 = #c as i32;
+                #inner
+                #c += #step;
+            }
+        }}
+    }
+
+    /// A region: the host's proof, the slices it reaches, its loops.
+    fn region(&mut self, id: RegionId, name: &str, body: StmtId) -> TokenStream {
+        let f = self.f;
+        let check = proof::region_check(f, id);
+        let mut stores = Vec::new();
+        let mut loads = Vec::new();
+        buffers(self.func(), body, &mut stores, &mut loads);
+        let parallel = match self.func().stmts[body] {
+            Stmt::For {
+                kind: LoopKind::Parallel,
+                var,
+                lo,
+                hi,
+                step,
+                body,
+            } => Some((var, lo, hi, step, body)),
+            _ => None,
+        };
+        let mut slices = TokenStream::new();
+        for m in 0..f.matrices.len() {
+            let view = if stores.contains(&m) {
+                if parallel.is_some() {
+                    continue;
+                }
+                View::Write
+            } else if loads.contains(&m) {
+                View::Read
+            } else {
+                continue;
+            };
+            let s = format_ident!("__m{}", m);
+            let sl = slice_of(f, m, view);
+            slices.extend(quote!(let #s = #sl;));
+        }
+        let mut out = TokenStream::new();
+        let written = (0..f.matrices.len()).map(|m| stores.contains(&m)).collect();
+        self.x.begin_region(written);
+        let code = match parallel {
+            None => {
+                self.stmts(body, &mut out);
+                let defs = self.x.end_region();
+                quote!(#defs #out)
+            }
+            Some((v, lo, hi, step, inner)) => {
+                self.x.rows = (0..f.matrices.len()).map(|m| stores.contains(&m)).collect();
+                let code = self.parallel(v, lo, hi, step, inner, &stores, &mut out);
+                self.x.rows.clear();
+                code
+            }
+        };
+        quote! {{
+            let __rname: &'static str = #name;
+            #check
+            #slices
+            #code
+        }}
+    }
+
+    /// A row-parallel loop: rayon tasks over the rows of every matrix written, or in order where
+    /// some iterated row is missing.
+    #[allow(clippy::too_many_arguments)]
+    fn parallel(
+        &mut self,
+        v: VarId,
+        lo: ExprId,
+        hi: ExprId,
+        step: i64,
+        body: StmtId,
+        written: &[usize],
+        out: &mut TokenStream,
+    ) -> TokenStream {
+        let f = self.f;
+        let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
+        self.x.epoch += 1;
+        self.x.push();
+        let mut inner = TokenStream::new();
+        self.stmts(body, &mut inner);
+        self.x.pop();
+        self.x.epoch += 1;
+        let defs = self.x.end_region();
+        let id = var(v);
+        let step = Literal::i32_suffixed(step as i32);
+        // Zip the row chunks of every matrix written; the same names, typed, are the body's
+        // parameters, and the serial fallback binds them to one row each.
+        let mut iter = TokenStream::new();
+        let mut pat = TokenStream::new();
+        let mut pat_ty = TokenStream::new();
+        let mut have_rows = quote!(true);
+        let mut serial_rows = TokenStream::new();
+        let mut lens = TokenStream::new();
+        for (i, m) in written.iter().enumerate() {
+            let sl = slice_of(f, *m, View::Write);
+            let d = format_ident!("__d{}", m);
+            let w = format_ident!("__w{}", m);
+            let len = format_ident!("__len{}", m);
+            let t = rty(f.matrices[*m].elem);
+            let chunks = quote!(#sl.par_chunks_mut(#len.max(1)));
+            if i == 0 {
+                iter = chunks;
+                pat = quote!(#w);
+                pat_ty = quote!(&mut [#t]);
+            } else {
+                iter = quote!(#iter.zip(#chunks));
+                pat = quote!((#pat, #w));
+                pat_ty = quote!((#pat_ty, &mut [#t]));
+            }
+            have_rows = quote!(#have_rows && #len > 0);
+            // A row outside the matrix (or of a matrix with empty rows) is an empty slice: every
+            // store to it fails its bounds check, with its index.
+            serial_rows.extend(quote! {
+                let #w: &mut [#t] = if __r >= 0 && __r < #d[0] {
+                    #sl.get_mut((__r as usize) * #len..(__r as usize + 1) * #len)
+                        .unwrap_or(&mut [])
+                } else {
+                    &mut []
+                };
+            });
+            lens.extend(quote!(let #len: usize = #d[1..].iter().product::<i64>() as usize;));
+        }
+        let d0 = format_ident!("__d{}", written[0]);
+        quote! {
+            use ::parac::__private::rayon::prelude::*;
+            #out
+            let (__lo, __hi): (i32, i32) = (#lo, #hi);
+            #lens
+            #defs
+            let __body = |#id: i32, #pat: #pat_ty| -> ::core::result::Result<(), ::parac::Error> {
+                #inner
+                ::core::result::Result::Ok(())
+            };
+            // In parallel when every iteration owns an existing row; otherwise in order, so
+            // that a store fails where it runs and only there.
+            let __parallel = __hi <= __lo || {
+                let __last = __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64;
+                __lo >= 0 && __last < #d0[0] && #have_rows
+            };
+            if __parallel {
+                #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
+                    let #id: i32 = __row as i32;
+                    if #id < __lo || #id >= __hi || (#id - __lo) % #step != 0 {
+                        return ::core::result::Result::Ok(());
+                    }
+                    __body(#id, #pat)
+                })?;
+            } else {
+                let mut __r: i64 = __lo as i64;
+                while __r < __hi as i64 {
+                    #serial_rows
+                    __body(__r as i32, #pat)?;
+                    __r += #step as i64;
+                }
+            }
+        }
+    }
+}
+
+/// The matrices stored to and loaded from below `s`, each once, in order.
+fn buffers(func: &Func, s: StmtId, stores: &mut Vec<usize>, loads: &mut Vec<usize>) {
+    let (es, ss) = stmt_parts(&func.stmts[s]);
+    if let Stmt::Store {
+        buf: Buf::Matrix(m),
+        ..
+    } = func.stmts[s]
+    {
+        if !stores.contains(&m) {
+            stores.push(m);
+        }
+    }
+    let mut stack = es;
+    let mut seen = std::collections::HashSet::new();
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        if let ExprKind::Load {
+            buf: Buf::Matrix(m),
+            ..
+        } = func.exprs[e].kind
+        {
+            if !loads.contains(&m) {
+                loads.push(m);
+            }
+        }
+        stack.extend(lir::visit::expr_children(&func.exprs[e].kind));
+    }
+    for s in ss {
+        buffers(func, s, stores, loads);
+    }
+}
