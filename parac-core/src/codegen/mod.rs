@@ -22,8 +22,8 @@ pub use host::{declared, expand};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum CpuBackend {
     /// `codegen::cpu`: Rust generated from the HAST.
-    #[default]
     Hast,
     /// `codegen::cpu_lir`: Rust printed from the loop IR.
+    #[default]
     Lir,
 }
