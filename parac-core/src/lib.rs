@@ -35,9 +35,6 @@ pub struct Compiled {
     pub module: ir::Module,
     /// Every error found.
     pub diagnostics: Vec<Diagnostic>,
-    /// The generator of the CPU path, from `#![parac(cpu = "..")]` (not a stable interface).
-    #[doc(hidden)]
-    pub cpu: codegen::CpuBackend,
 }
 
 /// Brackets nested deeper than this are refused before any recursive pass runs (syn's token
@@ -81,10 +78,8 @@ pub fn compile_tokens(tokens: TokenStream) -> Compiled {
             ast: syntax::ast::Program { functions: vec![] },
             module: ir::Module::default(),
             diagnostics: vec![too_deep(span)],
-            cpu: Default::default(),
         };
     }
-    let (cpu, tokens) = inner_attribute(tokens, &mut diags);
     let ast = syntax::parse_program(tokens, &mut diags);
     let lowered = lower::lower_program(&ast, &mut diags);
     let mut module = check::check_module(lowered, &mut diags);
@@ -93,41 +88,7 @@ pub fn compile_tokens(tokens: TokenStream) -> Compiled {
         ast,
         module,
         diagnostics: diags.into_vec(),
-        cpu,
     }
-}
-
-/// The inner attribute a program may start with, `#![parac(cpu = "lir")]` (or `"hast"`): which
-/// generator prints the CPU path (`codegen::CpuBackend`, not a stable interface); the tokens
-/// after it.
-fn inner_attribute(
-    tokens: TokenStream,
-    diags: &mut Diagnostics,
-) -> (codegen::CpuBackend, TokenStream) {
-    use proc_macro2::{Delimiter, TokenTree as T};
-    let toks: Vec<T> = tokens.clone().into_iter().collect();
-    let (Some(T::Punct(hash)), Some(T::Punct(bang)), Some(T::Group(g))) =
-        (toks.first(), toks.get(1), toks.get(2))
-    else {
-        return (Default::default(), tokens);
-    };
-    if hash.as_char() != '#' || bang.as_char() != '!' || g.delimiter() != Delimiter::Bracket {
-        return (Default::default(), tokens);
-    }
-    let rest: TokenStream = toks[3..].iter().cloned().collect();
-    let text = g.stream().to_string().replace(' ', "");
-    let cpu = match text.as_str() {
-        "parac(cpu=\"lir\")" => codegen::CpuBackend::Lir,
-        "parac(cpu=\"hast\")" => codegen::CpuBackend::Hast,
-        _ => {
-            diags.push(Diagnostic::new(
-                g.span(),
-                "unknown inner attribute\nhelp: the only one is `#![parac(cpu = \"lir\")]` (or `\"hast\"`), which picks the generator of the CPU path".to_string(),
-            ));
-            Default::default()
-        }
-    };
-    (cpu, rest)
 }
 
 /// Nesting depth of `( [ {` in source text, skipping comments and literals (a cheap guard
@@ -179,7 +140,6 @@ pub fn compile_str(source: &str) -> Compiled {
         ast: syntax::ast::Program { functions: vec![] },
         module: ir::Module::default(),
         diagnostics: vec![d],
-        cpu: Default::default(),
     };
     if text_depth(source) > MAX_BRACKET_DEPTH {
         return empty(too_deep(proc_macro2::Span::call_site()));

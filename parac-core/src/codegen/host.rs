@@ -17,7 +17,7 @@ pub fn expand(c: &Compiled) -> TokenStream {
     }
     for f in &c.ast.functions {
         let ir = c.module.functions.iter().find(|g| f.name == g.name);
-        out.extend(function(f, ir, c.cpu));
+        out.extend(function(f, ir));
     }
     out
 }
@@ -60,7 +60,7 @@ fn param(p: &ast::Param) -> Param {
     }
 }
 
-fn function(f: &ast::Function, ir: Option<&Function>, cpu: super::CpuBackend) -> TokenStream {
+fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
     let attrs = &f.attrs;
     let vis = &f.vis;
     let name = &f.name;
@@ -74,7 +74,7 @@ fn function(f: &ast::Function, ir: Option<&Function>, cpu: super::CpuBackend) ->
         }
     });
     let body = match ir {
-        Some(ir) => body(ir, f, &ret, cpu),
+        Some(ir) => body(ir, f, &ret),
         None => quote!(::core::unreachable!("parac: this pipeline did not compile")),
     };
     quote! {
@@ -106,12 +106,7 @@ pub fn declared(f: &Function, m: ir::MatrixId) -> String {
         .collect()
 }
 
-fn body(
-    f: &Function,
-    ast: &ast::Function,
-    ret: &TokenStream,
-    cpu: super::CpuBackend,
-) -> TokenStream {
+fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {
     let fname = &f.name;
     // Ranks first: sizes are bound from dimensions that must exist.
     let ranks = f.params.iter().filter_map(|p| match p {
@@ -154,10 +149,7 @@ fn body(
     let prelude = super::cpu::prelude(f);
     let source = ast.tokens.to_string();
     let device = device_call(ast, ret);
-    let run = match cpu {
-        super::CpuBackend::Hast => super::cpu::cpu_body(f),
-        super::CpuBackend::Lir => super::cpu_lir::cpu_body(f),
-    };
+    let run = super::cpu::cpu_body(f);
     quote! {
         #(#ranks)*
         #(#bind)*

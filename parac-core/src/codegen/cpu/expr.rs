@@ -5,7 +5,7 @@
 //! before another. The arms of a `select` and the right operand of `&&`/`||` are scopes of
 //! their own: nothing evaluated only there is hoisted out of them.
 
-use super::super::cpu::{int_lit, lit, rty};
+use super::host::{int_lit, lit, rty};
 use crate::ir::{BinOp, Builtin, Scalar, UnOp};
 use crate::lir::visit::expr_children;
 use crate::lir::{Buf, ExprId, ExprKind, Func, VarId};
@@ -14,7 +14,7 @@ use quote::{format_ident, quote};
 use std::collections::HashMap;
 
 /// The expressions of one function, merged and counted.
-pub(super) struct Exprs<'a> {
+pub(crate) struct Exprs<'a> {
     pub func: &'a Func,
     /// The representative of each expression.
     canon: Vec<usize>,
