@@ -152,6 +152,11 @@ impl<'a> Exprs<'a> {
         }
     }
 
+    /// Whether evaluating `e` can fail (a checked load, an integer division below it).
+    pub fn can_fail(&self, e: ExprId) -> bool {
+        self.fallible[self.canon[e.index()]]
+    }
+
     /// Opens a scope (a Rust block).
     pub fn push(&mut self) {
         self.memo.push(HashMap::new());

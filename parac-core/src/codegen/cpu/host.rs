@@ -213,5 +213,9 @@ pub(crate) fn host_expr(f: &Function, e: &Expr) -> TokenStream {
     let mut x = super::expr::Exprs::new(&func, std::iter::once(id));
     let mut lets = TokenStream::new();
     let v = x.tail(id, &mut lets);
-    quote!({ let __rname: &'static str = "(host code)"; #lets #v })
+    match (x.can_fail(id), lets.is_empty()) {
+        (false, true) => v,
+        (false, false) => quote!({ #lets #v }),
+        (true, _) => quote!({ let __rname: &'static str = "(host code)"; #lets #v }),
+    }
 }
