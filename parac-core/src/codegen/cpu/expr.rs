@@ -330,7 +330,11 @@ impl<'a> Exprs<'a> {
             }
             ExprKind::Select(c, a, b) => {
                 let c = self.expr(*c, out);
-                let (a, b) = (self.scoped(*a), self.scoped(*b));
+                let a = self.scoped(*a);
+                let b = match self.outline(*b) {
+                    Some(call) => call,
+                    None => self.scoped(*b),
+                };
                 // `else if` for a chain of selects (border rules), not a nesting.
                 let chain = matches!(b.clone().into_iter().next(),
                     Some(proc_macro2::TokenTree::Ident(i)) if i == "if");
@@ -342,9 +346,6 @@ impl<'a> Exprs<'a> {
             }
             ExprKind::Let(v, a, b) => {
                 let ty = rty(func.vars[*v].ty);
-                if let Some(call) = self.outline(e, out) {
-                    return call;
-                }
                 let a = self.expr(*a, out);
                 if !self.params.is_empty() {
                     self.params.push(*v);
@@ -368,35 +369,25 @@ impl<'a> Exprs<'a> {
         }
     }
 
-    /// A chain of `let`s whose body uses no other variable (a bordered read: its indices bound,
-    /// then the rules' `select` chain) as a call of a closure of the region, `__b<n>(i0, i1)?`,
-    /// the closure printed once for every read of the same shape (a window's elements).
-    fn outline(&mut self, e: ExprId, out: &mut TokenStream) -> Option<TokenStream> {
+    /// The `else` arm of a `select` (a bordered read's chain of the rules' entries, taken
+    /// outside the matrix only) as a call of a closure of the region, `__b<n>(i0, i1)?`, printed
+    /// once for every arm of the same shape (a window's elements); its free variables are the
+    /// closure's parameters. The test and the arm taken inside the matrix stay in place, so
+    /// that the common case costs no call. Small arms stay in place too.
+    fn outline(&mut self, b: ExprId) -> Option<TokenStream> {
         let func = self.func;
         if self.defs.is_none() || !self.params.is_empty() {
             return None;
         }
-        let (mut vars, mut vals, mut body) = (Vec::new(), Vec::new(), e);
-        while let ExprKind::Let(v, a, b) = func.exprs[body].kind {
-            vars.push(v);
-            vals.push(a);
-            body = b;
-        }
-        let cb = self.canon[body.index()];
-        let closed = self.free[cb].iter().all(|v| vars.contains(v))
-            && vals.iter().all(|a| {
-                self.free[self.canon[a.index()]]
-                    .iter()
-                    .all(|v| !vars.contains(v))
-            })
-            && self.reads[cb]
-                .iter()
-                .all(|m| !self.written.get(*m).copied().unwrap_or(false));
-        if !closed {
+        let cb = self.canon[b.index()];
+        if self.reads[cb]
+            .iter()
+            .any(|m| self.written.get(*m).copied().unwrap_or(false))
+        {
             return None;
         }
-        let args: Vec<TokenStream> = vals.iter().map(|a| self.expr(*a, out)).collect();
-        // The body alone: no binding of the caller is visible in it.
+        let vars = self.free[cb].clone();
+        // The arm alone: no binding of the caller is visible in it.
         let saved = (
             std::mem::replace(&mut self.memo, vec![HashMap::new()]),
             std::mem::replace(&mut self.memo_epoch, vec![self.epoch]),
@@ -404,10 +395,13 @@ impl<'a> Exprs<'a> {
         self.params = vars.clone();
         self.temps = 0;
         let mut lets = TokenStream::new();
-        let v = self.tail(body, &mut lets);
+        let v = self.tail(b, &mut lets);
         self.params.clear();
         (self.memo, self.memo_epoch) = saved;
-        let t = rty(func.exprs[body].ty);
+        if tokens(&lets) + tokens(&v) < OUTLINE_TOKENS {
+            return None;
+        }
+        let t = rty(func.exprs[b].ty);
         let ps = vars.iter().enumerate().map(|(k, v)| {
             let (p, ty) = (format_ident!("__p{}", k), rty(func.vars[*v].ty));
             quote!(#p: #ty)
@@ -426,6 +420,7 @@ impl<'a> Exprs<'a> {
                 n
             }
         };
+        let args = vars.iter().map(|v| self.var(*v));
         Some(quote!(#name(#(#args),*)?))
     }
 
@@ -465,6 +460,20 @@ impl<'a> Exprs<'a> {
                 ::parac::__private::cpu::out_of_bounds(__fname, __rname, "write to", #name, &__i, &#d)),
         };)
     }
+}
+
+/// The size of an arm from which [`Exprs::outline`] shares it.
+const OUTLINE_TOKENS: usize = 200;
+
+/// The number of tokens of `ts`, groups' contents included.
+fn tokens(ts: &TokenStream) -> usize {
+    ts.clone()
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Group(g) => 2 + tokens(&g.stream()),
+            _ => 1,
+        })
+        .sum()
 }
 
 /// `e` as an operand of a method call or an operator: in parentheses unless it is one token
