@@ -22,47 +22,46 @@ pub fn rty(s: Scalar) -> TokenStream {
     }
 }
 
-/// A typed literal.
+/// A typed literal of a constant given as `f64` (a constant matrix's value, a float): an
+/// integer type saturates, as the interpreter reads it (`interp::cast_f64`).
 pub(crate) fn lit(v: f64, s: Scalar) -> TokenStream {
+    match crate::interp::cast_f64(v, s) {
+        crate::interp::Val::F32(x) => f32_lit(x),
+        crate::interp::Val::Bool(b) => int_lit(b as i128, s),
+        crate::interp::Val::Int(i) => int_lit(i, s),
+    }
+}
+
+/// An `f32` literal (`proc_macro2` refuses non-finite ones).
+fn f32_lit(x: f32) -> TokenStream {
+    if x.is_nan() {
+        quote!(f32::NAN)
+    } else if x == f32::INFINITY {
+        quote!(f32::INFINITY)
+    } else if x == f32::NEG_INFINITY {
+        quote!(f32::NEG_INFINITY)
+    } else {
+        let l = Literal::f32_suffixed(x);
+        quote!(#l)
+    }
+}
+
+/// A typed literal of an integer constant, wrapped to its type (to `f32` through `f64`).
+pub(crate) fn int_lit(v: i128, s: Scalar) -> TokenStream {
     let l = match s {
-        Scalar::Bool => {
-            return if v != 0.0 {
-                quote!(true)
-            } else {
-                quote!(false)
-            };
-        }
+        Scalar::F32 => return f32_lit(v as f64 as f32),
+        Scalar::Bool if v != 0 => return quote!(true),
+        Scalar::Bool => return quote!(false),
         Scalar::U8 => Literal::u8_suffixed(v as u8),
         Scalar::I8 => Literal::i8_suffixed(v as i8),
         Scalar::U16 => Literal::u16_suffixed(v as u16),
         Scalar::I16 => Literal::i16_suffixed(v as i16),
         Scalar::U32 => Literal::u32_suffixed(v as u32),
         Scalar::I32 => Literal::i32_suffixed(v as i32),
-        Scalar::I64 => Literal::i64_suffixed(v as i64),
         Scalar::U64 => Literal::u64_suffixed(v as u64),
-        Scalar::F32 => Literal::f32_suffixed(v as f32),
+        Scalar::I64 => Literal::i64_suffixed(v as i64),
     };
     quote!(#l)
-}
-
-pub(crate) fn int_lit(v: i128, s: Scalar) -> TokenStream {
-    match s {
-        Scalar::F32 => lit(v as f64, s),
-        Scalar::Bool => lit((v != 0) as i32 as f64, s),
-        _ => {
-            let l = match s {
-                Scalar::U8 => Literal::u8_suffixed(v as u8),
-                Scalar::I8 => Literal::i8_suffixed(v as i8),
-                Scalar::U16 => Literal::u16_suffixed(v as u16),
-                Scalar::I16 => Literal::i16_suffixed(v as i16),
-                Scalar::U32 => Literal::u32_suffixed(v as u32),
-                Scalar::I32 => Literal::i32_suffixed(v as i32),
-                Scalar::U64 => Literal::u64_suffixed(v as u64),
-                _ => Literal::i64_suffixed(v as i64),
-            };
-            quote!(#l)
-        }
-    }
 }
 
 /// How the code of a region reaches one matrix.

@@ -76,6 +76,38 @@ fn collect_roots(func: &Func, s: StmtId, out: &mut Vec<ExprId>) {
     }
 }
 
+/// A `for` of the LIR.
+#[derive(Clone, Copy)]
+struct Loop {
+    var: VarId,
+    lo: ExprId,
+    hi: ExprId,
+    step: i64,
+    body: StmtId,
+}
+
+impl Loop {
+    fn of(func: &Func, s: StmtId) -> Option<Loop> {
+        match func.stmts[s] {
+            Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                body,
+                ..
+            } => Some(Loop {
+                var,
+                lo,
+                hi,
+                step,
+                body,
+            }),
+            _ => None,
+        }
+    }
+}
+
 struct Printer<'a> {
     f: &'a Function,
     x: Exprs<'a>,
@@ -104,15 +136,8 @@ impl Printer<'_> {
                     self.stmts(*s, out);
                 }
             }
-            Stmt::For {
-                var: v,
-                lo,
-                hi,
-                step,
-                body,
-                ..
-            } => {
-                let code = self.serial(*v, *lo, *hi, *step, *body, out);
+            Stmt::For { .. } => {
+                let code = self.serial(Loop::of(func, s).expect("a loop"), out);
                 out.extend(code);
             }
             Stmt::Let(v, e) => {
@@ -188,15 +213,8 @@ impl Printer<'_> {
     }
 
     /// A loop run in order (bounds evaluated once, at `i64`; the variable is `i32`).
-    fn serial(
-        &mut self,
-        v: VarId,
-        lo: ExprId,
-        hi: ExprId,
-        step: i64,
-        body: StmtId,
-        out: &mut TokenStream,
-    ) -> TokenStream {
+    fn serial(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
+        let (v, lo, hi, step, body) = (l.var, l.lo, l.hi, l.step, l.body);
         let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
         self.x.epoch += 1;
         let inner = self.braced(body);
@@ -227,12 +245,8 @@ impl Printer<'_> {
         let parallel = match self.func().stmts[body] {
             Stmt::For {
                 kind: LoopKind::Parallel,
-                var,
-                lo,
-                hi,
-                step,
-                body,
-            } => Some((var, lo, hi, step, body)),
+                ..
+            } => Loop::of(self.func(), body),
             _ => None,
         };
         let mut slices = TokenStream::new();
@@ -260,9 +274,9 @@ impl Printer<'_> {
                 let defs = self.x.end_region();
                 quote!(#defs #out)
             }
-            Some((v, lo, hi, step, inner)) => {
+            Some(l) => {
                 self.x.rows = (0..f.matrices.len()).map(|m| stores.contains(&m)).collect();
-                let code = self.parallel(v, lo, hi, step, inner, &stores, &mut out);
+                let code = self.parallel(l, &stores, &mut out);
                 self.x.rows.clear();
                 code
             }
@@ -277,17 +291,8 @@ impl Printer<'_> {
 
     /// A row-parallel loop: rayon tasks over the rows of every matrix written, or in order where
     /// some iterated row is missing.
-    #[allow(clippy::too_many_arguments)]
-    fn parallel(
-        &mut self,
-        v: VarId,
-        lo: ExprId,
-        hi: ExprId,
-        step: i64,
-        body: StmtId,
-        written: &[usize],
-        out: &mut TokenStream,
-    ) -> TokenStream {
+    fn parallel(&mut self, l: Loop, written: &[usize], out: &mut TokenStream) -> TokenStream {
+        let (v, lo, hi, step, body) = (l.var, l.lo, l.hi, l.step, l.body);
         let f = self.f;
         let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
         self.x.epoch += 1;
