@@ -65,3 +65,15 @@ fn a_bordered_window_prints_its_rule_chain_once() {
     );
     assert_eq!(large.matches("let __b0 =").count(), 1, "one closure");
 }
+
+#[test]
+fn non_finite_float_constants_print() {
+    let c = compile_str(
+        "fn f(o: &mut f32[N]) {
+            parac_iterator it(0:N:1) { o[itx] = 1e39 - 1e39 * 2.0; }
+        }",
+    );
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let text = expand(&c).to_string();
+    assert!(text.contains("f32 :: INFINITY"), "{text}");
+}
