@@ -8,6 +8,7 @@
 pub mod bounds;
 mod colour;
 pub mod config;
+mod cpu;
 mod error;
 mod interop;
 pub mod io;
@@ -28,6 +29,10 @@ pub use runtime::{PlanPolicy, Runtime, RuntimeBuilder};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::bounds;
+    /// The CPU path printed from the loop IR: checked positions and their errors.
+    pub mod cpu {
+        pub use crate::cpu::*;
+    }
     pub use crate::error::{check_rank, check_shape};
     /// The CPU path: inputs and outputs as contiguous slices.
     pub use crate::layout::{Contiguous, ContiguousMut, contiguous, contiguous_mut};

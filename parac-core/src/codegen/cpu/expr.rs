@@ -1,0 +1,576 @@
+//! LIR expressions as Rust, keeping the LIR a DAG: structurally equal nodes are merged
+//! (hash-consing, so that copies a pass made count as one), and a node used more than once is
+//! bound once with `let` where its uses can see it. Nodes that can fail (a checked load, an
+//! integer division) are bound too, in evaluation order, so that no binding moves one failure
+//! before another. The arms of a `select` and the right operand of `&&`/`||` are scopes of
+//! their own: nothing evaluated only there is hoisted out of them.
+
+use super::host::{int_lit, lit, rty};
+use crate::ir::{BinOp, Builtin, Scalar, UnOp};
+use crate::lir::visit::expr_children;
+use crate::lir::{Buf, ExprId, ExprKind, Func, VarId};
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+
+/// The expressions of one function, merged and counted.
+pub(crate) struct Exprs<'a> {
+    pub func: &'a Func,
+    /// The representative of each expression.
+    canon: Vec<usize>,
+    /// Parents (and statement roots) of each representative.
+    uses: Vec<u32>,
+    /// Whether evaluating it can fail.
+    fallible: Vec<bool>,
+    /// Bindings visible in the current scope: representative → (name, epoch).
+    memo: Vec<HashMap<usize, Ident>>,
+    /// Stores and loops end every binding of loads: they may read other values afterwards.
+    pub epoch: u64,
+    memo_epoch: Vec<u64>,
+    /// How a matrix is reached in the current region: `__m<m>` slices, or rows `__w<m>`.
+    pub rows: Vec<bool>,
+    /// The matrices the current region writes (their reads are not outlined).
+    pub written: Vec<bool>,
+    /// The free variables of each representative.
+    free: Vec<Vec<VarId>>,
+    /// Whether a representative reads a matrix, by matrix.
+    reads: Vec<Vec<usize>>,
+    /// Inside a region: the closures outlined so far (`let __b<n> = |..| ..;`), and their
+    /// bodies' text → name.
+    pub defs: Option<TokenStream>,
+    outlined: HashMap<String, Ident>,
+    /// While printing an outlined body: its variables as the closure's parameters (and the
+    /// `let`s inside it after them), and the number of its bindings so far (named by position,
+    /// so that bodies of one shape print the same).
+    params: Vec<VarId>,
+    temps: usize,
+}
+
+fn leaf(k: &ExprKind) -> bool {
+    matches!(
+        k,
+        ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Var(_)
+            | ExprKind::Size(_)
+            | ExprKind::Host(_)
+            | ExprKind::Dim(..)
+    )
+}
+
+impl<'a> Exprs<'a> {
+    /// Merges the expressions of `func` and counts the uses of those below `roots`.
+    pub fn new(func: &'a Func, roots: impl Iterator<Item = ExprId>) -> Self {
+        let n = func.exprs.len();
+        let mut canon = vec![0; n];
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut fallible = vec![false; n];
+        let mut free: Vec<Vec<VarId>> = vec![Vec::new(); n];
+        let mut reads: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (h, x) in func.exprs.iter() {
+            let kids: Vec<usize> = expr_children(&x.kind)
+                .iter()
+                .map(|c| canon[c.index()])
+                .collect();
+            let key = match &x.kind {
+                k if leaf(k) => format!("{k:?}"),
+                ExprKind::Load { buf, checked, .. } => format!("L{buf:?}{checked}"),
+                ExprKind::Ramp { stride, .. } => format!("R{stride}"),
+                ExprKind::Broadcast(_) => "B".into(),
+                ExprKind::Unary(op, _) => format!("U{op:?}"),
+                ExprKind::Binary(op, ..) => format!("O{op:?}"),
+                ExprKind::Cast(_) => "C".into(),
+                ExprKind::Call(b, _) => format!("F{b:?}"),
+                ExprKind::Select(..) => "S".into(),
+                ExprKind::Let(v, ..) => format!("T{v:?}"),
+                _ => unreachable!("leaves are handled above"),
+            };
+            let key = format!("{key}:{:?}:{}:{kids:?}", x.ty, x.lanes);
+            let c = *seen.entry(key).or_insert(h.index());
+            canon[h.index()] = c;
+            let own = match &x.kind {
+                ExprKind::Load { checked, .. } => *checked,
+                ExprKind::Binary(BinOp::Div | BinOp::Rem, ..) => !x.ty.is_float(),
+                _ => false,
+            };
+            fallible[c] = own || kids.iter().any(|k| fallible[*k]);
+            if c == h.index() {
+                let mut fv: Vec<VarId> = Vec::new();
+                let mut rd: Vec<usize> = Vec::new();
+                for k in &kids {
+                    fv.extend(free[*k].iter().copied());
+                    rd.extend(reads[*k].iter().copied());
+                }
+                match &x.kind {
+                    ExprKind::Var(v) => fv.push(*v),
+                    ExprKind::Let(v, a, _) => {
+                        let a = canon[a.index()];
+                        // The body's `v` is bound here: free only if the value uses it.
+                        fv.retain(|w| w != v || free[a].contains(v));
+                    }
+                    ExprKind::Load {
+                        buf: Buf::Matrix(m),
+                        ..
+                    } => rd.push(*m),
+                    _ => {}
+                }
+                fv.sort_by_key(|v| v.index());
+                fv.dedup();
+                rd.sort_unstable();
+                rd.dedup();
+                free[c] = fv;
+                reads[c] = rd;
+            }
+        }
+        let mut uses = vec![0u32; n];
+        let handles: Vec<ExprId> = func.exprs.iter().map(|(h, _)| h).collect();
+        let mut stack: Vec<usize> = roots.map(|r| canon[r.index()]).collect();
+        while let Some(c) = stack.pop() {
+            uses[c] += 1;
+            if uses[c] == 1 {
+                for k in expr_children(&func.exprs[handles[c]].kind) {
+                    stack.push(canon[k.index()]);
+                }
+            }
+        }
+        Exprs {
+            func,
+            canon,
+            uses,
+            fallible,
+            memo: vec![HashMap::new()],
+            epoch: 0,
+            memo_epoch: vec![0],
+            rows: vec![],
+            written: vec![],
+            free,
+            reads,
+            defs: None,
+            outlined: HashMap::new(),
+            params: vec![],
+            temps: 0,
+        }
+    }
+
+    /// Whether evaluating `e` can fail (a checked load, an integer division below it).
+    pub fn can_fail(&self, e: ExprId) -> bool {
+        self.fallible[self.canon[e.index()]]
+    }
+
+    /// Opens a scope (a Rust block).
+    pub fn push(&mut self) {
+        self.memo.push(HashMap::new());
+        self.memo_epoch.push(self.epoch);
+    }
+
+    /// Closes the innermost scope.
+    pub fn pop(&mut self) {
+        self.memo.pop();
+        self.memo_epoch.pop();
+    }
+
+    fn lookup(&self, c: usize) -> Option<Ident> {
+        self.memo
+            .iter()
+            .zip(&self.memo_epoch)
+            .rev()
+            .find_map(|(m, e)| (*e == self.epoch).then(|| m.get(&c).cloned()).flatten())
+    }
+
+    fn bind(&mut self, c: usize, id: Ident) {
+        let top = self.memo.len() - 1;
+        if self.memo_epoch[top] != self.epoch {
+            self.memo[top].clear();
+            self.memo_epoch[top] = self.epoch;
+        }
+        self.memo[top].insert(c, id);
+    }
+
+    /// `e` as a Rust expression; the `let`s it needs first are appended to `out`.
+    pub fn expr(&mut self, e: ExprId, out: &mut TokenStream) -> TokenStream {
+        self.expr_at(e, out, false)
+    }
+
+    /// `e` as the last thing its scope evaluates (a statement's only expression, an arm's
+    /// value): then nothing can fail after it, and it is bound only if used again.
+    pub fn tail(&mut self, e: ExprId, out: &mut TokenStream) -> TokenStream {
+        self.expr_at(e, out, true)
+    }
+
+    fn expr_at(&mut self, e: ExprId, out: &mut TokenStream, tail: bool) -> TokenStream {
+        let c = self.canon[e.index()];
+        let x = &self.func.exprs[e];
+        if leaf(&x.kind) {
+            return self.leaf(e);
+        }
+        if let Some(id) = self.lookup(c) {
+            return quote!(#id);
+        }
+        let code = self.node(e, out);
+        if self.uses[c] > 1 || (self.fallible[c] && !tail) {
+            let id = if self.params.is_empty() {
+                format_ident!("__t{}", c)
+            } else {
+                self.temps += 1;
+                format_ident!("__q{}", self.temps)
+            };
+            let t = rty(x.ty);
+            out.extend(quote!(let #id: #t = #code;));
+            self.bind(c, id.clone());
+            return quote!(#id);
+        }
+        code
+    }
+
+    /// `e` in a scope of its own: a block when it needs `let`s.
+    fn scoped(&mut self, e: ExprId) -> TokenStream {
+        self.push();
+        let mut lets = TokenStream::new();
+        let v = self.tail(e, &mut lets);
+        self.pop();
+        if lets.is_empty() {
+            v
+        } else {
+            quote!({ #lets #v })
+        }
+    }
+
+    fn leaf(&self, e: ExprId) -> TokenStream {
+        let x = &self.func.exprs[e];
+        match &x.kind {
+            ExprKind::Int(v) => int_lit(*v, x.ty),
+            ExprKind::Float(v) => lit(*v, x.ty),
+            ExprKind::Var(v) => self.var(*v),
+            ExprKind::Size(i) => {
+                let z = format_ident!("__z{}", i);
+                quote!(#z)
+            }
+            ExprKind::Host(i) => {
+                let s = format_ident!("__s{}", i);
+                quote!(#s)
+            }
+            ExprKind::Dim(m, k) => {
+                let d = format_ident!("__d{}", m);
+                quote!(#d[#k])
+            }
+            _ => unreachable!("not a leaf"),
+        }
+    }
+
+    fn node(&mut self, e: ExprId, out: &mut TokenStream) -> TokenStream {
+        let func = self.func;
+        let x = &func.exprs[e];
+        let t = x.ty;
+        match &x.kind {
+            ExprKind::Load {
+                buf,
+                index,
+                checked,
+            } => {
+                let idx: Vec<TokenStream> = index.iter().map(|i| self.expr(*i, out)).collect();
+                let Buf::Matrix(m) = *buf else {
+                    return quote!(::core::compile_error!(
+                        "parac: temporary buffers on the CPU"
+                    ));
+                };
+                let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
+                if !checked {
+                    return quote!(#s[::parac::__private::cpu::at([#(#idx),*], &#d).unwrap_or(0)]);
+                }
+                let name = &func.matrices[m];
+                quote!(match ::parac::__private::cpu::at([#(#idx),*], &#d) {
+                    ::core::result::Result::Ok(__l) => #s[__l],
+                    ::core::result::Result::Err(__i) => return ::core::result::Result::Err(
+                        ::parac::__private::cpu::out_of_bounds(__fname, __rname, "read of", #name, &__i, &#d)),
+                })
+            }
+            ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => {
+                quote!(::core::compile_error!("parac: vector lanes on the CPU"))
+            }
+            ExprKind::Unary(op, a) => {
+                let a = p(self.expr(*a, out));
+                match op {
+                    UnOp::Plus => a,
+                    UnOp::Neg if t.is_float() => quote!((-#a)),
+                    UnOp::Neg => quote!(#a.wrapping_neg()),
+                    UnOp::Not => quote!((!#a)),
+                }
+            }
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+                let a = p(self.expr(*a, out));
+                let b = p(self.scoped(*b));
+                if *op == BinOp::And {
+                    quote!((#a && #b))
+                } else {
+                    quote!((#a || #b))
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let ot = func.exprs[*a].ty;
+                let (a, b) = (p(self.expr(*a, out)), p(self.expr(*b, out)));
+                binary(*op, a, b, t, ot)
+            }
+            ExprKind::Cast(a) => {
+                let from = func.exprs[*a].ty;
+                let a = p(self.expr(*a, out));
+                match (from, t) {
+                    (f, Scalar::Bool) if f.is_float() => quote!((#a != 0.0)),
+                    (Scalar::Bool, Scalar::Bool) => a,
+                    (_, Scalar::Bool) => quote!((#a != 0)),
+                    (Scalar::Bool, Scalar::F32) => quote!((#a as i32 as f32)),
+                    _ => {
+                        let rt = rty(t);
+                        quote!((#a as #rt))
+                    }
+                }
+            }
+            ExprKind::Call(b, args) => {
+                let xs: Vec<TokenStream> = args.iter().map(|a| p(self.expr(*a, out))).collect();
+                call(*b, &xs, t)
+            }
+            ExprKind::Select(c, a, b) => {
+                let c = self.expr(*c, out);
+                let a = self.scoped(*a);
+                let b = match self.outline(*b) {
+                    Some(call) => call,
+                    None => self.scoped(*b),
+                };
+                // `else if` for a chain of selects (border rules), not a nesting.
+                let chain = matches!(b.clone().into_iter().next(),
+                    Some(proc_macro2::TokenTree::Ident(i)) if i == "if");
+                if chain {
+                    quote!(if #c { #a } else #b)
+                } else {
+                    quote!(if #c { #a } else { #b })
+                }
+            }
+            ExprKind::Let(v, a, b) => {
+                let ty = rty(func.vars[*v].ty);
+                let a = self.expr(*a, out);
+                if !self.params.is_empty() {
+                    self.params.push(*v);
+                }
+                let id = self.var(*v);
+                out.extend(quote!(let #id: #ty = #a;));
+                self.expr(*b, out)
+            }
+            _ => self.leaf(e),
+        }
+    }
+
+    /// The Rust name of a variable (a closure's parameter inside an outlined body).
+    pub fn var(&self, v: VarId) -> TokenStream {
+        match self.params.iter().position(|p| *p == v) {
+            Some(k) => {
+                let id = format_ident!("__p{}", k);
+                quote!(#id)
+            }
+            None => var(v),
+        }
+    }
+
+    /// The `else` arm of a `select` (a bordered read's chain of the rules' entries, taken
+    /// outside the matrix only) as a call of a closure of the region, `__b<n>(i0, i1)?`, printed
+    /// once for every arm of the same shape (a window's elements); its free variables are the
+    /// closure's parameters. The test and the arm taken inside the matrix stay in place, so
+    /// that the common case costs no call. Small arms stay in place too.
+    fn outline(&mut self, b: ExprId) -> Option<TokenStream> {
+        let func = self.func;
+        if self.defs.is_none() || !self.params.is_empty() {
+            return None;
+        }
+        let cb = self.canon[b.index()];
+        if self.reads[cb]
+            .iter()
+            .any(|m| self.written.get(*m).copied().unwrap_or(false))
+        {
+            return None;
+        }
+        let vars = self.free[cb].clone();
+        // The arm alone: no binding of the caller is visible in it.
+        let saved = (
+            std::mem::replace(&mut self.memo, vec![HashMap::new()]),
+            std::mem::replace(&mut self.memo_epoch, vec![self.epoch]),
+        );
+        self.params = vars.clone();
+        self.temps = 0;
+        let mut lets = TokenStream::new();
+        let v = self.tail(b, &mut lets);
+        self.params.clear();
+        (self.memo, self.memo_epoch) = saved;
+        if tokens(&lets) + tokens(&v) < OUTLINE_TOKENS {
+            return None;
+        }
+        let t = rty(func.exprs[b].ty);
+        let ps = vars.iter().enumerate().map(|(k, v)| {
+            let (p, ty) = (format_ident!("__p{}", k), rty(func.vars[*v].ty));
+            quote!(#p: #ty)
+        });
+        let def = quote!(|#(#ps),*| -> ::core::result::Result<#t, ::parac::Error> {
+            #lets ::core::result::Result::Ok(#v)
+        });
+        let key = def.to_string();
+        let name = match self.outlined.get(&key) {
+            Some(n) => n.clone(),
+            None => {
+                let n = format_ident!("__b{}", self.outlined.len());
+                self.outlined.insert(key, n.clone());
+                let defs = self.defs.as_mut().expect("inside a region");
+                defs.extend(quote!(let #n = #def;));
+                n
+            }
+        };
+        let args = vars.iter().map(|v| self.var(*v));
+        Some(quote!(#name(#(#args),*)?))
+    }
+
+    /// Starts a region: closures are outlined into its `defs`.
+    pub fn begin_region(&mut self, written: Vec<bool>) {
+        self.written = written;
+        self.defs = Some(TokenStream::new());
+        self.outlined.clear();
+    }
+
+    /// Ends a region: its closures.
+    pub fn end_region(&mut self) -> TokenStream {
+        self.written.clear();
+        self.defs.take().unwrap_or_default()
+    }
+
+    /// A checked store of `value` (already an expression) at `index` of matrix `m`.
+    pub fn store(&mut self, m: usize, index: &[TokenStream], value: TokenStream) -> TokenStream {
+        let name = &self.func.matrices[m];
+        let d = format_ident!("__d{}", m);
+        let (target, pos) = if self.rows.get(m).copied().unwrap_or(false) {
+            let w = format_ident!("__w{}", m);
+            (
+                quote!(#w),
+                quote!(::parac::__private::cpu::row_at([#(#index),*], &#d, !#w.is_empty())),
+            )
+        } else {
+            let s = format_ident!("__m{}", m);
+            (
+                quote!(#s),
+                quote!(::parac::__private::cpu::at([#(#index),*], &#d)),
+            )
+        };
+        quote!(match #pos {
+            ::core::result::Result::Ok(__l) => #target[__l] = #value,
+            ::core::result::Result::Err(__i) => return ::core::result::Result::Err(
+                ::parac::__private::cpu::out_of_bounds(__fname, __rname, "write to", #name, &__i, &#d)),
+        };)
+    }
+}
+
+/// The size of an arm from which [`Exprs::outline`] shares it.
+const OUTLINE_TOKENS: usize = 200;
+
+/// The number of tokens of `ts`, groups' contents included.
+fn tokens(ts: &TokenStream) -> usize {
+    ts.clone()
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Group(g) => 2 + tokens(&g.stream()),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// `e` as an operand of a method call or an operator: in parentheses unless it is one token
+/// (a name, a positive literal, a parenthesized group).
+fn p(e: TokenStream) -> TokenStream {
+    let mut it = e.clone().into_iter();
+    match (it.next(), it.next()) {
+        (Some(proc_macro2::TokenTree::Ident(_)), None) => e,
+        (Some(proc_macro2::TokenTree::Literal(l)), None) if !l.to_string().starts_with('-') => e,
+        (Some(proc_macro2::TokenTree::Group(g)), None)
+            if g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+        {
+            e
+        }
+        _ => quote!((#e)),
+    }
+}
+
+/// The Rust name of a LIR variable.
+pub(super) fn var(v: crate::lir::VarId) -> TokenStream {
+    let id = format_ident!("__x{}", v.index());
+    quote!(#id)
+}
+
+/// `op` on two values of type `t` (operands of type `ot`), as C computes it.
+fn binary(op: BinOp, a: TokenStream, b: TokenStream, t: Scalar, ot: Scalar) -> TokenStream {
+    use BinOp::*;
+    let float = t.is_float() || ot.is_float();
+    match op {
+        Add if float => quote!((#a + #b)),
+        Sub if float => quote!((#a - #b)),
+        Mul | ElemMul if float => quote!((#a * #b)),
+        Div if float => quote!((#a / #b)),
+        Add => quote!(#a.wrapping_add(#b)),
+        Sub => quote!(#a.wrapping_sub(#b)),
+        Mul | ElemMul => quote!(#a.wrapping_mul(#b)),
+        Div | Rem => {
+            let f = if op == Div {
+                quote!(wrapping_div)
+            } else {
+                quote!(wrapping_rem)
+            };
+            quote!({
+                let __y = #b;
+                if __y == 0 {
+                    return ::core::result::Result::Err(
+                        ::parac::__private::cpu::division_by_zero(__fname, __rname));
+                }
+                #a.#f(__y)
+            })
+        }
+        Shl => quote!(#a.wrapping_shl(#b as u32)),
+        Shr => quote!(#a.wrapping_shr(#b as u32)),
+        BitAnd => quote!((#a & #b)),
+        BitOr => quote!((#a | #b)),
+        BitXor => quote!((#a ^ #b)),
+        Eq => quote!((#a == #b)),
+        Ne => quote!((#a != #b)),
+        Lt => quote!((#a < #b)),
+        Le => quote!((#a <= #b)),
+        Gt => quote!((#a > #b)),
+        Ge => quote!((#a >= #b)),
+        And => quote!((#a && #b)),
+        Or => quote!((#a || #b)),
+    }
+}
+
+/// A built-in function of type `t`.
+fn call(b: Builtin, xs: &[TokenStream], t: Scalar) -> TokenStream {
+    let float = t.is_float();
+    match (b, float) {
+        (Builtin::Min, false) => quote!(::core::cmp::Ord::min(#(#xs),*)),
+        (Builtin::Max, false) => quote!(::core::cmp::Ord::max(#(#xs),*)),
+        (Builtin::Min, true) => quote!(f32::min(#(#xs),*)),
+        (Builtin::Max, true) => quote!(f32::max(#(#xs),*)),
+        (Builtin::Clamp, _) => {
+            let (x, lo, hi) = (&xs[0], &xs[1], &xs[2]);
+            if float {
+                quote!(f32::min(f32::max(#x, #lo), #hi))
+            } else {
+                quote!(::core::cmp::Ord::min(::core::cmp::Ord::max(#x, #lo), #hi))
+            }
+        }
+        // `abs` of an unsigned type is the value itself, as in C and the interpreter.
+        (Builtin::Abs, false) if t.range().is_some_and(|r| r.0 == 0) => xs[0].clone(),
+        (Builtin::Abs, false) => {
+            let x = &xs[0];
+            quote!(#x.wrapping_abs())
+        }
+        (Builtin::Abs, true) => {
+            let x = &xs[0];
+            quote!(f32::abs(#x))
+        }
+        (b, _) => {
+            let x = &xs[0];
+            let m = format_ident!("{}", b.name());
+            quote!(f32::#m(#x))
+        }
+    }
+}
