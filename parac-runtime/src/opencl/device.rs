@@ -13,6 +13,7 @@ use opencl3::device::{
 };
 use opencl3::platform::get_platforms;
 
+use super::guard::GuardViolation;
 use super::program::ProgramCache;
 use super::{cl_error, code, error_name};
 use crate::Error;
@@ -452,5 +453,48 @@ pub(crate) fn select(config: &Config, spec: &str) -> Result<Option<Device>, Erro
         }
         (false, Some(e)) => Err(e),
         (false, None) => Err(no_device("no device could be opened".to_string())),
+    }
+}
+
+impl Device {
+    /// Turns guard bands on or off for the buffers this device allocates from now on (see the
+    /// module `guard.rs`: every buffer a sub-buffer between two guard regions holding a known
+    /// pattern, checked when the buffer is dropped and by
+    /// [`check_guards`](Device::check_guards)). Off by default; `PARAC_GUARD_BANDS=1` turns it
+    /// on when the device is opened. Buffers alive keep what they have.
+    pub fn set_guard_bands(&self, on: bool) {
+        self.guards.set_on(on);
+    }
+
+    /// Whether new buffers get guard bands (see [`set_guard_bands`](Device::set_guard_bands)).
+    pub fn guard_bands(&self) -> bool {
+        self.guards.on()
+    }
+
+    /// The size in bytes of each guard region of this device's guarded buffers: at least
+    /// [`MIN_GUARD`](super::MIN_GUARD), a multiple of `CL_DEVICE_MEM_BASE_ADDR_ALIGN`.
+    pub fn guard_size(&self) -> usize {
+        self.guards.size()
+    }
+
+    /// Every touched guard region of this device's buffers: those found when buffers were
+    /// dropped since the last call, then those of the guarded buffers alive now (read back
+    /// after every command enqueued so far). Each touch is reported once (a reported guard is
+    /// filled with the pattern again). Empty while guard bands were never on.
+    pub fn guard_violations(&self) -> Result<Vec<GuardViolation>, Error> {
+        self.guards.violations()
+    }
+
+    /// [`guard_violations`](Device::guard_violations) as a result: `Error::GuardBand` naming
+    /// the first touched buffer (and listing every touched guard) if there is any.
+    pub fn check_guards(&self) -> Result<(), Error> {
+        let v = self.guard_violations()?;
+        match v.first() {
+            None => Ok(()),
+            Some(first) => Err(Error::GuardBand {
+                buffer: first.buffer.clone(),
+                violations: v,
+            }),
+        }
     }
 }

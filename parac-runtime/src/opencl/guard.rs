@@ -1,9 +1,9 @@
 //! Guard bands around device buffers, a test of memory safety (issue 12): off by default, on
 //! with `PARAC_GUARD_BANDS=1` (read when a device is opened) or
-//! [`Device::set_guard_bands`].
+//! [`Device::set_guard_bands`](super::Device::set_guard_bands).
 //!
-//! While it is on, every buffer the device allocates ([`Device::alloc`], `alloc_uninit`,
-//! `upload`, [`Device::scalar`]: intermediates, outputs, reduction partials, the error flag) is
+//! While it is on, every buffer the device allocates ([`Device::alloc`](super::Device::alloc), `alloc_uninit`,
+//! `upload`, [`Device::scalar`](super::Device::scalar): intermediates, outputs, reduction partials, the error flag) is
 //! an OpenCL sub-buffer (`clCreateSubBuffer`) carved out of a larger parent buffer:
 //!
 //! ```text
@@ -20,8 +20,8 @@
 //! every command enqueued before it) and compares them with the pattern:
 //! - when a buffer is dropped (before its memory goes back to the pool): a touched guard is
 //!   written to stderr (past the test harness's capture), counted in [`guard_violations`]
-//!   (process-wide) and kept in the device's list, which [`Device::check_guards`] returns;
-//! - [`Device::check_guards`] checks every guarded buffer alive on the device as well, and
+//!   (process-wide) and kept in the device's list, which [`Device::check_guards`](super::Device::check_guards) returns;
+//! - [`Device::check_guards`](super::Device::check_guards) checks every guarded buffer alive on the device as well, and
 //!   returns [`Error::GuardBand`] naming the buffer when any guard was touched.
 //!
 //! A touched guard is filled with the pattern again once reported, so each touch is reported
@@ -42,7 +42,6 @@ use opencl3::context::Context;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE, ClMem};
 use opencl3::types::CL_BLOCKING;
 
-use super::device::Device;
 use super::{cl_error, code};
 use crate::Error;
 
@@ -53,7 +52,7 @@ pub const MIN_GUARD: usize = 4096;
 static VIOLATIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// How many touched guard regions have been found in this process (by the checks on drop and
-/// by [`Device::check_guards`], all devices together); never reset. Tests compare it before and
+/// by [`Device::check_guards`](super::Device::check_guards), all devices together); never reset. Tests compare it before and
 /// after a run.
 pub fn guard_violations() -> usize {
     VIOLATIONS.load(Ordering::SeqCst)
@@ -312,36 +311,25 @@ impl Guards {
     }
 }
 
-impl Device {
-    /// Turns guard bands on or off for the buffers this device allocates from now on (see the
-    /// module `guard.rs`: every buffer a sub-buffer between two guard regions holding a known
-    /// pattern, checked when the buffer is dropped and by
-    /// [`check_guards`](Device::check_guards)). Off by default; `PARAC_GUARD_BANDS=1` turns it
-    /// on when the device is opened. Buffers alive keep what they have.
-    pub fn set_guard_bands(&self, on: bool) {
-        self.guards.on.store(on, Ordering::Relaxed);
+impl Guards {
+    /// Turns guard bands on or off for buffers allocated from now on.
+    pub(super) fn set_on(&self, on: bool) {
+        self.on.store(on, Ordering::Relaxed);
     }
 
-    /// Whether new buffers get guard bands (see [`set_guard_bands`](Device::set_guard_bands)).
-    pub fn guard_bands(&self) -> bool {
-        self.guards.on()
+    /// The size in bytes of each guard region.
+    pub(super) fn size(&self) -> usize {
+        self.size
     }
 
-    /// The size in bytes of each guard region of this device's guarded buffers: at least
-    /// [`MIN_GUARD`], a multiple of `CL_DEVICE_MEM_BASE_ADDR_ALIGN`.
-    pub fn guard_size(&self) -> usize {
-        self.guards.size
-    }
-
-    /// Every touched guard region of this device's buffers: those found when buffers were
-    /// dropped since the last call, then those of the guarded buffers alive now (read back
-    /// after every command enqueued so far). Each touch is reported once (a reported guard is
-    /// filled with the pattern again). Empty while guard bands were never on.
-    pub fn guard_violations(&self) -> Result<Vec<GuardViolation>, Error> {
-        let mut out = std::mem::take(&mut *lock(&self.guards.found));
-        let live: Vec<(String, Arc<Band>)> = lock(&self.guards.live).values().cloned().collect();
+    /// Every touched guard region: those found when buffers were dropped since the last call,
+    /// then those of the guarded buffers alive now (read back after every command enqueued so
+    /// far). Each touch is reported once (a reported guard is filled with the pattern again).
+    pub(super) fn violations(&self) -> Result<Vec<GuardViolation>, Error> {
+        let mut out = std::mem::take(&mut *lock(&self.found));
+        let live: Vec<(String, Arc<Band>)> = lock(&self.live).values().cloned().collect();
         for (name, band) in live {
-            let v = self.guards.check(&name, &band, "on check").map_err(|c| {
+            let v = self.check(&name, &band, "on check").map_err(|c| {
                 cl_error(
                     format!("clEnqueueReadBuffer(guards of {name})"),
                     c,
@@ -351,19 +339,6 @@ impl Device {
             out.extend(v);
         }
         Ok(out)
-    }
-
-    /// [`guard_violations`](Device::guard_violations) as a result: `Error::GuardBand` naming
-    /// the first touched buffer (and listing every touched guard) if there is any.
-    pub fn check_guards(&self) -> Result<(), Error> {
-        let v = self.guard_violations()?;
-        match v.first() {
-            None => Ok(()),
-            Some(first) => Err(Error::GuardBand {
-                buffer: first.buffer.clone(),
-                violations: v,
-            }),
-        }
     }
 }
 
@@ -395,6 +370,7 @@ mod tests {
         }
     }
 
+    use super::super::Device;
     use super::super::{Arg, Buffer, MemArg};
     use crate::{Matrix, Runtime};
 

@@ -506,7 +506,7 @@ fn parse_bundle(text: &str) -> Result<Vec<(String, PlanFile)>, String> {
 }
 
 /// Imports a bundle into the plan cache `dir`: each file merged into the one there (a finished
-/// search in the bundle replaces what is there; see [`merge`]), written atomically. The bundle
+/// search in the bundle replaces what is there; see `merge`), written atomically. The bundle
 /// is checked whole first: a damaged one changes nothing. How many files it held.
 pub fn import_plans(bundle: &str, dir: &Path) -> Result<usize, Error> {
     let files = parse_bundle(bundle).map_err(|message| Error::Io {
