@@ -20,6 +20,7 @@ mod sharpen_p;
 mod unsharp_p;
 
 use common::data::{Rng, random_rgb, random_u8, random_u12};
+use common::differential::ToVal;
 use common::runtimes::cpu;
 use parac::Matrix;
 use parac_core::interp::{self, Arg, Data, InterpError, Tensor, Val};
@@ -53,38 +54,6 @@ scalars!(u8, i8, u16, i16, u32, i32, i64, u64);
 impl ToArg for f32 {
     fn arg(&self) -> Arg {
         Arg::Scalar(Val::F32(*self))
-    }
-}
-
-/// A function's result as the interpreter gives it.
-trait ToVal {
-    fn val(self) -> Option<Val>;
-}
-
-impl ToVal for () {
-    fn val(self) -> Option<Val> {
-        None
-    }
-}
-
-macro_rules! int_results {
-    ($($t:ty),*) => {$(
-        impl ToVal for $t {
-            fn val(self) -> Option<Val> { Some(Val::Int(self as i128)) }
-        }
-    )*};
-}
-int_results!(i32, i64, u64);
-
-impl ToVal for f32 {
-    fn val(self) -> Option<Val> {
-        Some(Val::F32(self))
-    }
-}
-
-impl ToVal for bool {
-    fn val(self) -> Option<Val> {
-        Some(Val::Bool(self))
     }
 }
 

@@ -14,6 +14,39 @@
 use parac::{PlanPolicy, Runtime};
 use parac_core::interp::{Arg, Data, InterpError, Val};
 
+/// A function's result as the interpreter gives it (a `parac!` function's return value, to
+/// compare with `interp::run`'s).
+pub trait ToVal {
+    fn val(self) -> Option<Val>;
+}
+
+impl ToVal for () {
+    fn val(self) -> Option<Val> {
+        None
+    }
+}
+
+macro_rules! int_results {
+    ($($t:ty),*) => {$(
+        impl ToVal for $t {
+            fn val(self) -> Option<Val> { Some(Val::Int(self as i128)) }
+        }
+    )*};
+}
+int_results!(u8, i8, u16, i16, u32, i32, i64, u64);
+
+impl ToVal for f32 {
+    fn val(self) -> Option<Val> {
+        Some(Val::F32(self))
+    }
+}
+
+impl ToVal for bool {
+    fn val(self) -> Option<Val> {
+        Some(Val::Bool(self))
+    }
+}
+
 /// How results are compared.
 #[derive(Clone, Copy, Debug)]
 pub struct Tolerance {

@@ -6,6 +6,7 @@
 //! items through `super::`.
 
 use crate::common::canary::{Canaried, Canary};
+pub use crate::common::differential::ToVal;
 use crate::common::differential::{
     Tolerance, memory_intact, opencl_with_guard_bands, outcomes, plan_labels, policy, zero_outputs,
 };
@@ -69,38 +70,6 @@ pub fn boolean(a: &Arg) -> bool {
     match a {
         Arg::Scalar(Val::Bool(v)) => *v,
         a => panic!("a bool argument expected, got {a:?}"),
-    }
-}
-
-/// A function's result as the interpreter gives it.
-pub trait ToVal {
-    fn val(self) -> Option<Val>;
-}
-
-impl ToVal for () {
-    fn val(self) -> Option<Val> {
-        None
-    }
-}
-
-macro_rules! int_results {
-    ($($t:ty),*) => {$(
-        impl ToVal for $t {
-            fn val(self) -> Option<Val> { Some(Val::Int(self as i128)) }
-        }
-    )*};
-}
-int_results!(u8, i8, u16, i16, u32, i32, i64, u64);
-
-impl ToVal for f32 {
-    fn val(self) -> Option<Val> {
-        Some(Val::F32(self))
-    }
-}
-
-impl ToVal for bool {
-    fn val(self) -> Option<Val> {
-        Some(Val::Bool(self))
     }
 }
 
