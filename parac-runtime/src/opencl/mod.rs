@@ -27,6 +27,7 @@
 //!   checked when it is dropped and by [`Device::check_guards`].
 
 mod buffer;
+mod build;
 mod device;
 mod guard;
 mod launch;
@@ -40,6 +41,8 @@ mod view;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use buffer::{Buffer, MemArg, Pod, Scalar};
+#[doc(hidden)]
+pub use build::cache_file_path;
 pub(crate) use device::select;
 pub use device::{Device, DeviceInfo, devices};
 pub use guard::{GuardSide, GuardViolation, MIN_GUARD, guard_violations};
@@ -50,8 +53,6 @@ pub use plan::{
     export_plans, import_plans, plan_records,
 };
 pub use program::Program;
-#[doc(hidden)]
-pub use program::cache_file_path;
 pub(crate) use program::dump;
 pub use transfer::{Transfers, copying, transfers};
 pub use view::{Input, Output};

@@ -28,6 +28,7 @@ mod search;
 
 pub use cache::{cache_root, clear_cache, export_plans, import_plans};
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -636,8 +637,8 @@ impl Device {
         let known = |c: &Choice| cands.iter().any(|x| x.label == c.label && self.feasible(x));
         let carry;
         let mut search = {
-            let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
-            let memo = memo.get_or_insert_with(|| self.load_plans(program));
+            let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+            let memo = self.memo(program, &mut slot);
             let e = memo.entry(key.clone()).or_default();
             if e.saved.done {
                 match e.saved.choice.clone() {
@@ -804,9 +805,9 @@ impl Device {
         };
         let record = Self::record(program, &key, &saved, steps, seconds);
         {
-            let mut memo = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
-            let e = memo
-                .get_or_insert_with(HashMap::new)
+            let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+            let e = self
+                .memo(program, &mut slot)
                 .entry(key.clone())
                 .or_default();
             e.busy = false;
@@ -1048,6 +1049,22 @@ impl Device {
     }
 
     /// The plan cache's entries of `program`, as the memo's.
+    /// The plan memo `program` holds in `slot` (its `plans`, locked), loaded from the plan cache
+    /// file on first use.
+    fn memo<'a>(
+        &self,
+        program: &Program,
+        slot: &'a mut Option<Box<dyn Any + Send>>,
+    ) -> &'a mut Memo {
+        if !slot.as_ref().is_some_and(|b| b.is::<Memo>()) {
+            *slot = Some(Box::new(self.load_plans(program)));
+        }
+        match slot.as_mut().and_then(|b| b.downcast_mut::<Memo>()) {
+            Some(m) => m,
+            None => unreachable!("the slot holds a Memo, set just above"),
+        }
+    }
+
     fn load_plans(&self, program: &Program) -> Memo {
         let Some(path) = self.plan_file(program) else {
             return Memo::new();

@@ -574,3 +574,17 @@ fn call(b: Builtin, xs: &[TokenStream], t: Scalar) -> TokenStream {
         }
     }
 }
+
+/// A host expression of the HAST (a region's bounds) as a Rust expression, printed from its
+/// LIR; a division by zero in it is the host code's (`region: "(host code)"`).
+pub(crate) fn host_expr(f: &crate::ir::Function, e: &crate::ir::Expr) -> TokenStream {
+    let (func, id) = crate::lir::host_expr(f, e);
+    let mut x = Exprs::new(&func, std::iter::once(id));
+    let mut lets = TokenStream::new();
+    let v = x.tail(id, &mut lets);
+    match (x.can_fail(id), lets.is_empty()) {
+        (false, true) => v,
+        (false, false) => quote!({ #lets #v }),
+        (true, _) => quote!({ let __rname: &'static str = "(host code)"; #lets #v }),
+    }
+}

@@ -85,7 +85,7 @@ pub fn region_check(f: &Function, rid: RegionId) -> TokenStream {
         return TokenStream::new();
     }
     let lets = lets(r);
-    let host = |e: &Expr| super::host::host_expr(f, e);
+    let host = |e: &Expr| super::expr::host_expr(f, e);
     let mut vars = TokenStream::new();
     for (slot, d) in r.dims.iter().enumerate() {
         let Some(d) = d else { continue };
