@@ -1048,7 +1048,6 @@ impl Device {
         (l.iter().product::<usize>() <= self.info().max_work_group_size).then_some(l)
     }
 
-    /// The plan cache's entries of `program`, as the memo's.
     /// The plan memo `program` holds in `slot` (its `plans`, locked), loaded from the plan cache
     /// file on first use.
     fn memo<'a>(
@@ -1065,6 +1064,7 @@ impl Device {
         }
     }
 
+    /// The plan cache's entries of `program`, as the memo's.
     fn load_plans(&self, program: &Program) -> Memo {
         let Some(path) = self.plan_file(program) else {
             return Memo::new();

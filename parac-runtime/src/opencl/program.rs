@@ -26,6 +26,8 @@ pub struct Program {
     /// the driver's choice), so that a failing local size is retried once, not per launch.
     fallbacks: Mutex<HashMap<(String, Vec<usize>), Fallback>>,
     program: ClProgram,
+    /// The kernels it defines, read once (a launch asks whether it holds a candidate's kernel).
+    kernel_names: Vec<String>,
     context: usize,
     from_disk: bool,
     /// A hash of the device, driver, source and options: names the plan cache file.
@@ -49,7 +51,7 @@ impl fmt::Debug for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Program")
             .field("name", &self.name)
-            .field("kernels", &self.program.kernel_names())
+            .field("kernels", &self.kernel_names)
             .field("from_disk", &self.from_disk)
             .finish_non_exhaustive()
     }
@@ -63,17 +65,12 @@ impl Program {
 
     /// The kernels the program defines.
     pub fn kernel_names(&self) -> Vec<String> {
-        self.program
-            .kernel_names()
-            .split(';')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
+        self.kernel_names.clone()
     }
 
     /// Whether the program defines kernel `name`.
     pub fn has_kernel(&self, name: &str) -> bool {
-        self.kernel_names().iter().any(|k| k == name)
+        self.kernel_names.iter().any(|k| k == name)
     }
 
     /// Whether this program was loaded from the disk cache of program binaries rather than built
@@ -115,7 +112,7 @@ impl Program {
                 format!(
                     "program `{}` defines: {}",
                     self.name,
-                    self.program.kernel_names().replace(';', ", ")
+                    self.kernel_names.join(", ")
                 ),
             )
         })?;
@@ -174,11 +171,18 @@ impl Program {
         from_disk: bool,
         key_hash: String,
     ) -> Program {
+        let kernel_names = program
+            .kernel_names()
+            .split(';')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
         Program {
             name: name.to_string(),
             kernels: Mutex::default(),
             fallbacks: Mutex::default(),
             program,
+            kernel_names,
             context,
             from_disk,
             key_hash,

@@ -45,7 +45,7 @@ impl Device {
     /// the device's memory is the host's and the buffer over them would cover only memory that
     /// the matrix owns (a slice from its first element to its last, gaps included), or, for a
     /// matrix whose gaps may belong to someone else (an `ndarray` slice of a larger array), on
-    /// a CPU device only. A `CL_MEM_USE_HOST_PTR` buffer spans the gaps, and OpenCL lets a
+    /// PoCL's CPU devices only. A `CL_MEM_USE_HOST_PTR` buffer spans the gaps, and OpenCL lets a
     /// driver cache such a buffer in device memory and copy the whole range back and forth
     /// (at creation, launches, maps): bytes the matrix does not own, which another thread may
     /// be writing. PoCL's CPU devices do not: their buffer over host memory is that memory
@@ -85,8 +85,8 @@ impl Device {
             // (checked) and is borrowed for `'a`, which the `Input` holding the buffer does not
             // outlive; its drop waits for the queue. The buffer is read-only and `Input` hands
             // out only `&Buffer`, which no transfer writes. Its range covers memory between the
-            // rows that `m` may not own only on a CPU device (`in_place_for`), whose kernels
-            // read only the elements.
+            // rows that `m` may not own only on PoCL's CPU devices (`in_place_for`), whose
+            // kernels read only the elements.
             unsafe { self.host_buffer(name, host.shape(), host.pitch(), host.span(), ptr, false) }
         } else {
             None
@@ -145,8 +145,8 @@ impl Device {
             // SAFETY: `host` addresses the `span` elements of `shape` laid out as `pitch`
             // (checked) and is borrowed mutably for `'a`; the host touches them only through
             // `Output`, after `finish` mapped the buffer, and the drop waits for the queue. The
-            // buffer's range covers memory between the rows that `m` may not own only on a CPU
-            // device (`in_place_for`), whose kernels write only the elements.
+            // buffer's range covers memory between the rows that `m` may not own only on PoCL's
+            // CPU devices (`in_place_for`), whose kernels write only the elements.
             unsafe { self.host_buffer(name, shape, pitch, span, ptr, true) }
         } else {
             None

@@ -17,20 +17,15 @@ use super::host_arg::{HostArg, Slice, SliceMut};
 use super::{Binding, Prepared, from_interp, intern};
 use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
-use crate::{Error, LayoutError, Matrix, MatrixViewMut, PlanPolicy, Runtime, Strided, StridedMut};
+use crate::{
+    Element, Error, LayoutError, Matrix, MatrixRef, MatrixViewMut, PlanPolicy, Runtime, Strided,
+    StridedMut,
+};
 
 /// A matrix argument has 1 to 3 dimensions.
-fn rank<T>(s: Strided<'_, T>) -> Result<Strided<'_, T>, LayoutError> {
-    match s.shape().len() {
-        1..=3 => Ok(s),
-        n => Err(LayoutError::Rank(n)),
-    }
-}
-
-/// As [`rank`].
-fn rank_mut<T>(s: StridedMut<'_, T>) -> Result<StridedMut<'_, T>, LayoutError> {
-    match s.shape().len() {
-        1..=3 => Ok(s),
+fn rank<T: Element, M: MatrixRef<T>>(m: M) -> Result<M, LayoutError> {
+    match m.shape().len() {
+        1..=3 => Ok(m),
         n => Err(LayoutError::Rank(n)),
     }
 }
@@ -116,7 +111,7 @@ macro_rules! dev_mats {
                     )),)*
                     $(HostArg::Out(shape, p, SliceMut::$v(d)) => Src::Out(OutSrc::$v(
                         checked_parts_mut(shape, *p, d.reborrow())
-                            .and_then(rank_mut)
+                            .and_then(rank)
                             .map_err(bad)?,
                     )),)*
                     HostArg::Scalar(_) => Src::None,
@@ -214,7 +209,7 @@ pub(super) fn run(
         PlanPolicy::Baseline | PlanPolicy::Force(_) | PlanPolicy::Fixed(..) => {
             dev.program(&f.name, &prep.source, "")?
         }
-        _ => dev.first_program(&f.name, &prep.first_source, &prep.source)?,
+        _ => dev.first_program(&f.name, prep.first_source(f), &prep.source)?,
     };
     let err = dev.alloc::<i32>("error flag", &[8usize])?;
     let shape = |m: usize| -> Vec<usize> { dims[m].iter().map(|d| (*d).max(0) as usize).collect() };

@@ -85,8 +85,8 @@ pub(crate) struct Prepared {
     /// The program source (`opencl::program`): the baseline's kernels.
     pub(crate) source: String,
     /// The program a call under the model or the search builds first (`launch::first_program`):
-    /// the baseline's kernels and the model's plan of each region.
-    pub(crate) first_source: String,
+    /// the baseline's kernels and the model's plan of each region; made when a call needs it.
+    first_source: OnceCell<String>,
     /// Per region: its candidates (`host::plans`).
     pub(crate) plans: Vec<RegionPlans>,
     /// Per region: its kernel arguments (`host::kernel_args`).
@@ -100,11 +100,18 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// [`first_source`](Prepared::first_source) of function `f` (the one this was made from).
+    pub(crate) fn first_source(&self, f: &Function) -> &str {
+        self.first_source.get_or_init(|| host::first_program(f))
+    }
+}
+
+impl Prepared {
     fn new(f: &Function) -> Prepared {
         let regions = 0..f.regions.len();
         Prepared {
             source: cl::program(f),
-            first_source: host::first_program(f),
+            first_source: OnceCell::new(),
             plans: regions
                 .clone()
                 .map(|rid| RegionPlans {
