@@ -22,7 +22,9 @@
 //!
 //! Writes `<criterion dir>/parac-extra/peers/peers.json`; `python3 benches/peers_report.py
 //! --update docs/benchmarks.md` turns it into the tables. `PARAC_BENCH_SMALL=1` divides every
-//! side by 4. Run without `--bench` (as `cargo test --benches` does) it does nothing.
+//! side by 4; `PARAC_PEERS_CONTENDERS=parac_cpu,halide_cpu` runs only the contenders named (by
+//! prefix; `hand` for the hand OpenCL). Run without `--bench` (as `cargo test --benches` does) it
+//! does nothing.
 
 #[path = "../tests/common/data.rs"]
 mod data;
@@ -139,6 +141,9 @@ fn extra_dir() -> PathBuf {
 /// The parac runtimes: (contender, runtime).
 fn runtimes() -> Vec<(&'static str, Runtime)> {
     let mut out = Vec::new();
+    if !wanted("parac_opencl") && !wanted("parac_cpu") {
+        return out;
+    }
     for (name, p) in [
         // Each region's search run to its end in the warm-up call.
         (
@@ -147,13 +152,30 @@ fn runtimes() -> Vec<(&'static str, Runtime)> {
         ),
         ("parac_opencl_model", PlanPolicy::Model),
     ] {
+        if !wanted(name) {
+            continue;
+        }
         match Runtime::from_spec("opencl") {
             Ok(rt) => out.push((name, rt.with_policy(p))),
             Err(e) => eprintln!("peers: no OpenCL device for {name}: {e}"),
         }
     }
-    out.push(("parac_cpu", Runtime::cpu()));
+    if wanted("parac_cpu") {
+        out.push(("parac_cpu", Runtime::cpu()));
+    }
     out
+}
+
+/// Whether contender `name` runs: `PARAC_PEERS_CONTENDERS` is a comma-separated list of
+/// prefixes (`parac_cpu,halide_cpu`; `hand` for the hand OpenCL); unset runs them all.
+fn wanted(name: &str) -> bool {
+    match std::env::var("PARAC_PEERS_CONTENDERS") {
+        Ok(list) => list
+            .split(',')
+            .map(str::trim)
+            .any(|p| !p.is_empty() && (name.starts_with(p) || p.starts_with(name))),
+        Err(_) => true,
+    }
 }
 
 /// Records one contender's result.
@@ -322,6 +344,7 @@ fn main() {
 
     // The hand-written OpenCL.
     match Cl::new() {
+        Ok(_) if !wanted("hand") => {}
         Ok(cl) => {
             let (m, n) = uhd;
             let (p, _) = cl.build(hand::sources::LAPLACIAN).expect("build");
@@ -368,7 +391,13 @@ fn main() {
     let python = peers.join(".venv/bin/python");
     let out_dir = dir.join("python");
     let mut py: Value = json!({});
-    if python.exists() {
+    let python_contenders: Vec<&str> = ["halide_cpu", "halide_opencl", "opencv_cpu", "opencv_umat"]
+        .into_iter()
+        .filter(|c| wanted(c))
+        .collect();
+    if python_contenders.is_empty() {
+        println!("peers: no Python contender asked for");
+    } else if python.exists() {
         let st = Command::new(&python)
             .arg(peers.join("run.py"))
             .arg("--inputs")
@@ -379,6 +408,8 @@ fn main() {
             .arg(secs.to_string())
             .arg("--warmup")
             .arg(warm.to_string())
+            .arg("--contenders")
+            .arg(python_contenders.join(","))
             .status();
         match st {
             Ok(s) if s.success() => match std::fs::read_to_string(out_dir.join("results.json")) {

@@ -79,10 +79,18 @@ fn switches() -> Vec<(&'static str, Options)> {
             },
         ),
         (
+            "no partition",
+            Options {
+                partition: false,
+                ..all.clone()
+            },
+        ),
+        (
             "no passes",
             Options {
                 simplify: false,
                 parallel: false,
+                partition: false,
                 ..all
             },
         ),

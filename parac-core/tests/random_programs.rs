@@ -15,7 +15,9 @@
 //!    made something the interpreter does not run), `Argument` fails (the test's arguments do
 //!    not fit the function); at sizes at or above the minimum, a program with no raw lookup or
 //!    division by data must run without error (`PARAC_FUZZ_VALID=0`: only count those errors);
-//! 3. determinism: two runs give identical results (floats compared by their bits).
+//! 3. determinism: two runs give identical results (floats compared by their bits);
+//! 4. the loop IR after every pass (`lir::lower`, `lir::eval`) gives the interpreter's outputs
+//!    and result on every call the interpreter completes.
 //!
 //! Programs with diagnostics are skipped and counted (the test prints the fraction that
 //! compiled cleanly and the most frequent diagnostics, and fails if fewer than half did). The
@@ -372,6 +374,28 @@ fn check_source(
                 "nondeterministic interpreter".into(),
                 format!("sizes {sizes:?}: {r1:?} then {r2:?}"),
             ));
+        }
+        // The loop IR after every pass (partitioned loops included), run by its evaluator,
+        // gives the interpreter's outputs on every call the interpreter completes.
+        if r1.is_ok() {
+            let lowered =
+                guarded(|| parac_core::lir::lower(f, &parac_core::lir::Options::default()))
+                    .map_err(|p| fail(format!("lir::lower: {p}"), p.clone()))?;
+            let mut a3 = args.clone();
+            let r3 = guarded(|| parac_core::lir::eval::run(&lowered.func, f, &mut a3))
+                .map_err(|p| fail(format!("lir::eval: {p}"), format!("sizes {sizes:?}: {p}")))?;
+            let differs = !matches!(r3, Err(InterpError::Unsupported(_)))
+                && (!same_result(&r1, &r3)
+                    || a1.iter().zip(&a3).any(|(x, y)| match (x, y) {
+                        (Arg::Matrix(x), Arg::Matrix(y)) => !same_data(&x.data, &y.data),
+                        _ => false,
+                    }));
+            if differs {
+                return Err(fail(
+                    "the LIR differs from the interpreter".into(),
+                    format!("sizes {sizes:?}: interpreter {r1:?}, LIR {r3:?}"),
+                ));
+            }
         }
         if let Err(InterpError::Argument(m)) = &r1 {
             return Err(fail(

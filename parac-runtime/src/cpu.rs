@@ -3,6 +3,7 @@
 //! are generic and `#[inline]`, so the emitted loops compile as if they were written out.
 
 use crate::error::Error;
+use std::ops::Range;
 
 /// The row-major offset of `index` in a matrix of dimensions `dims`, or the index itself when
 /// one of its components is outside (for the error).
@@ -64,4 +65,48 @@ pub fn out_of_bounds(
 #[inline(never)]
 pub fn division_by_zero(function: &'static str, region: &'static str) -> Error {
     Error::DivisionByZero { function, region }
+}
+
+/// The positions of `n` elements of a matrix of dimensions `dims` from `index` along its last
+/// dimension, or `None` where one of them is outside (the CPU back end's slices).
+#[inline]
+pub fn span<const N: usize>(index: [i64; N], dims: &[i64; N], n: usize) -> Option<Range<usize>> {
+    offset(index, dims, n, 0)
+}
+
+/// As [`span`], but inside the index's row (dimensions after the first), for a task that owns
+/// that row.
+#[inline]
+pub fn row_span<const N: usize>(
+    index: [i64; N],
+    dims: &[i64; N],
+    n: usize,
+) -> Option<Range<usize>> {
+    offset(index, dims, n, 1)
+}
+
+#[inline]
+fn offset<const N: usize>(
+    index: [i64; N],
+    dims: &[i64; N],
+    n: usize,
+    from: usize,
+) -> Option<Range<usize>> {
+    let n64 = i64::try_from(n).ok()?;
+    let mut lin = 0i64;
+    for k in 0..N {
+        let end = if k + 1 == N {
+            index[k].checked_add(n64)?
+        } else {
+            index[k].checked_add(1)?
+        };
+        if index[k] < 0 || end > dims[k] {
+            return None;
+        }
+        if k >= from {
+            lin = lin.checked_mul(dims[k])?.checked_add(index[k])?;
+        }
+    }
+    let start = usize::try_from(lin).ok()?;
+    Some(start..start.checked_add(n)?)
 }

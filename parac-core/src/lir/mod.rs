@@ -164,7 +164,8 @@ pub enum LoopKind {
     Serial,
     /// In parallel (CPU threads): iterations write disjoint elements.
     Parallel,
-    /// `W` iterations at once as vector lanes.
+    /// `W` iterations at once as vector lanes (`0`: the width is the target compiler's, as
+    /// for the interior of a partitioned loop, which the CPU back end prints over slices).
     Vectorized(u32),
     /// Written out.
     Unrolled,
@@ -255,6 +256,8 @@ pub struct Options {
     pub simplify: bool,
     /// Run a region's outer loop in parallel where each iteration owns its rows.
     pub parallel: bool,
+    /// Split innermost loops into border segments and an interior with no checks.
+    pub partition: bool,
 }
 
 impl Default for Options {
@@ -263,6 +266,7 @@ impl Default for Options {
             dump: false,
             simplify: true,
             parallel: true,
+            partition: true,
         }
     }
 }
@@ -280,7 +284,9 @@ pub struct Lowered {
 /// 1. `lower`: the HAST as loops (blocks written out element by element, border reads as
 ///    `select` chains);
 /// 2. [`pass::simplify`]: constant folding;
-/// 3. [`pass::parallel`]: the loop kinds of row-parallel regions.
+/// 3. [`pass::parallel`]: the loop kinds of row-parallel regions;
+/// 4. [`pass::partition`]: innermost loops split into border segments and a checked-once
+///    interior.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     let mut func = lower::function(f);
     let mut dumps = Vec::new();
@@ -297,6 +303,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     if opts.parallel {
         pass::parallel::run(&mut func, f);
         keep("parallel", &func);
+    }
+    if opts.partition {
+        pass::partition::run(&mut func);
+        keep("partition", &func);
     }
     Lowered { func, dumps }
 }

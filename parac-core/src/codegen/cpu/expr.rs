@@ -44,6 +44,9 @@ pub(crate) struct Exprs<'a> {
     /// so that bodies of one shape print the same).
     params: Vec<VarId>,
     temps: usize,
+    /// Inside the interior of a partitioned loop: loads (representatives) read from slices,
+    /// as `__vs<k>[__i]` (`slices.rs`).
+    pub hoisted: HashMap<usize, TokenStream>,
 }
 
 fn leaf(k: &ExprKind) -> bool {
@@ -149,12 +152,23 @@ impl<'a> Exprs<'a> {
             outlined: HashMap::new(),
             params: vec![],
             temps: 0,
+            hoisted: HashMap::new(),
         }
     }
 
     /// Whether evaluating `e` can fail (a checked load, an integer division below it).
     pub fn can_fail(&self, e: ExprId) -> bool {
         self.fallible[self.canon[e.index()]]
+    }
+
+    /// The representative of `e` (equal expressions have one).
+    pub fn canon_of(&self, e: ExprId) -> usize {
+        self.canon[e.index()]
+    }
+
+    /// The free variables of `e`.
+    pub fn free_vars(&self, e: ExprId) -> &[VarId] {
+        &self.free[self.canon[e.index()]]
     }
 
     /// Opens a scope (a Rust block).
@@ -267,6 +281,9 @@ impl<'a> Exprs<'a> {
                 index,
                 checked,
             } => {
+                if let Some(t) = self.hoisted.get(&self.canon[e.index()]) {
+                    return t.clone();
+                }
                 let idx: Vec<TokenStream> = index.iter().map(|i| self.expr(*i, out)).collect();
                 let Buf::Matrix(m) = *buf else {
                     return quote!(::core::compile_error!(

@@ -17,6 +17,7 @@
 mod expr;
 mod host;
 pub(crate) mod proof;
+mod slices;
 
 pub(crate) use host::{prelude, size_expr};
 
@@ -38,6 +39,7 @@ pub fn cpu_body(f: &Function) -> TokenStream {
     let mut p = Printer {
         f,
         x: Exprs::new(func, roots.into_iter()),
+        hoisted_stores: Default::default(),
     };
     let fname = &f.name;
     let mut out = quote! {
@@ -111,6 +113,8 @@ impl Loop {
 struct Printer<'a> {
     f: &'a Function,
     x: Exprs<'a>,
+    /// Inside the interior of a partitioned loop: stores written to slices (`slices.rs`).
+    hoisted_stores: std::collections::HashMap<StmtId, TokenStream>,
 }
 
 impl Printer<'_> {
@@ -136,8 +140,13 @@ impl Printer<'_> {
                     self.stmts(*s, out);
                 }
             }
-            Stmt::For { .. } => {
-                let code = self.serial(Loop::of(func, s).expect("a loop"), out);
+            Stmt::For { kind, .. } => {
+                let l = Loop::of(func, s).expect("a loop");
+                let code = if matches!(kind, LoopKind::Vectorized(_)) {
+                    self.vectorized(l, out)
+                } else {
+                    self.serial(l, out)
+                };
                 out.extend(code);
             }
             Stmt::Let(v, e) => {
@@ -160,6 +169,11 @@ impl Printer<'_> {
                 buf, index, value, ..
             } => {
                 let v = self.x.expr(*value, out);
+                if let Some(target) = self.hoisted_stores.get(&s) {
+                    out.extend(quote!(#target = #v;));
+                    self.x.epoch += 1;
+                    return;
+                }
                 let idx: Vec<TokenStream> = index.iter().map(|i| self.x.expr(*i, out)).collect();
                 let Buf::Matrix(m) = *buf else {
                     out.extend(

@@ -1,4 +1,5 @@
 //! The passes over the LIR, one per file, in the order [`super::lower`] runs them.
 
 pub mod parallel;
+pub mod partition;
 pub mod simplify;

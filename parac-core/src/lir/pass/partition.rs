@@ -1,0 +1,752 @@
+//! Loop partitioning, in the manner of Halide's `PartitionLoops`: the innermost loop of a
+//! region runs in three segments, a prologue and an epilogue as before and an interior where
+//! the border rules' tests are decided and the accesses are proven inside their matrices
+//! (`checked: false`), so that a back end can print it as a plain loop over rows of memory (the
+//! interior is marked `Vectorized(0)`: its width is the target compiler's choice).
+//!
+//! Nothing here is decided on faith. The interior body is made under assumptions: a test of a
+//! border rule (`i >= 0`, `i < dim(m, k)`: true; `i == c` with `c` below zero or past a
+//! dimension: false) and every index of an access (inside its dimension). Each assumption is
+//! about an index that is *monotone* in the loop's variable over the interior (built from the
+//! variable, loop-invariant values, constants, `+`, `-`, `*` and `/` by constants, `min`,
+//! `max`, `clamp`, widening casts), so it holds over the whole interior if it holds at its two ends.
+//! The guard, evaluated once before the loop, checks exactly that, and that no value in those
+//! indices is large enough to wrap (every leaf within ±2^24, a bound the pass's static
+//! magnitudes are computed from); where it fails, the loop runs whole, as before.
+//!
+//! The interior's range comes from the indices that are the variable plus a constant (a
+//! window's taps): from `-c` to `dim - c`, within the loop's own range.
+
+use crate::ir::{BinOp, Builtin, Scalar};
+use crate::lir::visit::{expr_children, stmt_parts};
+use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
+use std::collections::HashMap;
+
+/// The bound of every leaf of an index the guard checks (sizes, dimensions, the loop's ends).
+const LEAF: i128 = 1 << 24;
+
+/// Partitions the innermost serial loops of every region of `func`.
+pub fn run(func: &mut Func) {
+    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
+        return;
+    };
+    let mut changed = false;
+    let mut new_steps = Vec::with_capacity(steps.len());
+    for s in steps {
+        let n = match func.stmts[s].clone() {
+            Stmt::Region { id, name, body } => {
+                let b = walk(func, body);
+                if b == body {
+                    s
+                } else {
+                    changed = true;
+                    func.stmt(Stmt::Region { id, name, body: b })
+                }
+            }
+            _ => s,
+        };
+        new_steps.push(n);
+    }
+    if changed {
+        func.body = func.stmt(Stmt::Block(new_steps));
+    }
+}
+
+/// `s` with its innermost loops partitioned.
+fn walk(func: &mut Func, s: StmtId) -> StmtId {
+    match func.stmts[s].clone() {
+        Stmt::For {
+            var,
+            lo,
+            hi,
+            step,
+            kind,
+            body,
+        } => {
+            if kind == LoopKind::Serial && step == 1 && !has_loop(func, body) {
+                return partition(func, var, lo, hi, body).unwrap_or(s);
+            }
+            let b = walk(func, body);
+            if b == body {
+                return s;
+            }
+            func.stmt(Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                kind,
+                body: b,
+            })
+        }
+        Stmt::Block(b) => {
+            let nb: Vec<StmtId> = b.iter().map(|c| walk(func, *c)).collect();
+            if nb == b {
+                s
+            } else {
+                func.stmt(Stmt::Block(nb))
+            }
+        }
+        Stmt::If(c, t, e) => {
+            let (nt, ne) = (walk(func, t), e.map(|e| walk(func, e)));
+            if nt == t && ne == e {
+                s
+            } else {
+                func.stmt(Stmt::If(c, nt, ne))
+            }
+        }
+        _ => s,
+    }
+}
+
+fn has_loop(func: &Func, s: StmtId) -> bool {
+    matches!(func.stmts[s], Stmt::For { .. })
+        || stmt_parts(&func.stmts[s])
+            .1
+            .iter()
+            .any(|c| has_loop(func, *c))
+}
+
+/// How an index moves with the loop's variable.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Dir {
+    Const,
+    Inc,
+    Dec,
+}
+
+impl Dir {
+    fn flip(self) -> Dir {
+        match self {
+            Dir::Inc => Dir::Dec,
+            Dir::Dec => Dir::Inc,
+            Dir::Const => Dir::Const,
+        }
+    }
+    /// Both together: the direction of a sum, a `min` or a `max`.
+    fn join(self, o: Dir) -> Option<Dir> {
+        match (self, o) {
+            (Dir::Const, d) | (d, Dir::Const) => Some(d),
+            (a, b) if a == b => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// What the interior assumes of an index `e`.
+#[derive(Clone, Copy, Debug)]
+enum Fact {
+    /// `0 <= e < bound`.
+    Inside(ExprId, ExprId),
+    /// `e >= 0`.
+    NonNeg(ExprId),
+    /// `e < bound`.
+    Below(ExprId, ExprId),
+    /// `e != c`.
+    Not(ExprId, ExprId),
+}
+
+struct Part<'a> {
+    func: &'a mut Func,
+    /// The loop's variable.
+    var: VarId,
+    /// The pure `let`s of the body (expression and statement ones): their values, inlined.
+    lets: HashMap<VarId, ExprId>,
+    /// Variables bound inside the body (not loop-invariant, unless inlined).
+    inner: Vec<VarId>,
+    /// The assumptions made so far.
+    facts: Vec<Fact>,
+    /// Leaves of the assumed indices that the guard bounds (loop-invariant values).
+    leaves: Vec<ExprId>,
+    memo: HashMap<ExprId, ExprId>,
+    /// The interior's expressions by structure, so that equal indices are one node.
+    interned: HashMap<String, ExprId>,
+}
+
+/// The partitioned loop, or `None` where nothing in its body is worth it.
+fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) -> Option<StmtId> {
+    let mut p = Part {
+        func,
+        var,
+        lets: HashMap::new(),
+        inner: Vec::new(),
+        facts: Vec::new(),
+        leaves: Vec::new(),
+        memo: HashMap::new(),
+        interned: HashMap::new(),
+    };
+    p.collect_lets(body);
+    let interior = p.stmt(body);
+    if p.facts.is_empty() {
+        return None;
+    }
+    let Part {
+        func,
+        facts,
+        leaves,
+        ..
+    } = p;
+    let (i32t, i64t, b) = (Scalar::I32, Scalar::I64, Scalar::Bool);
+    let lo64 = func.cast(lo, i64t);
+    let hi64 = func.cast(hi, i64t);
+    // The interior's range: the unit-stride indices' bounds, within the loop's.
+    let mut first = lo64;
+    let mut end = hi64;
+    for f in &facts {
+        let (e, low, high) = match *f {
+            Fact::Inside(e, d) => (e, true, Some(d)),
+            Fact::NonNeg(e) => (e, true, None),
+            Fact::Below(e, d) => (e, false, Some(d)),
+            Fact::Not(..) => continue,
+        };
+        let Some(c) = unit_offset(func, e, var) else {
+            continue;
+        };
+        if low {
+            let l = func.int(-c, i64t);
+            first = call(func, Builtin::Max, first, l, i64t);
+        }
+        if let Some(d) = high {
+            let d = func.cast(d, i64t);
+            let cc = func.int(c, i64t);
+            let u = func.binary(BinOp::Sub, d, cc, i64t);
+            end = call(func, Builtin::Min, end, u, i64t);
+        }
+    }
+    let v_first = func.var("part_lo", i64t);
+    let v_end = func.var("part_hi", i64t);
+    let v_ok = func.var("part_ok", b);
+    let first = call(func, Builtin::Min, first, hi64, i64t);
+    let first_v = func.expr(ExprKind::Var(v_first), i64t);
+    let end = call(func, Builtin::Max, end, first_v, i64t);
+    let end_v = func.expr(ExprKind::Var(v_end), i64t);
+    // The guard: a non-empty interior, small leaves, every fact at both ends.
+    let mut ok = func.binary(BinOp::Lt, first_v, end_v, b);
+    let lim = func.int(LEAF, i64t);
+    let nlim = func.int(-LEAF, i64t);
+    let small = |func: &mut Func, ok: ExprId, x: ExprId| {
+        let x = func.cast(x, i64t);
+        let a = func.binary(BinOp::Ge, x, nlim, b);
+        let c = func.binary(BinOp::Le, x, lim, b);
+        let ac = func.binary(BinOp::And, a, c, b);
+        func.binary(BinOp::And, ok, ac, b)
+    };
+    ok = small(func, ok, first_v);
+    ok = small(func, ok, end_v);
+    let mut seen = Vec::new();
+    for l in leaves {
+        if !seen.contains(&l) {
+            seen.push(l);
+            ok = small(func, ok, l);
+        }
+    }
+    let one = func.int(1, i64t);
+    let last_v = func.binary(BinOp::Sub, end_v, one, i64t);
+    let y_first = func.cast(first_v, i32t);
+    let y_last = func.cast(last_v, i32t);
+    for f in &facts {
+        let c = fact_guard(func, *f, var, y_first, y_last);
+        ok = func.binary(BinOp::And, ok, c, b);
+    }
+    // Segments: 0 is [lo, first), 1 the interior [first, end), 2 is [end, hi); where the guard
+    // fails, segment 0 is the whole loop and the others are empty.
+    let ok_v = func.expr(ExprKind::Var(v_ok), b);
+    let first_s = func.expr(ExprKind::Select(ok_v, first_v, hi64), i64t);
+    let end_s = func.expr(ExprKind::Select(ok_v, end_v, hi64), i64t);
+    let seg = func.var("part_seg", i32t);
+    let seg_v = func.expr(ExprKind::Var(seg), i32t);
+    let zero32 = func.int(0, i32t);
+    let one32 = func.int(1, i32t);
+    let is0 = func.binary(BinOp::Eq, seg_v, zero32, b);
+    let is1 = func.binary(BinOp::Eq, seg_v, one32, b);
+    let a = func.expr(ExprKind::Select(is0, lo64, end_s), i64t);
+    let z = func.expr(ExprKind::Select(is0, first_s, hi64), i64t);
+    let (a, z) = (func.cast(a, i32t), func.cast(z, i32t));
+    let edge = func.stmt(Stmt::For {
+        var,
+        lo: a,
+        hi: z,
+        step: 1,
+        kind: LoopKind::Serial,
+        body,
+    });
+    let (fi, ei) = (func.cast(first_s, i32t), func.cast(end_s, i32t));
+    let inner = func.stmt(Stmt::For {
+        var,
+        lo: fi,
+        hi: ei,
+        step: 1,
+        kind: LoopKind::Vectorized(0),
+        body: interior,
+    });
+    let pick = func.stmt(Stmt::If(is1, inner, Some(edge)));
+    let three = func.int(3, i32t);
+    let segs = func.stmt(Stmt::For {
+        var: seg,
+        lo: zero32,
+        hi: three,
+        step: 1,
+        kind: LoopKind::Serial,
+        body: pick,
+    });
+    let s1 = func.stmt(Stmt::Let(v_first, first));
+    let s2 = func.stmt(Stmt::Let(v_end, end));
+    let s3 = func.stmt(Stmt::Let(v_ok, ok));
+    Some(func.stmt(Stmt::Block(vec![s1, s2, s3, segs])))
+}
+
+fn call(func: &mut Func, f: Builtin, a: ExprId, b: ExprId, t: Scalar) -> ExprId {
+    func.expr(ExprKind::Call(f, vec![a, b]), t)
+}
+
+/// `c` where `e` is the loop's variable plus the constant `c` (through widening casts).
+pub(crate) fn unit_offset(func: &Func, e: ExprId, var: VarId) -> Option<i128> {
+    match &func.exprs[e].kind {
+        ExprKind::Var(v) if *v == var => Some(0),
+        ExprKind::Cast(a) => unit_offset(func, *a, var),
+        ExprKind::Binary(BinOp::Add, a, c) => match (&func.exprs[*a].kind, &func.exprs[*c].kind) {
+            (_, ExprKind::Int(k)) => Some(unit_offset(func, *a, var)? + k),
+            (ExprKind::Int(k), _) => Some(unit_offset(func, *c, var)? + k),
+            _ => None,
+        },
+        ExprKind::Binary(BinOp::Sub, a, c) => match func.exprs[*c].kind {
+            ExprKind::Int(k) => Some(unit_offset(func, *a, var)? - k),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `e` with the loop's variable replaced by `y` (an `i32`).
+fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
+    let kind = func.exprs[e].kind.clone();
+    if let ExprKind::Var(v) = kind {
+        return if v == var { y } else { e };
+    }
+    let kids = expr_children(&kind);
+    if kids.is_empty() {
+        return e;
+    }
+    let new: Vec<ExprId> = kids.iter().map(|c| at(func, *c, var, y)).collect();
+    let mut it = new.into_iter();
+    let mut next = || it.next().expect("a child");
+    let kind = match kind {
+        ExprKind::Unary(op, _) => ExprKind::Unary(op, next()),
+        ExprKind::Cast(_) => ExprKind::Cast(next()),
+        ExprKind::Binary(op, _, _) => ExprKind::Binary(op, next(), next()),
+        ExprKind::Call(f, args) => ExprKind::Call(f, args.iter().map(|_| next()).collect()),
+        _ => return e,
+    };
+    let t = func.exprs[e].ty;
+    func.expr(kind, t)
+}
+
+/// The guard's test of one fact over `[y_first, y_last]`.
+fn fact_guard(func: &mut Func, f: Fact, var: VarId, y0: ExprId, y1: ExprId) -> ExprId {
+    let b = Scalar::Bool;
+    let dir =
+        |func: &Func, e: ExprId| mono(func, e, var, &HashMap::new()).map_or(Dir::Const, |m| m.0);
+    let ends = |func: &mut Func, e: ExprId| {
+        let (a, z) = (at(func, e, var, y0), at(func, e, var, y1));
+        match dir(func, e) {
+            Dir::Dec => (z, a),
+            _ => (a, z),
+        }
+    };
+    match f {
+        Fact::Inside(e, d) => {
+            let (min, max) = ends(func, e);
+            let zero = func.int(0, func.exprs[e].ty);
+            let d = func.cast(d, func.exprs[e].ty);
+            let lo = func.binary(BinOp::Ge, min, zero, b);
+            let hi = func.binary(BinOp::Lt, max, d, b);
+            func.binary(BinOp::And, lo, hi, b)
+        }
+        Fact::NonNeg(e) => {
+            let (min, _) = ends(func, e);
+            let zero = func.int(0, func.exprs[e].ty);
+            func.binary(BinOp::Ge, min, zero, b)
+        }
+        Fact::Below(e, d) => {
+            let (_, max) = ends(func, e);
+            func.binary(BinOp::Lt, max, d, b)
+        }
+        Fact::Not(e, c) => {
+            let (min, max) = ends(func, e);
+            let below = func.binary(BinOp::Lt, c, min, b);
+            let above = func.binary(BinOp::Gt, c, max, b);
+            func.binary(BinOp::Or, below, above, b)
+        }
+    }
+}
+
+/// How `e` moves with `var`, and a bound on its magnitude given leaves within ±[`LEAF`];
+/// `None` where it is not monotone, could wrap, or reads memory. `lets` maps inlined
+/// variables (none left after the interior's rewriting).
+fn mono(func: &Func, e: ExprId, var: VarId, lets: &HashMap<VarId, ExprId>) -> Option<(Dir, i128)> {
+    let x = &func.exprs[e];
+    let t = x.ty;
+    if !matches!(t, Scalar::I32 | Scalar::I64) {
+        return None;
+    }
+    let cap = if t == Scalar::I32 {
+        i32::MAX as i128
+    } else {
+        1i128 << 62
+    };
+    let go = |a: ExprId| mono(func, a, var, lets);
+    let r = match &x.kind {
+        ExprKind::Int(v) => (Dir::Const, v.abs()),
+        ExprKind::Var(v) if *v == var => (Dir::Inc, LEAF),
+        ExprKind::Var(v) => match lets.get(v) {
+            Some(a) => go(*a)?,
+            None => (Dir::Const, LEAF),
+        },
+        ExprKind::Size(_) | ExprKind::Dim(..) => (Dir::Const, LEAF),
+        ExprKind::Cast(a) => {
+            let from = func.exprs[*a].ty;
+            if !matches!(from, Scalar::I32 | Scalar::I64) || from.bytes() > t.bytes() {
+                return None;
+            }
+            go(*a)?
+        }
+        ExprKind::Binary(op, a, c) => {
+            let (da, ma) = go(*a)?;
+            let (dc, mc) = go(*c)?;
+            let k = match func.exprs[*c].kind {
+                ExprKind::Int(k) => Some(k),
+                _ => None,
+            };
+            match op {
+                BinOp::Add => (da.join(dc)?, ma + mc),
+                BinOp::Sub => (da.join(dc.flip())?, ma + mc),
+                BinOp::Mul => match (k, func.exprs[*a].kind.clone()) {
+                    (Some(k), _) => (
+                        if k >= 0 { da } else { da.flip() },
+                        ma.checked_mul(k.abs())?,
+                    ),
+                    (None, ExprKind::Int(k)) => (
+                        if k >= 0 { dc } else { dc.flip() },
+                        mc.checked_mul(k.abs())?,
+                    ),
+                    _ if da == Dir::Const && dc == Dir::Const => (Dir::Const, ma.checked_mul(mc)?),
+                    _ => return None,
+                },
+                BinOp::Div | BinOp::Shr if k.is_some_and(|k| k > 0) => {
+                    if *op == BinOp::Shr && k.is_some_and(|k| k >= 31) {
+                        return None;
+                    }
+                    (da, ma)
+                }
+                _ => return None,
+            }
+        }
+        ExprKind::Call(Builtin::Min | Builtin::Max | Builtin::Clamp, args) => {
+            let mut r = (Dir::Const, 0);
+            for a in args {
+                let (d, m) = go(*a)?;
+                r = (r.0.join(d)?, r.1.max(m));
+            }
+            r
+        }
+        _ => return None,
+    };
+    (r.1 <= cap).then_some(r)
+}
+
+impl Part<'_> {
+    /// The body's `let`s whose values read no memory and cannot fail, to inline.
+    fn collect_lets(&mut self, s: StmtId) {
+        let (es, ss) = stmt_parts(&self.func.stmts[s]);
+        if let Stmt::Let(v, e) = self.func.stmts[s] {
+            self.inner.push(v);
+            if self.pure(e) {
+                self.lets.insert(v, e);
+            }
+        }
+        let mut stack = es;
+        while let Some(e) = stack.pop() {
+            if let ExprKind::Let(v, a, _) = self.func.exprs[e].kind {
+                self.inner.push(v);
+                if self.pure(a) {
+                    self.lets.insert(v, a);
+                }
+            }
+            stack.extend(expr_children(&self.func.exprs[e].kind));
+        }
+        for c in ss {
+            self.collect_lets(c);
+        }
+    }
+
+    fn pure(&self, e: ExprId) -> bool {
+        let x = &self.func.exprs[e];
+        let own = match &x.kind {
+            ExprKind::Load { .. } | ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => false,
+            ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
+                matches!(self.func.exprs[*d].kind, ExprKind::Int(k) if k != 0 && k != -1)
+            }
+            _ => true,
+        };
+        own && expr_children(&x.kind).iter().all(|c| self.pure(*c))
+    }
+
+    /// Whether `e` is an index the guard can check: monotone, no wrapping, invariant leaves
+    /// only (no variable bound in the body).
+    fn index(&mut self, e: ExprId) -> bool {
+        let ok =
+            mono(self.func, e, self.var, &HashMap::new()).is_some() && self.invariant_leaves(e);
+        if ok {
+            self.leaves_of(e);
+        }
+        ok
+    }
+
+    fn invariant_leaves(&self, e: ExprId) -> bool {
+        match self.func.exprs[e].kind {
+            ExprKind::Var(v) => v == self.var || !self.inner.contains(&v),
+            _ => expr_children(&self.func.exprs[e].kind)
+                .iter()
+                .all(|c| self.invariant_leaves(*c)),
+        }
+    }
+
+    fn leaves_of(&mut self, e: ExprId) {
+        match self.func.exprs[e].kind {
+            ExprKind::Var(v) if v == self.var => {}
+            ExprKind::Var(_) | ExprKind::Size(_) | ExprKind::Dim(..) => self.leaves.push(e),
+            _ => {
+                for c in expr_children(&self.func.exprs[e].kind) {
+                    self.leaves_of(c);
+                }
+            }
+        }
+    }
+
+    fn boolean(&self, e: ExprId) -> Option<bool> {
+        match self.func.exprs[e].kind {
+            ExprKind::Int(v) if self.func.exprs[e].ty == Scalar::Bool => Some(v != 0),
+            _ => None,
+        }
+    }
+
+    /// The interior's copy of `e`.
+    fn expr(&mut self, e: ExprId) -> ExprId {
+        if let Some(n) = self.memo.get(&e) {
+            return *n;
+        }
+        let n = self.expr_new(e);
+        let x = &self.func.exprs[n];
+        let key = format!("{:?}|{:?}|{}", x.kind, x.ty, x.lanes);
+        let n = *self.interned.entry(key).or_insert(n);
+        self.memo.insert(e, n);
+        n
+    }
+
+    fn expr_new(&mut self, e: ExprId) -> ExprId {
+        let x = self.func.exprs[e].clone();
+        let b = Scalar::Bool;
+        match x.kind {
+            ExprKind::Var(v) => match self.lets.get(&v) {
+                Some(a) => self.expr(*a),
+                None => e,
+            },
+            ExprKind::Let(v, a, body) if self.lets.contains_key(&v) => {
+                let _ = a;
+                self.expr(body)
+            }
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), l, r) => {
+                let (l, r) = (self.expr(l), self.expr(r));
+                let and = op == BinOp::And;
+                match (self.boolean(l), self.boolean(r)) {
+                    (Some(v), _) => {
+                        if v == and {
+                            r
+                        } else {
+                            l
+                        }
+                    }
+                    (_, Some(v)) if v == and => l,
+                    _ => self.func.binary(op, l, r, b),
+                }
+            }
+            ExprKind::Binary(op @ (BinOp::Ge | BinOp::Lt | BinOp::Eq), l, r) => {
+                let (l, r) = (self.expr(l), self.expr(r));
+                if let Some(v) = self.assume(op, l, r) {
+                    return self.func.int(v as i128, b);
+                }
+                self.func.binary(op, l, r, x.ty)
+            }
+            ExprKind::Select(c, t, f) => {
+                let c = self.expr(c);
+                match self.boolean(c) {
+                    Some(true) => self.expr(t),
+                    Some(false) => self.expr(f),
+                    None => {
+                        let (t, f) = (self.expr(t), self.expr(f));
+                        self.func.expr(ExprKind::Select(c, t, f), x.ty)
+                    }
+                }
+            }
+            ExprKind::Load {
+                buf,
+                index,
+                checked,
+            } => {
+                let index: Vec<ExprId> = index.iter().map(|i| self.expr(*i)).collect();
+                let checked = checked && !self.inside(buf, &index);
+                self.func.expr(
+                    ExprKind::Load {
+                        buf,
+                        index,
+                        checked,
+                    },
+                    x.ty,
+                )
+            }
+            kind => {
+                let kids = expr_children(&kind);
+                if kids.is_empty() {
+                    return e;
+                }
+                let new: Vec<ExprId> = kids.iter().map(|c| self.expr(*c)).collect();
+                if new == kids {
+                    return e;
+                }
+                let mut it = new.into_iter();
+                let mut next = || it.next().expect("a child");
+                let kind = match kind {
+                    ExprKind::Unary(op, _) => ExprKind::Unary(op, next()),
+                    ExprKind::Cast(_) => ExprKind::Cast(next()),
+                    ExprKind::Binary(op, _, _) => ExprKind::Binary(op, next(), next()),
+                    ExprKind::Call(f, args) => {
+                        ExprKind::Call(f, args.iter().map(|_| next()).collect())
+                    }
+                    ExprKind::Let(v, _, _) => ExprKind::Let(v, next(), next()),
+                    ExprKind::Ramp { stride, .. } => ExprKind::Ramp {
+                        base: next(),
+                        stride,
+                    },
+                    ExprKind::Broadcast(_) => ExprKind::Broadcast(next()),
+                    other => other,
+                };
+                self.func.expr(kind, x.ty)
+            }
+        }
+    }
+
+    /// The value the interior assumes of the test `l op r` of a border rule, recorded as a
+    /// fact, or `None`.
+    fn assume(&mut self, op: BinOp, l: ExprId, r: ExprId) -> Option<bool> {
+        let func = &*self.func;
+        let int = |e: ExprId| match func.exprs[e].kind {
+            ExprKind::Int(k) => Some(k),
+            _ => None,
+        };
+        // A dimension, or a dimension plus a constant >= 0.
+        let past = |e: ExprId| match func.exprs[e].kind {
+            ExprKind::Dim(..) => true,
+            ExprKind::Binary(BinOp::Add, a, c) => {
+                matches!(func.exprs[a].kind, ExprKind::Dim(..)) && int(c).is_some_and(|k| k >= 0)
+            }
+            _ => false,
+        };
+        let fact = match op {
+            BinOp::Ge if int(r) == Some(0) => (Fact::NonNeg(l), true),
+            BinOp::Lt if matches!(func.exprs[r].kind, ExprKind::Dim(..)) => {
+                (Fact::Below(l, r), true)
+            }
+            BinOp::Eq if int(r).is_some_and(|k| k < 0) || past(r) => (Fact::Not(l, r), false),
+            _ => return None,
+        };
+        if !self.index(l) {
+            return None;
+        }
+        if let Fact::Not(_, c) = fact.0 {
+            if !self.index(c) {
+                return None;
+            }
+        }
+        self.fact(fact.0);
+        Some(fact.1)
+    }
+
+    /// Records a fact, once.
+    fn fact(&mut self, f: Fact) {
+        let key = |f: &Fact, func: &Func| match *f {
+            Fact::Inside(e, d) => (0, e, Some(format!("{:?}", func.exprs[d].kind))),
+            Fact::NonNeg(e) => (1, e, None),
+            Fact::Below(e, d) => (2, e, Some(format!("{:?}", func.exprs[d].kind))),
+            Fact::Not(e, c) => (3, e, Some(format!("{:?}", func.exprs[c].kind))),
+        };
+        let k = key(&f, self.func);
+        if !self.facts.iter().any(|g| key(g, self.func) == k) {
+            self.facts.push(f);
+        }
+    }
+
+    /// Whether an access at `index` of `buf` can be proven inside (and then its facts).
+    fn inside(&mut self, buf: Buf, index: &[ExprId]) -> bool {
+        let Buf::Matrix(m) = buf else {
+            return false;
+        };
+        if !index.iter().all(|i| self.index(*i)) {
+            return false;
+        }
+        for (k, i) in index.iter().enumerate() {
+            let d = self.func.expr(ExprKind::Dim(m, k), Scalar::I64);
+            self.fact(Fact::Inside(*i, d));
+        }
+        true
+    }
+
+    /// The interior's copy of `s`.
+    fn stmt(&mut self, s: StmtId) -> StmtId {
+        match self.func.stmts[s].clone() {
+            Stmt::Block(b) => {
+                let nb: Vec<StmtId> = b.iter().map(|c| self.stmt(*c)).collect();
+                self.func.stmt(Stmt::Block(nb))
+            }
+            Stmt::Let(v, e) => {
+                let e = self.expr(e);
+                self.func.stmt(Stmt::Let(v, e))
+            }
+            Stmt::If(c, t, e) => {
+                let c = self.expr(c);
+                match self.boolean(c) {
+                    Some(true) => self.stmt(t),
+                    Some(false) => match e {
+                        Some(e) => self.stmt(e),
+                        None => self.func.stmt(Stmt::Block(vec![])),
+                    },
+                    None => {
+                        let t = self.stmt(t);
+                        let e = e.map(|e| self.stmt(e));
+                        self.func.stmt(Stmt::If(c, t, e))
+                    }
+                }
+            }
+            Stmt::Store {
+                buf,
+                index,
+                value,
+                checked,
+            } => {
+                let value = self.expr(value);
+                let index: Vec<ExprId> = index.iter().map(|i| self.expr(*i)).collect();
+                let checked = checked && !self.inside(buf, &index);
+                self.func.stmt(Stmt::Store {
+                    buf,
+                    index,
+                    value,
+                    checked,
+                })
+            }
+            Stmt::Return(e) => {
+                let e = e.map(|e| self.expr(e));
+                self.func.stmt(Stmt::Return(e))
+            }
+            other => self.func.stmt(other),
+        }
+    }
+}
