@@ -1,9 +1,13 @@
 //! Helpers of the code the CPU back end printed from the loop IR emits (`parac::__private::cpu`):
-//! the checked position of an index in a matrix, and the `Error::OutOfBounds` it reports. They
-//! are generic and `#[inline]`, so the emitted loops compile as if they were written out.
+//! the checked position of an index in a matrix, and the `Error::OutOfBounds` it reports; the
+//! slices of a partitioned loop's interior; the local matrices' buffers. They are generic and
+//! `#[inline]`, so the emitted loops compile as if they were written out.
 
+use crate::Runtime;
 use crate::error::Error;
+use std::any::Any;
 use std::ops::Range;
+use std::sync::Mutex;
 
 /// The row-major offset of `index` in a matrix of dimensions `dims`, or the index itself when
 /// one of its components is outside (for the error).
@@ -19,12 +23,25 @@ pub fn at<const N: usize>(index: [i64; N], dims: &[i64; N]) -> Result<usize, [i6
     Ok(lin as usize)
 }
 
-/// As [`at`], but the offset inside the index's row (dimensions after the first), for a task
-/// that owns that row; `row` is false where the task's row is missing (an empty slice).
+/// The row-major offset of an index proven inside its matrix, with no test (wrapping: an
+/// index outside gives some offset, which the caller's `get` refuses or maps to an element).
+#[inline(always)]
+pub fn lin<const N: usize>(index: [i64; N], dims: &[i64; N]) -> usize {
+    let mut l = 0i64;
+    for k in 0..N {
+        l = l.wrapping_mul(dims[k]).wrapping_add(index[k]);
+    }
+    l as usize
+}
+
+/// As [`at`], but the offset inside the index's row of a plane (the dimensions from `from`:
+/// 1 for a matrix's rows, more where leading constant indices pick a plane), for a task that
+/// owns that row; `row` is false where the task's row is missing (an empty slice).
 #[inline(always)]
 pub fn row_at<const N: usize>(
     index: [i64; N],
     dims: &[i64; N],
+    from: usize,
     row: bool,
 ) -> Result<usize, [i64; N]> {
     let mut lin = 0i64;
@@ -32,11 +49,57 @@ pub fn row_at<const N: usize>(
         if index[k] < 0 || index[k] >= dims[k] {
             return Err(index);
         }
-        if k > 0 {
+        if k >= from {
             lin = lin * dims[k] + index[k];
         }
     }
     if row { Ok(lin as usize) } else { Err(index) }
+}
+
+/// The positions of the plane of a matrix of dimensions `dims` whose leading indices are
+/// `consts` (all of it where there are none), or `None` where one is outside.
+pub fn plane(consts: &[i64], dims: &[i64]) -> Option<Range<usize>> {
+    let mut lin = 0i64;
+    for (c, d) in consts.iter().zip(dims) {
+        if *c < 0 || *c >= *d {
+            return None;
+        }
+        lin = lin.checked_mul(*d)?.checked_add(*c)?;
+    }
+    let len: i64 = dims
+        .get(consts.len()..)?
+        .iter()
+        .try_fold(1i64, |a, d| a.checked_mul((*d).max(0)))?;
+    let start = usize::try_from(lin.checked_mul(len)?).ok()?;
+    Some(start..start.checked_add(usize::try_from(len).ok()?)?)
+}
+
+/// `s` split into the parts `ranges` name, apart (an empty slice for a range that is `None`,
+/// outside `s`, or overlaps an earlier one).
+pub fn planes_mut<'a, T, const P: usize>(
+    s: &'a mut [T],
+    ranges: [Option<Range<usize>>; P],
+) -> [&'a mut [T]; P] {
+    let mut out: [&'a mut [T]; P] = std::array::from_fn(|_| <&mut [T]>::default());
+    let mut order: Vec<usize> = (0..P).filter(|i| ranges[*i].is_some()).collect();
+    order.sort_by_key(|i| ranges[*i].as_ref().map_or(0, |r| r.start));
+    let mut rest: &'a mut [T] = s;
+    let mut base = 0usize;
+    for i in order {
+        let Some(r) = ranges[i].clone() else {
+            continue;
+        };
+        if r.start < base || r.end < r.start || r.end - base > rest.len() {
+            continue;
+        }
+        let tail = std::mem::take(&mut rest);
+        let (_, tail) = tail.split_at_mut(r.start - base);
+        let (mine, tail) = tail.split_at_mut(r.end - r.start);
+        out[i] = mine;
+        rest = tail;
+        base = r.end;
+    }
+    out
 }
 
 /// The error of an access outside its matrix.
@@ -74,15 +137,16 @@ pub fn span<const N: usize>(index: [i64; N], dims: &[i64; N], n: usize) -> Optio
     offset(index, dims, n, 0)
 }
 
-/// As [`span`], but inside the index's row (dimensions after the first), for a task that owns
-/// that row.
+/// As [`span`], but inside the index's row of a plane (the dimensions from `from`, as
+/// [`row_at`]), for a task that owns that row.
 #[inline]
 pub fn row_span<const N: usize>(
     index: [i64; N],
     dims: &[i64; N],
     n: usize,
+    from: usize,
 ) -> Option<Range<usize>> {
-    offset(index, dims, n, 1)
+    offset(index, dims, n, from)
 }
 
 #[inline]
@@ -109,4 +173,118 @@ fn offset<const N: usize>(
     }
     let start = usize::try_from(lin).ok()?;
     Some(start..start.checked_add(n)?)
+}
+
+/// The buffers of a runtime's local matrices on the CPU path: a call takes one per local matrix
+/// and gives it back when it ends, so that the next call reuses the memory instead of mapping
+/// (and faulting in) fresh pages. At most [`Scratch::KEEP`] buffers are kept.
+#[derive(Default)]
+pub struct Scratch {
+    pool: Mutex<Vec<Box<dyn Any + Send>>>,
+}
+
+impl Scratch {
+    /// How many buffers a runtime keeps.
+    pub const KEEP: usize = 8;
+}
+
+/// A local matrix's elements, given back to its runtime's [`Scratch`] on drop.
+pub struct Local<'a, T: Copy + Default + Send + 'static> {
+    data: Vec<T>,
+    home: &'a Scratch,
+}
+
+impl<T: Copy + Default + Send + 'static> Local<'_, T> {
+    /// The elements.
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+    /// The elements, to write.
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+}
+
+impl<T: Copy + Default + Send + 'static> Drop for Local<'_, T> {
+    fn drop(&mut self) {
+        let data = std::mem::take(&mut self.data);
+        if data.capacity() == 0 {
+            return;
+        }
+        if let Ok(mut pool) = self.home.pool.lock() {
+            if pool.len() < Scratch::KEEP {
+                pool.push(Box::new(data));
+            }
+        }
+    }
+}
+
+/// A local matrix of dimensions `dims` (negative ones count as 0) for a call on `rt`: zeros,
+/// or where `whole` (the program writes every element before it reads one,
+/// `analysis::written_whole`) whatever a buffer of an earlier call held.
+pub fn local<'a, T: Copy + Default + Send + 'static>(
+    rt: &'a Runtime,
+    dims: &[i64],
+    whole: bool,
+) -> Local<'a, T> {
+    let len: usize = dims.iter().map(|d| (*d).max(0) as usize).product();
+    let home = rt.scratch();
+    let reused = home.pool.lock().ok().and_then(|mut pool| {
+        // The smallest buffer of this type that holds `len`, else the largest one.
+        let mut best: Option<(usize, usize)> = None;
+        for (i, b) in pool.iter().enumerate() {
+            if let Some(v) = b.downcast_ref::<Vec<T>>() {
+                let c = v.capacity();
+                let better = match best {
+                    None => true,
+                    Some((_, bc)) => (c >= len && (bc < len || c < bc)) || (bc < len && c > bc),
+                };
+                if better {
+                    best = Some((i, c));
+                }
+            }
+        }
+        best.map(|(i, _)| pool.swap_remove(i))
+    });
+    let mut data: Vec<T> = reused
+        .and_then(|b| b.downcast::<Vec<T>>().ok())
+        .map(|b| *b)
+        .unwrap_or_default();
+    if whole {
+        data.truncate(len);
+    } else {
+        data.clear();
+    }
+    data.resize(len, T::default());
+    Local { data, home }
+}
+
+/// Runs `f` compiled for AVX2 with FMA (x86-64-v3) where this processor has them, else
+/// returns `None` and the caller runs its own copy compiled as the crate is. The interior loops
+/// of the CPU path are printed twice, once into `f` (called only here, so the compiler inlines
+/// it into this function and vectorizes it with 256-bit instructions; Halide compiles for its
+/// host the same way) and once for the fallback.
+#[inline(always)]
+pub fn avx2<R>(f: impl FnOnce() -> R) -> Option<R> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+        fn v3<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("lzcnt")
+            && std::arch::is_x86_feature_detected!("popcnt")
+        {
+            // SAFETY: every feature `v3` is compiled for was found on this processor.
+            return Some(unsafe { v3(f) });
+        }
+    }
+    let _ = f;
+    None
 }

@@ -12,6 +12,8 @@ use crate::opencl;
 pub struct Runtime {
     backend: Backend,
     config: Config,
+    /// The CPU path's local matrices, kept between calls (`cpu::local`).
+    scratch: crate::cpu::Scratch,
 }
 
 /// How a pipeline picks the plan (the kernel variant and work-group size) of each region on an
@@ -171,6 +173,11 @@ impl RuntimeBuilder {
 }
 
 impl Runtime {
+    /// The buffers of the CPU path's local matrices.
+    pub(crate) fn scratch(&self) -> &crate::cpu::Scratch {
+        &self.scratch
+    }
+
     /// A builder starting from [`Config::default`]: the automatic device, the plan search, the
     /// user's cache; nothing read from the environment.
     pub fn builder() -> RuntimeBuilder {
@@ -199,6 +206,7 @@ impl Runtime {
                 device: DeviceSelector::new(DeviceKind::Cpu),
                 ..Config::default()
             },
+            scratch: Default::default(),
         }
     }
 
@@ -217,7 +225,11 @@ impl Runtime {
                 None => Backend::Cpu,
             }
         };
-        Ok(Runtime { backend, config })
+        Ok(Runtime {
+            backend,
+            config,
+            scratch: Default::default(),
+        })
     }
 
     /// A runtime on the device `spec` names ([`DeviceSelector::parse`]: `auto`, `cpu`,

@@ -27,8 +27,9 @@ pub(crate) struct Exprs<'a> {
     /// Stores and loops end every binding of loads: they may read other values afterwards.
     pub epoch: u64,
     memo_epoch: Vec<u64>,
-    /// How a matrix is reached in the current region: `__m<m>` slices, or rows `__w<m>`.
-    pub rows: Vec<bool>,
+    /// In a row-parallel region: the planes written (a matrix and its leading constant
+    /// indices), whose rows the tasks own as `__w<j>`; other matrices are `__m<m>` slices.
+    pub planes: Vec<(usize, Vec<i128>)>,
     /// The matrices the current region writes (their reads are not outlined).
     pub written: Vec<bool>,
     /// The free variables of each representative.
@@ -47,6 +48,9 @@ pub(crate) struct Exprs<'a> {
     /// Inside the interior of a partitioned loop: loads (representatives) read from slices,
     /// as `__vs<k>[__i]` (`slices.rs`).
     pub hoisted: HashMap<usize, TokenStream>,
+    /// There too: loop-invariant divisors (representatives) of `i32`/`u32` divisions, checked
+    /// nonzero before the loop, by the name of their value.
+    pub fast_div: HashMap<usize, Ident>,
 }
 
 fn leaf(k: &ExprKind) -> bool {
@@ -144,7 +148,7 @@ impl<'a> Exprs<'a> {
             memo: vec![HashMap::new()],
             epoch: 0,
             memo_epoch: vec![0],
-            rows: vec![],
+            planes: vec![],
             written: vec![],
             free,
             reads,
@@ -153,6 +157,7 @@ impl<'a> Exprs<'a> {
             params: vec![],
             temps: 0,
             hoisted: HashMap::new(),
+            fast_div: HashMap::new(),
         }
     }
 
@@ -292,7 +297,10 @@ impl<'a> Exprs<'a> {
                 };
                 let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
                 if !checked {
-                    return quote!(#s[::parac::__private::cpu::at([#(#idx),*], &#d).unwrap_or(0)]);
+                    // Proven inside: no branch (a wrong proof would read a default, never
+                    // outside the slice).
+                    return quote!(#s.get(::parac::__private::cpu::lin([#(#idx),*], &#d))
+                        .copied().unwrap_or_default());
                 }
                 let name = &func.matrices[m];
                 quote!(match ::parac::__private::cpu::at([#(#idx),*], &#d) {
@@ -320,6 +328,22 @@ impl<'a> Exprs<'a> {
                     quote!((#a && #b))
                 } else {
                     quote!((#a || #b))
+                }
+            }
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b)
+                if self.fast_div.contains_key(&self.canon[b.index()]) =>
+            {
+                // A nonzero divisor of at most 32 bits: the quotient of the operands as `f64` is
+                // correctly rounded, so its truncation is C's quotient (|a| < 2^53); this
+                // vectorizes where an integer division does not.
+                let d = self.fast_div[&self.canon[b.index()]].clone();
+                let a = p(self.expr(*a, out));
+                let rt = rty(t);
+                let q = quote!((((__a as f64) / (#d as f64)) as i64 as #rt));
+                if *op == BinOp::Div {
+                    quote!({ let __a: #rt = #a; #q })
+                } else {
+                    quote!({ let __a: #rt = #a; __a.wrapping_sub(#q.wrapping_mul(#d)) })
                 }
             }
             ExprKind::Binary(op, a, b) => {
@@ -454,22 +478,45 @@ impl<'a> Exprs<'a> {
         self.defs.take().unwrap_or_default()
     }
 
-    /// A checked store of `value` (already an expression) at `index` of matrix `m`.
-    pub fn store(&mut self, m: usize, index: &[TokenStream], value: TokenStream) -> TokenStream {
+    /// The plane (its position in `planes`) a store at `index` of matrix `m` writes.
+    pub fn plane_of(&self, m: usize, index: &[ExprId]) -> Option<usize> {
+        self.planes.iter().position(|(n, consts)| {
+            *n == m
+                && index.len() > consts.len()
+                && consts
+                    .iter()
+                    .zip(index)
+                    .all(|(c, i)| matches!(self.func.exprs[*i].kind, ExprKind::Int(v) if v == *c))
+        })
+    }
+
+    /// A checked store of `value` (already an expression) at `index` of matrix `m`, into the
+    /// row `__w<j>` of plane `j` where a task owns it.
+    pub fn store(
+        &mut self,
+        m: usize,
+        index: &[TokenStream],
+        value: TokenStream,
+        plane: Option<usize>,
+    ) -> TokenStream {
         let name = &self.func.matrices[m];
         let d = format_ident!("__d{}", m);
-        let (target, pos) = if self.rows.get(m).copied().unwrap_or(false) {
-            let w = format_ident!("__w{}", m);
-            (
-                quote!(#w),
-                quote!(::parac::__private::cpu::row_at([#(#index),*], &#d, !#w.is_empty())),
-            )
-        } else {
-            let s = format_ident!("__m{}", m);
-            (
-                quote!(#s),
-                quote!(::parac::__private::cpu::at([#(#index),*], &#d)),
-            )
+        let (target, pos) = match plane {
+            Some(j) => {
+                let w = format_ident!("__w{}", j);
+                let from = self.planes[j].1.len() + 1;
+                (
+                    quote!(#w),
+                    quote!(::parac::__private::cpu::row_at([#(#index),*], &#d, #from, !#w.is_empty())),
+                )
+            }
+            None => {
+                let s = format_ident!("__m{}", m);
+                (
+                    quote!(#s),
+                    quote!(::parac::__private::cpu::at([#(#index),*], &#d)),
+                )
+            }
         };
         quote!(match #pos {
             ::core::result::Result::Ok(__l) => #target[__l] = #value,

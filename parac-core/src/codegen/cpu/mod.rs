@@ -9,7 +9,7 @@
 //! - a checked load or store outside its matrix is `Error::OutOfBounds` with the function,
 //!   region, matrix, index and shape (`parac::__private::cpu`); no access can panic;
 //! - a region whose outer loop the `parallel` pass marked `Parallel` runs its rows as rayon
-//!   tasks, each owning its row of every matrix written (`par_chunks_mut`, zipped); on a call
+//!   tasks, each owning its row of every plane written (`par_chunks_mut`, zipped); on a call
 //!   where some iterated row is outside a written matrix (or a written matrix has empty rows)
 //!   it runs in order, each row an empty slice where it is missing, so that a store fails where
 //!   it runs and only there (as the interpreter).
@@ -40,6 +40,7 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         f,
         x: Exprs::new(func, roots.into_iter()),
         hoisted_stores: Default::default(),
+        whole: crate::analysis::written_whole(f),
     };
     let fname = &f.name;
     let mut out = quote! {
@@ -115,6 +116,8 @@ struct Printer<'a> {
     x: Exprs<'a>,
     /// Inside the interior of a partitioned loop: stores written to slices (`slices.rs`).
     hoisted_stores: std::collections::HashMap<StmtId, TokenStream>,
+    /// Per matrix: written whole before it is read (its buffer need not be cleared).
+    whole: Vec<bool>,
 }
 
 impl Printer<'_> {
@@ -181,7 +184,8 @@ impl Printer<'_> {
                     );
                     return;
                 };
-                out.extend(self.x.store(m, &idx, v));
+                let plane = self.x.plane_of(m, index);
+                out.extend(self.x.store(m, &idx, v, plane));
                 self.x.epoch += 1;
             }
             Stmt::Allocate {
@@ -194,9 +198,9 @@ impl Printer<'_> {
                     format_ident!("__d{}", m),
                     rty(*elem),
                 );
+                let whole = self.whole.get(*m).copied().unwrap_or(false);
                 out.extend(quote! {
-                    let mut #own: ::parac::Matrix<#t> = ::parac::Matrix::zeros(
-                        #d.iter().map(|d| (*d).max(0) as usize).collect::<::std::vec::Vec<usize>>());
+                    let mut #own = ::parac::__private::cpu::local::<#t>(rt, &#d, #whole);
                 });
             }
             Stmt::Allocate { .. } => {
@@ -289,9 +293,11 @@ impl Printer<'_> {
                 quote!(#defs #out)
             }
             Some(l) => {
-                self.x.rows = (0..f.matrices.len()).map(|m| stores.contains(&m)).collect();
-                let code = self.parallel(l, &stores, &mut out);
-                self.x.rows.clear();
+                let mut planes = Vec::new();
+                store_planes(self.func(), l.body, l.var, &mut planes);
+                self.x.planes = planes;
+                let code = self.parallel(l, &mut out);
+                self.x.planes.clear();
                 code
             }
         };
@@ -303,9 +309,9 @@ impl Printer<'_> {
         }}
     }
 
-    /// A row-parallel loop: rayon tasks over the rows of every matrix written, or in order where
-    /// some iterated row is missing.
-    fn parallel(&mut self, l: Loop, written: &[usize], out: &mut TokenStream) -> TokenStream {
+    /// A row-parallel loop: rayon tasks over the rows of every plane written (a matrix, or the
+    /// plane of its leading constant indices), or in order where some iterated row is missing.
+    fn parallel(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
         let (v, lo, hi, step, body) = (l.var, l.lo, l.hi, l.step, l.body);
         let f = self.f;
         let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
@@ -318,22 +324,39 @@ impl Printer<'_> {
         let defs = self.x.end_region();
         let id = var(v);
         let step = Literal::i32_suffixed(step as i32);
-        // Zip the row chunks of every matrix written; the same names, typed, are the body's
-        // parameters, and the serial fallback binds them to one row each.
+        let planes = self.x.planes.clone();
+        // Each matrix's planes, split apart (`planes_mut`: an empty slice for a plane outside).
+        let mut split = TokenStream::new();
+        let mut lens = TokenStream::new();
+        let mut matrices: Vec<usize> = planes.iter().map(|p| p.0).collect();
+        matrices.dedup();
+        matrices.sort_unstable();
+        matrices.dedup();
+        for m in matrices {
+            let js: Vec<usize> = (0..planes.len()).filter(|j| planes[*j].0 == m).collect();
+            let names = js.iter().map(|j| format_ident!("__p{}", j));
+            let ranges = js.iter().map(|j| format_ident!("__pr{}", j));
+            let sl = slice_of(f, m, View::Write);
+            split.extend(quote! {
+                let [#(mut #names),*] = ::parac::__private::cpu::planes_mut(#sl, [#(#ranges.clone()),*]);
+            });
+        }
+        // Zip the row chunks of every plane; the same names, typed, are the body's parameters,
+        // and the serial fallback binds them to one row each.
         let mut iter = TokenStream::new();
         let mut pat = TokenStream::new();
         let mut pat_ty = TokenStream::new();
         let mut have_rows = quote!(true);
         let mut serial_rows = TokenStream::new();
-        let mut lens = TokenStream::new();
-        for (i, m) in written.iter().enumerate() {
-            let sl = slice_of(f, *m, View::Write);
+        for (j, (m, consts)) in planes.iter().enumerate() {
+            let k = consts.len();
             let d = format_ident!("__d{}", m);
-            let w = format_ident!("__w{}", m);
-            let len = format_ident!("__len{}", m);
+            let (w, pl) = (format_ident!("__w{}", j), format_ident!("__p{}", j));
+            let (len, pr) = (format_ident!("__len{}", j), format_ident!("__pr{}", j));
             let t = rty(f.matrices[*m].elem);
-            let chunks = quote!(#sl.par_chunks_mut(#len.max(1)));
-            if i == 0 {
+            let cs = consts.iter().map(|c| Literal::i64_suffixed(*c as i64));
+            let chunks = quote!(#pl.par_chunks_mut(#len.max(1)));
+            if j == 0 {
                 iter = chunks;
                 pat = quote!(#w);
                 pat_ty = quote!(&mut [#t]);
@@ -342,25 +365,28 @@ impl Printer<'_> {
                 pat = quote!((#pat, #w));
                 pat_ty = quote!((#pat_ty, &mut [#t]));
             }
-            have_rows = quote!(#have_rows && #len > 0);
-            // A row outside the matrix (or of a matrix with empty rows) is an empty slice: every
+            have_rows = quote!(#have_rows && #pr.is_some() && #len > 0 && __last < #d[#k]);
+            // A row outside the plane (or of a plane with empty rows) is an empty slice: every
             // store to it fails its bounds check, with its index.
             serial_rows.extend(quote! {
-                let #w: &mut [#t] = if __r >= 0 && __r < #d[0] {
-                    #sl.get_mut((__r as usize) * #len..(__r as usize + 1) * #len)
+                let #w: &mut [#t] = if __r >= 0 && __r < #d[#k] {
+                    #pl.get_mut((__r as usize) * #len..(__r as usize + 1) * #len)
                         .unwrap_or(&mut [])
                 } else {
                     &mut []
                 };
             });
-            lens.extend(quote!(let #len: usize = #d[1..].iter().product::<i64>() as usize;));
+            lens.extend(quote! {
+                let #len: usize = #d[#k + 1..].iter().product::<i64>() as usize;
+                let #pr = ::parac::__private::cpu::plane(&[#(#cs),*], &#d);
+            });
         }
-        let d0 = format_ident!("__d{}", written[0]);
         quote! {
             use ::parac::__private::rayon::prelude::*;
             #out
             let (__lo, __hi): (i32, i32) = (#lo, #hi);
             #lens
+            #split
             #defs
             let __body = |#id: i32, #pat: #pat_ty| -> ::core::result::Result<(), ::parac::Error> {
                 #inner
@@ -370,7 +396,7 @@ impl Printer<'_> {
             // that a store fails where it runs and only there.
             let __parallel = __hi <= __lo || {
                 let __last = __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64;
-                __lo >= 0 && __last < #d0[0] && #have_rows
+                __lo >= 0 && #have_rows
             };
             if __parallel {
                 #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
@@ -389,6 +415,33 @@ impl Printer<'_> {
                 }
             }
         }
+    }
+}
+
+/// The planes the stores below `s` write, each once: a matrix and the constants of its leading
+/// indices before `var` (`lir::pass::parallel::plane_rank`).
+fn store_planes(func: &Func, s: StmtId, v: VarId, out: &mut Vec<(usize, Vec<i128>)>) {
+    if let Stmt::Store {
+        buf: Buf::Matrix(m),
+        index,
+        ..
+    } = &func.stmts[s]
+    {
+        if let Some(k) = lir::pass::parallel::plane_rank(func, index, v) {
+            let consts: Vec<i128> = index[..k]
+                .iter()
+                .map(|i| match func.exprs[*i].kind {
+                    ExprKind::Int(c) => c,
+                    _ => 0,
+                })
+                .collect();
+            if !out.iter().any(|(n, c)| n == m && *c == consts) {
+                out.push((*m, consts));
+            }
+        }
+    }
+    for c in stmt_parts(&func.stmts[s]).1 {
+        store_planes(func, c, v, out);
     }
 }
 

@@ -1,6 +1,7 @@
 //! Loop kinds: a region's outermost loop runs in parallel when each of its iterations owns
-//! whole rows: every store's first index is exactly that loop's variable, every matrix written
-//! has the same rows, and nothing the region writes is read in it.
+//! whole rows: every store's indices are constants, then exactly that loop's variable (the
+//! first index, or the row of a plane: `out[0][x][y]`), every plane written has the same rows,
+//! and nothing the region writes is read in it.
 
 use crate::ir::Function;
 use crate::lir::visit::{Visitor, walk_expr, walk_stmt};
@@ -8,8 +9,8 @@ use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 
 #[derive(Default)]
 struct Uses {
-    /// Each store: its buffer and its first index.
-    stores: Vec<(Buf, Option<ExprId>)>,
+    /// Each store: its buffer and its indices.
+    stores: Vec<(Buf, Vec<ExprId>)>,
     loads: Vec<Buf>,
 }
 
@@ -22,7 +23,7 @@ impl Visitor for Uses {
     }
     fn visit_stmt(&mut self, f: &Func, s: StmtId) {
         if let Stmt::Store { buf, index, .. } = &f.stmts[s] {
-            self.stores.push((*buf, index.first().copied()));
+            self.stores.push((*buf, index.clone()));
         }
         walk_stmt(self, f, s)
     }
@@ -55,24 +56,37 @@ pub fn run(func: &mut Func, f: &Function) {
 }
 
 fn row_parallel(func: &Func, f: &Function, s: StmtId) -> Option<LoopKind> {
-    let Stmt::For { var, step, .. } = func.stmts[s] else {
+    let Stmt::For { var, .. } = func.stmts[s] else {
         return None;
     };
-    let _ = step;
     let mut uses = Uses::default();
     uses.visit_stmt(func, s);
-    let first = uses.stores.first()?.0;
-    let rows = |b: Buf| match b {
-        Buf::Matrix(m) => f.matrices[m].dims.first().map(|d| format!("{d:?}")),
-        Buf::Temp(_) => None,
-    };
-    for (b, i) in &uses.stores {
-        if uses.loads.contains(b) || rows(*b).is_none() || rows(*b) != rows(first) {
+    let mut rows: Option<String> = None;
+    for (b, index) in &uses.stores {
+        let Buf::Matrix(m) = b else {
+            return None;
+        };
+        if uses.loads.contains(b) {
             return None;
         }
-        if !i.is_some_and(|i| is_var(func, i, var)) {
+        let k = plane_rank(func, index, var)?;
+        let r = format!("{:?}", f.matrices[*m].dims.get(k)?);
+        if rows.get_or_insert_with(|| r.clone()) != &r {
             return None;
         }
     }
-    Some(LoopKind::Parallel)
+    rows.map(|_| LoopKind::Parallel)
+}
+
+/// The number of constant indices before `var` in a store's `index` (its plane's rank), where
+/// `var` follows them.
+pub fn plane_rank(func: &Func, index: &[ExprId], var: VarId) -> Option<usize> {
+    let k = index
+        .iter()
+        .take_while(|i| matches!(func.exprs[**i].kind, ExprKind::Int(_)))
+        .count();
+    index
+        .get(k)
+        .is_some_and(|i| is_var(func, *i, var))
+        .then_some(k)
 }
