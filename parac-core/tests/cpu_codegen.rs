@@ -15,23 +15,25 @@ fn expansion(source: &str) -> String {
 
 #[test]
 fn expansions_of_the_test_programs_stay_bounded() {
-    // (program, bound in KB): 1.3 times the unformatted size when this test was written.
+    // (program, bound in KB): 1.3 times the unformatted size, set when partitioned loops came
+    // (their interior is printed twice more: an AVX2 copy, a plain copy, beside the checked
+    // loop; 1.3x to 2.3x the earlier sizes).
     let bounds = [
-        ("assignments", 59),
-        ("block_ops", 89),
-        ("border_blocks", 178),
-        ("border_shorthands", 448),
-        ("builtins", 95),
-        ("const_matrices", 64),
-        ("control_flow", 23),
-        ("global_reductions", 41),
-        ("iterators", 56),
-        ("laplacian_level", 55),
-        ("operators_casts", 43),
-        ("params_sizes", 71),
-        ("scalar_params", 39),
-        ("vectors", 45),
-        ("windows", 71),
+        ("assignments", 135),
+        ("block_ops", 222),
+        ("border_blocks", 315),
+        ("border_shorthands", 949),
+        ("builtins", 212),
+        ("const_matrices", 113),
+        ("control_flow", 52),
+        ("global_reductions", 81),
+        ("iterators", 92),
+        ("laplacian_level", 108),
+        ("operators_casts", 104),
+        ("params_sizes", 157),
+        ("scalar_params", 85),
+        ("vectors", 53),
+        ("windows", 168),
     ];
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/in");
     let mut report = Vec::new();

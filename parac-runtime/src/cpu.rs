@@ -288,3 +288,82 @@ pub fn avx2<R>(f: impl FnOnce() -> R) -> Option<R> {
     let _ = f;
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_are_inside_or_none() {
+        let d = [3i64, 5];
+        assert_eq!(span([1, 2], &d, 3), Some(7..10));
+        assert_eq!(span([1, 2], &d, 4), None); // past the row's end
+        assert_eq!(span([3, 0], &d, 1), None); // past the last row
+        assert_eq!(span([-1, 0], &d, 1), None);
+        assert_eq!(span([0, -1], &d, 2), None);
+        assert_eq!(span([2, 5], &d, 0), Some(15..15)); // empty, at the end
+        assert_eq!(row_span([2, 1], &d, 3, 1), Some(1..4));
+        assert_eq!(row_span([0, 2, 1], &[2, 3, 4], 2, 2), Some(1..3));
+        assert_eq!(span([0, i64::MAX], &[1, i64::MAX], 2), None);
+    }
+
+    #[test]
+    fn linear_positions() {
+        assert_eq!(lin([1, 2], &[3, 5]), 7);
+        assert_eq!(lin([0, 2, 3], &[2, 3, 4]), 11);
+        assert_eq!(row_at([1, 2], &[3, 5], 1, true), Ok(2));
+        assert_eq!(row_at([1, 2, 3], &[3, 4, 5], 2, true), Ok(3));
+        assert_eq!(row_at([1, 5], &[3, 5], 1, true), Err([1, 5]));
+        assert_eq!(row_at([1, 2], &[3, 5], 1, false), Err([1, 2]));
+    }
+
+    #[test]
+    fn planes_split_apart() {
+        let dims = [3i64, 2, 2];
+        assert_eq!(plane(&[1], &dims), Some(4..8));
+        assert_eq!(plane(&[], &dims), Some(0..12));
+        assert_eq!(plane(&[3], &dims), None);
+        assert_eq!(plane(&[-1], &dims), None);
+        let mut v: Vec<u8> = (0..12).collect();
+        let [a, b, c, e] = planes_mut(
+            &mut v,
+            [
+                plane(&[2], &dims),
+                plane(&[0], &dims),
+                None,
+                plane(&[0], &dims),
+            ],
+        );
+        assert_eq!(
+            (&*a, &*b, c.len(), e.len()),
+            (&[8u8, 9, 10, 11][..], &[0u8, 1, 2, 3][..], 0, 0)
+        );
+        a[0] = 99;
+        b[0] = 98;
+        assert_eq!((v[8], v[0]), (99, 98));
+        let [x] = planes_mut(&mut v, [Some(10..14)]);
+        assert!(x.is_empty()); // outside
+    }
+
+    #[test]
+    fn locals_are_reused_and_cleared_unless_whole() {
+        let rt = Runtime::cpu();
+        {
+            let mut a = local::<u16>(&rt, &[2, 3], false);
+            assert_eq!(a.as_slice(), &[0; 6]);
+            a.as_mut_slice().fill(7);
+        }
+        {
+            let b = local::<u16>(&rt, &[2, 3], false);
+            assert_eq!(b.as_slice(), &[0; 6]); // cleared
+        }
+        {
+            let mut c = local::<u16>(&rt, &[3, 2], true);
+            c.as_mut_slice().fill(5);
+        }
+        let d = local::<u16>(&rt, &[2, 2], true);
+        assert_eq!(d.as_slice().len(), 4); // reused, not cleared: written whole first
+        let e = local::<f32>(&rt, &[-1, 4], false);
+        assert!(e.as_slice().is_empty());
+    }
+}

@@ -51,6 +51,9 @@ pub(crate) struct Exprs<'a> {
     /// There too: loop-invariant divisors (representatives) of `i32`/`u32` divisions, checked
     /// nonzero before the loop, by the name of their value.
     pub fast_div: HashMap<usize, Ident>,
+    /// There too: loads (representatives) from one row of a matrix (the row's slice and its
+    /// last position), indexed with no branch.
+    pub gathered: HashMap<usize, (Ident, Ident)>,
 }
 
 fn leaf(k: &ExprKind) -> bool {
@@ -97,7 +100,10 @@ impl<'a> Exprs<'a> {
             canon[h.index()] = c;
             let own = match &x.kind {
                 ExprKind::Load { checked, .. } => *checked,
-                ExprKind::Binary(BinOp::Div | BinOp::Rem, ..) => !x.ty.is_float(),
+                // A division by a constant other than 0 cannot fail.
+                ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) => {
+                    !x.ty.is_float() && !matches!(func.exprs[*d].kind, ExprKind::Int(v) if v != 0)
+                }
                 _ => false,
             };
             fallible[c] = own || kids.iter().any(|k| fallible[*k]);
@@ -158,6 +164,7 @@ impl<'a> Exprs<'a> {
             temps: 0,
             hoisted: HashMap::new(),
             fast_div: HashMap::new(),
+            gathered: HashMap::new(),
         }
     }
 
@@ -288,6 +295,11 @@ impl<'a> Exprs<'a> {
             } => {
                 if let Some(t) = self.hoisted.get(&self.canon[e.index()]) {
                     return t.clone();
+                }
+                if let Some((row, last)) = self.gathered.get(&self.canon[e.index()]).cloned() {
+                    // Proven inside its row; `min` keeps a wrong proof inside the slice.
+                    let i = self.expr(*index.last().expect("an index"), out);
+                    return quote!(#row[((#i) as usize).min(#last)]);
                 }
                 let idx: Vec<TokenStream> = index.iter().map(|i| self.expr(*i, out)).collect();
                 let Buf::Matrix(m) = *buf else {

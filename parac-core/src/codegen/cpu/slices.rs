@@ -101,6 +101,21 @@ impl Printer<'_> {
             .then(|| (prefix.to_vec(), offset))
     }
 
+    /// The indices before the last of an access whose row does not change in the loop.
+    fn row_invariant(&self, index: &[ExprId], v: VarId, bound: &[VarId]) -> Option<Vec<ExprId>> {
+        let (_, prefix) = index.split_last()?;
+        prefix
+            .iter()
+            .all(|e| {
+                self.x
+                    .free_vars(*e)
+                    .iter()
+                    .all(|w| *w != v && !bound.contains(w))
+                    && !self.x.can_fail(*e)
+            })
+            .then(|| prefix.to_vec())
+    }
+
     /// The interior loop `l` over slices, falling back to a plain loop.
     pub(super) fn vectorized(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
         let func = self.x.func;
@@ -153,6 +168,9 @@ impl Printer<'_> {
         }
         // Loads of matrices this region does not write.
         let mut load_slices: Vec<(usize, usize)> = Vec::new();
+        // Rows that loads gather from: key, matrix, the indices before the last.
+        let mut rows: Vec<(String, usize, Vec<ExprId>)> = Vec::new();
+        let mut row_loads: Vec<(usize, usize)> = Vec::new();
         for e in &body.loads {
             let ExprKind::Load {
                 buf: Buf::Matrix(m),
@@ -168,9 +186,23 @@ impl Printer<'_> {
             if let Some((p, o)) = self.sliceable(index, l.var, &body.bound) {
                 let k = add(&mut slices, *m, p, o, self);
                 load_slices.push((self.x.canon_of(*e), k));
+            } else if let Some(p) = self.row_invariant(index, l.var, &body.bound) {
+                // A gather from one row: that row's slice, indexed with no branch.
+                let key = format!(
+                    "{m}:{:?}",
+                    p.iter().map(|x| self.x.canon_of(*x)).collect::<Vec<_>>()
+                );
+                let g = match rows.iter().position(|(k2, ..)| *k2 == key) {
+                    Some(g) => g,
+                    None => {
+                        rows.push((key, *m, p));
+                        rows.len() - 1
+                    }
+                };
+                row_loads.push((self.x.canon_of(*e), g));
             }
         }
-        if slices.is_empty() {
+        if slices.is_empty() && rows.is_empty() {
             return self.serial(l, out);
         }
         // Before the loop: its range and each slice's first element.
@@ -226,12 +258,32 @@ impl Printer<'_> {
                 #(let #names = &mut #names[..__vn];)*
             });
         }
-        // A load left out of the slices is a gather: the AVX2 copy's vector gathers were slower
-        // here than the plain copy's scalar loads (sharpen's upsampling: 25 against 15 ms).
-        let gathers = body
-            .loads
-            .iter()
-            .any(|e| !load_slices.iter().any(|(c, _)| *c == self.x.canon_of(*e)));
+        for (g, (_, m, p)) in rows.iter().enumerate() {
+            let mut idx: Vec<TokenStream> = p.iter().map(|e| self.x.expr(*e, out)).collect();
+            idx.push(quote!(0i64));
+            let d = format_ident!("__d{}", m);
+            let (v, last, src) = (
+                format_ident!("__vg{}", g),
+                format_ident!("__vgl{}", g),
+                format_ident!("__m{}", m),
+            );
+            let n = quote!(#d[#d.len() - 1].max(0) as usize);
+            take.extend(quote! {
+                let ::core::option::Option::Some(#v) = ::parac::__private::cpu::span([#(#idx),*], &#d, #n)
+                    .and_then(|__r| #src.get(__r)) else {
+                    return ::core::result::Result::Ok(false);
+                };
+                let ::core::option::Option::Some(#last) = #v.len().checked_sub(1) else {
+                    return ::core::result::Result::Ok(false);
+                };
+            });
+        }
+        // A load left out of the slices is a gather: the AVX2 copy's vector gathers were
+        // slower here than the plain copy's scalar loads (sharpen's upsampling: 25 against 15 ms).
+        let gathers = body.loads.iter().any(|e| {
+            let c = self.x.canon_of(*e);
+            !load_slices.iter().any(|(d, _)| *d == c)
+        });
         // Loop-invariant divisors: evaluated before the loop, and the loop runs plain where one
         // is zero (it fails where the plain loop divides).
         for d in &body.divisors {
@@ -262,6 +314,15 @@ impl Printer<'_> {
                 (*c, quote!(#v[__i]))
             })
             .collect();
+        self.x.gathered = row_loads
+            .iter()
+            .map(|(c, g)| {
+                (
+                    *c,
+                    (format_ident!("__vg{}", g), format_ident!("__vgl{}", g)),
+                )
+            })
+            .collect();
         self.hoisted_stores = store_slices
             .iter()
             .map(|(s, k)| {
@@ -269,8 +330,12 @@ impl Printer<'_> {
                 (*s, quote!(#v[__i]))
             })
             .collect();
+        // No arm is outlined into a closure of the region here: it could not see the slices.
+        let defs = self.x.defs.take();
         let inner = self.braced(l.body);
+        self.x.defs = defs;
         self.x.hoisted.clear();
+        self.x.gathered.clear();
         self.x.fast_div.clear();
         self.hoisted_stores.clear();
         self.x.epoch += 1;
