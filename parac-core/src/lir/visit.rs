@@ -23,7 +23,7 @@ pub fn expr_children(kind: &ExprKind) -> Vec<ExprId> {
 }
 
 /// `kind` with its children replaced, in the order of [`expr_children`].
-fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
+pub fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
     let mut it = new.iter().copied();
     let mut next = || it.next().expect("one child per child");
     match kind {

@@ -18,7 +18,7 @@
 //! window's taps): from `-c` to `dim - c`, within the loop's own range.
 
 use crate::ir::{BinOp, Builtin, Scalar};
-use crate::lir::visit::{expr_children, stmt_parts};
+use crate::lir::visit::{expr_children, stmt_parts, with_children};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
@@ -262,37 +262,35 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
     let a = func.expr(ExprKind::Select(is0, lo64, end_s), i64t);
     let z = func.expr(ExprKind::Select(is0, first_s, hi64), i64t);
     let (a, z) = (func.cast(a, i32t), func.cast(z, i32t));
-    let edge = func.stmt(Stmt::For {
-        var,
-        lo: a,
-        hi: z,
-        step: 1,
-        kind: LoopKind::Serial,
-        body,
-    });
+    let edge = for_loop(func, var, a, z, LoopKind::Serial, body);
     let (fi, ei) = (func.cast(first_s, i32t), func.cast(end_s, i32t));
-    let inner = func.stmt(Stmt::For {
-        var,
-        lo: fi,
-        hi: ei,
-        step: 1,
-        kind: LoopKind::Vectorized(0),
-        body: interior,
-    });
+    let inner = for_loop(func, var, fi, ei, LoopKind::Vectorized(0), interior);
     let pick = func.stmt(Stmt::If(is1, inner, Some(edge)));
     let three = func.int(3, i32t);
-    let segs = func.stmt(Stmt::For {
-        var: seg,
-        lo: zero32,
-        hi: three,
-        step: 1,
-        kind: LoopKind::Serial,
-        body: pick,
-    });
+    let segs = for_loop(func, seg, zero32, three, LoopKind::Serial, pick);
     let s1 = func.stmt(Stmt::Let(v_first, first));
     let s2 = func.stmt(Stmt::Let(v_end, end));
     let s3 = func.stmt(Stmt::Let(v_ok, ok));
     Some(func.stmt(Stmt::Block(vec![s1, s2, s3, segs])))
+}
+
+/// `for var in [lo, hi) step 1`.
+fn for_loop(
+    func: &mut Func,
+    var: VarId,
+    lo: ExprId,
+    hi: ExprId,
+    kind: LoopKind,
+    body: StmtId,
+) -> StmtId {
+    func.stmt(Stmt::For {
+        var,
+        lo,
+        hi,
+        step: 1,
+        kind,
+        body,
+    })
 }
 
 fn call(func: &mut Func, f: Builtin, a: ExprId, b: ExprId, t: Scalar) -> ExprId {
@@ -328,17 +326,8 @@ fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
         return e;
     }
     let new: Vec<ExprId> = kids.iter().map(|c| at(func, *c, var, y)).collect();
-    let mut it = new.into_iter();
-    let mut next = || it.next().expect("a child");
-    let kind = match kind {
-        ExprKind::Unary(op, _) => ExprKind::Unary(op, next()),
-        ExprKind::Cast(_) => ExprKind::Cast(next()),
-        ExprKind::Binary(op, _, _) => ExprKind::Binary(op, next(), next()),
-        ExprKind::Call(f, args) => ExprKind::Call(f, args.iter().map(|_| next()).collect()),
-        _ => return e,
-    };
     let t = func.exprs[e].ty;
-    func.expr(kind, t)
+    func.expr(with_children(&kind, &new), t)
 }
 
 /// The guard's test of one fact over `[y_first, y_last]`.
@@ -606,31 +595,11 @@ impl Part<'_> {
             }
             kind => {
                 let kids = expr_children(&kind);
-                if kids.is_empty() {
-                    return e;
-                }
                 let new: Vec<ExprId> = kids.iter().map(|c| self.expr(*c)).collect();
                 if new == kids {
                     return e;
                 }
-                let mut it = new.into_iter();
-                let mut next = || it.next().expect("a child");
-                let kind = match kind {
-                    ExprKind::Unary(op, _) => ExprKind::Unary(op, next()),
-                    ExprKind::Cast(_) => ExprKind::Cast(next()),
-                    ExprKind::Binary(op, _, _) => ExprKind::Binary(op, next(), next()),
-                    ExprKind::Call(f, args) => {
-                        ExprKind::Call(f, args.iter().map(|_| next()).collect())
-                    }
-                    ExprKind::Let(v, _, _) => ExprKind::Let(v, next(), next()),
-                    ExprKind::Ramp { stride, .. } => ExprKind::Ramp {
-                        base: next(),
-                        stride,
-                    },
-                    ExprKind::Broadcast(_) => ExprKind::Broadcast(next()),
-                    other => other,
-                };
-                self.func.expr(kind, x.ty)
+                self.func.expr(with_children(&kind, &new), x.ty)
             }
         }
     }
