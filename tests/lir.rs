@@ -147,3 +147,55 @@ fn lir_matches_the_interpreter_on_every_program() {
     eprintln!("{compared} calls compared");
     assert!(compared > 100, "only {compared} calls compared");
 }
+
+/// Upsampling reads (`(y + 1) / 2`, `(y - 2) >> 1`, a `min` and a `clamp` at the last column)
+/// are written out in lanes by the partition (`lir/pass/lanes.rs`), and the result is still
+/// the interpreter's, at every size from 1x1 to odd ones.
+#[test]
+fn lanes_of_upsampling_reads_match_the_interpreter() {
+    let src = "fn up(d: &u8[P][Q], o: &mut i32[M][N]) {
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            let a = min((y + 1) / 2, Q - 1);
+            let b = clamp((y - 2) >> 1, 0, Q - 1);
+            o[x][y] = d[min(x / 2, P - 1)][min(y / 2, Q - 1)] * 3 + d[0][a] + 5 * d[0][b];
+        }
+    }";
+    let out = parac_core::compile_str(src);
+    assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    let f = &out.module.functions[0];
+    let text = lir::print(&lir::lower(f, &Options::default()).func);
+    assert!(text.contains("lane"), "no lanes:\n{text}");
+    let mut rng = Rng(7);
+    let mut compared = 0;
+    for m in [1i64, 2, 3, 5, 8] {
+        for n in [1i64, 2, 3, 4, 7, 9, 16, 33] {
+            // Sizes P, Q, M, N (in the order the function binds them).
+            let sizes: Vec<i64> = f
+                .sizes
+                .iter()
+                .map(|s| match s.name.as_str() {
+                    "P" => m.div_euclid(2).max(1),
+                    "Q" => (n + 1) / 2,
+                    "M" => m,
+                    _ => n,
+                })
+                .collect();
+            let Some(start) = args(f, &sizes, &mut rng) else {
+                continue;
+            };
+            let mut want = start.clone();
+            let Ok(result) = interp::run(f, &mut want) else {
+                continue;
+            };
+            for (switch, opts) in switches() {
+                let lowered = lir::lower(f, &opts);
+                let mut got = start.clone();
+                let r = lir::eval::run(&lowered.func, f, &mut got).expect("the LIR runs");
+                assert_eq!(r, result, "{sizes:?} ({switch})");
+                assert_eq!(got, want, "{sizes:?} ({switch})");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} calls compared");
+}

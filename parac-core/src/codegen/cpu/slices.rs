@@ -10,7 +10,6 @@
 
 use super::{Loop, Printer};
 use crate::ir::{BinOp, Scalar};
-use crate::lir::pass::partition::unit_offset;
 use crate::lir::visit::{expr_children, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use proc_macro2::{Literal, TokenStream};
@@ -20,9 +19,12 @@ use std::collections::HashMap;
 /// A slice of the interior: a matrix, the indices of its first element, its accesses.
 struct Slice {
     m: usize,
-    /// The indices before the last, then the last index's offset from the loop variable.
+    /// The indices before the last; the last index is `stride * v + stride * block + lane`
+    /// for the loop variable `v` (a slice of `stride`-element chunks where `stride > 1`, the
+    /// lanes of `lir::pass::lanes`).
     prefix: Vec<ExprId>,
-    offset: i128,
+    stride: i128,
+    block: i128,
     /// The stores it serves (none: a slice that loads read).
     stores: Vec<StmtId>,
 }
@@ -77,17 +79,20 @@ fn scan(func: &Func, s: StmtId, b: &mut Body) {
 }
 
 impl Printer<'_> {
-    /// The indices before the last and the last one's offset, where an unchecked access at
-    /// `index` reads or writes a slice along the loop's variable `v`.
+    /// The indices before the last, the last one's stride and offset, where an unchecked
+    /// access at `index` reads or writes a slice along the loop's variable `v`.
     fn sliceable(
         &self,
         index: &[ExprId],
         v: VarId,
         bound: &[VarId],
-    ) -> Option<(Vec<ExprId>, i128)> {
+    ) -> Option<(Vec<ExprId>, i128, i128)> {
         let func = self.func();
         let (last, prefix) = index.split_last()?;
-        let offset = unit_offset(func, *last, v)?;
+        let (stride, offset) = affine(func, *last, v)?;
+        if !(1..=8).contains(&stride) {
+            return None;
+        }
         let invariant = |e: &ExprId| {
             self.x
                 .free_vars(*e)
@@ -98,7 +103,7 @@ impl Printer<'_> {
         prefix
             .iter()
             .all(invariant)
-            .then(|| (prefix.to_vec(), offset))
+            .then(|| (prefix.to_vec(), stride, offset))
     }
 
     /// The indices before the last of an access whose row does not change in the loop.
@@ -123,26 +128,92 @@ impl Printer<'_> {
         scan(func, l.body, &mut body);
         let mut slices: Vec<Slice> = Vec::new();
         let mut key_of: HashMap<String, usize> = HashMap::new();
-        let mut add =
-            |slices: &mut Vec<Slice>, m: usize, prefix: Vec<ExprId>, offset: i128, x: &Self| {
-                let key = format!(
-                    "{m}:{:?}:{offset}",
-                    prefix.iter().map(|p| x.x.canon_of(*p)).collect::<Vec<_>>()
-                );
-                *key_of.entry(key).or_insert_with(|| {
-                    slices.push(Slice {
-                        m,
-                        prefix,
-                        offset,
-                        stores: vec![],
-                    });
-                    slices.len() - 1
-                })
+        // Chunked slices (stride > 1) only where every lane of a chunk is accessed (the lanes
+        // of `lir::pass::lanes`); a lone strided access reads its row instead, whose end a
+        // chunk could pass.
+        let key_of_access = |m: usize, prefix: &[ExprId], stride: i128, offset: i128| {
+            format!(
+                "{m}:{:?}:{stride}:{}",
+                prefix
+                    .iter()
+                    .map(|p| self.x.canon_of(*p))
+                    .collect::<Vec<_>>(),
+                offset.div_euclid(stride)
+            )
+        };
+        let mut lanes_seen: HashMap<String, Vec<i128>> = HashMap::new();
+        let accesses = body
+            .stores
+            .iter()
+            .filter_map(|s| match &func.stmts[*s] {
+                Stmt::Store {
+                    buf: Buf::Matrix(m),
+                    index,
+                    ..
+                } => Some((*m, index.clone())),
+                _ => None,
+            })
+            .chain(
+                body.loads
+                    .iter()
+                    .filter_map(|e| match &func.exprs[*e].kind {
+                        ExprKind::Load {
+                            buf: Buf::Matrix(m),
+                            index,
+                            ..
+                        } => Some((*m, index.clone())),
+                        _ => None,
+                    }),
+            );
+        for (m, index) in accesses {
+            if let Some((p, st, o)) = self.sliceable(&index, l.var, &body.bound) {
+                let lanes = lanes_seen.entry(key_of_access(m, &p, st, o)).or_default();
+                if !lanes.contains(&o.rem_euclid(st)) {
+                    lanes.push(o.rem_euclid(st));
+                }
+            }
+        }
+        let chunked = |m: usize, p: &[ExprId], st: i128, o: i128| {
+            st == 1
+                || lanes_seen
+                    .get(&key_of_access(m, p, st, o))
+                    .is_some_and(|l| l.len() as i128 == st)
+        };
+        // A slice per matrix, row and chunk alignment; each access its lane in it.
+        let mut add = |slices: &mut Vec<Slice>,
+                       m: usize,
+                       prefix: Vec<ExprId>,
+                       stride: i128,
+                       offset: i128,
+                       x: &Self| {
+            let (block, lane) = (offset.div_euclid(stride), offset.rem_euclid(stride));
+            let key = format!(
+                "{m}:{:?}:{stride}:{block}",
+                prefix.iter().map(|p| x.x.canon_of(*p)).collect::<Vec<_>>()
+            );
+            let k = *key_of.entry(key).or_insert_with(|| {
+                slices.push(Slice {
+                    m,
+                    prefix,
+                    stride,
+                    block,
+                    stores: vec![],
+                });
+                slices.len() - 1
+            });
+            let v = format_ident!("__vs{}", k);
+            let at = if stride == 1 {
+                quote!(#v[__i])
+            } else {
+                let lane = lane as usize;
+                quote!(#v[__i][#lane])
             };
+            (k, at)
+        };
         // Stores: every store of a matrix must be a slice's, and the matrix unread here.
-        let mut store_slices: Vec<(StmtId, usize)> = Vec::new();
+        let mut store_slices: Vec<(StmtId, TokenStream)> = Vec::new();
         let mut refused: Vec<usize> = Vec::new();
-        let mut candidates: Vec<(StmtId, usize, Vec<ExprId>, i128)> = Vec::new();
+        let mut candidates: Vec<(StmtId, usize, Vec<ExprId>, i128, i128)> = Vec::new();
         for s in &body.stores {
             let Stmt::Store {
                 buf: Buf::Matrix(m),
@@ -154,20 +225,22 @@ impl Printer<'_> {
                 continue;
             };
             match (*checked, self.sliceable(index, l.var, &body.bound)) {
-                (false, Some((p, o))) if !body.read.contains(m) => candidates.push((*s, *m, p, o)),
+                (false, Some((p, st, o))) if !body.read.contains(m) && chunked(*m, &p, st, o) => {
+                    candidates.push((*s, *m, p, st, o))
+                }
                 _ => refused.push(*m),
             }
         }
-        for (s, m, p, o) in candidates {
+        for (s, m, p, st, o) in candidates {
             if refused.contains(&m) {
                 continue;
             }
-            let k = add(&mut slices, m, p, o, self);
+            let (k, at) = add(&mut slices, m, p, st, o, self);
             slices[k].stores.push(s);
-            store_slices.push((s, k));
+            store_slices.push((s, at));
         }
         // Loads of matrices this region does not write.
-        let mut load_slices: Vec<(usize, usize)> = Vec::new();
+        let mut load_slices: Vec<(usize, TokenStream)> = Vec::new();
         // Rows that loads gather from: key, matrix, the indices before the last.
         let mut rows: Vec<(String, usize, Vec<ExprId>)> = Vec::new();
         let mut row_loads: Vec<(usize, usize)> = Vec::new();
@@ -183,9 +256,12 @@ impl Printer<'_> {
             if *checked || self.x.written.get(*m).copied().unwrap_or(false) {
                 continue;
             }
-            if let Some((p, o)) = self.sliceable(index, l.var, &body.bound) {
-                let k = add(&mut slices, *m, p, o, self);
-                load_slices.push((self.x.canon_of(*e), k));
+            let sliced = self
+                .sliceable(index, l.var, &body.bound)
+                .filter(|(p, st, o)| chunked(*m, p, *st, *o));
+            if let Some((p, st, o)) = sliced {
+                let (_, at) = add(&mut slices, *m, p, st, o, self);
+                load_slices.push((self.x.canon_of(*e), at));
             } else if let Some(p) = self.row_invariant(index, l.var, &body.bound) {
                 // A gather from one row: that row's slice, indexed with no branch.
                 let key = format!(
@@ -211,10 +287,14 @@ impl Printer<'_> {
         let mut by_dst: Vec<(proc_macro2::Ident, Vec<usize>)> = Vec::new();
         for (k, s) in slices.iter().enumerate() {
             let mut idx: Vec<TokenStream> = s.prefix.iter().map(|p| self.x.expr(*p, out)).collect();
-            let off = Literal::i64_suffixed(s.offset as i64);
-            idx.push(quote!(__va + #off));
+            let (st, off) = (
+                Literal::i64_suffixed(s.stride as i64),
+                Literal::i64_suffixed((s.stride * s.block) as i64),
+            );
+            idx.push(quote!(__va * #st + #off));
             let d = format_ident!("__d{}", s.m);
             let r = format_ident!("__vr{}", k);
+            let st_n = s.stride as usize;
             // A store into a row a task owns: the row of its plane.
             let plane = if s.stores.is_empty() {
                 None
@@ -224,17 +304,19 @@ impl Printer<'_> {
             let span = match plane {
                 Some(j) => {
                     let from = self.x.planes[j].1.len() + 1;
-                    quote!(::parac::__private::cpu::row_span([#(#idx),*], &#d, __vn, #from))
+                    quote!(::parac::__private::cpu::row_span([#(#idx),*], &#d, __vn * #st_n, #from))
                 }
-                None => quote!(::parac::__private::cpu::span([#(#idx),*], &#d, __vn)),
+                None => quote!(::parac::__private::cpu::span([#(#idx),*], &#d, __vn * #st_n)),
             };
             take.extend(
                 quote!(let ::core::option::Option::Some(#r) = #span else { return ::core::result::Result::Ok(false); };),
             );
             if s.stores.is_empty() {
                 let (v, src) = (format_ident!("__vs{}", k), format_ident!("__m{}", s.m));
+                let chunks = (s.stride > 1).then(|| quote!(let (#v, _) = #v.as_chunks::<#st_n>();));
                 take.extend(quote! {
                     let ::core::option::Option::Some(#v) = #src.get(#r) else { return ::core::result::Result::Ok(false); };
+                    #chunks
                     let #v = &#v[..__vn];
                 });
             } else {
@@ -255,8 +337,15 @@ impl Printer<'_> {
                 let ::core::result::Result::Ok([#(#names),*]) = #dst.get_disjoint_mut([#(#ranges),*]) else {
                     return ::core::result::Result::Ok(false);
                 };
-                #(let #names = &mut #names[..__vn];)*
             });
+            for k in ks {
+                let v = format_ident!("__vs{}", k);
+                let st_n = slices[*k].stride as usize;
+                if st_n > 1 {
+                    take.extend(quote!(let (#v, _) = #v.as_chunks_mut::<#st_n>();));
+                }
+                take.extend(quote!(let #v = &mut #v[..__vn];));
+            }
         }
         for (g, (_, m, p)) in rows.iter().enumerate() {
             let mut idx: Vec<TokenStream> = p.iter().map(|e| self.x.expr(*e, out)).collect();
@@ -284,6 +373,7 @@ impl Printer<'_> {
             let c = self.x.canon_of(*e);
             !load_slices.iter().any(|(d, _)| *d == c)
         });
+        let _ = &slices;
         // Loop-invariant divisors: evaluated before the loop, and the loop runs plain where one
         // is zero (it fails where the plain loop divides).
         for d in &body.divisors {
@@ -307,13 +397,7 @@ impl Printer<'_> {
         }
         // The loop over slices.
         self.x.epoch += 1;
-        self.x.hoisted = load_slices
-            .iter()
-            .map(|(c, k)| {
-                let v = format_ident!("__vs{}", k);
-                (*c, quote!(#v[__i]))
-            })
-            .collect();
+        self.x.hoisted = load_slices.iter().cloned().collect();
         self.x.gathered = row_loads
             .iter()
             .map(|(c, g)| {
@@ -323,13 +407,7 @@ impl Printer<'_> {
                 )
             })
             .collect();
-        self.hoisted_stores = store_slices
-            .iter()
-            .map(|(s, k)| {
-                let v = format_ident!("__vs{}", k);
-                (*s, quote!(#v[__i]))
-            })
-            .collect();
+        self.hoisted_stores = store_slices.into_iter().collect();
         // No arm is outlined into a closure of the region here: it could not see the slices.
         let defs = self.x.defs.take();
         let inner = self.braced(l.body);
@@ -371,5 +449,32 @@ impl Printer<'_> {
                 #plain
             }
         }}
+    }
+}
+
+/// `(stride, offset)` where `e` is `stride * v + offset` (through widening casts).
+fn affine(func: &Func, e: ExprId, v: VarId) -> Option<(i128, i128)> {
+    let int = |x: ExprId| match func.exprs[x].kind {
+        ExprKind::Int(k) => Some(k),
+        _ => None,
+    };
+    match &func.exprs[e].kind {
+        ExprKind::Var(w) if *w == v => Some((1, 0)),
+        ExprKind::Cast(a) => affine(func, *a, v),
+        ExprKind::Binary(BinOp::Add, a, b) => match (int(*a), int(*b)) {
+            (_, Some(k)) => affine(func, *a, v).map(|(s, c)| (s, c + k)),
+            (Some(k), _) => affine(func, *b, v).map(|(s, c)| (s, c + k)),
+            _ => None,
+        },
+        ExprKind::Binary(BinOp::Sub, a, b) => {
+            let k = int(*b)?;
+            affine(func, *a, v).map(|(s, c)| (s, c - k))
+        }
+        ExprKind::Binary(BinOp::Mul, a, b) => match (int(*a), int(*b)) {
+            (_, Some(k)) => affine(func, *a, v).map(|(s, c)| (s * k, c * k)),
+            (Some(k), _) => affine(func, *b, v).map(|(s, c)| (s * k, c * k)),
+            _ => None,
+        },
+        _ => None,
     }
 }

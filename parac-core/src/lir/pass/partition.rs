@@ -109,7 +109,7 @@ fn has_loop(func: &Func, s: StmtId) -> bool {
 
 /// How an index moves with the loop's variable.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Dir {
+pub(super) enum Dir {
     Const,
     Inc,
     Dec,
@@ -135,7 +135,7 @@ impl Dir {
 
 /// What the interior assumes of an index `e`.
 #[derive(Clone, Copy, Debug)]
-enum Fact {
+pub(super) enum Fact {
     /// `0 <= e < bound`.
     Inside(ExprId, ExprId),
     /// `e >= 0`.
@@ -180,10 +180,11 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
     if p.facts.is_empty() {
         return None;
     }
+    let lanes = super::lanes::split(p.func, var, interior, &p.inner);
     let Part {
         func,
-        facts,
-        leaves,
+        mut facts,
+        mut leaves,
         ..
     } = p;
     let (i32t, i64t, b) = (Scalar::I32, Scalar::I64, Scalar::Bool);
@@ -213,12 +214,37 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
             end = call(func, Builtin::Min, end, u, i64t);
         }
     }
+    if let Some(l) = &lanes {
+        facts.extend(l.facts.iter().copied());
+        leaves.extend(l.leaves.iter().copied());
+        for x in &l.lower {
+            first = call(func, Builtin::Max, first, *x, i64t);
+        }
+        for x in &l.upper {
+            end = call(func, Builtin::Min, end, *x, i64t);
+        }
+        // From a multiple of k at or above 0 (so that y / k is the lane's i).
+        let zero = func.int(0, i64t);
+        first = call(func, Builtin::Max, first, zero, i64t);
+        let (k, k1) = (func.int(l.k as i128, i64t), func.int(l.k as i128 - 1, i64t));
+        let up = func.binary(BinOp::Add, first, k1, i64t);
+        let q = func.binary(BinOp::Div, up, k, i64t);
+        first = func.binary(BinOp::Mul, q, k, i64t);
+    }
     let v_first = func.var("part_lo", i64t);
     let v_end = func.var("part_hi", i64t);
     let v_ok = func.var("part_ok", b);
     let first = call(func, Builtin::Min, first, hi64, i64t);
     let first_v = func.expr(ExprKind::Var(v_first), i64t);
-    let end = call(func, Builtin::Max, end, first_v, i64t);
+    let mut end = call(func, Builtin::Max, end, first_v, i64t);
+    if let Some(l) = &lanes {
+        // A whole number of lanes' steps.
+        let k = func.int(l.k as i128, i64t);
+        let len = func.binary(BinOp::Sub, end, first_v, i64t);
+        let q = func.binary(BinOp::Div, len, k, i64t);
+        let steps = func.binary(BinOp::Mul, q, k, i64t);
+        end = func.binary(BinOp::Add, first_v, steps, i64t);
+    }
     let end_v = func.expr(ExprKind::Var(v_end), i64t);
     // The guard: a non-empty interior, small leaves, every fact at both ends.
     let mut ok = func.binary(BinOp::Lt, first_v, end_v, b);
@@ -263,8 +289,20 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
     let z = func.expr(ExprKind::Select(is0, first_s, hi64), i64t);
     let (a, z) = (func.cast(a, i32t), func.cast(z, i32t));
     let edge = for_loop(func, var, a, z, LoopKind::Serial, body);
-    let (fi, ei) = (func.cast(first_s, i32t), func.cast(end_s, i32t));
-    let inner = for_loop(func, var, fi, ei, LoopKind::Vectorized(0), interior);
+    let inner = match &lanes {
+        Some(l) => {
+            // i over [first / k, end / k): both are multiples of k where the guard passes.
+            let k = func.int(l.k as i128, i64t);
+            let fi = func.binary(BinOp::Div, first_s, k, i64t);
+            let ei = func.binary(BinOp::Div, end_s, k, i64t);
+            let (fi, ei) = (func.cast(fi, i32t), func.cast(ei, i32t));
+            for_loop(func, l.var, fi, ei, LoopKind::Vectorized(0), l.body)
+        }
+        None => {
+            let (fi, ei) = (func.cast(first_s, i32t), func.cast(end_s, i32t));
+            for_loop(func, var, fi, ei, LoopKind::Vectorized(0), interior)
+        }
+    };
     let pick = func.stmt(Stmt::If(is1, inner, Some(edge)));
     let three = func.int(3, i32t);
     let segs = for_loop(func, seg, zero32, three, LoopKind::Serial, pick);
@@ -316,7 +354,7 @@ pub(crate) fn unit_offset(func: &Func, e: ExprId, var: VarId) -> Option<i128> {
 }
 
 /// `e` with the loop's variable replaced by `y` (an `i32`).
-fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
+pub(super) fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
     let kind = func.exprs[e].kind.clone();
     if let ExprKind::Var(v) = kind {
         return if v == var { y } else { e };
@@ -372,7 +410,12 @@ fn fact_guard(func: &mut Func, f: Fact, var: VarId, y0: ExprId, y1: ExprId) -> E
 /// How `e` moves with `var`, and a bound on its magnitude given leaves within ±[`LEAF`];
 /// `None` where it is not monotone, could wrap, or reads memory. `lets` maps inlined
 /// variables (none left after the interior's rewriting).
-fn mono(func: &Func, e: ExprId, var: VarId, lets: &HashMap<VarId, ExprId>) -> Option<(Dir, i128)> {
+pub(super) fn mono(
+    func: &Func,
+    e: ExprId,
+    var: VarId,
+    lets: &HashMap<VarId, ExprId>,
+) -> Option<(Dir, i128)> {
     let x = &func.exprs[e];
     let t = x.ty;
     if !matches!(t, Scalar::I32 | Scalar::I64) {
