@@ -216,22 +216,40 @@ fn parse_local(s: &str) -> Option<Option<Vec<usize>>> {
         .map(Some)
 }
 
-/// The work-group size of a border strip of `global` work-items lying outside the interior box
-/// along dimension `own`: whole groups along `own` (a divisor of the strip's width there, so the
-/// rounded-up launch stays outside the box), as many work-items as fit along the others (the
-/// baseline kernel recomputes, identically, what the rounding adds there, or returns beyond the
-/// region). Groups of a few work-items cost more to schedule than they compute.
-fn strip_local(global: &[usize], own: usize, max: usize) -> Vec<usize> {
+/// The one work-group size of every border strip of a split plan (`strips`: each strip's
+/// dimension and box, as [`strips`] gives them), so that the driver compiles the baseline kernel
+/// for one work-group size (PoCL compiles a kernel at its first launch for each work-group
+/// size, 0.2-0.4 s each for a baseline kernel; docs/benchmarks.md, "First call with the
+/// budgeted search"). Along a dimension with a strip before the box, whole groups (a divisor of
+/// that strip's width, so that the rounded-up launch stays outside the box); along the others,
+/// as many work-items as fit (the baseline kernel recomputes, identically, what the rounding
+/// adds there, or returns beyond the region).
+fn strips_local(strips: &[(usize, Vec<Range<usize>>)], dims: usize, max: usize) -> Vec<usize> {
     let max = max.clamp(1, 256);
-    let mut l = vec![1; global.len()];
-    l[own] = (1..=global[own].min(16).min(max))
-        .rev()
-        .find(|x| global[own] % x == 0)
-        .unwrap_or(1);
-    let mut budget = max / l[own];
-    for (d, g) in global.iter().enumerate() {
-        if d != own {
-            l[d] = g.next_power_of_two().min(budget).max(1);
+    let mut l = vec![1; dims];
+    let mut budget = max;
+    // The width of the strip before the box along each dimension, where there is one.
+    let before: Vec<Option<usize>> = (0..dims)
+        .map(|d| {
+            strips
+                .iter()
+                .find(|(own, b)| *own == d && b[d].start == 0)
+                .map(|(_, b)| b[d].len())
+        })
+        .collect();
+    for d in 0..dims {
+        if let Some(w) = before[d] {
+            l[d] = (1..=w.min(16).min(budget))
+                .rev()
+                .find(|x| w % x == 0)
+                .unwrap_or(1);
+            budget = (budget / l[d]).max(1);
+        }
+    }
+    for d in 0..dims {
+        if before[d].is_none() {
+            let extent = strips.iter().map(|(_, b)| b[d].len()).max().unwrap_or(1);
+            l[d] = extent.next_power_of_two().min(budget).max(1);
             budget = (budget / l[d]).max(1);
         }
     }
@@ -454,14 +472,17 @@ impl Device {
                 o * p..e * p
             })
             .collect();
-        for (own, s) in strips(global, &boxed) {
-            let g: Vec<usize> = s.iter().map(|r| r.len()).collect();
+        let strips = strips(global, &boxed);
+        // One work-group size for every strip: PoCL compiles the baseline kernel for them twice
+        // (it specialises a kernel for a zero global offset too), not once per strip shape.
+        let local = strips_local(&strips, global.len(), max_group);
+        for (_, s) in strips {
             out.push(Launch {
                 kernel: &base.kernel,
                 own: false,
                 offset: s.iter().map(|r| r.start).collect(),
-                local: Some(strip_local(&g, own, max_group)),
-                global: g,
+                global: s.iter().map(|r| r.len()).collect(),
+                local: Some(local.clone()),
                 ends: false,
             });
         }
@@ -1195,6 +1216,37 @@ mod tests {
         tree: false,
         split: false,
     };
+
+    /// Every border strip of a split plan runs at one work-group size, so that the driver
+    /// compiles the baseline kernel for one work-group size (PoCL compiles per work-group size
+    /// at a kernel's first launch).
+    #[test]
+    fn split_strips_share_one_work_group_size() {
+        let c = Candidate {
+            label: Cow::Borrowed("split"),
+            kernel: Cow::Borrowed("s"),
+            per_item: [8, 1],
+            split: true,
+            ..BASE
+        };
+        let cands = [BASE, c.clone()];
+        for (global, inner) in [
+            ([512usize, 512usize], [1..511, 1..511]),
+            ([3840, 2160], [3..3837, 2..2158]),
+            ([100, 9], [0..100, 2..7]),
+            ([100, 9], [5..90, 0..9]),
+        ] {
+            let ls = Device::launches(&cands, &c, &global, &None, Some(&inner), 256);
+            let strips: Vec<&Launch> = ls.iter().filter(|l| l.kernel == "k").collect();
+            assert!(!strips.is_empty());
+            let local = strips[0].local.clone();
+            assert!(local.is_some());
+            assert!(strips.iter().all(|l| l.local == local), "{ls:?}");
+        }
+        // The sharpen stencil's strips (h8, a border of one): 8 columns wide, 1 row high.
+        let ls = Device::launches(&cands, &c, &[512, 512], &None, Some(&[1..511, 1..511]), 256);
+        assert_eq!(ls[1].local, Some(vec![8, 1]));
+    }
 
     /// The iteration points each launch of a split plan computes (a work-item of the interior
     /// kernel covers its lanes), with the launch's rounding up to its work-group size: every
