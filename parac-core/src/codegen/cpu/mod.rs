@@ -16,6 +16,7 @@
 
 mod expr;
 mod host;
+mod ops;
 pub(crate) mod proof;
 mod slices;
 

@@ -8,7 +8,7 @@
 //! checked by the partition's guard like every other. The interior starts at a multiple of `K`,
 //! at or above 0, so that `y / K` is `i` (`/` truncates; for `/`, `y + c >= 0` is a fact too).
 
-use super::partition::{Fact, mono, unit_offset};
+use super::facts::{Dir, Fact, at, mono, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
 use crate::lir::visit::{expr_children, stmt_parts, with_children};
 use crate::lir::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
@@ -140,13 +140,12 @@ impl Lane<'_> {
         let yv = self.func.expr(ExprKind::Var(self.y), Scalar::I32);
         let k = self.int(self.k, Scalar::I32);
         let q = self.func.binary(BinOp::Div, yv, k, Scalar::I32);
-        super::partition::at(self.func, e, self.i, q)
+        at(self.func, e, self.i, q)
     }
 
     /// Whether `b` is a bound the guard can check (monotone, invariant, small).
     fn bound(&self, b: ExprId) -> bool {
-        mono(self.func, b, self.y, &HashMap::new())
-            .is_some_and(|m| m.0 == super::partition::Dir::Const)
+        mono(self.func, b, self.y, &HashMap::new()).is_some_and(|m| m.0 == Dir::Const)
             && invariant(self.func, b, self.inner, self.y)
     }
 

@@ -17,13 +17,11 @@
 //! The interior's range comes from the indices that are the variable plus a constant (a
 //! window's taps): from `-c` to `dim - c`, within the loop's own range.
 
+use super::facts::{Fact, LEAF, fact_guard, mono, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
 use crate::lir::visit::{expr_children, stmt_parts, with_children};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::HashMap;
-
-/// The bound of every leaf of an index the guard checks (sizes, dimensions, the loop's ends).
-const LEAF: i128 = 1 << 24;
 
 /// Partitions the innermost serial loops of every region of `func`.
 pub fn run(func: &mut Func) {
@@ -105,45 +103,6 @@ fn has_loop(func: &Func, s: StmtId) -> bool {
             .1
             .iter()
             .any(|c| has_loop(func, *c))
-}
-
-/// How an index moves with the loop's variable.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Dir {
-    Const,
-    Inc,
-    Dec,
-}
-
-impl Dir {
-    fn flip(self) -> Dir {
-        match self {
-            Dir::Inc => Dir::Dec,
-            Dir::Dec => Dir::Inc,
-            Dir::Const => Dir::Const,
-        }
-    }
-    /// Both together: the direction of a sum, a `min` or a `max`.
-    fn join(self, o: Dir) -> Option<Dir> {
-        match (self, o) {
-            (Dir::Const, d) | (d, Dir::Const) => Some(d),
-            (a, b) if a == b => Some(a),
-            _ => None,
-        }
-    }
-}
-
-/// What the interior assumes of an index `e`.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Fact {
-    /// `0 <= e < bound`.
-    Inside(ExprId, ExprId),
-    /// `e >= 0`.
-    NonNeg(ExprId),
-    /// `e < bound`.
-    Below(ExprId, ExprId),
-    /// `e != c`.
-    Not(ExprId, ExprId),
 }
 
 struct Part<'a> {
@@ -333,157 +292,6 @@ fn for_loop(
 
 fn call(func: &mut Func, f: Builtin, a: ExprId, b: ExprId, t: Scalar) -> ExprId {
     func.expr(ExprKind::Call(f, vec![a, b]), t)
-}
-
-/// `c` where `e` is the loop's variable plus the constant `c` (through widening casts).
-pub(crate) fn unit_offset(func: &Func, e: ExprId, var: VarId) -> Option<i128> {
-    match &func.exprs[e].kind {
-        ExprKind::Var(v) if *v == var => Some(0),
-        ExprKind::Cast(a) => unit_offset(func, *a, var),
-        ExprKind::Binary(BinOp::Add, a, c) => match (&func.exprs[*a].kind, &func.exprs[*c].kind) {
-            (_, ExprKind::Int(k)) => Some(unit_offset(func, *a, var)? + k),
-            (ExprKind::Int(k), _) => Some(unit_offset(func, *c, var)? + k),
-            _ => None,
-        },
-        ExprKind::Binary(BinOp::Sub, a, c) => match func.exprs[*c].kind {
-            ExprKind::Int(k) => Some(unit_offset(func, *a, var)? - k),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// `e` with the loop's variable replaced by `y` (an `i32`).
-pub(super) fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
-    let kind = func.exprs[e].kind.clone();
-    if let ExprKind::Var(v) = kind {
-        return if v == var { y } else { e };
-    }
-    let kids = expr_children(&kind);
-    if kids.is_empty() {
-        return e;
-    }
-    let new: Vec<ExprId> = kids.iter().map(|c| at(func, *c, var, y)).collect();
-    let t = func.exprs[e].ty;
-    func.expr(with_children(&kind, &new), t)
-}
-
-/// The guard's test of one fact over `[y_first, y_last]`.
-fn fact_guard(func: &mut Func, f: Fact, var: VarId, y0: ExprId, y1: ExprId) -> ExprId {
-    let b = Scalar::Bool;
-    let dir =
-        |func: &Func, e: ExprId| mono(func, e, var, &HashMap::new()).map_or(Dir::Const, |m| m.0);
-    let ends = |func: &mut Func, e: ExprId| {
-        let (a, z) = (at(func, e, var, y0), at(func, e, var, y1));
-        match dir(func, e) {
-            Dir::Dec => (z, a),
-            _ => (a, z),
-        }
-    };
-    match f {
-        Fact::Inside(e, d) => {
-            let (min, max) = ends(func, e);
-            let zero = func.int(0, func.exprs[e].ty);
-            let d = func.cast(d, func.exprs[e].ty);
-            let lo = func.binary(BinOp::Ge, min, zero, b);
-            let hi = func.binary(BinOp::Lt, max, d, b);
-            func.binary(BinOp::And, lo, hi, b)
-        }
-        Fact::NonNeg(e) => {
-            let (min, _) = ends(func, e);
-            let zero = func.int(0, func.exprs[e].ty);
-            func.binary(BinOp::Ge, min, zero, b)
-        }
-        Fact::Below(e, d) => {
-            let (_, max) = ends(func, e);
-            func.binary(BinOp::Lt, max, d, b)
-        }
-        Fact::Not(e, c) => {
-            let (min, max) = ends(func, e);
-            let below = func.binary(BinOp::Lt, c, min, b);
-            let above = func.binary(BinOp::Gt, c, max, b);
-            func.binary(BinOp::Or, below, above, b)
-        }
-    }
-}
-
-/// How `e` moves with `var`, and a bound on its magnitude given leaves within ±[`LEAF`];
-/// `None` where it is not monotone, could wrap, or reads memory. `lets` maps inlined
-/// variables (none left after the interior's rewriting).
-pub(super) fn mono(
-    func: &Func,
-    e: ExprId,
-    var: VarId,
-    lets: &HashMap<VarId, ExprId>,
-) -> Option<(Dir, i128)> {
-    let x = &func.exprs[e];
-    let t = x.ty;
-    if !matches!(t, Scalar::I32 | Scalar::I64) {
-        return None;
-    }
-    let cap = if t == Scalar::I32 {
-        i32::MAX as i128
-    } else {
-        1i128 << 62
-    };
-    let go = |a: ExprId| mono(func, a, var, lets);
-    let r = match &x.kind {
-        ExprKind::Int(v) => (Dir::Const, v.abs()),
-        ExprKind::Var(v) if *v == var => (Dir::Inc, LEAF),
-        ExprKind::Var(v) => match lets.get(v) {
-            Some(a) => go(*a)?,
-            None => (Dir::Const, LEAF),
-        },
-        ExprKind::Size(_) | ExprKind::Dim(..) => (Dir::Const, LEAF),
-        ExprKind::Cast(a) => {
-            let from = func.exprs[*a].ty;
-            if !matches!(from, Scalar::I32 | Scalar::I64) || from.bytes() > t.bytes() {
-                return None;
-            }
-            go(*a)?
-        }
-        ExprKind::Binary(op, a, c) => {
-            let (da, ma) = go(*a)?;
-            let (dc, mc) = go(*c)?;
-            let k = match func.exprs[*c].kind {
-                ExprKind::Int(k) => Some(k),
-                _ => None,
-            };
-            match op {
-                BinOp::Add => (da.join(dc)?, ma + mc),
-                BinOp::Sub => (da.join(dc.flip())?, ma + mc),
-                BinOp::Mul => match (k, func.exprs[*a].kind.clone()) {
-                    (Some(k), _) => (
-                        if k >= 0 { da } else { da.flip() },
-                        ma.checked_mul(k.abs())?,
-                    ),
-                    (None, ExprKind::Int(k)) => (
-                        if k >= 0 { dc } else { dc.flip() },
-                        mc.checked_mul(k.abs())?,
-                    ),
-                    _ if da == Dir::Const && dc == Dir::Const => (Dir::Const, ma.checked_mul(mc)?),
-                    _ => return None,
-                },
-                BinOp::Div | BinOp::Shr if k.is_some_and(|k| k > 0) => {
-                    if *op == BinOp::Shr && k.is_some_and(|k| k >= 31) {
-                        return None;
-                    }
-                    (da, ma)
-                }
-                _ => return None,
-            }
-        }
-        ExprKind::Call(Builtin::Min | Builtin::Max | Builtin::Clamp, args) => {
-            let mut r = (Dir::Const, 0);
-            for a in args {
-                let (d, m) = go(*a)?;
-                r = (r.0.join(d)?, r.1.max(m));
-            }
-            r
-        }
-        _ => return None,
-    };
-    (r.1 <= cap).then_some(r)
 }
 
 impl Part<'_> {
