@@ -20,6 +20,7 @@ pub mod eval;
 mod lower;
 pub mod pass;
 mod print;
+pub mod range;
 pub mod visit;
 
 pub use arena::{Arena, Handle};

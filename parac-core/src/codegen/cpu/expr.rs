@@ -346,13 +346,26 @@ impl<'a> Exprs<'a> {
             ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b)
                 if self.fast_div.contains_key(&self.canon[b.index()]) =>
             {
-                // A nonzero divisor of at most 32 bits: the quotient of the operands as `f64` is
-                // correctly rounded, so its truncation is C's quotient (|a| < 2^53); this
-                // vectorizes where an integer division does not.
+                // A divisor of at most 32 bits, neither 0 nor -1: the quotient of the operands as
+                // `f64` is correctly rounded, so its truncation is C's quotient (|a| < 2^53);
+                // this vectorizes where an integer division does not.
                 let d = self.fast_div[&self.canon[b.index()]].clone();
+                // In `f32` (twice the lanes) where the dividend is below 2^22 in magnitude: the
+                // same argument holds with `f32`'s 24-bit significand (and a divisor past 2^24
+                // then gives a quotient below 1 either way). The truncated quotient becomes an
+                // integer by adding 1.5 * 2^23 (1.5 * 2^52) and reading the bits, exact for a
+                // quotient below 2^22 (2^51): `as` would saturate, which does not vectorize.
+                let small = crate::lir::range::range(func, *a)
+                    .is_some_and(|(lo, hi)| lo > -(1 << 22) && hi < (1 << 22));
                 let a = p(self.expr(*a, out));
                 let rt = rty(t);
-                let q = quote!((((__a as f64) / (#d as f64)) as i64 as #rt));
+                let q = if small {
+                    quote!((((((__a as f32) / (#d as f32)).trunc() + 12582912.0f32).to_bits() as i32)
+                        .wrapping_sub(0x4B40_0000) as #rt))
+                } else {
+                    quote!((((((__a as f64) / (#d as f64)).trunc() + 6755399441055744.0f64).to_bits() as i64)
+                        .wrapping_sub(0x4338_0000_0000_0000) as #rt))
+                };
                 if *op == BinOp::Div {
                     quote!({ let __a: #rt = #a; #q })
                 } else {

@@ -375,7 +375,7 @@ impl Printer<'_> {
         });
         let _ = &slices;
         // Loop-invariant divisors: evaluated before the loop, and the loop runs plain where one
-        // is zero (it fails where the plain loop divides).
+        // is zero (it fails where the plain loop divides) or -1.
         for d in &body.divisors {
             let c = self.x.canon_of(*d);
             let free_ok = self
@@ -392,7 +392,10 @@ impl Printer<'_> {
                 super::host::rty(func.exprs[*d].ty),
             );
             out.extend(quote!(let #name: #t = #v;));
-            take.extend(quote!(if #name == 0 { return ::core::result::Result::Ok(false); }));
+            // -1 too: i32::MIN / -1 wraps, which the conversion from f64 would not.
+            take.extend(quote!(if #name == 0 || #name == (0 as #t).wrapping_sub(1) {
+                return ::core::result::Result::Ok(false);
+            }));
             self.x.fast_div.insert(c, name);
         }
         // The loop over slices.
