@@ -148,7 +148,7 @@ fn upsampling_in_lanes_matches_plain_rust() {
             let at = |r: usize, c: usize| d.as_slice()[r * q + c] as i32;
             for x in 0..m {
                 for y in 0..n {
-                    let a = ((y + 1) / 2).min(q - 1);
+                    let a = y.div_ceil(2).min(q - 1);
                     let c = ((y as i64 - 2) >> 2).clamp(0, q as i64 - 1) as usize;
                     let want =
                         at((x / 2).min(p - 1), (y / 2).min(q - 1)) * 3 + at(0, a) + 5 * at(0, c);
