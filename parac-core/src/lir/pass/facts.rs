@@ -87,6 +87,16 @@ pub(super) fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
 /// The guard's test of one fact over `[y_first, y_last]`.
 pub(super) fn fact_guard(func: &mut Func, f: Fact, var: VarId, y0: ExprId, y1: ExprId) -> ExprId {
     let b = Scalar::Bool;
+    // Every fact is made about monotone indices; one that is not fails the guard (a net: the
+    // two ends would prove nothing about it).
+    let (e, other) = match f {
+        Fact::Inside(e, d) | Fact::Below(e, d) | Fact::Not(e, d) => (e, Some(d)),
+        Fact::NonNeg(e) => (e, None),
+    };
+    let monotone = |x: ExprId| mono(func, x, var, &HashMap::new()).is_some();
+    if !monotone(e) || other.is_some_and(|d| !monotone(d)) {
+        return func.int(0, b);
+    }
     let dir =
         |func: &Func, e: ExprId| mono(func, e, var, &HashMap::new()).map_or(Dir::Const, |m| m.0);
     let ends = |func: &mut Func, e: ExprId| {

@@ -213,7 +213,12 @@ impl Lane<'_> {
 
     fn expr_new(&mut self, e: ExprId) -> ExprId {
         let t = self.func.exprs[e].ty;
-        if let Some((k, u, div)) = divides(self.func, e, self.y) {
+        // Rewritten only where `u` is an index the guard can check (monotone, cannot wrap): its
+        // fact `u >= 0` needs that; elsewhere `y` is substituted below, which is exact too.
+        let checkable = |l: &Self, u: ExprId| mono(l.func, u, l.y, &HashMap::new()).is_some();
+        if let Some((k, u, div)) =
+            divides(self.func, e, self.y).filter(|(_, u, _)| checkable(self, *u))
+        {
             debug_assert_eq!(k, self.k);
             let c = unit_offset(self.func, u, self.y).expect("a unit offset") as i64;
             if div {
