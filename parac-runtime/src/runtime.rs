@@ -8,7 +8,9 @@ use crate::opencl;
 
 /// The handle a pipeline function runs on: the chosen device (an OpenCL device, with its
 /// context, queue and program cache, or the CPU path). `Send + Sync`: create one and share it by
-/// reference across threads.
+/// reference across threads. On the CPU path it keeps the buffers of the functions' local
+/// matrices between calls (at most 8, reused by the next call instead of fresh pages); dropping
+/// the runtime frees them.
 pub struct Runtime {
     backend: Backend,
     config: Config,
