@@ -97,31 +97,39 @@ fn switches() -> Vec<(&'static str, Options)> {
     ]
 }
 
+/// Compares the interpreter and the LIR, every pass switch, on one function at `sizes`; the
+/// number of calls compared.
+fn compare_at(name: &str, f: &Function, sizes: &[i64], rng: &mut Rng) -> usize {
+    let Some(start) = args(f, sizes, rng) else {
+        return 0;
+    };
+    let mut want = start.clone();
+    let Ok(result) = interp::run(f, &mut want) else {
+        return 0;
+    };
+    let mut compared = 0;
+    for (switch, opts) in switches() {
+        let lowered = lir::lower(f, &opts);
+        let mut got = start.clone();
+        match lir::eval::run(&lowered.func, f, &mut got) {
+            Err(interp::InterpError::Unsupported(_)) => continue,
+            Err(e) => panic!("{name}::{} at {sizes:?} ({switch}): {e}", f.name),
+            Ok(r) => {
+                assert_eq!(r, result, "{name}::{} at {sizes:?} ({switch})", f.name);
+                assert_eq!(got, want, "{name}::{} at {sizes:?} ({switch})", f.name);
+                compared += 1;
+            }
+        }
+    }
+    compared
+}
+
 /// Compares the interpreter and the LIR on one function; the number of calls compared.
 fn compare(name: &str, f: &Function, rng: &mut Rng) -> usize {
     let mut compared = 0;
     for base in [[1, 1], [2, 3], [5, 7], [8, 8], [17, 6]] {
         let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| base[i % 2]).collect();
-        let Some(start) = args(f, &sizes, rng) else {
-            continue;
-        };
-        let mut want = start.clone();
-        let Ok(result) = interp::run(f, &mut want) else {
-            continue;
-        };
-        for (switch, opts) in switches() {
-            let lowered = lir::lower(f, &opts);
-            let mut got = start.clone();
-            match lir::eval::run(&lowered.func, f, &mut got) {
-                Err(interp::InterpError::Unsupported(_)) => continue,
-                Err(e) => panic!("{name}::{} at {sizes:?} ({switch}): {e}", f.name),
-                Ok(r) => {
-                    assert_eq!(r, result, "{name}::{} at {sizes:?} ({switch})", f.name);
-                    assert_eq!(got, want, "{name}::{} at {sizes:?} ({switch})", f.name);
-                    compared += 1;
-                }
-            }
-        }
+        compared += compare_at(name, f, &sizes, rng);
     }
     compared
 }
@@ -180,21 +188,7 @@ fn lanes_of_upsampling_reads_match_the_interpreter() {
                     _ => n,
                 })
                 .collect();
-            let Some(start) = args(f, &sizes, &mut rng) else {
-                continue;
-            };
-            let mut want = start.clone();
-            let Ok(result) = interp::run(f, &mut want) else {
-                continue;
-            };
-            for (switch, opts) in switches() {
-                let lowered = lir::lower(f, &opts);
-                let mut got = start.clone();
-                let r = lir::eval::run(&lowered.func, f, &mut got).expect("the LIR runs");
-                assert_eq!(r, result, "{sizes:?} ({switch})");
-                assert_eq!(got, want, "{sizes:?} ({switch})");
-                compared += 1;
-            }
+            compared += compare_at("up", f, &sizes, &mut rng);
         }
     }
     assert!(compared > 100, "only {compared} calls compared");

@@ -193,3 +193,71 @@ pub fn mutate_body<M: Mutator + ?Sized>(m: &mut M, f: &mut Func) {
     let body = f.body;
     f.body = m.mutate_stmt(f, body);
 }
+
+/// A pass that copies a loop body statement by statement (`partition`'s interior, `lanes`'
+/// copies): [`BodyCopy::copy`] maps every expression with [`BodyCopy::expr`] and keeps the
+/// statements' shape, with hooks for what each pass changes.
+pub trait BodyCopy {
+    /// The function copied in.
+    fn func(&mut self) -> &mut Func;
+    /// The copy of an expression.
+    fn expr(&mut self, e: super::ExprId) -> super::ExprId;
+    /// The variable a copied `let` binds (`v` itself, or a new one).
+    fn bind(&mut self, v: super::VarId) -> super::VarId {
+        v
+    }
+    /// The branch a copied `if` on condition `c` (already copied) always takes, if known.
+    fn decided(&mut self, c: super::ExprId) -> Option<bool> {
+        let _ = c;
+        None
+    }
+    /// Whether a copied store at `index` (already copied) stays checked.
+    fn checked(&mut self, buf: super::Buf, index: &[super::ExprId], checked: bool) -> bool {
+        let _ = (buf, index);
+        checked
+    }
+    /// The copy of statement `s`.
+    fn copy(&mut self, s: StmtId) -> StmtId {
+        let stmt = self.func().stmts[s].clone();
+        let new = match stmt {
+            Stmt::Block(b) => Stmt::Block(b.iter().map(|c| self.copy(*c)).collect()),
+            Stmt::Let(v, e) => {
+                let e = self.expr(e);
+                Stmt::Let(self.bind(v), e)
+            }
+            Stmt::If(c, t, e) => {
+                let c = self.expr(c);
+                match self.decided(c) {
+                    Some(true) => return self.copy(t),
+                    Some(false) => match e {
+                        Some(e) => return self.copy(e),
+                        None => Stmt::Block(vec![]),
+                    },
+                    None => {
+                        let t = self.copy(t);
+                        Stmt::If(c, t, e.map(|e| self.copy(e)))
+                    }
+                }
+            }
+            Stmt::Store {
+                buf,
+                index,
+                value,
+                checked,
+            } => {
+                let value = self.expr(value);
+                let index: Vec<super::ExprId> = index.iter().map(|i| self.expr(*i)).collect();
+                let checked = self.checked(buf, &index, checked);
+                Stmt::Store {
+                    buf,
+                    index,
+                    value,
+                    checked,
+                }
+            }
+            Stmt::Return(e) => Stmt::Return(e.map(|e| self.expr(e))),
+            other => other,
+        };
+        self.func().stmt(new)
+    }
+}

@@ -10,7 +10,7 @@
 
 use super::facts::{Dir, Fact, at, mono, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
-use crate::lir::visit::{expr_children, stmt_parts, with_children};
+use crate::lir::visit::{BodyCopy, expr_children, stmt_parts, with_children};
 use crate::lir::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
@@ -113,7 +113,7 @@ pub(super) fn split(func: &mut Func, y: VarId, body: StmtId, inner: &[VarId]) ->
             memo: HashMap::new(),
             out: &mut out,
         };
-        copies.push(lane.stmt(body));
+        copies.push(lane.copy(body));
     }
     out.body = func.stmt(Stmt::Block(copies));
     Some(out)
@@ -290,45 +290,17 @@ impl Lane<'_> {
         self.renamed.insert(v, w);
         w
     }
+}
 
-    fn stmt(&mut self, s: StmtId) -> StmtId {
-        match self.func.stmts[s].clone() {
-            Stmt::Block(b) => {
-                let nb: Vec<StmtId> = b.iter().map(|c| self.stmt(*c)).collect();
-                self.func.stmt(Stmt::Block(nb))
-            }
-            Stmt::Let(v, e) => {
-                let e = self.expr(e);
-                let w = self.rename(v);
-                self.func.stmt(Stmt::Let(w, e))
-            }
-            Stmt::If(c, t, e) => {
-                let c = self.expr(c);
-                let t = self.stmt(t);
-                let e = e.map(|e| self.stmt(e));
-                self.func.stmt(Stmt::If(c, t, e))
-            }
-            Stmt::Store {
-                buf,
-                index,
-                value,
-                checked,
-            } => {
-                let value = self.expr(value);
-                let index = index.iter().map(|i| self.expr(*i)).collect();
-                self.func.stmt(Stmt::Store {
-                    buf,
-                    index,
-                    value,
-                    checked,
-                })
-            }
-            Stmt::Return(e) => {
-                let e = e.map(|e| self.expr(e));
-                self.func.stmt(Stmt::Return(e))
-            }
-            other => self.func.stmt(other),
-        }
+impl BodyCopy for Lane<'_> {
+    fn func(&mut self) -> &mut Func {
+        self.func
+    }
+    fn expr(&mut self, e: ExprId) -> ExprId {
+        Lane::expr(self, e)
+    }
+    fn bind(&mut self, v: VarId) -> VarId {
+        self.rename(v)
     }
 }
 

@@ -19,7 +19,7 @@
 
 use super::facts::{Fact, LEAF, fact_guard, mono, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
-use crate::lir::visit::{expr_children, stmt_parts, with_children};
+use crate::lir::visit::{BodyCopy, expr_children, stmt_parts, with_children};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
@@ -135,7 +135,7 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
         interned: HashMap::new(),
     };
     p.collect_lets(body);
-    let interior = p.stmt(body);
+    let interior = p.copy(body);
     if p.facts.is_empty() {
         return None;
     }
@@ -519,54 +519,19 @@ impl Part<'_> {
         }
         true
     }
+}
 
-    /// The interior's copy of `s`.
-    fn stmt(&mut self, s: StmtId) -> StmtId {
-        match self.func.stmts[s].clone() {
-            Stmt::Block(b) => {
-                let nb: Vec<StmtId> = b.iter().map(|c| self.stmt(*c)).collect();
-                self.func.stmt(Stmt::Block(nb))
-            }
-            Stmt::Let(v, e) => {
-                let e = self.expr(e);
-                self.func.stmt(Stmt::Let(v, e))
-            }
-            Stmt::If(c, t, e) => {
-                let c = self.expr(c);
-                match self.boolean(c) {
-                    Some(true) => self.stmt(t),
-                    Some(false) => match e {
-                        Some(e) => self.stmt(e),
-                        None => self.func.stmt(Stmt::Block(vec![])),
-                    },
-                    None => {
-                        let t = self.stmt(t);
-                        let e = e.map(|e| self.stmt(e));
-                        self.func.stmt(Stmt::If(c, t, e))
-                    }
-                }
-            }
-            Stmt::Store {
-                buf,
-                index,
-                value,
-                checked,
-            } => {
-                let value = self.expr(value);
-                let index: Vec<ExprId> = index.iter().map(|i| self.expr(*i)).collect();
-                let checked = checked && !self.inside(buf, &index);
-                self.func.stmt(Stmt::Store {
-                    buf,
-                    index,
-                    value,
-                    checked,
-                })
-            }
-            Stmt::Return(e) => {
-                let e = e.map(|e| self.expr(e));
-                self.func.stmt(Stmt::Return(e))
-            }
-            other => self.func.stmt(other),
-        }
+impl BodyCopy for Part<'_> {
+    fn func(&mut self) -> &mut Func {
+        self.func
+    }
+    fn expr(&mut self, e: ExprId) -> ExprId {
+        Part::expr(self, e)
+    }
+    fn decided(&mut self, c: ExprId) -> Option<bool> {
+        self.boolean(c)
+    }
+    fn checked(&mut self, buf: Buf, index: &[ExprId], checked: bool) -> bool {
+        checked && !self.inside(buf, index)
     }
 }
