@@ -13,14 +13,7 @@ use std::sync::Mutex;
 /// one of its components is outside (for the error).
 #[inline(always)]
 pub fn at<const N: usize>(index: [i64; N], dims: &[i64; N]) -> Result<usize, [i64; N]> {
-    let mut lin = 0i64;
-    for k in 0..N {
-        if index[k] < 0 || index[k] >= dims[k] {
-            return Err(index);
-        }
-        lin = lin * dims[k] + index[k];
-    }
-    Ok(lin as usize)
+    row_at(index, dims, 0, true)
 }
 
 /// The row-major offset of an index proven inside its matrix, with no test (wrapping: an

@@ -330,7 +330,6 @@ impl Printer<'_> {
         let mut split = TokenStream::new();
         let mut lens = TokenStream::new();
         let mut matrices: Vec<usize> = planes.iter().map(|p| p.0).collect();
-        matrices.dedup();
         matrices.sort_unstable();
         matrices.dedup();
         for m in matrices {

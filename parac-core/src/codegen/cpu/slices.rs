@@ -10,6 +10,7 @@
 
 use super::{Loop, Printer};
 use crate::ir::{BinOp, Scalar};
+use crate::lir::pass::facts::affine;
 use crate::lir::visit::{expr_children, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use proc_macro2::{Literal, TokenStream};
@@ -87,23 +88,12 @@ impl Printer<'_> {
         v: VarId,
         bound: &[VarId],
     ) -> Option<(Vec<ExprId>, i128, i128)> {
-        let func = self.func();
-        let (last, prefix) = index.split_last()?;
-        let (stride, offset) = affine(func, *last, v)?;
+        let (stride, offset) = affine(self.func(), *index.last()?, v)?;
         if !(1..=8).contains(&stride) {
             return None;
         }
-        let invariant = |e: &ExprId| {
-            self.x
-                .free_vars(*e)
-                .iter()
-                .all(|w| *w != v && !bound.contains(w))
-                && !self.x.can_fail(*e)
-        };
-        prefix
-            .iter()
-            .all(invariant)
-            .then(|| (prefix.to_vec(), stride, offset))
+        let prefix = self.row_invariant(index, v, bound)?;
+        Some((prefix, stride, offset))
     }
 
     /// The indices before the last of an access whose row does not change in the loop.
@@ -121,6 +111,13 @@ impl Printer<'_> {
             .then(|| prefix.to_vec())
     }
 
+    /// The key of the slice an access of matrix `m` with these indices reads or writes: one
+    /// per matrix, row, stride and chunk alignment.
+    fn slice_key(&self, m: usize, prefix: &[ExprId], stride: i128, offset: i128) -> String {
+        let rows: Vec<usize> = prefix.iter().map(|p| self.x.canon_of(*p)).collect();
+        format!("{m}:{rows:?}:{stride}:{}", offset.div_euclid(stride))
+    }
+
     /// The interior loop `l` over slices, falling back to a plain loop.
     pub(super) fn vectorized(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
         let func = self.x.func;
@@ -131,16 +128,6 @@ impl Printer<'_> {
         // Chunked slices (stride > 1) only where every lane of a chunk is accessed (the lanes
         // of `lir::pass::lanes`); a lone strided access reads its row instead, whose end a
         // chunk could pass.
-        let key_of_access = |m: usize, prefix: &[ExprId], stride: i128, offset: i128| {
-            format!(
-                "{m}:{:?}:{stride}:{}",
-                prefix
-                    .iter()
-                    .map(|p| self.x.canon_of(*p))
-                    .collect::<Vec<_>>(),
-                offset.div_euclid(stride)
-            )
-        };
         let mut lanes_seen: HashMap<String, Vec<i128>> = HashMap::new();
         let accesses = body
             .stores
@@ -167,7 +154,7 @@ impl Printer<'_> {
             );
         for (m, index) in accesses {
             if let Some((p, st, o)) = self.sliceable(&index, l.var, &body.bound) {
-                let lanes = lanes_seen.entry(key_of_access(m, &p, st, o)).or_default();
+                let lanes = lanes_seen.entry(self.slice_key(m, &p, st, o)).or_default();
                 if !lanes.contains(&o.rem_euclid(st)) {
                     lanes.push(o.rem_euclid(st));
                 }
@@ -176,7 +163,7 @@ impl Printer<'_> {
         let chunked = |m: usize, p: &[ExprId], st: i128, o: i128| {
             st == 1
                 || lanes_seen
-                    .get(&key_of_access(m, p, st, o))
+                    .get(&self.slice_key(m, p, st, o))
                     .is_some_and(|l| l.len() as i128 == st)
         };
         // A slice per matrix, row and chunk alignment; each access its lane in it.
@@ -187,10 +174,7 @@ impl Printer<'_> {
                        offset: i128,
                        x: &Self| {
             let (block, lane) = (offset.div_euclid(stride), offset.rem_euclid(stride));
-            let key = format!(
-                "{m}:{:?}:{stride}:{block}",
-                prefix.iter().map(|p| x.x.canon_of(*p)).collect::<Vec<_>>()
-            );
+            let key = x.slice_key(m, &prefix, stride, offset);
             let k = *key_of.entry(key).or_insert_with(|| {
                 slices.push(Slice {
                     m,
@@ -373,7 +357,6 @@ impl Printer<'_> {
             let c = self.x.canon_of(*e);
             !load_slices.iter().any(|(d, _)| *d == c)
         });
-        let _ = &slices;
         // Loop-invariant divisors: evaluated before the loop, and the loop runs plain where one
         // is zero (it fails where the plain loop divides) or -1.
         for d in &body.divisors {
@@ -452,32 +435,5 @@ impl Printer<'_> {
                 #plain
             }
         }}
-    }
-}
-
-/// `(stride, offset)` where `e` is `stride * v + offset` (through widening casts).
-fn affine(func: &Func, e: ExprId, v: VarId) -> Option<(i128, i128)> {
-    let int = |x: ExprId| match func.exprs[x].kind {
-        ExprKind::Int(k) => Some(k),
-        _ => None,
-    };
-    match &func.exprs[e].kind {
-        ExprKind::Var(w) if *w == v => Some((1, 0)),
-        ExprKind::Cast(a) => affine(func, *a, v),
-        ExprKind::Binary(BinOp::Add, a, b) => match (int(*a), int(*b)) {
-            (_, Some(k)) => affine(func, *a, v).map(|(s, c)| (s, c + k)),
-            (Some(k), _) => affine(func, *b, v).map(|(s, c)| (s, c + k)),
-            _ => None,
-        },
-        ExprKind::Binary(BinOp::Sub, a, b) => {
-            let k = int(*b)?;
-            affine(func, *a, v).map(|(s, c)| (s, c - k))
-        }
-        ExprKind::Binary(BinOp::Mul, a, b) => match (int(*a), int(*b)) {
-            (_, Some(k)) => affine(func, *a, v).map(|(s, c)| (s * k, c * k)),
-            (Some(k), _) => affine(func, *b, v).map(|(s, c)| (s * k, c * k)),
-            _ => None,
-        },
-        _ => None,
     }
 }

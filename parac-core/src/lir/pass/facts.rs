@@ -53,16 +53,30 @@ pub(super) enum Fact {
 
 /// `c` where `e` is the loop's variable plus the constant `c` (through widening casts).
 pub(crate) fn unit_offset(func: &Func, e: ExprId, var: VarId) -> Option<i128> {
+    affine(func, e, var).and_then(|(s, c)| (s == 1).then_some(c))
+}
+
+/// `(stride, offset)` where `e` is `stride * var + offset` (through widening casts).
+pub(crate) fn affine(func: &Func, e: ExprId, var: VarId) -> Option<(i128, i128)> {
+    let int = |x: ExprId| match func.exprs[x].kind {
+        ExprKind::Int(k) => Some(k),
+        _ => None,
+    };
     match &func.exprs[e].kind {
-        ExprKind::Var(v) if *v == var => Some(0),
-        ExprKind::Cast(a) => unit_offset(func, *a, var),
-        ExprKind::Binary(BinOp::Add, a, c) => match (&func.exprs[*a].kind, &func.exprs[*c].kind) {
-            (_, ExprKind::Int(k)) => Some(unit_offset(func, *a, var)? + k),
-            (ExprKind::Int(k), _) => Some(unit_offset(func, *c, var)? + k),
+        ExprKind::Var(w) if *w == var => Some((1, 0)),
+        ExprKind::Cast(a) => affine(func, *a, var),
+        ExprKind::Binary(BinOp::Add, a, b) => match (int(*a), int(*b)) {
+            (_, Some(k)) => affine(func, *a, var).map(|(s, c)| (s, c + k)),
+            (Some(k), _) => affine(func, *b, var).map(|(s, c)| (s, c + k)),
             _ => None,
         },
-        ExprKind::Binary(BinOp::Sub, a, c) => match func.exprs[*c].kind {
-            ExprKind::Int(k) => Some(unit_offset(func, *a, var)? - k),
+        ExprKind::Binary(BinOp::Sub, a, b) => {
+            let k = int(*b)?;
+            affine(func, *a, var).map(|(s, c)| (s, c - k))
+        }
+        ExprKind::Binary(BinOp::Mul, a, b) => match (int(*a), int(*b)) {
+            (_, Some(k)) => affine(func, *a, var).map(|(s, c)| (s * k, c * k)),
+            (Some(k), _) => affine(func, *b, var).map(|(s, c)| (s * k, c * k)),
             _ => None,
         },
         _ => None,

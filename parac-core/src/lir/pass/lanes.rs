@@ -257,15 +257,16 @@ impl Lane<'_> {
                 let (x, lo, hi) = (self.expr(args[0]), self.expr(args[1]), self.expr(args[2]));
                 // Both bounds or neither, so that the facts match what is dropped.
                 if unit_offset(self.func, x, self.i).is_some() && self.bound(lo) && self.bound(hi) {
-                    let (n, f) = (
-                        self.out.facts.len(),
-                        self.out.lower.len() + self.out.upper.len(),
-                    );
+                    let o = &self.out;
+                    let mark = (o.facts.len(), o.leaves.len(), o.lower.len(), o.upper.len());
                     if self.drop_bound(x, lo, false) && self.drop_bound(x, hi, true) {
                         return x;
                     }
-                    self.out.facts.truncate(n);
-                    let _ = f;
+                    let o = &mut self.out;
+                    o.facts.truncate(mark.0);
+                    o.leaves.truncate(mark.1);
+                    o.lower.truncate(mark.2);
+                    o.upper.truncate(mark.3);
                 }
                 self.func
                     .expr(ExprKind::Call(Builtin::Clamp, vec![x, lo, hi]), t)

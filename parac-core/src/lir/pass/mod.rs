@@ -1,6 +1,6 @@
 //! The passes over the LIR, one per file, in the order [`super::lower`] runs them.
 
-mod facts;
+pub(crate) mod facts;
 mod lanes;
 pub mod parallel;
 pub mod partition;

@@ -19,81 +19,41 @@
 
 use super::facts::{Fact, LEAF, fact_guard, mono, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
-use crate::lir::visit::{BodyCopy, expr_children, stmt_parts, with_children};
+use crate::lir::visit::{
+    BodyCopy, Mutator, expr_children, mutate_body, rebuild_stmt, stmt_parts, with_children,
+};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
-/// Partitions the innermost serial loops of every region of `func`.
+/// Partitions the innermost serial loops of `func` (all of them are in regions).
 pub fn run(func: &mut Func) {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return;
-    };
-    let mut changed = false;
-    let mut new_steps = Vec::with_capacity(steps.len());
-    for s in steps {
-        let n = match func.stmts[s].clone() {
-            Stmt::Region { id, name, body } => {
-                let b = walk(func, body);
-                if b == body {
-                    s
-                } else {
-                    changed = true;
-                    func.stmt(Stmt::Region { id, name, body: b })
-                }
-            }
-            _ => s,
-        };
-        new_steps.push(n);
-    }
-    if changed {
-        func.body = func.stmt(Stmt::Block(new_steps));
-    }
+    mutate_body(&mut Partition, func);
 }
 
-/// `s` with its innermost loops partitioned.
-fn walk(func: &mut Func, s: StmtId) -> StmtId {
-    match func.stmts[s].clone() {
-        Stmt::For {
+/// The pass as a [`Mutator`]: expressions are left as they are, statements rebuilt around the
+/// partitioned loops.
+struct Partition;
+
+impl Mutator for Partition {
+    fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
+        e
+    }
+
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        if let Stmt::For {
             var,
             lo,
             hi,
-            step,
-            kind,
+            step: 1,
+            kind: LoopKind::Serial,
             body,
-        } => {
-            if kind == LoopKind::Serial && step == 1 && !has_loop(func, body) {
+        } = func.stmts[s]
+        {
+            if !has_loop(func, body) {
                 return partition(func, var, lo, hi, body).unwrap_or(s);
             }
-            let b = walk(func, body);
-            if b == body {
-                return s;
-            }
-            func.stmt(Stmt::For {
-                var,
-                lo,
-                hi,
-                step,
-                kind,
-                body: b,
-            })
         }
-        Stmt::Block(b) => {
-            let nb: Vec<StmtId> = b.iter().map(|c| walk(func, *c)).collect();
-            if nb == b {
-                s
-            } else {
-                func.stmt(Stmt::Block(nb))
-            }
-        }
-        Stmt::If(c, t, e) => {
-            let (nt, ne) = (walk(func, t), e.map(|e| walk(func, e)));
-            if nt == t && ne == e {
-                s
-            } else {
-                func.stmt(Stmt::If(c, nt, ne))
-            }
-        }
-        _ => s,
+        rebuild_stmt(self, func, s)
     }
 }
 
