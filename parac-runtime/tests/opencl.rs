@@ -831,6 +831,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
             local_bytes: 0,
             tree: false,
             split: false,
+            origin: false,
         };
     let plans = RegionPlans {
         region: Cow::Borrowed("r0_fill"),
@@ -844,6 +845,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
                 ),
             ),
         ]),
+        cpu_order: Cow::Borrowed(&[]),
         searchable: true,
     };
     let buf = d.alloc::<i32>("m", &[64]).expect("alloc");

@@ -71,6 +71,9 @@ pub struct PlanDesc {
     pub tree: bool,
     /// Loop partitioning (the interior box only).
     pub split: bool,
+    /// The kernel takes its first work-item's index per dimension as its last arguments and is
+    /// launched with no global offset (an iterator region's baseline kernel).
+    pub origin: bool,
     /// The program holding its kernel, when it is not the function's (baseline) program:
     /// every candidate but the baseline has its own ([`super::opencl::candidate_program`]).
     pub source: Option<String>,
@@ -96,6 +99,7 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
             local_bytes: v.tree.map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v),
             tree: v.tree.is_some(),
             split: v.split,
+            origin: v.is_baseline() && f.regions[rid].kind == RegionKind::Iterator,
         })
         .collect()
 }
@@ -238,13 +242,14 @@ pub fn combine_max_int<T: Ord + Copy>(p: &[T], identity: T) -> T {
     p.iter().copied().max().unwrap_or(identity)
 }
 
-/// The program a call under the model or the search builds first: the baseline's kernels and,
-/// for each iterator region with candidates, the model's first-ranked plan's kernel (which also
-/// has a program of its own, [`super::opencl::candidate_program`]). One build instead of one per
-/// region: a driver's cost per program (PoCL runs its front end once per program) is paid once.
-/// The runtime falls back to the baseline's program and the candidates' own programs when this
-/// one does not build, so that the baseline never depends on a candidate.
-pub fn first_program(f: &Function) -> String {
+/// The program a call under the model or the search builds first on a `target` device: the
+/// baseline's kernels and, for each iterator region with candidates, the model's first-ranked
+/// plan's kernel there ([`plan::ranking`]; it also has a program of its own,
+/// [`super::opencl::candidate_program`]). One build instead of one per region: a driver's cost
+/// per program (PoCL runs its front end once per program) is paid once. The runtime falls back
+/// to the baseline's program and the candidates' own programs when this one does not build, so
+/// that the baseline never depends on a candidate.
+pub fn first_program(f: &Function, target: plan::Target) -> String {
     let mut out = super::opencl::program(f);
     out.push_str(
         "\n// The model's first-ranked plan of each region (each also has its own program).\n",
@@ -253,11 +258,16 @@ pub fn first_program(f: &Function) -> String {
         if r.kind != RegionKind::Iterator {
             continue;
         }
-        let Some(v) = plan::candidates(f, rid).into_iter().nth(1) else {
+        let cands = plan::candidates(f, rid);
+        let Some(v) = plan::ranking(f, rid, target)
+            .first()
+            .filter(|i| **i != 0)
+            .map(|i| &cands[*i])
+        else {
             continue;
         };
         let aff = super::opencl::variant::affs(f, r);
-        super::opencl::append_candidate(&mut out, f, rid, &v, &aff);
+        super::opencl::append_candidate(&mut out, f, rid, v, &aff);
     }
     out
 }

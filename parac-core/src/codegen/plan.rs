@@ -62,6 +62,8 @@ pub struct Reuse {
     pub min_elem: usize,
     /// Two parallel dimensions (`ParDim` = 2).
     pub two_d: bool,
+    /// The most elements neighbouring work-items along the vertical slot share (0: none).
+    pub v_reuse: u32,
 }
 
 /// The reuse facts of region `rid`.
@@ -86,6 +88,69 @@ pub fn reuse(f: &Function, rid: RegionId) -> Reuse {
             .min()
             .unwrap_or(8),
         two_d: ft.par_dim == 2,
+        v_reuse: reads().map(|u| u.v_reuse_len).max().unwrap_or(0),
+    }
+}
+
+/// The kind of device a ranking is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A GPU: work-items are SIMD lanes of the hardware; a work-group shares local memory.
+    Gpu,
+    /// A CPU device (PoCL): a work-group runs as a loop over its work-items, which the
+    /// driver's compiler vectorizes itself (PoCL's work-group vectorizer packs 16 work-items
+    /// into one AVX-512 vector of 32-bit lanes); barriers split that loop.
+    Cpu,
+}
+
+/// The model's order of region `rid`'s candidates on `target`: indices into
+/// [`candidates`]`(f, rid)`, best first, every candidate once (the baseline included).
+///
+/// On a GPU it is the order of [`candidates`] (Algorithm 1's ranking), the baseline last. On a
+/// CPU device the model corrects Algorithm 1 where the device vectorizes by itself, as the
+/// search's records on PoCL show (`docs/benchmarks.md`, per stage):
+/// - explicit lanes of elements wider than a byte (`h<W>`, and `v<V>` unless the reuse along
+///   the vertical covers the `V` rows) replace the driver's vectorization across work-items by
+///   the kernel's own narrower vectors (2-4x slower on blur's 16-bit taps, 1.1-1.2x on
+///   unsharp's float stages), so there the scalar kernel with the transforms that make no lanes
+///   (`unroll`, `peep`, `split`) comes first; byte lanes still pay (vectors of 16-64 bytes
+///   loaded and stored at once, which the driver does not form from byte loads);
+/// - a tree reduction runs its work-group as a loop with barriers, slower than the plain
+///   per-row reduction (13x for sharpen's sum), so trees come after the baseline.
+pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
+    let cands = candidates(f, rid);
+    let n = cands.len();
+    let gpu: Vec<usize> = (1..n).chain(0..n.min(1)).collect();
+    if target == Target::Gpu {
+        return gpu;
+    }
+    let mut first: Vec<usize> = Vec::new();
+    match f.regions[rid].kind {
+        RegionKind::Reduction { .. } => first.push(0),
+        RegionKind::Iterator => {
+            let u = reuse(f, rid);
+            if u.min_elem > 1 && !u.self_read {
+                let pos = |v: &Variant| cands.iter().position(|c| c == v);
+                let lanes_pay =
+                    |c: &Variant| c.cols == 1 && c.rows > 1 && u.v_reuse >= c.rows && u.two_d;
+                // Algorithm 1's own first choice where its lanes pay here, then the scalar kernel.
+                first.extend((1..n.min(2)).filter(|i| lanes_pay(&cands[*i])));
+                first.extend(pos(&scalar(f, rid, &u)));
+            }
+        }
+    }
+    let rest: Vec<usize> = gpu.into_iter().filter(|i| !first.contains(i)).collect();
+    first.into_iter().chain(rest).collect()
+}
+
+/// The plan with every transform that makes no lanes: windows unrolled, peephole rewrites,
+/// the border split off where the host can compute the interior box.
+fn scalar(f: &Function, rid: RegionId, u: &Reuse) -> Variant {
+    Variant {
+        unroll: u.windows,
+        peep: true,
+        split: super::opencl::bounds(f, rid).is_some(),
+        ..Variant::baseline()
     }
 }
 
@@ -145,6 +210,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));
             add(full(1, 1));
+            add(scalar(f, rid, &u));
             // Vertical reuse → local memory.
             if u.vertical && u.two_d {
                 for v in [
@@ -209,4 +275,77 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The label of the model's first choice for each region of the one function of `src`.
+    fn firsts(src: &str, target: Target) -> Vec<String> {
+        let c = crate::compile_str(src);
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        let f = &c.module.functions[0];
+        (0..f.regions.len())
+            .map(|rid| candidates(f, rid)[ranking(f, rid, target)[0]].label())
+            .collect()
+    }
+
+    #[test]
+    fn a_cpu_device_gets_lanes_of_bytes_and_of_well_shared_rows_only() {
+        let blur = "fn blur(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
+            let bx: u16[M][N-2];
+            parac_iterator it(0:M:1; 0:N-2:1) {
+                bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+            }
+            parac_iterator it1(0:M-2:1; 0:N-2:1) {
+                out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+            }
+        }";
+        assert_eq!(firsts(blur, Target::Gpu), ["h4+cse+vmem+peep", "v4+cse+vmem+peep"]);
+        assert_eq!(firsts(blur, Target::Cpu), ["peep", "peep"]);
+        // Seven rows shared by four rows per work-item: vertical lanes stay first.
+        let v7 = "fn v7(g: &f32[M][N], by: &mut f32[M][N]) {
+            parac_border_rule rows = clamp(g[3][*]);
+            parac_iterator v(x in 0:M:1; y in 0:N:1) parac_border_rule(rows) {
+                by[x][y] = g[x-3][y] + g[x-2][y] + g[x-1][y] + g[x][y]
+                    + g[x+1][y] + g[x+2][y] + g[x+3][y];
+            }
+        }";
+        assert_eq!(firsts(v7, Target::Cpu), firsts(v7, Target::Gpu));
+        assert_eq!(firsts(v7, Target::Cpu), ["v4+cse+vmem+peep+split"]);
+        // Bytes: Algorithm 1's order on both.
+        let bytes = "fn b(src: &u8[M][N], out: &mut u8[M][N-2]) {
+            parac_iterator it(0:M:1; 0:N-2:1) {
+                out[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+            }
+        }";
+        assert_eq!(firsts(bytes, Target::Cpu), firsts(bytes, Target::Gpu));
+        // Global sums: a tree on a GPU, the per-row reduction elsewhere.
+        let sum = "fn s(src: &u8[M][N]) -> i64 { return parac_matrix_sum(src); }";
+        assert_eq!(firsts(sum, Target::Gpu), ["tree256"]);
+        assert_eq!(firsts(sum, Target::Cpu), ["baseline"]);
+    }
+
+    #[test]
+    fn a_ranking_orders_every_candidate_once() {
+        let c = crate::compile_str(
+            "fn h(src: &f32[M][N], out: &mut f32[M][N]) {
+                parac_border_rule cols = clamp(src[*][1]);
+                parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(cols) {
+                    out[x][y] = src[x][y-1] + src[x][y] + src[x][y+1];
+                }
+            }",
+        );
+        let f = &c.module.functions[0];
+        for target in [Target::Gpu, Target::Cpu] {
+            let mut r = ranking(f, 0, target);
+            r.sort_unstable();
+            assert_eq!(r, (0..candidates(f, 0).len()).collect::<Vec<_>>());
+        }
+        assert_eq!(
+            candidates(f, 0)[ranking(f, 0, Target::Cpu)[0]].label(),
+            "peep+split"
+        );
+    }
 }

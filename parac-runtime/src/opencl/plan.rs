@@ -71,6 +71,11 @@ pub struct Candidate {
     /// Loop partitioning: the kernel runs the interior box only (with a global offset and its
     /// end per dimension as extra arguments), the baseline kernel the strips around it.
     pub split: bool,
+    /// The kernel takes its first work-item's index per dimension as its last arguments (after
+    /// a split kernel's ends) and is launched with no global offset: PoCL compiles a kernel at
+    /// its first launch for each work-group size and again for a zero global offset, so border
+    /// strips at and away from the origin would cost two compilations of it.
+    pub origin: bool,
 }
 
 /// One enqueue of a plan: `kernel` over `global` work-items from `offset`.
@@ -84,6 +89,8 @@ struct Launch<'a> {
     local: Option<Vec<usize>>,
     /// The box's end (`offset + global`) is passed after the arguments (split kernels).
     ends: bool,
+    /// The offset goes as arguments ([`Candidate::origin`]).
+    origin: bool,
 }
 
 /// The candidates of one region.
@@ -91,8 +98,12 @@ struct Launch<'a> {
 pub struct RegionPlans {
     /// The region's name (unique in its program with the kernel names).
     pub region: Cow<'static, str>,
-    /// Baseline first, then the model's ranking.
+    /// Baseline first, then the model's ranking on a GPU.
     pub candidates: Cow<'static, [Candidate]>,
+    /// The model's ranking on a device that is not a GPU (`parac_core::codegen::plan::ranking`
+    /// for `Target::Cpu`): candidate indices, best first, the baseline included. Empty: the
+    /// GPU's order (the candidates after the baseline, then the baseline).
+    pub cpu_order: Cow<'static, [usize]>,
     /// Whether candidates may run more than once on the same data (the region reads no matrix
     /// it writes), as timing needs.
     pub searchable: bool,
@@ -384,6 +395,14 @@ impl Device {
         usize::from(broken || self.has_program(src, ""))
     }
 
+    /// The model's order of `plans`' candidates on this device (indices, best first).
+    fn ranked(&self, plans: &RegionPlans) -> Vec<usize> {
+        search::order(
+            plans.candidates.len(),
+            (!self.info().is_gpu).then_some(&plans.cpu_order[..]),
+        )
+    }
+
     fn feasible(&self, c: &Candidate) -> bool {
         let i = self.info();
         c.local
@@ -436,6 +455,7 @@ impl Device {
                 global: g,
                 local: l,
                 ends: false,
+                origin: c.origin,
             }
         };
         if !c.split {
@@ -463,6 +483,7 @@ impl Device {
             global: inner.iter().map(|x| x.1 - x.0).collect(),
             local: local.clone(),
             ends: true,
+            origin: c.origin,
         }];
         let boxed: Vec<Range<usize>> = inner
             .iter()
@@ -484,6 +505,7 @@ impl Device {
                 global: s.iter().map(|r| r.len()).collect(),
                 local: Some(local.clone()),
                 ends: false,
+                origin: base.origin,
             });
         }
         out
@@ -509,7 +531,10 @@ impl Device {
                         .map(|(o, g)| Arg::I32((o + g) as i32)),
                 );
             }
-            let offset = l.offset.iter().any(|o| *o > 0).then_some(&l.offset[..]);
+            if l.origin {
+                a.extend(l.offset.iter().map(|o| Arg::I32(*o as i32)));
+            }
+            let offset = (!l.origin && l.offset.iter().any(|o| *o > 0)).then_some(&l.offset[..]);
             let prog = match own {
                 Some(p) if l.own => p,
                 _ => program,
@@ -547,17 +572,15 @@ impl Device {
         }
         let cands = &plans.candidates[..];
         let by_label = |l: &str| cands.iter().position(|c| c.label == l && self.feasible(c));
-        // The model's first-ranked candidate that fits the device and builds. Tree reductions
-        // serve a GPU's work-groups; a CPU device runs a work-group as a loop with barriers, and
-        // there the plain reduction (the baseline: per-row partials) is the faster one (13x for
-        // sharpen's sum on PoCL, docs/benchmarks.md), so the model skips trees on other devices.
-        let gpu = self.info().is_gpu;
+        // The model's first-ranked candidate on this device that fits it and builds (the
+        // baseline always does).
         let model = || {
-            (1..cands.len())
+            self.ranked(plans)
+                .into_iter()
                 .find(|i| {
-                    (gpu || !cands[*i].tree)
-                        && self.feasible(&cands[*i])
-                        && self.own_program(program, &cands[*i]).is_ok()
+                    *i == 0
+                        || (self.feasible(&cands[*i])
+                            && self.own_program(program, &cands[*i]).is_ok())
                 })
                 .unwrap_or(0)
         };
@@ -697,13 +720,10 @@ impl Device {
         );
         let _in_span = span.enter();
         let max = self.info().max_work_group_size;
-        let gpu = self.info().is_gpu;
-        let cs: Vec<Cand> = search::order(
-            cands.len(),
-            |i| self.feasible(&cands[i]),
-            |i| !gpu && cands[i].tree,
-        )
-        .into_iter()
+        let cs: Vec<Cand> = self
+            .ranked(plans)
+            .into_iter()
+            .filter(|i| self.feasible(&cands[*i]))
         .map(|i| Cand {
             index: i,
             label: cands[i].label.to_string(),
@@ -1215,6 +1235,7 @@ mod tests {
         local_bytes: 0,
         tree: false,
         split: false,
+        origin: true,
     };
 
     /// Every border strip of a split plan runs at one work-group size, so that the driver
@@ -1227,6 +1248,7 @@ mod tests {
             kernel: Cow::Borrowed("s"),
             per_item: [8, 1],
             split: true,
+            origin: false,
             ..BASE
         };
         let cands = [BASE, c.clone()];
@@ -1242,6 +1264,8 @@ mod tests {
             let local = strips[0].local.clone();
             assert!(local.is_some());
             assert!(strips.iter().all(|l| l.local == local), "{ls:?}");
+            // Their offsets go as arguments: every strip is a zero-offset launch for the driver.
+            assert!(strips.iter().all(|l| l.origin), "{ls:?}");
         }
         // The sharpen stencil's strips (h8, a border of one): 8 columns wide, 1 row high.
         let ls = Device::launches(&cands, &c, &[512, 512], &None, Some(&[1..511, 1..511]), 256);
@@ -1269,6 +1293,7 @@ mod tests {
                         kernel: Cow::Borrowed("s"),
                         per_item: [px, py],
                         split: true,
+                        origin: false,
                         ..BASE
                     };
                     let global = [gx, gy];

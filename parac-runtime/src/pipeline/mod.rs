@@ -32,6 +32,7 @@ use std::sync::{Mutex, PoisonError};
 
 use parac_core::codegen::launch as host;
 use parac_core::codegen::opencl as cl;
+use parac_core::codegen::plan::{Target, ranking};
 use parac_core::interp::{self, InterpError};
 use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 
@@ -85,8 +86,9 @@ pub(crate) struct Prepared {
     /// The program source (`opencl::program`): the baseline's kernels.
     pub(crate) source: String,
     /// The program a call under the model or the search builds first (`launch::first_program`):
-    /// the baseline's kernels and the model's plan of each region; made when a call needs it.
-    first_source: OnceCell<String>,
+    /// the baseline's kernels and the model's plan of each region on a GPU (`[0]`) or a CPU
+    /// device (`[1]`); made when a call needs it.
+    first_source: [OnceCell<String>; 2],
     /// Per region: its candidates (`host::plans`).
     pub(crate) plans: Vec<RegionPlans>,
     /// Per region: its kernel arguments (`host::kernel_args`).
@@ -100,9 +102,11 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// [`first_source`](Prepared::first_source) of function `f` (the one this was made from).
-    pub(crate) fn first_source(&self, f: &Function) -> &str {
-        self.first_source.get_or_init(|| host::first_program(f))
+    /// [`first_source`](Prepared::first_source) of function `f` (the one this was made from) on
+    /// a `target` device.
+    pub(crate) fn first_source(&self, f: &Function, target: Target) -> &str {
+        self.first_source[(target == Target::Cpu) as usize]
+            .get_or_init(|| host::first_program(f, target))
     }
 }
 
@@ -111,7 +115,7 @@ impl Prepared {
         let regions = 0..f.regions.len();
         Prepared {
             source: cl::program(f),
-            first_source: OnceCell::new(),
+            first_source: Default::default(),
             plans: regions
                 .clone()
                 .map(|rid| RegionPlans {
@@ -127,9 +131,11 @@ impl Prepared {
                             local_bytes: p.local_bytes,
                             tree: p.tree,
                             split: p.split,
+                            origin: p.origin,
                         })
                         .collect::<Vec<_>>()
                         .into(),
+                    cpu_order: ranking(f, rid, Target::Cpu).into(),
                     searchable: host::searchable(f, rid),
                 })
                 .collect(),

@@ -340,14 +340,20 @@ impl<'a> K<'a> {
 fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
     let r = &f.regions[rid];
     let name = kernel_name(f, rid);
-    let _ = writeln!(out, "__kernel void {name}({}) {{", params(f, r).join(", "));
+    // The first work-item's index per dimension comes as arguments (`o<d>`), and the runtime
+    // launches this kernel with no global offset: PoCL compiles a kernel at its first launch for
+    // each work-group size and again for a zero global offset, so a split plan's border strips
+    // (one at the origin, the others not) would cost two compilations where they now cost one.
+    let mut ps = params(f, r);
+    ps.extend((0..cl_slots(r).len()).map(|cl| format!("int o{cl}")));
+    let _ = writeln!(out, "__kernel void {name}({}) {{", ps.join(", "));
     let names = names::kernel_namer(f, rid, 1);
     let k = K::plain(f, r, true, &names);
     for (cl, slot) in cl_slots(r).iter().enumerate() {
         let d = r.dims[*slot].as_ref().expect("slot");
         let _ = writeln!(
             out,
-            "    const int v{slot} = ({}) + (int)get_global_id({cl}) * {};\n    if (v{slot} >= ({})) return;",
+            "    const int v{slot} = ({}) + ((int)get_global_id({cl}) + o{cl}) * {};\n    if (v{slot} >= ({})) return;",
             k.expr_pure(&d.lo),
             d.step,
             k.expr_pure(&d.hi)

@@ -76,7 +76,7 @@ pub(super) fn kernel_namer(f: &Function, rid: RegionId, lanes: usize) -> RefCell
         n.reserve(&format!("s{h}"));
     }
     for s in 0..r.dims.len().max(3) {
-        for p in ["v", "g", "w", "q", "i", "j", "e"] {
+        for p in ["v", "g", "w", "q", "i", "j", "e", "o"] {
             n.reserve(&format!("{p}{s}"));
         }
     }

@@ -101,22 +101,14 @@ pub(crate) fn keep_sampling(first: f64, leader: Option<f64>) -> bool {
     leader.is_none_or(|l| first <= DROP_FACTOR * l)
 }
 
-/// The search's order of a region's candidates (`usable[i]`: candidate `i` fits the device):
-/// the model's ranking (indices 1..), then the baseline (index 0), then the candidates the
-/// model ranks after the baseline on this device (`after_baseline[i]`: tree reductions on a
-/// device that is not a GPU).
-pub(crate) fn order(
-    n: usize,
-    usable: impl Fn(usize) -> bool,
-    after_baseline: impl Fn(usize) -> bool,
-) -> Vec<usize> {
-    let first = (1..n).filter(|i| !after_baseline(*i));
-    let last = (1..n).filter(|i| after_baseline(*i));
-    first
-        .chain(0..n.min(1))
-        .chain(last)
-        .filter(|i| usable(*i))
-        .collect()
+/// The model's order of a region's `n` candidates (baseline at index 0): `cpu`, the ranking the
+/// compiler made for a device that is not a GPU where given and not empty, else the GPU's (the
+/// candidates after the baseline, then the baseline).
+pub(crate) fn order(n: usize, cpu: Option<&[usize]>) -> Vec<usize> {
+    match cpu {
+        Some(o) if !o.is_empty() => o.iter().copied().filter(|i| *i < n).collect(),
+        _ => (1..n).chain(0..n.min(1)).collect(),
+    }
 }
 
 impl Search {
@@ -281,7 +273,7 @@ mod tests {
             c(1, "h8", true),
             c(2, "tree64", false),
         ];
-        order(3, |_| true, |_| false)
+        order(3, None)
             .into_iter()
             .map(|i| all[i].clone())
             .collect()
@@ -313,12 +305,12 @@ mod tests {
 
     #[test]
     fn the_model_first_the_baseline_last() {
-        assert_eq!(order(4, |_| true, |_| false), vec![1, 2, 3, 0]);
-        assert_eq!(order(4, |i| i != 2, |_| false), vec![1, 3, 0]);
-        assert_eq!(order(1, |_| true, |_| false), vec![0]);
-        // Tree reductions after the baseline on a CPU device.
-        assert_eq!(order(3, |_| true, |i| i > 0), vec![0, 1, 2]);
-        assert_eq!(order(4, |_| true, |i| i == 1), vec![2, 3, 0, 1]);
+        assert_eq!(order(4, None), vec![1, 2, 3, 0]);
+        assert_eq!(order(4, Some(&[])), vec![1, 2, 3, 0]);
+        assert_eq!(order(1, None), vec![0]);
+        // The compiler's ranking for a CPU device: tree reductions after the baseline.
+        assert_eq!(order(3, Some(&[0, 1, 2])), vec![0, 1, 2]);
+        assert_eq!(order(4, Some(&[2, 3, 0, 1])), vec![2, 3, 0, 1]);
         let s = Search::default();
         assert_eq!(
             s.next(&cands(), &sizes()),
