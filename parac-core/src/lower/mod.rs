@@ -3,8 +3,11 @@
 //! steps and parallel regions. Every error is reported and lowering goes on.
 
 mod border;
+mod builtins;
 mod consts;
 mod expr;
+mod index;
+mod typing;
 
 use crate::diag::{Diagnostic, Diagnostics, Sp};
 use crate::ir::{self, *};
@@ -382,7 +385,7 @@ impl<'d> Lowerer<'d> {
                 }
                 if let Some(v) = self.expr(e, &mut Cx::Host { global: true }) {
                     if let Some(v) = self.scalar(v, "the returned value") {
-                        let v = expr::convert(v, ret);
+                        let v = typing::convert(v, ret);
                         self.flush_runs();
                         self.f.steps.push(HostStep::Return(v));
                     }
@@ -551,7 +554,7 @@ impl<'d> Lowerer<'d> {
                 continue;
             };
             if let Some(t) = ty {
-                e = expr::convert(e, t);
+                e = typing::convert(e, t);
             }
             let id = self.f.scalars.len();
             self.f.scalars.push(HostScalar {
@@ -713,7 +716,7 @@ impl<'d> Lowerer<'d> {
                             Self::new_local(k, &name.to_string(), fallback);
                             continue;
                         }
-                        v = expr::convert(v, t);
+                        v = typing::convert(v, t);
                     }
                     let id = Self::new_local(k, &name.to_string(), v.ty);
                     out.push(KStmt::Let(id, v));
@@ -738,7 +741,7 @@ impl<'d> Lowerer<'d> {
                 let e = els.as_ref().map(|e| self.block(e, k)).unwrap_or_default();
                 k.scopes.pop();
                 if let Some(c) = c {
-                    out.push(KStmt::If(expr::truth(c), t, e));
+                    out.push(KStmt::If(typing::truth(c), t, e));
                 }
             }
             ast::Stmt::Iterator(inner) => {
@@ -851,7 +854,7 @@ impl<'d> Lowerer<'d> {
                 }
                 _ => {}
             }
-            let stored = expr::convert(v.clone(), elem);
+            let stored = typing::convert(v.clone(), elem);
             if i == 0 {
                 out.push(KStmt::Store(aid, stored));
             } else {
@@ -922,7 +925,7 @@ impl<'d> Lowerer<'d> {
     fn int(&mut self, e: Expr, what: &str) -> Option<Expr> {
         match e.ty {
             Type::Scalar(s) if s.is_int() => Some(e),
-            Type::Scalar(Scalar::Bool) => Some(expr::convert(e, Scalar::I32)),
+            Type::Scalar(Scalar::Bool) => Some(typing::convert(e, Scalar::I32)),
             t => {
                 self.err(
                     e.span,
