@@ -139,7 +139,7 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::Cast(a, t) => {
                 let a = self.expr(a, cx)?;
-                let t = super::type_of(self.diags, t, false)?;
+                let t = super::names::type_of(self.diags, t, false)?;
                 let mut r = convert(a, t);
                 r.span = span;
                 Some(r)

@@ -187,4 +187,29 @@ impl Lowerer<'_> {
             span,
         })
     }
+
+    pub(super) fn scalar(&mut self, e: Expr, what: &str) -> Option<Expr> {
+        if e.ty.is_block() {
+            self.err(e.span, format!("{what} must be a scalar, but this is a matrix block of type {}\nhelp: reduce it, e.g. with `parac_matrix_sum(..)`", e.ty));
+            None
+        } else {
+            Some(e)
+        }
+    }
+
+    pub(super) fn int(&mut self, e: Expr, what: &str) -> Option<Expr> {
+        match e.ty {
+            Type::Scalar(s) if s.is_int() => Some(e),
+            Type::Scalar(Scalar::Bool) => Some(convert(e, Scalar::I32)),
+            t => {
+                self.err(
+                    e.span,
+                    format!(
+                        "{what} must be an integer, but this is {t}\nhelp: convert it with `as i32`"
+                    ),
+                );
+                None
+            }
+        }
+    }
 }
