@@ -3,12 +3,15 @@
 //! bound once with `let` where its uses can see it. Nodes that can fail (a checked load, an
 //! integer division) are bound too, in evaluation order, so that no binding moves one failure
 //! before another. The arms of a `select` and the right operand of `&&`/`||` are scopes of
-//! their own: nothing evaluated only there is hoisted out of them.
+//! their own: nothing evaluated only there is hoisted out of them. Merging and counting are in
+//! `merge`, the closures shared by a region's bordered reads in `outline`.
+
+mod merge;
+mod outline;
 
 use super::host::{int_lit, lit, rty};
 use super::ops::{binary, call};
 use crate::ir::{BinOp, Scalar, UnOp};
-use crate::lir::visit::expr_children;
 use crate::lir::{Buf, ExprId, ExprKind, Func, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -70,105 +73,6 @@ fn leaf(k: &ExprKind) -> bool {
 }
 
 impl<'a> Exprs<'a> {
-    /// Merges the expressions of `func` and counts the uses of those below `roots`.
-    pub fn new(func: &'a Func, roots: impl Iterator<Item = ExprId>) -> Self {
-        let n = func.exprs.len();
-        let mut canon = vec![0; n];
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        let mut fallible = vec![false; n];
-        let mut free: Vec<Vec<VarId>> = vec![Vec::new(); n];
-        let mut reads: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (h, x) in func.exprs.iter() {
-            let kids: Vec<usize> = expr_children(&x.kind)
-                .iter()
-                .map(|c| canon[c.index()])
-                .collect();
-            let key = match &x.kind {
-                k if leaf(k) => format!("{k:?}"),
-                ExprKind::Load { buf, checked, .. } => format!("L{buf:?}{checked}"),
-                ExprKind::Ramp { stride, .. } => format!("R{stride}"),
-                ExprKind::Broadcast(_) => "B".into(),
-                ExprKind::Unary(op, _) => format!("U{op:?}"),
-                ExprKind::Binary(op, ..) => format!("O{op:?}"),
-                ExprKind::Cast(_) => "C".into(),
-                ExprKind::Call(b, _) => format!("F{b:?}"),
-                ExprKind::Select(..) => "S".into(),
-                ExprKind::Let(v, ..) => format!("T{v:?}"),
-                _ => unreachable!("leaves are handled above"),
-            };
-            let key = format!("{key}:{:?}:{}:{kids:?}", x.ty, x.lanes);
-            let c = *seen.entry(key).or_insert(h.index());
-            canon[h.index()] = c;
-            let own = match &x.kind {
-                ExprKind::Load { checked, .. } => *checked,
-                // A division by a constant other than 0 cannot fail.
-                ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) => {
-                    !x.ty.is_float() && !matches!(func.exprs[*d].kind, ExprKind::Int(v) if v != 0)
-                }
-                _ => false,
-            };
-            fallible[c] = own || kids.iter().any(|k| fallible[*k]);
-            if c == h.index() {
-                let mut fv: Vec<VarId> = Vec::new();
-                let mut rd: Vec<usize> = Vec::new();
-                for k in &kids {
-                    fv.extend(free[*k].iter().copied());
-                    rd.extend(reads[*k].iter().copied());
-                }
-                match &x.kind {
-                    ExprKind::Var(v) => fv.push(*v),
-                    ExprKind::Let(v, a, _) => {
-                        let a = canon[a.index()];
-                        // The body's `v` is bound here: free only if the value uses it.
-                        fv.retain(|w| w != v || free[a].contains(v));
-                    }
-                    ExprKind::Load {
-                        buf: Buf::Matrix(m),
-                        ..
-                    } => rd.push(*m),
-                    _ => {}
-                }
-                fv.sort_by_key(|v| v.index());
-                fv.dedup();
-                rd.sort_unstable();
-                rd.dedup();
-                free[c] = fv;
-                reads[c] = rd;
-            }
-        }
-        let mut uses = vec![0u32; n];
-        let handles: Vec<ExprId> = func.exprs.iter().map(|(h, _)| h).collect();
-        let mut stack: Vec<usize> = roots.map(|r| canon[r.index()]).collect();
-        while let Some(c) = stack.pop() {
-            uses[c] += 1;
-            if uses[c] == 1 {
-                for k in expr_children(&func.exprs[handles[c]].kind) {
-                    stack.push(canon[k.index()]);
-                }
-            }
-        }
-        Exprs {
-            func,
-            canon,
-            uses,
-            fallible,
-            memo: vec![HashMap::new()],
-            epoch: 0,
-            memo_epoch: vec![0],
-            planes: vec![],
-            written: vec![],
-            free,
-            reads,
-            defs: None,
-            outlined: HashMap::new(),
-            params: vec![],
-            temps: 0,
-            hoisted: HashMap::new(),
-            fast_div: HashMap::new(),
-            gathered: HashMap::new(),
-        }
-    }
-
     /// Whether evaluating `e` can fail (a checked load, an integer division below it).
     pub fn can_fail(&self, e: ExprId) -> bool {
         self.fallible[self.canon[e.index()]]
@@ -436,74 +340,6 @@ impl<'a> Exprs<'a> {
         }
     }
 
-    /// The `else` arm of a `select` (a bordered read's chain of the rules' entries, taken
-    /// outside the matrix only) as a call of a closure of the region, `__b<n>(i0, i1)?`, printed
-    /// once for every arm of the same shape (a window's elements); its free variables are the
-    /// closure's parameters. The test and the arm taken inside the matrix stay in place, so
-    /// that the common case costs no call. Small arms stay in place too.
-    fn outline(&mut self, b: ExprId) -> Option<TokenStream> {
-        let func = self.func;
-        if self.defs.is_none() || !self.params.is_empty() {
-            return None;
-        }
-        let cb = self.canon[b.index()];
-        if self.reads[cb]
-            .iter()
-            .any(|m| self.written.get(*m).copied().unwrap_or(false))
-        {
-            return None;
-        }
-        let vars = self.free[cb].clone();
-        // The arm alone: no binding of the caller is visible in it.
-        let saved = (
-            std::mem::replace(&mut self.memo, vec![HashMap::new()]),
-            std::mem::replace(&mut self.memo_epoch, vec![self.epoch]),
-        );
-        self.params = vars.clone();
-        self.temps = 0;
-        let mut lets = TokenStream::new();
-        let v = self.tail(b, &mut lets);
-        self.params.clear();
-        (self.memo, self.memo_epoch) = saved;
-        if tokens(&lets) + tokens(&v) < OUTLINE_TOKENS {
-            return None;
-        }
-        let t = rty(func.exprs[b].ty);
-        let ps = vars.iter().enumerate().map(|(k, v)| {
-            let (p, ty) = (format_ident!("__p{}", k), rty(func.vars[*v].ty));
-            quote!(#p: #ty)
-        });
-        let def = quote!(|#(#ps),*| -> ::core::result::Result<#t, ::parac::Error> {
-            #lets ::core::result::Result::Ok(#v)
-        });
-        let key = def.to_string();
-        let name = match self.outlined.get(&key) {
-            Some(n) => n.clone(),
-            None => {
-                let n = format_ident!("__b{}", self.outlined.len());
-                self.outlined.insert(key, n.clone());
-                let defs = self.defs.as_mut().expect("inside a region");
-                defs.extend(quote!(let #n = #def;));
-                n
-            }
-        };
-        let args = vars.iter().map(|v| self.var(*v));
-        Some(quote!(#name(#(#args),*)?))
-    }
-
-    /// Starts a region: closures are outlined into its `defs`.
-    pub fn begin_region(&mut self, written: Vec<bool>) {
-        self.written = written;
-        self.defs = Some(TokenStream::new());
-        self.outlined.clear();
-    }
-
-    /// Ends a region: its closures.
-    pub fn end_region(&mut self) -> TokenStream {
-        self.written.clear();
-        self.defs.take().unwrap_or_default()
-    }
-
     /// The plane (its position in `planes`) a store at `index` of matrix `m` writes.
     pub fn plane_of(&self, m: usize, index: &[ExprId]) -> Option<usize> {
         self.planes.iter().position(|(n, consts)| {
@@ -550,20 +386,6 @@ impl<'a> Exprs<'a> {
                 ::parac::__private::cpu::out_of_bounds(__fname, __rname, "write to", #name, &__i, &#d)),
         };)
     }
-}
-
-/// The size of an arm from which [`Exprs::outline`] shares it.
-const OUTLINE_TOKENS: usize = 200;
-
-/// The number of tokens of `ts`, groups' contents included.
-fn tokens(ts: &TokenStream) -> usize {
-    ts.clone()
-        .into_iter()
-        .map(|t| match t {
-            proc_macro2::TokenTree::Group(g) => 2 + tokens(&g.stream()),
-            _ => 1,
-        })
-        .sum()
 }
 
 /// `e` as an operand of a method call or an operator: in parentheses unless it is one token

@@ -1,0 +1,130 @@
+//! Assignments: targets as write accesses, compound operators, and C's chaining of
+//! `a = b = e` (each target gets the value converted through the targets to its right).
+
+use super::{Cx, Kernel, Lowerer, expr, typing};
+use crate::diag::Sp;
+use crate::ir::*;
+use crate::syntax::ast;
+
+impl Lowerer<'_> {
+    /// Resolves one assignment target into a write access (recorded even if the value later
+    /// fails, so the data-flow check still sees the write).
+    fn target(&mut self, t: &ast::Expr, k: &mut Kernel) -> Option<(AccessId, Type, Scalar)> {
+        let ast::ExprKind::Index(name, subs) = &t.kind else {
+            let what = match &t.kind {
+                ast::ExprKind::Name(n)
+                    if k.scopes.iter().any(|s| s.contains_key(&n.to_string())) =>
+                {
+                    format!(
+                        "`{n}` is a `let` value, and those cannot be assigned\nhelp: bind a new value with `let {n} = ...;`"
+                    )
+                }
+                ast::ExprKind::Name(n) => format!(
+                    "cannot assign to `{n}` as a whole\nhelp: assign its elements, e.g. `{n}[itx][ity] = ...`"
+                ),
+                _ => "only matrix elements and windows can be assigned, e.g. `dst[itx][ity] = ...`"
+                    .to_string(),
+            };
+            self.err(t.span, what);
+            return None;
+        };
+        let m = self.matrix_name(name)?;
+        let mat = &self.f.matrices[m];
+        match mat.kind {
+            MatrixKind::Input => {
+                let msg = format!(
+                    "cannot write to `{name}`: it is an input (`&{}`)\nhelp: declare it `&mut` to make it an output, or write into a local matrix (`let tmp: {}[..];`)",
+                    mat.elem, mat.elem
+                );
+                self.err(t.span, msg);
+                return None;
+            }
+            MatrixKind::Const(_) => {
+                self.err(t.span, format!("cannot write to `{name}`: it is a constant matrix\nhelp: write into a local matrix (`let tmp: {}[..];`) or an output (`&mut`)", mat.elem));
+                return None;
+            }
+            _ => {}
+        }
+        let elem = mat.elem;
+        let target = self.index(name, m, subs, t.span, true, &mut Cx::Kernel(k))?;
+        let (ExprKind::Load(aid) | ExprKind::Block(aid)) = target.kind else {
+            return None;
+        };
+        Some((aid, target.ty, elem))
+    }
+
+    pub(super) fn assign(
+        &mut self,
+        targets: &[ast::Expr],
+        op: Option<ast::BinOp>,
+        value: &ast::Expr,
+        _span: Sp,
+        k: &mut Kernel,
+        out: &mut Vec<KStmt>,
+    ) {
+        let resolved: Vec<_> = targets.iter().map(|t| self.target(t, k)).collect();
+        let Some(mut v) = self.expr(value, &mut Cx::Kernel(k)) else {
+            return;
+        };
+        if resolved.iter().any(Option::is_none) {
+            return;
+        }
+        // C semantics of `a = b = e`: b gets (Tb)e, a gets (Ta)(Tb)e.
+        for (i, (t, r)) in targets.iter().zip(resolved).enumerate().rev() {
+            let (aid, tty, elem) = r.expect("checked above");
+            if let Some(op) = op {
+                // `a[i] += e` reads a[i] too.
+                let mut read = k.region.accesses[aid].clone();
+                read.write = false;
+                let rid = k.region.accesses.len();
+                k.region.accesses.push(read);
+                let cur = Expr {
+                    kind: if tty.is_block() {
+                        ExprKind::Block(rid)
+                    } else {
+                        ExprKind::Load(rid)
+                    },
+                    ty: tty,
+                    span: t.span,
+                };
+                let Some(nv) = self.binary(op, cur, v.clone(), value.span) else {
+                    return;
+                };
+                v = nv;
+            }
+            match (tty, v.ty) {
+                (Type::Scalar(_), Type::Block { .. }) => {
+                    self.err(value.span, format!("a matrix block ({}) cannot be stored into the single element `{}`\nhelp: reduce it (e.g. `parac_matrix_sum(..)`) or assign to a window of the same shape", v.ty, expr::show(t)));
+                    return;
+                }
+                (
+                    Type::Block { rows, cols, .. },
+                    Type::Block {
+                        rows: r2, cols: c2, ..
+                    },
+                ) if (rows, cols) != (r2, c2) => {
+                    self.err(value.span, format!("shape mismatch: the window `{}` is {rows}x{cols} but the value is {r2}x{c2}", expr::show(t)));
+                    return;
+                }
+                _ => {}
+            }
+            let stored = typing::convert(v.clone(), elem);
+            if i == 0 {
+                out.push(KStmt::Store(aid, stored));
+            } else {
+                // Keep the converted value for the next target to the left.
+                let tmp = format!("__chain{}", k.region.locals.len());
+                let id = Self::new_local(k, &tmp, stored.ty);
+                let sp = stored.span;
+                out.push(KStmt::Let(id, stored));
+                let l = Expr {
+                    kind: ExprKind::Local(id),
+                    ty: k.region.locals[id].ty,
+                    span: sp,
+                };
+                out.push(KStmt::Store(aid, l.clone()));
+                v = l;
+            }
+        }
+    }
+}
