@@ -5,7 +5,7 @@
 //!
 //! - C semantics as the LIR defines them: integer arithmetic wraps, `/` and `%` truncate and a
 //!   zero divisor is `Error::DivisionByZero`; `select`, `&&` and `||` evaluate the arm taken
-//!   only (`expr.rs` never hoists out of an arm);
+//!   only (`expr/` never hoists out of an arm);
 //! - a checked load or store outside its matrix is `Error::OutOfBounds` with the function,
 //!   region, matrix, index and shape (`parac::__private::cpu`); no access can panic;
 //! - a region whose outer loop the `parallel` pass marked `Parallel` runs its rows as rayon
