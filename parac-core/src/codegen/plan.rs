@@ -302,7 +302,10 @@ mod tests {
                 out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
             }
         }";
-        assert_eq!(firsts(blur, Target::Gpu), ["h4+cse+vmem+peep", "v4+cse+vmem+peep"]);
+        assert_eq!(
+            firsts(blur, Target::Gpu),
+            ["h4+cse+vmem+peep", "v4+cse+vmem+peep"]
+        );
         assert_eq!(firsts(blur, Target::Cpu), ["peep", "peep"]);
         // Seven rows shared by four rows per work-item: vertical lanes stay first.
         let v7 = "fn v7(g: &f32[M][N], by: &mut f32[M][N]) {

@@ -724,17 +724,17 @@ impl Device {
             .ranked(plans)
             .into_iter()
             .filter(|i| self.feasible(&cands[*i]))
-        .map(|i| Cand {
-            index: i,
-            label: cands[i].label.to_string(),
-            default: cands[i]
-                .local
-                .as_deref()
-                .map(<[usize]>::to_vec)
-                .or_else(|| self.default_local(&cands[i], global)),
-            free: cands[i].local.is_none() && !cands[i].tree,
-        })
-        .collect();
+            .map(|i| Cand {
+                index: i,
+                label: cands[i].label.to_string(),
+                default: cands[i]
+                    .local
+                    .as_deref()
+                    .map(<[usize]>::to_vec)
+                    .or_else(|| self.default_local(&cands[i], global)),
+                free: cands[i].local.is_none() && !cands[i].tree,
+            })
+            .collect();
         let sizes = group_sizes(global.len(), max);
         // What timing candidate `label` at `local` is (the search's leader so far, for the
         // adaptive sampling), and the kind of step it is.

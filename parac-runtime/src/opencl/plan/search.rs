@@ -273,10 +273,7 @@ mod tests {
             c(1, "h8", true),
             c(2, "tree64", false),
         ];
-        order(3, None)
-            .into_iter()
-            .map(|i| all[i].clone())
-            .collect()
+        order(3, None).into_iter().map(|i| all[i].clone()).collect()
     }
 
     fn sizes() -> Vec<Vec<usize>> {
