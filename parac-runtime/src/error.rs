@@ -7,8 +7,8 @@ pub enum Error {
     /// A matrix argument does not have the shape the pipeline declares for it.
     #[error(
         "matrix `{matrix}` of `{function}` has shape {}, but the pipeline declares {declared} = {}",
-        Dims(got),
-        Dims(expected)
+        Brackets(got),
+        Brackets(expected)
     )]
     Shape {
         /// The pipeline function.
@@ -23,7 +23,7 @@ pub enum Error {
         got: Vec<usize>,
     },
     /// A matrix argument has another number of dimensions than its declaration.
-    #[error("matrix `{matrix}` of `{function}` has {got_rank} dimension{}, shape {}, but the pipeline declares {declared} ({expected_rank} dimension{})", if *got_rank == 1 { "" } else { "s" }, Dims(got), if *expected_rank == 1 { "" } else { "s" })]
+    #[error("matrix `{matrix}` of `{function}` has {got_rank} dimension{}, shape {}, but the pipeline declares {declared} ({expected_rank} dimension{})", if *got_rank == 1 { "" } else { "s" }, Brackets(got), if *expected_rank == 1 { "" } else { "s" })]
     Rank {
         /// The pipeline function.
         function: &'static str,
@@ -168,8 +168,8 @@ pub enum Error {
     /// compile-time checks run on sample sizes; this catches sizes they did not cover).
     #[error(
         "`{function}`, region `{region}`: {what} `{matrix}` at {} outside its shape {}",
-        Idx(index),
-        Dims(shape)
+        Brackets(index),
+        Brackets(shape)
     )]
     OutOfBounds {
         /// The pipeline function.
@@ -229,20 +229,10 @@ pub enum Error {
     },
 }
 
-struct Idx<'a>(&'a [i64]);
+/// Each value in brackets, as a shape or an index is written: `[3][4]`.
+struct Brackets<'a, T>(&'a [T]);
 
-impl fmt::Display for Idx<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for d in self.0 {
-            write!(f, "[{d}]")?;
-        }
-        Ok(())
-    }
-}
-
-struct Dims<'a>(&'a [usize]);
-
-impl fmt::Display for Dims<'_> {
+impl<T: fmt::Display> fmt::Display for Brackets<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for d in self.0 {
             write!(f, "[{d}]")?;

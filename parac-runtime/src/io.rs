@@ -154,12 +154,29 @@ fn image_dims<T: Element>(
 }
 
 #[cfg(feature = "image")]
+/// The pixels of a gray image as a `[height][width]` matrix (values unchanged).
+fn from_gray<T: Element + image::Primitive>(img: &ImageBuffer<Luma<T>, Vec<T>>) -> Matrix<T> {
+    let (h, w) = (img.height() as usize, img.width() as usize);
+    // The buffer may be longer than the image; the pixels are its first `h * w` samples.
+    Matrix::from_vec([h, w], img.as_raw()[..h * w].to_vec()).expect("length matches")
+}
+
+#[cfg(feature = "image")]
+/// A gray image of a `[M][N]` matrix, `N` pixels wide and `M` high (values unchanged);
+/// [`Error::Shape`] of `function` if the matrix is not 2-D.
+fn to_gray<T: Element + image::Primitive>(
+    m: &Matrix<T>,
+    function: &'static str,
+) -> Result<ImageBuffer<Luma<T>, Vec<T>>, Error> {
+    let (w, h) = image_dims(m, function, "[M][N]", None)?;
+    Ok(ImageBuffer::from_raw(w, h, m.as_slice().to_vec()).expect("length matches the size"))
+}
+
+#[cfg(feature = "image")]
 impl Matrix<u8> {
     /// The pixels of an 8-bit gray image as a `[height][width]` matrix.
     pub fn from_gray8(img: &GrayImage) -> Self {
-        let (h, w) = (img.height() as usize, img.width() as usize);
-        // The buffer may be longer than the image; the pixels are its first `h * w` samples.
-        Matrix::from_vec([h, w], img.as_raw()[..h * w].to_vec()).expect("length matches")
+        from_gray(img)
     }
 
     /// An 8-bit gray image of a `[M][N]` matrix: `N` pixels wide, `M` high.
@@ -167,8 +184,7 @@ impl Matrix<u8> {
     /// # Errors
     /// [`Error::Shape`] if the matrix is not 2-D.
     pub fn to_gray8(&self) -> Result<GrayImage, Error> {
-        let (w, h) = image_dims(self, "Matrix::to_gray8", "[M][N]", None)?;
-        Ok(GrayImage::from_raw(w, h, self.as_slice().to_vec()).expect("length matches the size"))
+        to_gray(self, "Matrix::to_gray8")
     }
 }
 
@@ -176,9 +192,7 @@ impl Matrix<u8> {
 impl Matrix<u16> {
     /// The pixels of a 16-bit gray image as a `[height][width]` matrix (values unchanged).
     pub fn from_gray16(img: &Gray16Image) -> Self {
-        let (h, w) = (img.height() as usize, img.width() as usize);
-        // The buffer may be longer than the image; the pixels are its first `h * w` samples.
-        Matrix::from_vec([h, w], img.as_raw()[..h * w].to_vec()).expect("length matches")
+        from_gray(img)
     }
 
     /// A 16-bit gray image of a `[M][N]` matrix (values unchanged).
@@ -186,8 +200,7 @@ impl Matrix<u16> {
     /// # Errors
     /// [`Error::Shape`] if the matrix is not 2-D.
     pub fn to_gray16(&self) -> Result<Gray16Image, Error> {
-        let (w, h) = image_dims(self, "Matrix::to_gray16", "[M][N]", None)?;
-        Ok(Gray16Image::from_raw(w, h, self.as_slice().to_vec()).expect("length matches the size"))
+        to_gray(self, "Matrix::to_gray16")
     }
 }
 

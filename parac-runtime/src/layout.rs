@@ -286,25 +286,14 @@ impl<T> ElementsMut<'_, T> {
 /// pitch (a rectangle copy, which touches only the rows' elements).
 pub struct Strided<'a, T> {
     ptr: NonNull<T>,
-    dims: [usize; MAX_RANK],
-    rank: usize,
-    pitch: Pitch,
-    span: usize,
-    /// The memory from the first element to the last is the borrower's (a slice): the gaps
-    /// between rows included.
-    whole: bool,
+    extent: Extent,
     _borrow: PhantomData<&'a [T]>,
 }
 
 /// [`Strided`], borrowed mutably: the elements are the borrower's alone for `'a`.
 pub struct StridedMut<'a, T> {
     ptr: NonNull<T>,
-    dims: [usize; MAX_RANK],
-    rank: usize,
-    pitch: Pitch,
-    span: usize,
-    /// As [`Strided`]'s.
-    whole: bool,
+    extent: Extent,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -329,19 +318,75 @@ impl<T> Copy for Strided<'_, T> {}
 /// may have more, whose outer ones count as planes).
 const MAX_RANK: usize = 6;
 
-/// `shape` as `(dimensions, rank)` after checking `pitch` against it (no slice: any length);
-/// the elements from the first to the last.
-fn strided_parts(
-    shape: &[usize],
+/// What a [`Strided`] or a [`StridedMut`] knows of its elements besides where the first one
+/// is: the shape, the layout (checked against it), the span, and whether the span is the
+/// borrower's. Both read their shape, rows and contiguity from it.
+#[derive(Clone, Copy)]
+struct Extent {
+    dims: [usize; MAX_RANK],
+    rank: usize,
     pitch: Pitch,
-) -> Result<([usize; MAX_RANK], usize, usize), LayoutError> {
-    if shape.len() > MAX_RANK {
-        return Err(LayoutError::Rank(shape.len()));
+    /// Elements from the first to the last (0 for an empty matrix).
+    span: usize,
+    /// The memory from the first element to the last is the borrower's (a slice): the gaps
+    /// between rows included.
+    whole: bool,
+}
+
+impl Extent {
+    /// `shape` laid out as `pitch`, checked against it (no slice: any length); the gaps between
+    /// rows are not the borrower's.
+    fn new(shape: &[usize], pitch: Pitch) -> Result<Extent, LayoutError> {
+        if shape.len() > MAX_RANK {
+            return Err(LayoutError::Rank(shape.len()));
+        }
+        let span = pitch.check(shape, usize::MAX)?;
+        let mut dims = [0; MAX_RANK];
+        dims[..shape.len()].copy_from_slice(shape);
+        Ok(Extent {
+            dims,
+            rank: shape.len(),
+            pitch,
+            span,
+            whole: false,
+        })
     }
-    let span = pitch.check(shape, usize::MAX)?;
-    let mut dims = [0; MAX_RANK];
-    dims[..shape.len()].copy_from_slice(shape);
-    Ok((dims, shape.len(), span))
+
+    /// As [`new`](Self::new), in a slice of `len` elements (checked against it) that the
+    /// borrower owns whole, gaps included.
+    fn of_slice(shape: &[usize], pitch: Pitch, len: usize) -> Result<Extent, LayoutError> {
+        let extent = Extent::new(shape, pitch)?;
+        if extent.span > len {
+            pitch.check(shape, len)?;
+        }
+        Ok(Extent {
+            whole: true,
+            ..extent
+        })
+    }
+
+    fn shape(&self) -> &[usize] {
+        &self.dims[..self.rank]
+    }
+
+    /// The number of elements where they are contiguous (row-major, no gaps; an empty matrix
+    /// is), else `None`.
+    fn contiguous_len(&self) -> Option<usize> {
+        let n = self.shape().iter().product();
+        (n == 0 || self.pitch.is_contiguous(self.shape())).then_some(n)
+    }
+
+    /// The span, where it is the borrower's (`whole`) and not empty.
+    fn whole_span(&self) -> Option<usize> {
+        (self.whole && self.span > 0).then_some(self.span)
+    }
+
+    /// Each row's offset from the first element and its length, plane by plane (none for an
+    /// empty matrix).
+    fn rows(&self) -> impl Iterator<Item = (usize, usize)> + use<> {
+        let cols = self.shape().last().copied().unwrap_or(1);
+        self.pitch.row_starts(self.shape()).map(move |s| (s, cols))
+    }
 }
 
 macro_rules! strided_common {
@@ -349,19 +394,27 @@ macro_rules! strided_common {
         impl<T> $ty<'_, T> {
             /// The shape.
             pub fn shape(&self) -> &[usize] {
-                &self.dims[..self.rank]
+                self.extent.shape()
             }
             /// The layout.
             pub fn pitch(&self) -> Pitch {
-                self.pitch
+                self.extent.pitch
             }
             /// Elements from the first to the last, gaps included (0 for an empty matrix).
             pub fn span(&self) -> usize {
-                self.span
+                self.extent.span
             }
             /// The first element.
             pub fn as_ptr(&self) -> *const T {
                 self.ptr.as_ptr()
+            }
+            /// The same elements, shared, for as long as `self` is borrowed.
+            fn shared(&self) -> Strided<'_, T> {
+                Strided {
+                    ptr: self.ptr,
+                    extent: self.extent,
+                    _borrow: PhantomData,
+                }
             }
         }
 
@@ -370,8 +423,30 @@ macro_rules! strided_common {
                 f.debug_struct(stringify!($ty))
                     .field("ptr", &self.ptr)
                     .field("shape", &self.shape())
-                    .field("pitch", &self.pitch)
+                    .field("pitch", &self.extent.pitch)
                     .finish()
+            }
+        }
+
+        /// Each kind of borrowed elements is a matrix of its shape (what the device executor
+        /// hands [`Device::input`](crate::opencl::Device::input)).
+        impl<T: Element> MatrixRef<T> for $ty<'_, T> {
+            fn shape(&self) -> &[usize] {
+                self.extent.shape()
+            }
+            /// The memory from the first element to the last where it is the matrix's own,
+            /// else empty (read the elements through [`elements`](MatrixRef::elements)).
+            fn as_slice(&self) -> &[T] {
+                self.shared().whole_or_contiguous()
+            }
+            fn row_pitch(&self) -> usize {
+                self.extent.pitch.row
+            }
+            fn plane_pitch(&self) -> usize {
+                self.extent.pitch.plane
+            }
+            fn elements(&self) -> Elements<'_, T> {
+                Elements::Strided(self.shared())
             }
         }
     )*};
@@ -382,26 +457,33 @@ impl<'a, T> Strided<'a, T> {
     /// Whether the memory from the first element to the last belongs to the matrix,
     /// gaps included (it came from a slice), so that it may be handed out whole.
     pub(crate) fn owns_gaps(&self) -> bool {
-        self.whole || self.pitch.is_contiguous(self.shape())
+        self.extent.whole || self.extent.pitch.is_contiguous(self.shape())
     }
 
     /// The elements as one slice, where they are contiguous (row-major, no gaps).
     pub fn contiguous(&self) -> Option<&'a [T]> {
-        let n = self.shape().iter().product();
-        if n == 0 {
-            return Some(&[]);
+        match self.extent.contiguous_len()? {
+            0 => Some(&[]),
+            // SAFETY: contiguous, the `n` elements from the first are the matrix's own, valid
+            // for reads for `'a` (the constructor's contract).
+            n => Some(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), n) }),
         }
-        // SAFETY: contiguous, the `n` elements from the first are the matrix's own, valid for
-        // reads for `'a` (the constructor's contract).
-        self.pitch
-            .is_contiguous(self.shape())
-            .then(|| unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), n) })
+    }
+
+    /// The memory from the first element to the last where it is the matrix's own (`whole`),
+    /// else the elements where they are contiguous, else empty.
+    fn whole_or_contiguous(&self) -> &'a [T] {
+        match self.extent.whole_span() {
+            // SAFETY: `whole`: the span is a slice the matrix borrowed.
+            Some(span) => unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), span) },
+            None => self.contiguous().unwrap_or(&[]),
+        }
     }
 
     /// Each row, plane by plane (none for an empty matrix).
     pub fn rows(&self) -> impl Iterator<Item = &'a [T]> + use<'a, T> {
-        let (ptr, cols) = (self.ptr, self.shape().last().copied().unwrap_or(1));
-        self.pitch.row_starts(self.shape()).map(move |s| {
+        let ptr = self.ptr;
+        self.extent.rows().map(move |(s, cols)| {
             // SAFETY: the constructor's contract: each row's `cols` elements from its start are
             // valid for reads for `'a` (and not written meanwhile).
             unsafe { std::slice::from_raw_parts(ptr.as_ptr().add(s), cols) }
@@ -418,14 +500,9 @@ impl<'a, T> Strided<'a, T> {
     /// initialized, and not written by anyone. Nothing is claimed of the memory between the
     /// rows: it may belong to someone else, who may write it meanwhile.
     pub unsafe fn new(ptr: *const T, shape: &[usize], pitch: Pitch) -> Result<Self, LayoutError> {
-        let (dims, rank, span) = strided_parts(shape, pitch)?;
         Ok(Strided {
             ptr: NonNull::new(ptr.cast_mut()).unwrap_or(NonNull::dangling()),
-            dims,
-            rank,
-            pitch,
-            span,
-            whole: false,
+            extent: Extent::new(shape, pitch)?,
             _borrow: PhantomData,
         })
     }
@@ -439,14 +516,9 @@ impl<'a, T> StridedMut<'a, T> {
     /// accessed by no one else (as through a `&'a mut T` for each). Nothing is claimed of the
     /// memory between the rows.
     pub unsafe fn new(ptr: *mut T, shape: &[usize], pitch: Pitch) -> Result<Self, LayoutError> {
-        let (dims, rank, span) = strided_parts(shape, pitch)?;
         Ok(StridedMut {
             ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
-            dims,
-            rank,
-            pitch,
-            span,
-            whole: false,
+            extent: Extent::new(shape, pitch)?,
             _borrow: PhantomData,
         })
     }
@@ -460,44 +532,28 @@ impl<'a, T> StridedMut<'a, T> {
     pub fn reborrow(&mut self) -> StridedMut<'_, T> {
         StridedMut {
             ptr: self.ptr,
-            dims: self.dims,
-            rank: self.rank,
-            pitch: self.pitch,
-            span: self.span,
-            whole: self.whole,
+            extent: self.extent,
             _borrow: PhantomData,
         }
     }
 
     /// The same elements, shared.
     pub fn as_strided(&self) -> Strided<'_, T> {
-        Strided {
-            ptr: self.ptr,
-            dims: self.dims,
-            rank: self.rank,
-            pitch: self.pitch,
-            span: self.span,
-            whole: self.whole,
-            _borrow: PhantomData,
-        }
+        self.shared()
     }
 
     /// The elements as one mutable slice, where they are contiguous.
     pub fn contiguous_mut(&mut self) -> Option<&mut [T]> {
-        let n = self.shape().iter().product();
-        if n == 0 {
-            return Some(&mut []);
+        match self.extent.contiguous_len()? {
+            0 => Some(&mut []),
+            // SAFETY: as in `contiguous`, and the elements are the borrower's alone.
+            n => Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), n) }),
         }
-        // SAFETY: as in `contiguous`, and the elements are the borrower's alone.
-        self.pitch
-            .is_contiguous(self.shape())
-            .then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), n) })
     }
 
     /// Calls `f` on each row, plane by plane, mutably.
     pub fn for_each_row(&mut self, mut f: impl FnMut(&mut [T])) {
-        let cols = self.shape().last().copied().unwrap_or(1);
-        for s in self.pitch.row_starts(self.shape()) {
+        for (s, cols) in self.extent.rows() {
             // SAFETY: the constructor's contract: each row's elements are the borrower's alone;
             // rows do not overlap (`row >= cols`, `plane >= rows * row`, checked), so the slices
             // handed out one after another never alias.
@@ -522,17 +578,10 @@ impl<'a, T> Strided<'a, T> {
         pitch: Pitch,
         data: &'a [T],
     ) -> Result<Self, LayoutError> {
-        let (dims, rank, span) = strided_parts(shape, pitch)?;
-        if span > data.len() {
-            pitch.check(shape, data.len())?;
-        }
+        let extent = Extent::of_slice(shape, pitch, data.len())?;
         Ok(Strided {
             ptr: NonNull::from(data).cast(),
-            dims,
-            rank,
-            pitch,
-            span,
-            whole: true,
+            extent,
             _borrow: PhantomData,
         })
     }
@@ -545,18 +594,24 @@ impl<'a, T> StridedMut<'a, T> {
         pitch: Pitch,
         data: &'a mut [T],
     ) -> Result<Self, LayoutError> {
-        let (dims, rank, span) = strided_parts(shape, pitch)?;
-        if span > data.len() {
-            pitch.check(shape, data.len())?;
-        }
+        let extent = Extent::of_slice(shape, pitch, data.len())?;
         Ok(StridedMut {
             ptr: NonNull::from(data).cast(),
-            dims,
-            rank,
-            pitch,
-            span,
-            whole: true,
+            extent,
             _borrow: PhantomData,
+        })
+    }
+}
+
+/// Strided elements of `elements` shape for a matrix of `shape`: a [`LayoutError::Shape`] where
+/// they differ.
+fn same_shape(shape: &[usize], elements: &[usize]) -> Result<(), LayoutError> {
+    if elements == shape {
+        Ok(())
+    } else {
+        Err(LayoutError::Shape {
+            shape: shape.to_vec(),
+            elements: elements.to_vec(),
         })
     }
 }
@@ -570,11 +625,7 @@ pub(crate) fn checked_parts<'a, T>(
 ) -> Result<Strided<'a, T>, LayoutError> {
     match elements {
         Elements::Slice(data) => Strided::of_slice(shape, pitch, data),
-        Elements::Strided(s) if s.shape() == shape => Ok(s),
-        Elements::Strided(s) => Err(LayoutError::Shape {
-            shape: shape.to_vec(),
-            elements: s.shape().to_vec(),
-        }),
+        Elements::Strided(s) => same_shape(shape, s.shape()).map(|()| s),
         Elements::Refused(e) => Err(e),
     }
 }
@@ -587,11 +638,7 @@ pub(crate) fn checked_parts_mut<'a, T>(
 ) -> Result<StridedMut<'a, T>, LayoutError> {
     match elements {
         ElementsMut::Slice(data) => StridedMut::of_slice(shape, pitch, data),
-        ElementsMut::Strided(s) if s.shape() == shape => Ok(s),
-        ElementsMut::Strided(s) => Err(LayoutError::Shape {
-            shape: shape.to_vec(),
-            elements: s.shape().to_vec(),
-        }),
+        ElementsMut::Strided(s) => same_shape(shape, s.shape()).map(|()| s),
         ElementsMut::Refused(e) => Err(e),
     }
 }
@@ -717,64 +764,12 @@ pub fn contiguous_mut<'a, T: Element, M: MatrixMut<T> + ?Sized>(
     Ok(ContiguousMut { dst, copy })
 }
 
-/// Each kind of borrowed elements is a matrix of its shape (what the device executor hands
-/// [`Device::input`](crate::opencl::Device::input)).
-impl<T: Element> MatrixRef<T> for Strided<'_, T> {
-    fn shape(&self) -> &[usize] {
-        &self.dims[..self.rank]
-    }
-    /// The memory from the first element to the last where it is the matrix's own, else
-    /// empty (read the elements through [`elements`](MatrixRef::elements)).
-    fn as_slice(&self) -> &[T] {
-        if self.whole && self.span > 0 {
-            // SAFETY: `whole`: the span is a slice the matrix borrowed.
-            unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.span) }
-        } else {
-            Strided::contiguous(self).unwrap_or(&[])
-        }
-    }
-    fn row_pitch(&self) -> usize {
-        self.pitch.row
-    }
-    fn plane_pitch(&self) -> usize {
-        self.pitch.plane
-    }
-    fn elements(&self) -> Elements<'_, T> {
-        Elements::Strided(*self)
-    }
-}
-
-impl<T: Element> MatrixRef<T> for StridedMut<'_, T> {
-    fn shape(&self) -> &[usize] {
-        &self.dims[..self.rank]
-    }
-    fn as_slice(&self) -> &[T] {
-        let s = self.as_strided();
-        if self.whole && self.span > 0 {
-            // SAFETY: `whole`: the span is a slice the matrix borrowed.
-            unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.span) }
-        } else {
-            s.contiguous().unwrap_or(&[])
-        }
-    }
-    fn row_pitch(&self) -> usize {
-        self.pitch.row
-    }
-    fn plane_pitch(&self) -> usize {
-        self.pitch.plane
-    }
-    fn elements(&self) -> Elements<'_, T> {
-        Elements::Strided(self.as_strided())
-    }
-}
-
 impl<T: Element> MatrixMut<T> for StridedMut<'_, T> {
     fn as_mut_slice(&mut self) -> &mut [T] {
-        if self.whole && self.span > 0 {
+        match self.extent.whole_span() {
             // SAFETY: `whole`: the span is a slice the matrix borrowed mutably.
-            unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.span) }
-        } else {
-            self.contiguous_mut().unwrap_or(&mut [])
+            Some(span) => unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), span) },
+            None => self.contiguous_mut().unwrap_or(&mut []),
         }
     }
     fn elements_mut(&mut self) -> ElementsMut<'_, T> {

@@ -36,18 +36,11 @@ pub struct Env {
     pub locals: Vec<Option<Val>>,
 }
 
-/// Wraps an integer to a type, as a C conversion does.
+/// Wraps an integer to a type, as a C conversion does: the interpreter's wrap
+/// ([`interp`](crate::interp)), in `i64` (`u64` keeps its bits, as `i64`; `f32` leaves `v`
+/// as it is).
 pub fn wrap(v: i64, t: Scalar) -> i64 {
-    match t {
-        Scalar::Bool => (v != 0) as i64,
-        Scalar::U8 => v as u8 as i64,
-        Scalar::I8 => v as i8 as i64,
-        Scalar::U16 => v as u16 as i64,
-        Scalar::I16 => v as i16 as i64,
-        Scalar::U32 => v as u32 as i64,
-        Scalar::I32 => v as i32 as i64,
-        Scalar::I64 | Scalar::U64 | Scalar::F32 => v,
-    }
+    crate::interp::wrap(i128::from(v), t) as i64
 }
 
 fn conv(v: Val, t: Scalar) -> Val {

@@ -5,7 +5,7 @@
 //! calls the interpreter completes). Global reductions and vector lanes are
 //! [`InterpError::Unsupported`] here.
 
-use super::{Buf, ExprId, ExprKind, Func, Stmt, StmtId};
+use super::{Buf, ExprId, ExprKind, Func, Loop, Stmt, StmtId};
 use crate::interp::{Arg, Data, InterpError, Val, binary, call, cast, cast_f64, unary};
 use crate::ir::{BinOp, Function, MatrixKind, ParamRef};
 
@@ -176,20 +176,14 @@ impl Machine<'_> {
                     }
                 }
             }
-            Stmt::For {
-                var,
-                lo,
-                hi,
-                step,
-                body,
-                ..
-            } => {
-                let (var, body, step) = (*var, *body, *step as i32 as i64);
-                let hi = self.expr(*hi)?.as_i64();
-                let mut c = self.expr(*lo)?.as_i64();
+            Stmt::For { .. } => {
+                let l = Loop::of(self.func, s).expect("a loop");
+                let step = l.step as i32 as i64;
+                let hi = self.expr(l.hi)?.as_i64();
+                let mut c = self.expr(l.lo)?.as_i64();
                 while c < hi {
-                    self.vars[var.index()] = Val::Int(c as i32 as i128);
-                    self.stmt(body)?;
+                    self.vars[l.var.index()] = Val::Int(c as i32 as i128);
+                    self.stmt(l.body)?;
                     c = c.wrapping_add(step);
                 }
             }

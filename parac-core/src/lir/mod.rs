@@ -248,6 +248,40 @@ pub enum Stmt {
     Return(Option<ExprId>),
 }
 
+/// A [`Stmt::For`]'s index, bounds, step and body: what the evaluator and the CPU code
+/// generator run it by.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Loop {
+    pub(crate) var: VarId,
+    pub(crate) lo: ExprId,
+    pub(crate) hi: ExprId,
+    pub(crate) step: i64,
+    pub(crate) body: StmtId,
+}
+
+impl Loop {
+    /// Statement `s` of `func`, where it is a `for`.
+    pub(crate) fn of(func: &Func, s: StmtId) -> Option<Loop> {
+        match func.stmts[s] {
+            Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                body,
+                ..
+            } => Some(Loop {
+                var,
+                lo,
+                hi,
+                step,
+                body,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// What [`lower`] does.
 #[derive(Debug, Clone)]
 pub struct Options {

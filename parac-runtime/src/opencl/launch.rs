@@ -76,6 +76,18 @@ const RETRY: [i32; 4] = [
     code::INVALID_WORK_ITEM_SIZE,
 ];
 
+/// Where and how a kernel is enqueued: its global size (1 to 3 dimensions, dimension 0 first),
+/// its local size (`None`: the driver's choice), a global work offset where it has one, and
+/// whether a local size that fails is an error (`exact`: kernels whose local tiles are sized
+/// for it) rather than retried smaller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NdRange<'a> {
+    pub(crate) global: &'a [usize],
+    pub(crate) local: Option<&'a [usize]>,
+    pub(crate) offset: Option<&'a [usize]>,
+    pub(crate) exact: bool,
+}
+
 /// `global` rounded up to multiples of `local`.
 fn round_up(global: &[usize], local: &[usize]) -> Option<Vec<usize>> {
     global
@@ -143,47 +155,52 @@ impl Device {
                 format!("program `{}` was built for another device", program.name()),
             ));
         }
-        self.launch_event(program, kernel, global, local, args, None, false)
-            .map(|_| ())
+        let range = NdRange {
+            global,
+            local,
+            offset: None,
+            exact: false,
+        };
+        self.launch_event(program, kernel, range, args).map(|_| ())
     }
 
-    /// [`launch`](Device::launch), returning the enqueue's event (`None` when nothing was
-    /// enqueued), with a global work offset if `offset` is given; with `exact`, a failing local
-    /// size is an error, not retried (kernels whose local tiles are sized for it).
-    #[allow(clippy::too_many_arguments)]
+    /// [`launch`](Device::launch) over `range`, returning the enqueue's event (`None` when
+    /// nothing was enqueued).
     pub(crate) fn launch_event(
         &self,
         program: &Program,
         kernel: &str,
-        global: &[usize],
-        local: Option<&[usize]>,
+        range: NdRange<'_>,
         args: &[Arg<'_>],
-        offset: Option<&[usize]>,
-        exact: bool,
     ) -> Result<Option<Event>, Error> {
         tracing::trace!(
             target: "parac::launch",
-            "enqueue {}/{kernel} offset {offset:?} global {global:?} local {local:?}",
-            program.name()
+            "enqueue {}/{kernel} offset {:?} global {:?} local {:?}",
+            program.name(),
+            range.offset,
+            range.global,
+            range.local
         );
         let k = program.take_kernel(kernel)?;
-        let result = self.launch_kernel(program, kernel, &k, global, local, args, offset, exact);
+        let result = self.launch_kernel(program, kernel, &k, range, args);
         program.put_kernel(kernel, k);
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn launch_kernel(
         &self,
         program: &Program,
         kernel: &str,
         k: &PooledKernel,
-        global: &[usize],
-        local: Option<&[usize]>,
+        range: NdRange<'_>,
         args: &[Arg<'_>],
-        offset: Option<&[usize]>,
-        exact: bool,
     ) -> Result<Option<Event>, Error> {
+        let NdRange {
+            global,
+            local,
+            offset,
+            exact,
+        } = range;
         let pname = program.name();
         if offset.is_some_and(|o| o.len() != global.len()) {
             return Err(cl_error(

@@ -38,7 +38,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::device::Device;
-use super::launch::Arg;
+use super::launch::{Arg, NdRange};
 use super::partition::strips;
 use super::program::Program;
 use crate::{Error, PlanPolicy};
@@ -539,15 +539,13 @@ impl Device {
                 Some(p) if l.own => p,
                 _ => program,
             };
-            let e = self.launch_event(
-                prog,
-                l.kernel,
-                &l.global,
-                l.local.as_deref(),
-                &a,
+            let range = NdRange {
+                global: &l.global,
+                local: l.local.as_deref(),
                 offset,
                 exact,
-            )?;
+            };
+            let e = self.launch_event(prog, l.kernel, range, &a)?;
             events.extend(e);
         }
         Ok(events)

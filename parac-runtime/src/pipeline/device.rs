@@ -180,6 +180,21 @@ macro_rules! dev_mats {
 }
 dev_mats!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
 
+/// The minimum (`op` is `Min`) or else the maximum of a min/max reduction's integer partials:
+/// for none, `max` or `min` (the type's, each operator's identity).
+fn min_max_int<T: Ord + Copy + Into<i128>>(
+    op: parac_core::ir::ReduceOp,
+    partials: &[T],
+    min: T,
+    max: T,
+) -> i128 {
+    if op == parac_core::ir::ReduceOp::Min {
+        host::combine_min_int(partials, max).into()
+    } else {
+        host::combine_max_int(partials, min).into()
+    }
+}
+
 fn unsupported(f: &Function, what: String) -> Error {
     Error::Unsupported {
         function: intern(&f.name),
@@ -336,22 +351,12 @@ pub(super) fn run(
                                 cast(Val::F32(v), ty)
                             }
                             (Partials::MinMaxInt(_), Data::I32(p)) => {
-                                let p = &p[..used];
-                                let v = if red.op == parac_core::ir::ReduceOp::Min {
-                                    host::combine_min_int(p, i32::MAX)
-                                } else {
-                                    host::combine_max_int(p, i32::MIN)
-                                };
-                                cast(Val::Int(v as i128), ty)
+                                let v = min_max_int(red.op, &p[..used], i32::MIN, i32::MAX);
+                                cast(Val::Int(v), ty)
                             }
                             (Partials::MinMaxInt(_), Data::U32(p)) => {
-                                let p = &p[..used];
-                                let v = if red.op == parac_core::ir::ReduceOp::Min {
-                                    host::combine_min_int(p, u32::MAX)
-                                } else {
-                                    host::combine_max_int(p, u32::MIN)
-                                };
-                                cast(Val::Int(v as i128), ty)
+                                let v = min_max_int(red.op, &p[..used], u32::MIN, u32::MAX);
+                                cast(Val::Int(v), ty)
                             }
                             _ => unreachable!("partials of the layout's type"),
                         };

@@ -10,44 +10,6 @@ use parac_core::ir::Scalar;
 
 use crate::{Element, Elements, ElementsMut, MatrixMut, MatrixRef, Pitch};
 
-/// The elements of a borrowed input matrix, in its element type (a slice, or a pointer and a
-/// layout for a matrix whose gaps between rows are not its own: [`Elements`]).
-#[derive(Clone)]
-pub enum Slice<'a> {
-    /// `u8`.
-    U8(Elements<'a, u8>),
-    /// `i8`.
-    I8(Elements<'a, i8>),
-    /// `u16`.
-    U16(Elements<'a, u16>),
-    /// `i16`.
-    I16(Elements<'a, i16>),
-    /// `u32`.
-    U32(Elements<'a, u32>),
-    /// `i32`.
-    I32(Elements<'a, i32>),
-    /// `f32`.
-    F32(Elements<'a, f32>),
-}
-
-/// The elements of a borrowed output matrix, in its element type.
-pub enum SliceMut<'a> {
-    /// `u8`.
-    U8(ElementsMut<'a, u8>),
-    /// `i8`.
-    I8(ElementsMut<'a, i8>),
-    /// `u16`.
-    U16(ElementsMut<'a, u16>),
-    /// `i16`.
-    I16(ElementsMut<'a, i16>),
-    /// `u32`.
-    U32(ElementsMut<'a, u32>),
-    /// `i32`.
-    I32(ElementsMut<'a, i32>),
-    /// `f32`.
-    F32(ElementsMut<'a, f32>),
-}
-
 /// One argument of a call, in `Function::params` order.
 pub enum HostArg<'a> {
     /// A matrix the pipeline reads: its shape, layout and elements (from the first to the
@@ -70,6 +32,39 @@ pub trait Lang: Element {
     fn slice_mut(data: ElementsMut<'_, Self>) -> SliceMut<'_>;
 }
 
+/// An enum of borrowed matrix elements (`$elements`: [`Elements`] or [`ElementsMut`]), one
+/// variant per element type of the language, with its element type and length.
+macro_rules! slice_enum {
+    ($(#[$attr:meta])* $name:ident, $elements:ident, $($t:ty => $v:ident),*) => {
+        $(#[$attr])*
+        pub enum $name<'a> {
+            $(#[doc = concat!("`", stringify!($t), "`.")]
+            $v($elements<'a, $t>),)*
+        }
+
+        impl $name<'_> {
+            /// The element type.
+            pub fn elem(&self) -> Scalar {
+                match self {
+                    $($name::$v(_) => Scalar::$v,)*
+                }
+            }
+            /// The number of elements from the first to the last, gaps included.
+            pub fn len(&self) -> usize {
+                match self {
+                    $($name::$v($elements::Slice(d)) => d.len(),
+                    $name::$v($elements::Strided(d)) => d.span(),
+                    $name::$v($elements::Refused(_)) => 0,)*
+                }
+            }
+            /// Whether there are no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+        }
+    };
+}
+
 macro_rules! lang {
     ($($t:ty => $v:ident),*) => {
         $(impl Lang for $t {
@@ -82,47 +77,18 @@ macro_rules! lang {
             }
         })*
 
-        impl Slice<'_> {
-            /// The element type.
-            pub fn elem(&self) -> Scalar {
-                match self {
-                    $(Slice::$v(_) => Scalar::$v,)*
-                }
-            }
-            /// The number of elements from the first to the last, gaps included.
-            pub fn len(&self) -> usize {
-                match self {
-                    $(Slice::$v(Elements::Slice(d)) => d.len(),
-                    Slice::$v(Elements::Strided(d)) => d.span(),
-                    Slice::$v(Elements::Refused(_)) => 0,)*
-                }
-            }
-            /// Whether there are no elements.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-        }
+        slice_enum!(
+            /// The elements of a borrowed input matrix, in its element type (a slice, or a
+            /// pointer and a layout for a matrix whose gaps between rows are not its own:
+            /// [`Elements`]).
+            #[derive(Clone)]
+            Slice, Elements, $($t => $v),*
+        );
 
-        impl SliceMut<'_> {
-            /// The element type.
-            pub fn elem(&self) -> Scalar {
-                match self {
-                    $(SliceMut::$v(_) => Scalar::$v,)*
-                }
-            }
-            /// The number of elements from the first to the last, gaps included.
-            pub fn len(&self) -> usize {
-                match self {
-                    $(SliceMut::$v(ElementsMut::Slice(d)) => d.len(),
-                    SliceMut::$v(ElementsMut::Strided(d)) => d.span(),
-                    SliceMut::$v(ElementsMut::Refused(_)) => 0,)*
-                }
-            }
-            /// Whether there are no elements.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-        }
+        slice_enum!(
+            /// The elements of a borrowed output matrix, in its element type.
+            SliceMut, ElementsMut, $($t => $v),*
+        );
 
         /// Borrows tensor data as a [`Slice`] (`None` for `i64`/`u64`, which no matrix of the
         /// language holds).

@@ -463,42 +463,16 @@ pub(crate) fn from_interp(f: &Function, e: InterpError) -> Error {
 /// type, for the language's element types; `$other` for `i64`/`u64` data.
 macro_rules! each_elem {
     ($data:expr, |$v:ident: $t:ident| $body:expr, $other:expr) => {
+        each_elem!(@arms $data, $v, $t, $body, $other;
+            u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32)
+    };
+    (@arms $data:expr, $v:ident, $t:ident, $body:expr, $other:expr; $($ty:ty => $var:ident),*) => {
         match $data {
-            Data::U8($v) => {
+            $(Data::$var($v) => {
                 #[allow(dead_code)]
-                type $t = u8;
+                type $t = $ty;
                 $body
-            }
-            Data::I8($v) => {
-                #[allow(dead_code)]
-                type $t = i8;
-                $body
-            }
-            Data::U16($v) => {
-                #[allow(dead_code)]
-                type $t = u16;
-                $body
-            }
-            Data::I16($v) => {
-                #[allow(dead_code)]
-                type $t = i16;
-                $body
-            }
-            Data::U32($v) => {
-                #[allow(dead_code)]
-                type $t = u32;
-                $body
-            }
-            Data::I32($v) => {
-                #[allow(dead_code)]
-                type $t = i32;
-                $body
-            }
-            Data::F32($v) => {
-                #[allow(dead_code)]
-                type $t = f32;
-                $body
-            }
+            })*
             Data::I64(_) | Data::U64(_) => $other,
         }
     };

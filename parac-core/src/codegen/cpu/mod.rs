@@ -24,7 +24,7 @@ pub(crate) use host::{prelude, size_expr};
 
 use crate::ir::{Function, MatrixKind, RegionId};
 use crate::lir::visit::stmt_parts;
-use crate::lir::{self, Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
+use crate::lir::{self, Buf, ExprId, ExprKind, Func, Loop, LoopKind, Stmt, StmtId, VarId};
 use expr::{Exprs, var};
 use host::{View, reduction, rty, slice_of};
 use proc_macro2::{Literal, TokenStream};
@@ -77,38 +77,6 @@ fn collect_roots(func: &Func, s: StmtId, out: &mut Vec<ExprId>) {
     out.extend(es);
     for s in ss {
         collect_roots(func, s, out);
-    }
-}
-
-/// A `for` of the LIR.
-#[derive(Clone, Copy)]
-struct Loop {
-    var: VarId,
-    lo: ExprId,
-    hi: ExprId,
-    step: i64,
-    body: StmtId,
-}
-
-impl Loop {
-    fn of(func: &Func, s: StmtId) -> Option<Loop> {
-        match func.stmts[s] {
-            Stmt::For {
-                var,
-                lo,
-                hi,
-                step,
-                body,
-                ..
-            } => Some(Loop {
-                var,
-                lo,
-                hi,
-                step,
-                body,
-            }),
-            _ => None,
-        }
     }
 }
 
