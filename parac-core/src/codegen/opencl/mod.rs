@@ -12,29 +12,36 @@
 //!
 //! Here: the printer's state `K` and C's spelling of types and literals; programs and kernel
 //! signatures in `program.rs`, the baseline kernels in `baseline.rs`, border rules in
-//! `border.rs`, matrix accesses in `access.rs`, expressions and statements in `expr.rs`.
+//! `border.rs`, matrix accesses in `access.rs`, expressions and statements in `expr.rs`; the
+//! optimized plans' kernels in `variant.rs` (with `cache.rs`, `unroll.rs`, `tile.rs`).
 
 mod access;
 mod baseline;
 mod border;
+mod cache;
 mod expr;
 mod names;
 mod partition;
 mod program;
 mod range;
 mod reduce;
+mod tile;
+mod unroll;
 pub(crate) mod variant;
 
 pub use partition::{Bound, bounds};
 pub use program::{append_candidate, candidate_program, kernel_name, program, variant_name};
 pub(crate) use program::{cl_slots, hosts_used, used};
-pub use variant::local_bytes;
+pub use tile::local_bytes;
 
 // The printer's items shared across its files (each child has `use super::*`).
 use baseline::{iterator_kernel, reduction_kernel, rows_cols};
 use border::{border_helpers, bordered, has_rule};
+use cache::{Cache, Pending};
 use expr::{c_op, call_c, shape};
 use program::params;
+use tile::{Tile, tiles};
+use variant::{affs, lanes_of};
 
 use super::namer::Namer;
 use super::schedule::Variant;
@@ -94,16 +101,16 @@ struct K<'a> {
     /// elsewhere).
     bases: Vec<String>,
     /// Local-memory tiles (`lds`).
-    tiles: &'a [variant::Tile],
+    tiles: &'a [Tile],
     /// Suffix of local names: each lane has its own locals.
     sfx: String,
     /// Per slot, this lane's offset from the work-item's first point (`v<slot>`), in index
     /// values; the cache keys of loads fold it in.
     loff: Vec<i64>,
     /// Loads shared by the lanes of a work-item (`cse`), with their declarations.
-    cache: Option<&'a RefCell<variant::Cache>>,
+    cache: Option<&'a RefCell<Cache>>,
     /// Stores gathered for vector stores (`vmem`).
-    stores: Option<&'a RefCell<Vec<variant::Pending>>>,
+    stores: Option<&'a RefCell<Vec<Pending>>>,
     /// The affine form of each subscript of each access (the point, or a window's start).
     aff: &'a [Vec<Option<Affine>>],
     /// Depth inside `if` branches (loads there are not hoisted unless common to both).
