@@ -1,0 +1,220 @@
+//! Programs and kernel signatures: the prelude (guard helpers, constant matrices), the
+//! baseline program and each candidate's, kernel names, and what a kernel takes as arguments.
+
+use super::*;
+
+/// The program's guard helpers (see `codegen::safety`): `pc_oob` raises the call's error flag
+/// (the first raise keeps its code and indices) and gives 0; `pc_div_T`/`pc_rem_T` divide
+/// without trapping (by 0: the flag; the smallest integer by -1 wraps, as the CPU path does).
+const GUARDS: &str = "static int pc_oob(__global int* err, int code, long i0, long i1, long i2) {
+    if (atomic_cmpxchg((volatile __global int*)err, 0, code) == 0) { err[1] = (int)i0; err[2] = (int)i1; err[3] = (int)i2; }
+    return 0;
+}
+#define PC_DIVS(T, UT) \\
+static T pc_div_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); if (b == (T)-1) return (T)((UT)0 - (UT)a); return a / b; } \\
+static T pc_rem_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); if (b == (T)-1) return (T)0; return a % b; }
+#define PC_DIVU(T) \\
+static T pc_div_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); return a / b; } \\
+static T pc_rem_##T(T a, T b, __global int* err, int code) { if (b == 0) return (T)pc_oob(err, code, 0, 0, 0); return a % b; }
+PC_DIVS(int, uint)
+PC_DIVU(uint)
+PC_DIVS(long, ulong)
+PC_DIVU(ulong)
+
+";
+
+/// The kernel name of a region (region names may repeat, e.g. the paper's `it`).
+pub fn kernel_name(f: &Function, r: RegionId) -> String {
+    let clean: String = f.regions[r]
+        .name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("r{r}_{clean}")
+}
+
+/// Which matrices a region uses, and how.
+pub(crate) fn used(f: &Function, r: &Region) -> Vec<(MatrixId, bool)> {
+    let mut v: Vec<(MatrixId, bool)> = Vec::new();
+    let mut add = |m: MatrixId, w: bool| match v.iter_mut().find(|x| x.0 == m) {
+        Some(x) => x.1 |= w,
+        None => v.push((m, w)),
+    };
+    for a in &r.accesses {
+        add(a.matrix, a.write);
+    }
+    for id in &r.rules {
+        for e in &f.rules[*id].entries {
+            add(e.matrix, false);
+        }
+    }
+    v.retain(|(m, _)| !matches!(f.matrices[*m].kind, MatrixKind::Const(_)));
+    v.sort();
+    v
+}
+
+/// Host scalars a region's kernel reads (bounds, body, border values).
+pub(crate) fn hosts_used(f: &Function, r: &Region) -> Vec<ScalarId> {
+    let mut v = Vec::new();
+    let mut see = |e: &Expr| {
+        e.walk(&mut |x| {
+            if let ExprKind::Host(h) = x.kind {
+                if !v.contains(&h) {
+                    v.push(h);
+                }
+            }
+        })
+    };
+    for d in r.dims.iter().flatten() {
+        see(&d.lo);
+        see(&d.hi);
+    }
+    KStmt::walk(&r.body, &mut |s, _| match s {
+        KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => see(e),
+    });
+    for a in &r.accesses {
+        for s in &a.subs {
+            match s {
+                Sub::Point(e) | Sub::Window { start: e, .. } => see(e),
+                Sub::Star => {}
+            }
+        }
+    }
+    for id in &r.rules {
+        for e in &f.rules[*id].entries {
+            see(&e.value);
+            for a in &e.accesses {
+                for s in &a.subs {
+                    if let Sub::Point(p) = s {
+                        see(p);
+                    }
+                }
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// The OpenCL C program of a function: constant matrices, then one kernel per region.
+pub fn program(f: &Function) -> String {
+    let mut out = prelude(f, "baseline plan, one work-item per iteration point");
+    for (rid, r) in f.regions.iter().enumerate() {
+        out.push('\n');
+        match r.kind {
+            RegionKind::Iterator => iterator_kernel(&mut out, f, rid),
+            RegionKind::Reduction { op, matrix, .. } => {
+                reduction_kernel(&mut out, f, rid, op, matrix)
+            }
+        }
+    }
+    out
+}
+
+/// The program of candidate `v` (not the baseline) of region `rid`: its kernel alone, with the
+/// helpers it calls and the function's constants, built by the runtime when the candidate is
+/// first needed, so that a candidate that fails to build costs only itself. `aff` is
+/// [`variant::affs`] of the region (computed once for all its candidates).
+pub fn candidate_program(
+    f: &Function,
+    rid: RegionId,
+    v: &Variant,
+    aff: &[Vec<Option<Affine>>],
+) -> String {
+    let r = &f.regions[rid];
+    let mut out = prelude(f, &format!("plan `{}` of region `{}`", v.label(), r.name));
+    append_candidate(&mut out, f, rid, v, aff);
+    out
+}
+
+/// Appends candidate `v`'s kernel of region `rid` to a program of `f` (its helpers where the
+/// program does not define them yet).
+pub fn append_candidate(
+    out: &mut String,
+    f: &Function,
+    rid: RegionId,
+    v: &Variant,
+    aff: &[Vec<Option<Affine>>],
+) {
+    let name = variant_name(f, rid, v);
+    out.push('\n');
+    match f.regions[rid].kind {
+        RegionKind::Iterator => variant::variant_kernel(out, f, rid, v, &name, aff),
+        RegionKind::Reduction { op, matrix, .. } => {
+            reduce::tree_kernel(out, f, rid, op, matrix, v, &name)
+        }
+    }
+}
+
+/// The head of every program of `f`: what it holds, the guard helpers and the constants.
+fn prelude(f: &Function, what: &str) -> String {
+    let mut out = String::from("// Generated by parac from the pipeline `");
+    let _ = writeln!(out, "{}`: {what}.", f.name);
+    out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : disable\n\n");
+    out.push_str(GUARDS);
+    for (m, mat) in f.matrices.iter().enumerate() {
+        if let MatrixKind::Const(vals) = &mat.kind {
+            let vals: Vec<String> = vals
+                .iter()
+                .map(|v| {
+                    if mat.elem.is_float() {
+                        c_float(*v)
+                    } else {
+                        format!("{}", *v as i64)
+                    }
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "__constant {} cst{m}[{}] = {{{}}};",
+                cty(mat.elem),
+                vals.len().max(1),
+                vals.join(", ")
+            );
+        }
+    }
+    out
+}
+
+/// The kernel name of plan `v` of a region: `<region kernel>__<label>` (`+` as `_`).
+pub fn variant_name(f: &Function, r: RegionId, v: &Variant) -> String {
+    if v.is_baseline() {
+        kernel_name(f, r)
+    } else {
+        format!("{}__{}", kernel_name(f, r), v.label().replace('+', "_"))
+    }
+}
+
+pub(super) fn params(f: &Function, r: &Region) -> Vec<String> {
+    let mut p = Vec::new();
+    for (m, w) in used(f, r) {
+        let t = cty(f.matrices[m].elem);
+        p.push(format!(
+            "__global {}{t}* m{m}",
+            if w { "" } else { "const " }
+        ));
+        p.push(format!("int p{m}"));
+    }
+    for i in 0..f.sizes.len() {
+        p.push(format!("int z{i}"));
+    }
+    for h in hosts_used(f, r) {
+        p.push(format!("{} s{h}", cty(arg_ty(f.scalars[h].ty))));
+    }
+    // The call's error flag (guarded accesses and divisions, see `codegen::safety`).
+    p.push("__global int* err".to_string());
+    p
+}
+
+/// Slots with iteration, innermost (last) first: OpenCL dimension 0 runs along rows.
+pub(crate) fn cl_slots(r: &Region) -> Vec<usize> {
+    let mut s: Vec<usize> = r
+        .dims
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    s.reverse();
+    s
+}
