@@ -64,6 +64,12 @@ pub struct Reuse {
     pub two_d: bool,
     /// The most elements neighbouring work-items along the vertical slot share (0: none).
     pub v_reuse: u32,
+    /// Neighbouring work-items along the horizontal slot touch neighbouring elements of every
+    /// matrix (each access affine, its column `1 * var + c` in the horizontal slot's variable,
+    /// or the same column for all): what a driver that vectorizes across work-items turns
+    /// into vector loads and stores. False for strided accesses (downsampling), gathers
+    /// (upsampling) and transposes.
+    pub contiguous: bool,
 }
 
 /// The reuse facts of region `rid`.
@@ -89,6 +95,13 @@ pub fn reuse(f: &Function, rid: RegionId) -> Reuse {
             .unwrap_or(8),
         two_d: ft.par_dim == 2,
         v_reuse: reads().map(|u| u.v_reuse_len).max().unwrap_or(0),
+        contiguous: ft.matrices.iter().filter(|u| !u.constant).all(|u| {
+            u.affine
+                && u.col().is_some_and(|c| match c.var {
+                    Some(v) => Some(v) == ft.h_slot && c.coef == 1,
+                    None => true,
+                })
+        }),
     }
 }
 
@@ -109,12 +122,16 @@ pub enum Target {
 /// On a GPU it is the order of [`candidates`] (Algorithm 1's ranking), the baseline last. On a
 /// CPU device the model corrects Algorithm 1 where the device vectorizes by itself, as the
 /// search's records on PoCL show (`docs/benchmarks.md`, per stage):
-/// - explicit lanes of elements wider than a byte (`h<W>`, and `v<V>` unless the reuse along
-///   the vertical covers the `V` rows) replace the driver's vectorization across work-items by
-///   the kernel's own narrower vectors (2-4x slower on blur's 16-bit taps, 1.1-1.2x on
-///   unsharp's float stages), so there the scalar kernel with the transforms that make no lanes
-///   (`unroll`, `peep`, `split`) comes first; byte lanes still pay (vectors of 16-64 bytes
-///   loaded and stored at once, which the driver does not form from byte loads);
+/// - where neighbouring work-items touch neighbouring elements ([`Reuse::contiguous`]), the
+///   driver's vectorization across work-items already makes vector loads and stores, and the
+///   kernel's own lanes (`h<W>`, and the shared and vector loads that come with them) only
+///   narrow it: there the scalar kernel with every transform that makes no lanes (`unroll`,
+///   `peep`, `split`) comes first (laplacian's 5-tap pass 1.4 ms against 5.5 ms for the best
+///   lanes, sharpen's Sobel 3.4 against 8.3, blur's 16-bit taps 7.4 against 18), except where
+///   Algorithm 1 picks vertical lanes whose rows the reuse covers (unsharp's 7-row pass: each
+///   row loaded once for 4 outputs, 3.0 ms against 4.6);
+/// - where they do not (downsampling strides, upsampling gathers), the driver makes gathers,
+///   and the kernel's lanes, with vector loads and shuffles, win: Algorithm 1's order;
 /// - a tree reduction runs its work-group as a loop with barriers, slower than the plain
 ///   per-row reduction (13x for sharpen's sum), so trees come after the baseline.
 pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
@@ -129,7 +146,7 @@ pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
         RegionKind::Reduction { .. } => first.push(0),
         RegionKind::Iterator => {
             let u = reuse(f, rid);
-            if u.min_elem > 1 && !u.self_read {
+            if u.contiguous && !u.self_read {
                 let pos = |v: &Variant| cands.iter().position(|c| c == v);
                 let lanes_pay =
                     |c: &Variant| c.cols == 1 && c.rows > 1 && u.v_reuse >= c.rows && u.two_d;
@@ -292,7 +309,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cpu_device_gets_lanes_of_bytes_and_of_well_shared_rows_only() {
+    fn a_cpu_device_gets_lanes_where_work_items_do_not_read_neighbours_or_rows_share_loads() {
         let blur = "fn blur(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
             let bx: u16[M][N-2];
             parac_iterator it(0:M:1; 0:N-2:1) {
@@ -317,13 +334,28 @@ mod tests {
         }";
         assert_eq!(firsts(v7, Target::Cpu), firsts(v7, Target::Gpu));
         assert_eq!(firsts(v7, Target::Cpu), ["v4+cse+vmem+peep+split"]);
-        // Bytes: Algorithm 1's order on both.
+        // Bytes read contiguously: the scalar kernel too.
         let bytes = "fn b(src: &u8[M][N], out: &mut u8[M][N-2]) {
             parac_iterator it(0:M:1; 0:N-2:1) {
                 out[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
             }
         }";
-        assert_eq!(firsts(bytes, Target::Cpu), firsts(bytes, Target::Gpu));
+        assert_eq!(firsts(bytes, Target::Gpu), ["h8+cse+vmem+peep"]);
+        assert_eq!(firsts(bytes, Target::Cpu), ["peep"]);
+        // A downsample (stride 2) and an upsample (a gather): Algorithm 1's lanes on both.
+        let strided = "fn d(src: &u8[M][N], out: &mut u8[M/2][N/2]) {
+            parac_iterator it(0:M/2:1; 0:N/2:1) {
+                out[itx][ity] = (src[2*itx][2*ity] + src[2*itx][2*ity+1]) / 2;
+            }
+        }";
+        assert_eq!(firsts(strided, Target::Cpu), firsts(strided, Target::Gpu));
+        let gather = "fn u(down: &u8[M][N], out: &mut u8[2*M][2*N]) {
+            parac_iterator it(0:2*M:1; 0:2*N:1) {
+                out[itx][ity] = down[itx / 2][ity / 2];
+            }
+        }";
+        assert_eq!(firsts(gather, Target::Cpu), firsts(gather, Target::Gpu));
+        assert!(firsts(gather, Target::Cpu)[0].starts_with('h'));
         // Global sums: a tree on a GPU, the per-row reduction elsewhere.
         let sum = "fn s(src: &u8[M][N]) -> i64 { return parac_matrix_sum(src); }";
         assert_eq!(firsts(sum, Target::Gpu), ["tree256"]);
