@@ -2,7 +2,8 @@
 //! `parac!` block of every example, compared with `tests/out/`. When a change of the compiler's
 //! understanding is intended, rewrite the expectations with `PARAC_BLESS=1 cargo test --test
 //! golden` and review the diff. Next to each `tests/out/NAME.ir` of a `tests/in` program,
-//! `NAME.lir` holds its loop IR after lowering and after each pass.
+//! `NAME.lir` holds its loop IR after lowering and after each pass; `tests/out/backends/` holds
+//! every stage, the OpenCL C and the CPU Rust included, of the programs of `tests/in/backends/`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -124,6 +125,56 @@ fn golden_ir() {
         count += 1;
     }
     assert!(count > 0, "no golden inputs found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every stage of the small programs of `tests/in/backends/`, as naga keeps `tests/in` →
+/// `tests/out/<backend>`: the IR (`NAME.ir`), the loop IR after lowering and after each pass
+/// (`NAME.lir`), the OpenCL C of the baseline and of every candidate plan (`NAME.cl.txt`) and the
+/// Rust `parac!` expands to, formatted (`NAME.rs.txt`), in `tests/out/backends/`. The programs are
+/// small so that a change of either printer reads as a diff (the other `tests/in` programs would
+/// make 11 MB of these); `.txt` keeps the generated code out of the tree's own sources.
+#[cfg(feature = "cli")]
+#[test]
+fn golden_backends() {
+    let mut failures = Vec::new();
+    let inputs = files("tests/in/backends", "parac");
+    assert!(!inputs.is_empty(), "no programs in tests/in/backends");
+    for path in inputs {
+        let source = fs::read_to_string(&path).expect("read input");
+        let name = format!(
+            "tests/in/backends/{}",
+            path.file_name().unwrap().to_string_lossy()
+        );
+        let out = Path::new("tests/out/backends").join(path.file_stem().unwrap());
+        let compiled = parac_core::compile_str(&source);
+        assert!(
+            compiled.diagnostics.is_empty(),
+            "{name}: {:?}",
+            compiled.diagnostics
+        );
+        compare(
+            &out.with_extension("ir"),
+            &render(&name, &source),
+            &mut failures,
+        );
+        let lir = parac_core::lir::dump_module(&compiled.module);
+        compare(&out.with_extension("lir"), &lir, &mut failures);
+        let cl: String = compiled
+            .module
+            .functions
+            .iter()
+            .map(parac_core::codegen::launch::all_programs)
+            .collect();
+        compare(&out.with_extension("cl.txt"), &cl, &mut failures);
+        let file = syn::parse2::<syn::File>(parac_core::codegen::expand(&compiled))
+            .expect("the expansion parses as a Rust file");
+        compare(
+            &out.with_extension("rs.txt"),
+            &prettyplease::unparse(&file),
+            &mut failures,
+        );
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
