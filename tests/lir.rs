@@ -138,8 +138,9 @@ fn compare(name: &str, f: &Function, rng: &mut Rng) -> usize {
 fn lir_matches_the_interpreter_on_every_program() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut compared = 0;
-    let mut dir: Vec<_> = std::fs::read_dir("tests/in")
-        .expect("tests/in")
+    let mut dir: Vec<_> = ["tests/in", "tests/in/backends"]
+        .into_iter()
+        .flat_map(|d| std::fs::read_dir(d).expect(d))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "parac"))
         .collect();

@@ -668,8 +668,9 @@ fn cli_runs_every_program() {
     let tmp = temp_dir("every");
     let root = tmp.path();
     std::fs::create_dir_all(root).expect("temp dir");
-    let mut files: Vec<PathBuf> = std::fs::read_dir("tests/in")
-        .expect("tests/in")
+    let mut files: Vec<PathBuf> = ["tests/in", "tests/in/backends"]
+        .into_iter()
+        .flat_map(|d| std::fs::read_dir(d).expect(d))
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "parac"))
         .filter(|p| !p.ends_with("errors_collected.parac"))
