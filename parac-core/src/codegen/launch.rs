@@ -94,11 +94,11 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
             source: (!v.is_baseline()).then(|| super::opencl::candidate_program(f, rid, &v, &aff)),
             label: v.label(),
             kernel: variant_name(f, rid, &v),
-            per_item: [v.cols as usize, v.rows as usize],
+            per_item: [v.cols() as usize, v.rows() as usize],
             local: v.local_size(),
-            local_bytes: v.tree.map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v),
-            tree: v.tree.is_some(),
-            split: v.split,
+            local_bytes: v.tree().map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v),
+            tree: v.tree().is_some(),
+            split: v.split(),
             origin: v.is_baseline() && f.regions[rid].kind == RegionKind::Iterator,
         })
         .collect()

@@ -1,8 +1,8 @@
 //! The optimization model (paper Algorithm 1): from a region's features, the ranked candidate
-//! plans ([`Variant`]s) the OpenCL back end emits a kernel for. The runtime prunes them by the
+//! plans ([`Schedule`]s) the OpenCL back end emits a kernel for. The runtime prunes them by the
 //! device's limits and, unless told otherwise, times them and keeps the fastest.
 //!
-//! Every transform is a switch of [`Variant`], so a test or a bench can force one alone:
+//! Every transform is a [`Directive`] of a [`Schedule`], so a test or a bench can force one alone:
 //! - `h<W>` / `v<V>`: horizontal / vertical vector parallelism, each work-item computes `W`
 //!   adjacent columns (`V` adjacent rows); a tail path handles the last, partial strip;
 //! - `unroll`: constant-size windows (convolutions, block reductions) are unrolled, constant
@@ -27,7 +27,7 @@
 
 use crate::ir::*;
 
-pub use super::schedule::Variant;
+pub use super::schedule::{Directive, Schedule};
 
 /// The labels of every candidate of every region of `f`, in first-seen order (`baseline`
 /// first): what `PlanPolicy::Force` can name for this function.
@@ -147,9 +147,10 @@ pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
         RegionKind::Iterator => {
             let u = reuse(f, rid);
             if u.contiguous && !u.self_read {
-                let pos = |v: &Variant| cands.iter().position(|c| c == v);
-                let lanes_pay =
-                    |c: &Variant| c.cols == 1 && c.rows > 1 && u.v_reuse >= c.rows && u.two_d;
+                let pos = |v: &Schedule| cands.iter().position(|c| c == v);
+                let lanes_pay = |c: &Schedule| {
+                    c.cols() == 1 && c.rows() > 1 && u.v_reuse >= c.rows() && u.two_d
+                };
                 // Algorithm 1's own first choice where its lanes pay here, then the scalar kernel.
                 first.extend((1..n.min(2)).filter(|i| lanes_pay(&cands[*i])));
                 first.extend(pos(&scalar(f, rid, &u)));
@@ -162,37 +163,35 @@ pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
 
 /// The plan with every transform that makes no lanes: windows unrolled, peephole rewrites,
 /// the border split off where the host can compute the interior box.
-fn scalar(f: &Function, rid: RegionId, u: &Reuse) -> Variant {
-    Variant {
-        unroll: u.windows,
-        peep: true,
-        split: super::opencl::bounds(f, rid).is_some(),
-        ..Variant::baseline()
-    }
+fn scalar(f: &Function, rid: RegionId, u: &Reuse) -> Schedule {
+    Schedule::baseline()
+        .with_if(u.windows, Directive::Unroll)
+        .with(Directive::Peephole)
+        .with_if(
+            super::opencl::bounds(f, rid).is_some(),
+            Directive::SplitBorder,
+        )
 }
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
 /// search and the benches can weigh them.
-pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
+pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
+    use Directive as D;
     let r = &f.regions[rid];
-    let base = Variant::baseline();
+    let base = Schedule::baseline();
     let mut out = vec![base.clone()];
-    let mut add = |v: Variant| {
+    let mut add = |v: Schedule| {
         if !out.contains(&v) {
             out.push(v);
         }
     };
+    let alone = |d: Directive| Schedule::baseline().with(d);
+    let lanes = |cols: u32, rows: u32| D::Lanes { cols, rows };
     match r.kind {
         RegionKind::Reduction { .. } => {
-            add(Variant {
-                tree: Some(256),
-                ..base.clone()
-            });
-            add(Variant {
-                tree: Some(64),
-                ..base.clone()
-            });
+            add(alone(D::TreeReduce { group: 256 }));
+            add(alone(D::TreeReduce { group: 64 }));
         }
         RegionKind::Iterator => {
             let u = reuse(f, rid);
@@ -204,15 +203,14 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
             let split = super::opencl::bounds(f, rid).is_some();
             // Narrow elements pack more lanes into one vector access.
             let w = if u.min_elem == 1 { 8 } else { 4 };
-            let full = |cols: u32, rows: u32| Variant {
-                cols,
-                rows,
-                unroll: u.windows,
-                cse: true,
-                vmem: true,
-                peep: true,
-                split,
-                ..base.clone()
+            let full = |cols: u32, rows: u32| {
+                Schedule::baseline()
+                    .with(lanes(cols, rows))
+                    .with_if(u.windows, D::Unroll)
+                    .with(D::ShareLoads)
+                    .with(D::VectorMemory)
+                    .with(D::Peephole)
+                    .with_if(split, D::SplitBorder)
             };
             // Algorithm 1: horizontal reuse (or plain streaming) → horizontal vector
             // parallelism; vertical-only reuse → vertical vector parallelism first.
@@ -231,17 +229,13 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
             // Vertical reuse → local memory.
             if u.vertical && u.two_d {
                 for v in [
-                    Variant {
-                        lds: Some((32, 8)),
-                        unroll: u.windows,
-                        peep: true,
-                        ..base.clone()
-                    },
-                    Variant {
-                        lds: Some((16, 8)),
-                        split: false,
-                        ..full(w, 1)
-                    },
+                    Schedule::baseline()
+                        .with(D::LocalTile { cols: 32, rows: 8 })
+                        .with_if(u.windows, D::Unroll)
+                        .with(D::Peephole),
+                    full(w, 1)
+                        .with(D::LocalTile { cols: 16, rows: 8 })
+                        .without(D::SplitBorder),
                 ] {
                     if super::opencl::local_bytes(f, rid, &v) > 0 {
                         add(v);
@@ -249,45 +243,19 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Variant> {
                 }
             }
             // Each transform alone.
-            add(Variant {
-                cols: w,
-                ..base.clone()
-            });
+            add(alone(lanes(w, 1)));
             if u.two_d {
-                add(Variant {
-                    rows: 2,
-                    ..base.clone()
-                });
+                add(alone(lanes(1, 2)));
             }
             if u.windows {
-                add(Variant {
-                    unroll: true,
-                    ..base.clone()
-                });
+                add(alone(D::Unroll));
             }
-            add(Variant {
-                cols: w,
-                cse: true,
-                ..base.clone()
-            });
-            add(Variant {
-                cols: w,
-                vmem: true,
-                ..base.clone()
-            });
-            add(Variant {
-                peep: true,
-                ..base.clone()
-            });
-            add(Variant {
-                m24: true,
-                ..base.clone()
-            });
+            add(alone(lanes(w, 1)).with(D::ShareLoads));
+            add(alone(lanes(w, 1)).with(D::VectorMemory));
+            add(alone(D::Peephole));
+            add(alone(D::Mul24));
             if split {
-                add(Variant {
-                    split: true,
-                    ..base.clone()
-                });
+                add(alone(D::SplitBorder));
             }
         }
     }

@@ -1,75 +1,134 @@
-//! A region's schedule as data: the [`Variant`] of the OpenCL back end (which transforms a
-//! candidate kernel applies). The optimization model (`plan.rs`) ranks them; the printers and
-//! the runtime read them; labels name them in `PARAC_PLAN`, the plan cache and kernel names.
+//! A region's schedule as data: a list of [`Directive`]s, each one transform a candidate kernel
+//! applies. The optimization model (`plan.rs`) ranks schedules; the printers and the runtime
+//! read them; labels name them in `PARAC_PLAN`, the plan cache and kernel names.
 
-/// One plan for one region.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Variant {
-    /// Adjacent columns per work-item (1: none).
-    pub cols: u32,
-    /// Adjacent rows per work-item (1: none).
-    pub rows: u32,
-    /// Unrolled constant windows.
-    pub unroll: bool,
-    /// Loads shared between lanes and hoisted.
-    pub cse: bool,
-    /// Vector loads and stores.
-    pub vmem: bool,
-    /// Range-proven peephole rewrites (shifts, masks, `clamp`, `abs`).
-    pub peep: bool,
-    /// `mul24`/`mad24` where operands are proven to fit 24 bits.
-    pub m24: bool,
-    /// Local-memory tiling with this work-group size (columns, rows).
-    pub lds: Option<(u32, u32)>,
-    /// Tree reduction with this work-group size.
-    pub tree: Option<u32>,
-    /// Loop partitioning: the kernel runs the interior box only, the baseline the border strips.
-    pub split: bool,
+/// One transform of a region's plan. Its label part is given with each variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Directive {
+    /// Several iteration points per work-item: `cols` adjacent columns (`h<cols>`) by `rows`
+    /// adjacent rows (`v<rows>`), as vector lanes; a tail path handles a partial strip.
+    Lanes {
+        /// Adjacent columns (1: none).
+        cols: u32,
+        /// Adjacent rows (1: none).
+        rows: u32,
+    },
+    /// Constant windows unrolled, constant filters folded into the code (`unroll`).
+    Unroll,
+    /// Loads of one element by several lanes done once and hoisted (`cse`).
+    ShareLoads,
+    /// Those loads, where adjacent in a row, as vector loads, the lanes' stores as one vector
+    /// store (`vmem`).
+    VectorMemory,
+    /// Range-proven peephole rewrites: shifts, masks, `clamp`, `abs` (`peep`).
+    Peephole,
+    /// `mul24`/`mad24` where the operands are proven to fit 24 bits (`m24`).
+    Mul24,
+    /// Loop partitioning: the kernel runs the interior box only, the baseline the border strips
+    /// (`split`).
+    SplitBorder,
+    /// Local-memory tiles for a work-group of `cols` by `rows` work-items (`lds<cols>x<rows>`).
+    LocalTile {
+        /// Work-items along OpenCL dimension 0.
+        cols: u32,
+        /// Work-items along dimension 1.
+        rows: u32,
+    },
+    /// A tree reduction over a work-group of `group` work-items (`tree<group>`).
+    TreeReduce {
+        /// The work-group size.
+        group: u32,
+    },
 }
 
-impl Variant {
+impl Directive {
+    /// The label part, `None` for lanes of one column and one row.
+    fn label(self) -> Option<String> {
+        Some(match self {
+            Directive::Lanes { cols, rows } => {
+                let mut p = Vec::new();
+                if cols > 1 {
+                    p.push(format!("h{cols}"));
+                }
+                if rows > 1 {
+                    p.push(format!("v{rows}"));
+                }
+                if p.is_empty() {
+                    return None;
+                }
+                p.join("+")
+            }
+            Directive::Unroll => "unroll".into(),
+            Directive::ShareLoads => "cse".into(),
+            Directive::VectorMemory => "vmem".into(),
+            Directive::Peephole => "peep".into(),
+            Directive::Mul24 => "m24".into(),
+            Directive::SplitBorder => "split".into(),
+            Directive::LocalTile { cols, rows } => format!("lds{cols}x{rows}"),
+            Directive::TreeReduce { group } => format!("tree{group}"),
+        })
+    }
+
+    /// Whether `self` and `other` are the same kind of directive (whatever their parameters).
+    fn same_kind(self, other: Directive) -> bool {
+        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+    }
+}
+
+/// One plan for one region: its directives, at most one of each kind, in a canonical order
+/// (so that two schedules with the same directives are equal and have one label). The empty
+/// list is the baseline: one work-item per iteration point.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Schedule {
+    directives: Vec<Directive>,
+}
+
+impl Schedule {
     /// The baseline plan: one work-item per iteration point, nothing else.
-    pub fn baseline() -> Variant {
-        Variant {
-            cols: 1,
-            rows: 1,
-            ..Variant::default()
+    pub fn baseline() -> Schedule {
+        Schedule::default()
+    }
+
+    /// This schedule with directive `d` (replacing one of its kind).
+    pub fn with(mut self, d: Directive) -> Schedule {
+        self.directives.retain(|x| !x.same_kind(d));
+        if d != (Directive::Lanes { cols: 1, rows: 1 }) {
+            self.directives.push(d);
+            self.directives.sort();
         }
+        self
+    }
+
+    /// This schedule with directive `d` where `on`.
+    pub fn with_if(self, on: bool, d: Directive) -> Schedule {
+        if on { self.with(d) } else { self }
+    }
+
+    /// This schedule without directives of `d`'s kind.
+    pub fn without(mut self, d: Directive) -> Schedule {
+        self.directives.retain(|x| !x.same_kind(d));
+        self
+    }
+
+    /// The directives, in their canonical order.
+    pub fn directives(&self) -> &[Directive] {
+        &self.directives
+    }
+
+    /// Whether it has a directive of `d`'s kind.
+    pub fn has(&self, d: Directive) -> bool {
+        self.directives.iter().any(|x| x.same_kind(d))
     }
 
     /// Whether this is the baseline plan.
     pub fn is_baseline(&self) -> bool {
-        *self == Variant::baseline()
+        self.directives.is_empty()
     }
 
-    /// The label, e.g. `h4+unroll+cse+vmem`: the transforms in a fixed order, `baseline` for
+    /// The label, e.g. `h4+unroll+cse+vmem`: the directives' parts in order, `baseline` for
     /// none. Labels name candidates in kernels, in the plan cache and in `PARAC_PLAN`.
     pub fn label(&self) -> String {
-        let mut p: Vec<String> = Vec::new();
-        if self.cols > 1 {
-            p.push(format!("h{}", self.cols));
-        }
-        if self.rows > 1 {
-            p.push(format!("v{}", self.rows));
-        }
-        for (on, name) in [
-            (self.unroll, "unroll"),
-            (self.cse, "cse"),
-            (self.vmem, "vmem"),
-            (self.peep, "peep"),
-            (self.m24, "m24"),
-            (self.split, "split"),
-        ] {
-            if on {
-                p.push(name.to_string());
-            }
-        }
-        if let Some((x, y)) = self.lds {
-            p.push(format!("lds{x}x{y}"));
-        }
-        if let Some(l) = self.tree {
-            p.push(format!("tree{l}"));
-        }
+        let p: Vec<String> = self.directives.iter().filter_map(|d| d.label()).collect();
         if p.is_empty() {
             "baseline".to_string()
         } else {
@@ -77,17 +136,113 @@ impl Variant {
         }
     }
 
+    fn lanes_of(&self) -> (u32, u32) {
+        self.directives
+            .iter()
+            .find_map(|d| match d {
+                Directive::Lanes { cols, rows } => Some((*cols, *rows)),
+                _ => None,
+            })
+            .unwrap_or((1, 1))
+    }
+
+    /// Adjacent columns per work-item (1: none).
+    pub fn cols(&self) -> u32 {
+        self.lanes_of().0
+    }
+
+    /// Adjacent rows per work-item (1: none).
+    pub fn rows(&self) -> u32 {
+        self.lanes_of().1
+    }
+
     /// Whether lanes (several iteration points per work-item) are used.
     pub fn lanes(&self) -> bool {
-        self.cols > 1 || self.rows > 1
+        self.cols() > 1 || self.rows() > 1
+    }
+
+    /// [`Directive::Unroll`].
+    pub fn unroll(&self) -> bool {
+        self.has(Directive::Unroll)
+    }
+
+    /// [`Directive::ShareLoads`].
+    pub fn cse(&self) -> bool {
+        self.has(Directive::ShareLoads)
+    }
+
+    /// [`Directive::VectorMemory`].
+    pub fn vmem(&self) -> bool {
+        self.has(Directive::VectorMemory)
+    }
+
+    /// [`Directive::Peephole`].
+    pub fn peep(&self) -> bool {
+        self.has(Directive::Peephole)
+    }
+
+    /// [`Directive::Mul24`].
+    pub fn m24(&self) -> bool {
+        self.has(Directive::Mul24)
+    }
+
+    /// [`Directive::SplitBorder`].
+    pub fn split(&self) -> bool {
+        self.has(Directive::SplitBorder)
+    }
+
+    /// The local tile's work-group size ([`Directive::LocalTile`]).
+    pub fn lds(&self) -> Option<(u32, u32)> {
+        self.directives.iter().find_map(|d| match d {
+            Directive::LocalTile { cols, rows } => Some((*cols, *rows)),
+            _ => None,
+        })
+    }
+
+    /// The tree reduction's work-group size ([`Directive::TreeReduce`]).
+    pub fn tree(&self) -> Option<u32> {
+        self.directives.iter().find_map(|d| match d {
+            Directive::TreeReduce { group } => Some(*group),
+            _ => None,
+        })
     }
 
     /// The fixed work-group size this plan needs (local tiles and trees), as OpenCL sizes
     /// (dimension 0 first).
     pub fn local_size(&self) -> Option<Vec<usize>> {
-        if let Some((x, y)) = self.lds {
+        if let Some((x, y)) = self.lds() {
             return Some(vec![x as usize, y as usize]);
         }
-        self.tree.map(|l| vec![l as usize])
+        self.tree().map(|l| vec![l as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_follow_the_canonical_order() {
+        let s = Schedule::baseline()
+            .with(Directive::SplitBorder)
+            .with(Directive::Peephole)
+            .with(Directive::Lanes { cols: 8, rows: 2 })
+            .with(Directive::Unroll);
+        assert_eq!(s.label(), "h8+v2+unroll+peep+split");
+        assert_eq!((s.cols(), s.rows()), (8, 2));
+        // One directive of a kind: a second replaces the first.
+        let s = s.with(Directive::Lanes { cols: 4, rows: 1 });
+        assert_eq!(s.label(), "h4+unroll+peep+split");
+        assert_eq!(
+            Schedule::baseline().with(Directive::Lanes { cols: 1, rows: 1 }),
+            Schedule::baseline()
+        );
+        assert_eq!(Schedule::baseline().label(), "baseline");
+        let t = Schedule::baseline().with(Directive::TreeReduce { group: 64 });
+        assert_eq!(
+            (t.label(), t.local_size()),
+            ("tree64".into(), Some(vec![64]))
+        );
+        assert_eq!(s.without(Directive::SplitBorder).label(), "h4+unroll+peep");
     }
 }

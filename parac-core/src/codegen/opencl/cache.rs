@@ -169,7 +169,7 @@ impl K<'_> {
     pub(super) fn cache_decls(&self, cache: &Cache, pad: &str) -> String {
         let mut out = String::new();
         let keys: Vec<(MatrixId, &Key)> = cache.entries.iter().map(|e| (e.m, &e.subs)).collect();
-        let groups = if self.v.vmem {
+        let groups = if self.v.vmem() {
             runs(&keys)
         } else {
             (0..keys.len()).map(|i| vec![i]).collect()

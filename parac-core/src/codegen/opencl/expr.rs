@@ -98,7 +98,7 @@ impl K<'_> {
                 }
                 call_c(*b, &xs, t)
             }
-            ExprKind::Reduce(..) | ExprKind::Conv(..) if self.v.unroll => {
+            ExprKind::Reduce(..) | ExprKind::Conv(..) if self.v.unroll() => {
                 self.unrolled(e, pre).unwrap_or_default()
             }
             ExprKind::Reduce(op, a) => {

@@ -44,7 +44,7 @@ use tile::{Tile, tiles};
 use variant::{affs, lanes_of};
 
 use super::namer::Namer;
-use super::schedule::Variant;
+use super::schedule::Schedule;
 use crate::check::relative::Affine;
 use crate::ir::*;
 use std::cell::{Cell, RefCell};
@@ -93,7 +93,7 @@ struct K<'a> {
     /// The kernel's namer (`names::kernel_namer`), shared by every body of the kernel.
     names: &'a RefCell<Namer>,
     /// The plan being generated.
-    v: Variant,
+    v: Schedule,
     /// The C expression of each slot's index variable.
     vars: Vec<String>,
     /// Per slot, the variable keyed loads are rendered from: its value is the base plus
@@ -129,7 +129,7 @@ impl<'a> K<'a> {
             r,
             checked,
             names,
-            v: Variant::baseline(),
+            v: Schedule::baseline(),
             vars: (0..r.dims.len()).map(|s| format!("v{s}")).collect(),
             bases: (0..r.dims.len()).map(|s| format!("v{s}")).collect(),
             tiles: &[],

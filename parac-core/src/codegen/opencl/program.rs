@@ -118,7 +118,7 @@ pub fn program(f: &Function) -> String {
 pub fn candidate_program(
     f: &Function,
     rid: RegionId,
-    v: &Variant,
+    v: &Schedule,
     aff: &[Vec<Option<Affine>>],
 ) -> String {
     let r = &f.regions[rid];
@@ -133,7 +133,7 @@ pub fn append_candidate(
     out: &mut String,
     f: &Function,
     rid: RegionId,
-    v: &Variant,
+    v: &Schedule,
     aff: &[Vec<Option<Affine>>],
 ) {
     let name = variant_name(f, rid, v);
@@ -177,7 +177,7 @@ fn prelude(f: &Function, what: &str) -> String {
 }
 
 /// The kernel name of plan `v` of a region: `<region kernel>__<label>` (`+` as `_`).
-pub fn variant_name(f: &Function, r: RegionId, v: &Variant) -> String {
+pub fn variant_name(f: &Function, r: RegionId, v: &Schedule) -> String {
     if v.is_baseline() {
         kernel_name(f, r)
     } else {

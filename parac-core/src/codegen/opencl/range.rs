@@ -226,7 +226,7 @@ impl K<'_> {
 
     /// Records the range of a scalar `let` for later rewrites.
     pub(super) fn note_local_range(&self, l: LocalId, e: &Expr) {
-        if self.v.peep || self.v.m24 {
+        if self.v.peep() || self.v.m24() {
             if let Some(r) = self.range(e) {
                 self.ranges.borrow_mut().insert(l, r);
             }
@@ -247,7 +247,7 @@ impl K<'_> {
         if !t.is_int() || e.ty.is_block() {
             return None;
         }
-        if self.v.peep {
+        if self.v.peep() {
             if let (BinOp::Div | BinOp::Rem, Some(c)) = (op, const_int(b)) {
                 if c > 0 && c & (c - 1) == 0 && self.range(a).is_some_and(|r| r.0 >= 0) {
                     let k = c.trailing_zeros();
@@ -286,7 +286,7 @@ impl K<'_> {
                 ));
             }
         }
-        if self.v.m24 && t == Scalar::I32 {
+        if self.v.m24() && t == Scalar::I32 {
             let fits = |a: &Expr| self.range(a).is_some_and(|r| within(r, M24));
             let int32 = (i32::MIN as i128, i32::MAX as i128);
             let exact = |e: &Expr| {
@@ -320,7 +320,7 @@ impl K<'_> {
         xs: &[String],
     ) -> Option<String> {
         let t = e.ty.elem();
-        if !self.v.peep || !t.is_int() {
+        if !self.v.peep() || !t.is_int() {
             return None;
         }
         let ty = cty(t);

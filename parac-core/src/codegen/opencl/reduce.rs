@@ -12,10 +12,10 @@ pub(super) fn tree_kernel(
     rid: RegionId,
     op: ReduceOp,
     m: MatrixId,
-    v: &Variant,
+    v: &Schedule,
     name: &str,
 ) {
-    let l = v.tree.unwrap_or(64).next_power_of_two();
+    let l = v.tree().unwrap_or(64).next_power_of_two();
     let mat = &f.matrices[m];
     let (rows, cols) = rows_cols(f, rid, m);
     let t = cty(mat.elem);

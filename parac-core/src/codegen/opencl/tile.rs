@@ -35,11 +35,11 @@ impl Tile {
 pub(super) fn tiles(
     f: &Function,
     rid: RegionId,
-    v: &Variant,
+    v: &Schedule,
     aff: &[Vec<Option<Affine>>],
 ) -> Vec<Tile> {
     let r = &f.regions[rid];
-    let Some((lx, ly)) = v.lds else {
+    let Some((lx, ly)) = v.lds() else {
         return Vec::new();
     };
     let slots = cl_slots(r);
@@ -140,8 +140,8 @@ pub(super) fn tiles(
 }
 
 /// Local memory of plan `v` of region `rid`, in bytes (0: no tile).
-pub fn local_bytes(f: &Function, rid: RegionId, v: &Variant) -> usize {
-    if v.lds.is_none() {
+pub fn local_bytes(f: &Function, rid: RegionId, v: &Schedule) -> usize {
+    if v.lds().is_none() {
         return 0;
     }
     let r = &f.regions[rid];

@@ -11,7 +11,7 @@ impl K<'_> {
         want: Scalar,
         block_ix: Option<(&str, &str)>,
     ) -> Option<String> {
-        if !self.v.unroll {
+        if !self.v.unroll() {
             return None;
         }
         let acc = &self.r.accesses[a];
@@ -120,7 +120,7 @@ impl K<'_> {
     /// A block reduction or convolution, unrolled: the baseline's loop, statement for
     /// statement, so integer and float results are identical.
     pub(super) fn unrolled(&self, e: &Expr, pre: &mut Vec<String>) -> Option<String> {
-        if !self.v.unroll {
+        if !self.v.unroll() {
             return None;
         }
         let t = e.ty.elem();

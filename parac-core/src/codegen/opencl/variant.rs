@@ -1,4 +1,4 @@
-//! Kernels of the optimized plans ([`Variant`]) of an iterator region: lanes (several
+//! Kernels of the optimized plans ([`Schedule`]) of an iterator region: lanes (several
 //! iteration points per work-item), loads shared by the lanes and hoisted (`cse`), vector loads
 //! and stores (`vmem`), unrolled windows (`unroll`). The shared loads and held-back stores live
 //! in `cache.rs`, unrolling in `unroll.rs`, local-memory tiles (`lds`) in `tile.rs`, the
@@ -66,7 +66,7 @@ pub(super) fn variant_kernel(
     out: &mut String,
     f: &Function,
     rid: RegionId,
-    v: &Variant,
+    v: &Schedule,
     kname: &str,
     aff: &[Vec<Option<Affine>>],
 ) {
@@ -96,7 +96,7 @@ pub(super) fn variant_kernel(
         b
     };
     match v.local_size() {
-        Some(l) if v.lds.is_some() => {
+        Some(l) if v.lds().is_some() => {
             let _ = writeln!(
                 out,
                 "__kernel __attribute__((reqd_work_group_size({}, {}, 1)))",
@@ -106,7 +106,7 @@ pub(super) fn variant_kernel(
         _ => {}
     }
     let mut ps = params(f, r);
-    if v.split {
+    if v.split() {
         // The interior box's end, in work-items, per OpenCL dimension (its start is the
         // launch's global offset).
         ps.extend((0..slots.len()).map(|cl| format!("int e{cl}")));
@@ -120,7 +120,7 @@ pub(super) fn variant_kernel(
         let hi = base.expr_pure(&d.hi);
         let lo = base.expr_pure(&d.lo);
         let per = d.step * lanes[*slot];
-        if v.lds.is_some() {
+        if v.lds().is_some() {
             // Every work-item reaches the barrier: no early return.
             let _ = writeln!(
                 out,
@@ -128,7 +128,7 @@ pub(super) fn variant_kernel(
             );
             in_range.push(format!("v{slot} < ({hi})"));
             group[*slot] = format!("g{slot}");
-        } else if v.split {
+        } else if v.split() {
             let _ = writeln!(
                 out,
                 "    const int i{cl} = (int)get_global_id({cl});\n    if (i{cl} >= e{cl}) return;\n    const int v{slot} = ({lo}) + i{cl} * {per};"
@@ -173,7 +173,7 @@ pub(super) fn variant_kernel(
     }
     let cache = RefCell::new(Cache::default());
     let stores = RefCell::new(Vec::new());
-    let hold_stores = v.vmem && !store_in_branch(&r.body, 0);
+    let hold_stores = v.vmem() && !store_in_branch(&r.body, 0);
     let mut body = String::new();
     for (n, off) in combos.iter().enumerate() {
         let mut k = K::plain(f, r, false, &names);
@@ -187,7 +187,7 @@ pub(super) fn variant_kernel(
         k.loff = off.clone();
         k.aff = aff;
         k.tiles = &tiles;
-        if v.cse || v.vmem {
+        if v.cse() || v.vmem() {
             k.cache = Some(&cache);
         }
         if hold_stores {
@@ -241,7 +241,7 @@ pub(super) fn variant_kernel(
     if !tiles.is_empty() {
         base.tile_fill(out, &bname, &group);
     }
-    let whole = if fast_conds.is_empty() || v.split {
+    let whole = if fast_conds.is_empty() || v.split() {
         // No lanes and no borders, or the interior box of a split plan: the fast path always
         // applies.
         format!("    {{\n{fast}    }}\n")
@@ -264,14 +264,14 @@ pub(super) fn variant_kernel(
 }
 
 /// Iteration points per work-item along each slot (lanes).
-pub(super) fn lanes_of(r: &Region, v: &Variant) -> Vec<i64> {
+pub(super) fn lanes_of(r: &Region, v: &Schedule) -> Vec<i64> {
     let slots = cl_slots(r);
     let mut lanes = vec![1i64; r.dims.len()];
     if let Some(&c) = slots.first() {
-        lanes[c] = v.cols as i64;
+        lanes[c] = v.cols() as i64;
     }
     if let Some(&rw) = slots.get(1) {
-        lanes[rw] = v.rows as i64;
+        lanes[rw] = v.rows() as i64;
     }
     lanes
 }
