@@ -259,7 +259,7 @@ pub fn first_program(f: &Function, target: plan::Target) -> String {
             continue;
         }
         let cands = plan::candidates(f, rid);
-        let Some(v) = plan::ranking(f, rid, target)
+        let Some(v) = plan::ranking(f, rid, &cands, target)
             .first()
             .filter(|i| **i != 0)
             .map(|i| &cands[*i])

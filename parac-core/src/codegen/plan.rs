@@ -116,8 +116,8 @@ pub enum Target {
     Cpu,
 }
 
-/// The model's order of region `rid`'s candidates on `target`: indices into
-/// [`candidates`]`(f, rid)`, best first, every candidate once (the baseline included).
+/// The model's order of region `rid`'s candidates `cands` (as [`candidates`] gives them) on
+/// `target`: indices into `cands`, best first, every candidate once (the baseline included).
 ///
 /// On a GPU it is the order of [`candidates`] (Algorithm 1's ranking), the baseline last. On a
 /// CPU device the model corrects Algorithm 1 where the device vectorizes by itself, as the
@@ -134,8 +134,7 @@ pub enum Target {
 ///   and the kernel's lanes, with vector loads and shuffles, win: Algorithm 1's order;
 /// - a tree reduction runs its work-group as a loop with barriers, slower than the plain
 ///   per-row reduction (13x for sharpen's sum), so trees come after the baseline.
-pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
-    let cands = candidates(f, rid);
+pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) -> Vec<usize> {
     let n = cands.len();
     let gpu: Vec<usize> = (1..n).chain(0..n.min(1)).collect();
     if target == Target::Gpu {
@@ -147,13 +146,15 @@ pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
         RegionKind::Iterator => {
             let u = reuse(f, rid);
             if u.contiguous && !u.self_read {
-                let pos = |v: &Schedule| cands.iter().position(|c| c == v);
                 let lanes_pay = |c: &Schedule| {
                     c.cols() == 1 && c.rows() > 1 && u.v_reuse >= c.rows() && u.two_d
                 };
                 // Algorithm 1's own first choice where its lanes pay here, then the scalar kernel.
-                first.extend((1..n.min(2)).filter(|i| lanes_pay(&cands[*i])));
-                first.extend(pos(&scalar(f, rid, &u)));
+                if cands.get(1).is_some_and(lanes_pay) {
+                    first.push(1);
+                }
+                let split = super::opencl::bounds(f, rid).is_some();
+                first.extend(cands.iter().position(|c| *c == scalar(&u, split)));
             }
         }
     }
@@ -162,15 +163,12 @@ pub fn ranking(f: &Function, rid: RegionId, target: Target) -> Vec<usize> {
 }
 
 /// The plan with every transform that makes no lanes: windows unrolled, peephole rewrites,
-/// the border split off where the host can compute the interior box.
-fn scalar(f: &Function, rid: RegionId, u: &Reuse) -> Schedule {
+/// the border split off where the host can compute the interior box (`split`).
+fn scalar(u: &Reuse, split: bool) -> Schedule {
     Schedule::baseline()
         .with_if(u.windows, Directive::Unroll)
         .with(Directive::Peephole)
-        .with_if(
-            super::opencl::bounds(f, rid).is_some(),
-            Directive::SplitBorder,
-        )
+        .with_if(split, Directive::SplitBorder)
 }
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
@@ -225,7 +223,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));
             add(full(1, 1));
-            add(scalar(f, rid, &u));
+            add(scalar(&u, split));
             // Vertical reuse → local memory.
             if u.vertical && u.two_d {
                 for v in [
@@ -272,7 +270,10 @@ mod tests {
         assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
         let f = &c.module.functions[0];
         (0..f.regions.len())
-            .map(|rid| candidates(f, rid)[ranking(f, rid, target)[0]].label())
+            .map(|rid| {
+                let cands = candidates(f, rid);
+                cands[ranking(f, rid, &cands, target)[0]].label()
+            })
             .collect()
     }
 
@@ -342,12 +343,12 @@ mod tests {
         );
         let f = &c.module.functions[0];
         for target in [Target::Gpu, Target::Cpu] {
-            let mut r = ranking(f, 0, target);
+            let mut r = ranking(f, 0, &candidates(f, 0), target);
             r.sort_unstable();
             assert_eq!(r, (0..candidates(f, 0).len()).collect::<Vec<_>>());
         }
         assert_eq!(
-            candidates(f, 0)[ranking(f, 0, Target::Cpu)[0]].label(),
+            candidates(f, 0)[ranking(f, 0, &candidates(f, 0), Target::Cpu)[0]].label(),
             "peep+split"
         );
     }

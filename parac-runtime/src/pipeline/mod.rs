@@ -32,7 +32,7 @@ use std::sync::{Mutex, PoisonError};
 
 use parac_core::codegen::launch as host;
 use parac_core::codegen::opencl as cl;
-use parac_core::codegen::plan::{Target, ranking};
+use parac_core::codegen::plan::{Target, candidates, ranking};
 use parac_core::interp::{self, InterpError};
 use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 
@@ -135,7 +135,7 @@ impl Prepared {
                         })
                         .collect::<Vec<_>>()
                         .into(),
-                    cpu_order: ranking(f, rid, Target::Cpu).into(),
+                    cpu_order: ranking(f, rid, &candidates(f, rid), Target::Cpu).into(),
                     searchable: host::searchable(f, rid),
                 })
                 .collect(),
