@@ -494,8 +494,9 @@ impl Device {
             })
             .collect();
         let strips = strips(global, &boxed);
-        // One work-group size for every strip: PoCL compiles the baseline kernel for them twice
-        // (it specialises a kernel for a zero global offset too), not once per strip shape.
+        // One work-group size for every strip, and (`Candidate::origin`) their offsets passed
+        // as arguments: PoCL compiles the baseline kernel once for all of them, not once per
+        // strip shape and again for a zero global offset.
         let local = strips_local(&strips, global.len(), max_group);
         for (_, s) in strips {
             out.push(Launch {
