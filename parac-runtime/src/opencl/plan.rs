@@ -395,12 +395,20 @@ impl Device {
         usize::from(broken || self.has_program(src, ""))
     }
 
+    /// The kind of device the model ranks plans for: a GPU, or a CPU device (any other).
+    pub(crate) fn target(&self) -> parac_core::codegen::plan::Target {
+        use parac_core::codegen::plan::Target;
+        if self.info().is_gpu {
+            Target::Gpu
+        } else {
+            Target::Cpu
+        }
+    }
+
     /// The model's order of `plans`' candidates on this device (indices, best first).
     fn ranked(&self, plans: &RegionPlans) -> Vec<usize> {
-        search::order(
-            plans.candidates.len(),
-            (!self.info().is_gpu).then_some(&plans.cpu_order[..]),
-        )
+        let cpu = self.target() == parac_core::codegen::plan::Target::Cpu;
+        search::order(plans.candidates.len(), cpu.then_some(&plans.cpu_order[..]))
     }
 
     fn feasible(&self, c: &Candidate) -> bool {

@@ -14,7 +14,7 @@ use parac_core::interp::{self, Data, Val, cast, cast_f64};
 use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scalar};
 
 use super::host_arg::{HostArg, Slice, SliceMut};
-use super::{Binding, Prepared, Target, from_interp, intern};
+use super::{Binding, Prepared, from_interp, intern};
 use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
 use crate::{
@@ -224,14 +224,7 @@ pub(super) fn run(
         PlanPolicy::Baseline | PlanPolicy::Force(_) | PlanPolicy::Fixed(..) => {
             dev.program(&f.name, &prep.source, "")?
         }
-        _ => {
-            let target = if dev.info().is_gpu {
-                Target::Gpu
-            } else {
-                Target::Cpu
-            };
-            dev.first_program(&f.name, prep.first_source(f, target), &prep.source)?
-        }
+        _ => dev.first_program(&f.name, prep.first_source(f, dev.target()), &prep.source)?,
     };
     let err = dev.alloc::<i32>("error flag", &[8usize])?;
     let shape = |m: usize| -> Vec<usize> { dims[m].iter().map(|d| (*d).max(0) as usize).collect() };
