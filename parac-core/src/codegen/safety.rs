@@ -38,6 +38,12 @@ pub fn border_code(r: RegionId, m: MatrixId) -> i32 {
     1 + ((r as i32) << 16) + 0x8000 + m as i32
 }
 
+/// See [`access_code`]: a checked write of matrix `m` in the kernels printed from the loop IR
+/// (`.. + 0xC000 + matrix`; their reads raise [`border_code`]).
+pub fn write_code(r: RegionId, m: MatrixId) -> i32 {
+    1 + ((r as i32) << 16) + 0xC000 + m as i32
+}
+
 /// See [`access_code`].
 pub fn division_code(r: RegionId) -> i32 {
     1 + ((r as i32) << 16) + 0xFFFE
@@ -325,18 +331,17 @@ pub fn flag_codes(f: &Function) -> Vec<(i32, Flag)> {
             ));
         }
         for (m, mat) in f.matrices.iter().enumerate() {
-            if !has_rule(f, r, m) {
-                continue;
+            for (code, what) in [(border_code(rid, m), "read of"), (write_code(rid, m), "write to")] {
+                out.push((
+                    code,
+                    Flag::OutOfBounds {
+                        region: rid,
+                        what,
+                        matrix: m,
+                        indices: mat.dims.len().min(3),
+                    },
+                ));
             }
-            out.push((
-                border_code(rid, m),
-                Flag::OutOfBounds {
-                    region: rid,
-                    what: "read of",
-                    matrix: m,
-                    indices: mat.dims.len().min(3),
-                },
-            ));
         }
         out.push((division_code(rid), Flag::DivisionByZero { region: rid }));
     }

@@ -41,7 +41,7 @@ mod data;
 mod expr;
 mod intervals;
 mod region;
-mod value;
+pub(crate) mod value;
 
 pub use data::{Data, Tensor};
 pub use intervals::{check_intervals, host_expr, matrix_dims, region_check, region_intervals};

@@ -111,7 +111,7 @@ pub(crate) fn wrap(v: i128, t: Scalar) -> i128 {
 }
 
 /// The width of an integer type in bits (`bool`: 8, as Rust stores it; unused for shifts).
-fn bits(t: Scalar) -> u32 {
+pub(crate) fn bits(t: Scalar) -> u32 {
     match t {
         Scalar::Bool | Scalar::U8 | Scalar::I8 => 8,
         Scalar::U16 | Scalar::I16 => 16,

@@ -291,8 +291,22 @@ pub struct Options {
     pub simplify: bool,
     /// Run a region's outer loop in parallel where each iteration owns its rows.
     pub parallel: bool,
-    /// Split innermost loops into border segments and an interior with no checks.
+    /// Split innermost loops into border segments and an interior with no checks (on a GPU:
+    /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
+    /// Lower for OpenCL: a region's loops are work-items ([`pass::gpu`]), not CPU loops.
+    pub gpu: bool,
+}
+
+impl Options {
+    /// The passes the OpenCL printer's kernels are made with.
+    pub fn gpu() -> Options {
+        Options {
+            gpu: true,
+            parallel: false,
+            ..Options::default()
+        }
+    }
 }
 
 impl Default for Options {
@@ -302,6 +316,7 @@ impl Default for Options {
             simplify: true,
             parallel: true,
             partition: true,
+            gpu: false,
         }
     }
 }
@@ -322,6 +337,11 @@ pub struct Lowered {
 /// 3. [`pass::parallel`]: the loop kinds of row-parallel regions;
 /// 4. [`pass::partition`]: innermost loops split into border segments and a checked-once
 ///    interior.
+///
+/// For OpenCL ([`Options::gpu`]), after `simplify`:
+/// 3. [`pass::gpu`]: a region's loops become work-items;
+/// 4. [`pass::partition::points`]: each work-item tests its point, then runs the interior or
+///    the border body.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     let mut func = lower::function(f);
     let mut dumps = Vec::new();
@@ -334,6 +354,15 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     if opts.simplify {
         pass::simplify::run(&mut func, f);
         keep("simplify", &func);
+    }
+    if opts.gpu {
+        pass::gpu::run(&mut func);
+        keep("gpu", &func);
+        if opts.partition {
+            pass::partition::points(&mut func);
+            keep("points", &func);
+        }
+        return Lowered { func, dumps };
     }
     if opts.parallel {
         pass::parallel::run(&mut func, f);

@@ -1,61 +1,7 @@
-//! The baseline plan's kernels: an iterator region's (one work-item per iteration point, the
-//! interior body unchecked) and a global operator's (one partial result per row).
+//! The baseline plan's kernel of a global operator (one partial result per row); an iterator
+//! region's is printed from the loop IR (`kernel/`).
 
 use super::*;
-
-pub(super) fn iterator_kernel(out: &mut String, f: &Function, rid: RegionId) {
-    let r = &f.regions[rid];
-    let name = kernel_name(f, rid);
-    // The first work-item's index per dimension comes as arguments (`o<d>`), and the runtime
-    // launches this kernel with no global offset: PoCL compiles a kernel at its first launch for
-    // each work-group size and again for a zero global offset, so a split plan's border strips
-    // (one at the origin, the others not) would cost two compilations where they now cost one.
-    let mut ps = params(f, r);
-    ps.extend((0..cl_slots(r).len()).map(|cl| format!("int o{cl}")));
-    let _ = writeln!(out, "__kernel void {name}({}) {{", ps.join(", "));
-    let names = names::kernel_namer(f, rid, 1);
-    let k = K::plain(f, r, true, &names);
-    for (cl, slot) in cl_slots(r).iter().enumerate() {
-        let d = r.dims[*slot].as_ref().expect("slot");
-        let _ = writeln!(
-            out,
-            "    const int v{slot} = ({}) + ((int)get_global_id({cl}) + o{cl}) * {};\n    if (v{slot} >= ({})) return;",
-            k.expr_pure(&d.lo),
-            d.step,
-            k.expr_pure(&d.hi)
-        );
-    }
-    let bordered: Vec<AccessId> = (0..r.accesses.len()).filter(|a| k.bordered(*a)).collect();
-    if bordered.is_empty() {
-        let mut body = String::new();
-        k.stmts(&mut body, &r.body, 1);
-        out.push_str(&body);
-    } else {
-        // The interior: every bordered read inside its matrix, decided once per work-item.
-        let mut conds = Vec::new();
-        for a in &bordered {
-            match k.inside(*a) {
-                Some(c) => conds.push(c),
-                None => {
-                    conds = vec!["0".to_string()];
-                    break;
-                }
-            }
-        }
-        let interior = K::plain(f, r, false, &names);
-        let mut fast = String::new();
-        interior.stmts(&mut fast, &r.body, 2);
-        let mut slow = String::new();
-        k.stmts(&mut slow, &r.body, 2);
-        let _ = writeln!(
-            out,
-            "    if ({}) {{\n{fast}    }} else {{\n{slow}    }}",
-            conds.join(" && ")
-        );
-    }
-    out.push_str("}\n");
-    border_helpers(out, f, rid, &name);
-}
 
 /// A reduced matrix as rows (every dimension but the last, multiplied) and columns, in C.
 pub(super) fn rows_cols(f: &Function, rid: RegionId, m: MatrixId) -> (String, String) {

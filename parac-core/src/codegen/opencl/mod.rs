@@ -20,6 +20,7 @@ mod baseline;
 mod border;
 mod cache;
 mod expr;
+mod kernel;
 mod names;
 mod partition;
 mod program;
@@ -30,12 +31,13 @@ mod unroll;
 pub(crate) mod variant;
 
 pub use partition::{Bound, bounds};
-pub use program::{append_candidate, candidate_program, kernel_name, program, variant_name};
+pub use kernel::program;
+pub use program::{append_candidate, candidate_program, kernel_name, variant_name};
 pub(crate) use program::{cl_slots, hosts_used, used};
 pub use tile::local_bytes;
 
 // The printer's items shared across its files (each child has `use super::*`).
-use baseline::{iterator_kernel, reduction_kernel, rows_cols};
+use baseline::{reduction_kernel, rows_cols};
 use border::{border_helpers, bordered, has_rule};
 use cache::{Cache, Pending};
 use expr::{c_op, call_c, shape};

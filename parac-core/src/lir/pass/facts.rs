@@ -147,6 +147,31 @@ pub(super) fn fact_guard(func: &mut Func, f: Fact, var: VarId, y0: ExprId, y1: E
     }
 }
 
+/// The tests of one fact at a single point (the loop's variable as it is), each a comparison:
+/// what the GPU form of partitioning checks per work-item. No monotonicity is needed there, and
+/// no bound on the leaves: a test computes the very index the interior uses, with the same
+/// arithmetic.
+pub(super) fn point_tests(func: &mut Func, f: Fact) -> Vec<ExprId> {
+    let b = Scalar::Bool;
+    let zero = |func: &mut Func, e: ExprId| func.int(0, func.exprs[e].ty);
+    match f {
+        Fact::Inside(e, d) => {
+            let z = zero(func, e);
+            let d = func.cast(d, func.exprs[e].ty);
+            vec![
+                func.binary(BinOp::Ge, e, z, b),
+                func.binary(BinOp::Lt, e, d, b),
+            ]
+        }
+        Fact::NonNeg(e) => {
+            let z = zero(func, e);
+            vec![func.binary(BinOp::Ge, e, z, b)]
+        }
+        Fact::Below(e, d) => vec![func.binary(BinOp::Lt, e, d, b)],
+        Fact::Not(e, c) => vec![func.binary(BinOp::Ne, e, c, b)],
+    }
+}
+
 /// How `e` moves with `var`, and a bound on its magnitude given leaves within ±[`LEAF`];
 /// `None` where it is not monotone, could wrap, or reads memory. `lets` maps inlined
 /// variables (none left after the interior's rewriting).

@@ -1,6 +1,7 @@
 //! The passes over the LIR, one per file, in the order [`super::lower`] runs them.
 
 pub(crate) mod facts;
+pub mod gpu;
 mod lanes;
 pub mod parallel;
 pub mod partition;

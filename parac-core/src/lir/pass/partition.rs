@@ -16,8 +16,12 @@
 //!
 //! The interior's range comes from the indices that are the variable plus a constant (a
 //! window's taps): from `-c` to `dim - c`, within the loop's own range.
+//!
+//! On a GPU ([`points`]) a work-item runs one point, so there is no range to split: the
+//! innermost work-item loop's body becomes `if (every assumption holds at this point) interior
+//! else body`, the per-work-item interior test of the OpenCL kernels.
 
-use super::facts::{Fact, LEAF, fact_guard, mono, unit_offset};
+use super::facts::{Fact, LEAF, fact_guard, mono, point_tests, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
 use crate::lir::visit::{
     BodyCopy, Mutator, expr_children, mutate_body, rebuild_stmt, stmt_parts, with_children,
@@ -57,6 +61,72 @@ impl Mutator for Partition {
     }
 }
 
+/// The GPU form: partitions the body of every innermost work-item loop (see the module's
+/// documentation).
+pub fn points(func: &mut Func) {
+    mutate_body(&mut Points, func);
+}
+
+struct Points;
+
+impl Mutator for Points {
+    fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
+        e
+    }
+
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        if let Stmt::For {
+            var,
+            lo,
+            hi,
+            step,
+            kind: kind @ LoopKind::GpuThread(0),
+            body,
+        } = func.stmts[s]
+        {
+            if has_loop(func, body) {
+                return s;
+            }
+            let Some(body) = point(func, var, body) else {
+                return s;
+            };
+            return func.stmt(Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                kind,
+                body,
+            });
+        }
+        rebuild_stmt(self, func, s)
+    }
+}
+
+/// `if (facts at this point) interior else body`, or `None` where the interior assumes nothing.
+fn point(func: &mut Func, var: VarId, body: StmtId) -> Option<StmtId> {
+    let mut p = Part::new(func, var);
+    p.collect_lets(body);
+    let interior = p.copy(body);
+    let Part { func, facts, .. } = p;
+    let b = Scalar::Bool;
+    let mut ok: Option<ExprId> = None;
+    // Each comparison once (the facts of a border rule's tests and of its loads overlap).
+    let mut seen = std::collections::HashSet::new();
+    for f in facts {
+        for c in point_tests(func, f) {
+            if !seen.insert(crate::lir::print::expr(func, c)) {
+                continue;
+            }
+            ok = Some(match ok {
+                Some(o) => func.binary(BinOp::And, o, c, b),
+                None => c,
+            });
+        }
+    }
+    Some(func.stmt(Stmt::If(ok?, interior, Some(body))))
+}
+
 fn has_loop(func: &Func, s: StmtId) -> bool {
     matches!(func.stmts[s], Stmt::For { .. })
         || stmt_parts(&func.stmts[s])
@@ -84,16 +154,7 @@ struct Part<'a> {
 
 /// The partitioned loop, or `None` where nothing in its body is worth it.
 fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) -> Option<StmtId> {
-    let mut p = Part {
-        func,
-        var,
-        lets: HashMap::new(),
-        inner: Vec::new(),
-        facts: Vec::new(),
-        leaves: Vec::new(),
-        memo: HashMap::new(),
-        interned: HashMap::new(),
-    };
+    let mut p = Part::new(func, var);
     p.collect_lets(body);
     let interior = p.copy(body);
     if p.facts.is_empty() {
@@ -252,6 +313,21 @@ fn for_loop(
 
 fn call(func: &mut Func, f: Builtin, a: ExprId, b: ExprId, t: Scalar) -> ExprId {
     func.expr(ExprKind::Call(f, vec![a, b]), t)
+}
+
+impl<'a> Part<'a> {
+    fn new(func: &'a mut Func, var: VarId) -> Part<'a> {
+        Part {
+            func,
+            var,
+            lets: HashMap::new(),
+            inner: Vec::new(),
+            facts: Vec::new(),
+            leaves: Vec::new(),
+            memo: HashMap::new(),
+            interned: HashMap::new(),
+        }
+    }
 }
 
 impl Part<'_> {

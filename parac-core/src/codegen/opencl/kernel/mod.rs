@@ -1,0 +1,444 @@
+//! OpenCL C printed from the loop IR (`crate::lir`, lowered with [`lir::Options::gpu`]): the
+//! printer decides nothing. A region's work-item loops (`GpuThread(d)`) are its index space,
+//! a checked load or store calls a guard helper (inside its matrix, or the error flag with the
+//! region's code for that matrix), an unchecked one is a plain access, and every operator keeps
+//! the LIR's semantics (wrapping integer arithmetic computed unsigned, shifts masked by the
+//! operand's width, saturating float-to-integer conversions, guarded divisions).
+//!
+//! Today this prints the baseline plan's program (one work-item per iteration point, the
+//! per-work-item interior test of `lir::pass::partition::points`); the other plans' kernels
+//! still come from the HAST printer beside it (`variant.rs`).
+
+mod expr;
+
+use super::program::{params, prelude};
+use super::{cl_slots, kernel_name, reduction_kernel};
+use crate::codegen::safety;
+use crate::ir::{Function, MatrixId, MatrixKind, RegionId, RegionKind, Scalar};
+use crate::lir::{self, Buf, ExprId, Func, LoopKind, Stmt, StmtId, VarId};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+
+/// The OpenCL C program of a function's baseline plan: constant matrices, guard helpers, then
+/// one kernel per region.
+pub fn program(f: &Function) -> String {
+    let lowered = lir::lower(f, &lir::Options::gpu());
+    let func = &lowered.func;
+    let mut helpers = BTreeMap::new();
+    let mut kernels = String::new();
+    for (rid, r) in f.regions.iter().enumerate() {
+        kernels.push('\n');
+        match r.kind {
+            RegionKind::Iterator => {
+                let mut p = Printer::new(f, func, rid);
+                p.kernel(&mut kernels, region_body(func, rid));
+                helpers.append(&mut p.helpers);
+            }
+            RegionKind::Reduction { op, matrix, .. } => {
+                reduction_kernel(&mut kernels, f, rid, op, matrix)
+            }
+        }
+    }
+    let mut out = prelude(f, "baseline plan, one work-item per iteration point");
+    for h in helpers.values() {
+        out.push_str(h);
+    }
+    out.push_str(&kernels);
+    out
+}
+
+/// The body of region `rid` in the lowered function (`None`: the function never runs it).
+fn region_body(func: &Func, rid: RegionId) -> Option<StmtId> {
+    let Stmt::Block(steps) = &func.stmts[func.body] else {
+        return None;
+    };
+    steps.iter().find_map(|s| match func.stmts[*s] {
+        Stmt::Region { id, body, .. } if id == rid => Some(body),
+        _ => None,
+    })
+}
+
+/// The printer of one region's kernel.
+pub(super) struct Printer<'a> {
+    f: &'a Function,
+    func: &'a Func,
+    rid: RegionId,
+    /// Per matrix, per dimension: its extent in C (`long`), from the sizes.
+    dims: Vec<Vec<String>>,
+    /// The guard helpers the kernel calls, by name.
+    helpers: BTreeMap<String, String>,
+    /// Variables of `let` expressions that are printed as their value (see `expr.rs`).
+    subst: HashMap<VarId, String>,
+    /// Per open C block: the `let` expressions already declared in it.
+    declared: Vec<HashSet<VarId>>,
+    /// Fresh locals.
+    fresh: usize,
+}
+
+impl<'a> Printer<'a> {
+    pub(super) fn new(f: &'a Function, func: &'a Func, rid: RegionId) -> Printer<'a> {
+        let dims = f
+            .matrices
+            .iter()
+            .map(|m| {
+                m.dims
+                    .iter()
+                    .map(|d| {
+                        let (hf, e) = lir::host_expr(f, d);
+                        let mut p = Printer::bare(f, &hf, rid);
+                        format!("((long)({}))", p.pure(e))
+                    })
+                    .collect()
+            })
+            .collect();
+        Printer {
+            dims,
+            ..Printer::bare(f, func, rid)
+        }
+    }
+
+    fn bare(f: &'a Function, func: &'a Func, rid: RegionId) -> Printer<'a> {
+        Printer {
+            f,
+            func,
+            rid,
+            dims: Vec::new(),
+            helpers: BTreeMap::new(),
+            subst: HashMap::new(),
+            declared: vec![HashSet::new()],
+            fresh: 0,
+        }
+    }
+
+    fn kernel(&mut self, out: &mut String, body: Option<StmtId>) {
+        let r = &self.f.regions[self.rid];
+        let mut ps = params(self.f, r);
+        // The first work-item's index per dimension comes as arguments (`o<d>`), and the
+        // runtime launches the kernel with no global offset: PoCL compiles a kernel at its first
+        // launch for each work-group size and again for a zero global offset, so a split plan's
+        // border strips (one at the origin, the others not) cost one compilation, not two.
+        ps.extend((0..cl_slots(r).len()).map(|d| format!("int o{d}")));
+        let _ = writeln!(
+            out,
+            "__kernel void {}({}) {{",
+            kernel_name(self.f, self.rid),
+            ps.join(", ")
+        );
+        if let Some(b) = body {
+            self.stmt(out, b, 1);
+        }
+        out.push_str("}\n");
+    }
+
+    /// A variable's C name: its LIR name made an identifier, and its handle (unique).
+    fn var(&self, v: VarId) -> String {
+        let name: String = self.func.vars[v]
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        format!("{name}_{}", v.index())
+    }
+
+    fn local(&mut self) -> String {
+        self.fresh += 1;
+        format!("t_{}", self.fresh)
+    }
+
+    fn stmt(&mut self, out: &mut String, s: StmtId, depth: usize) {
+        let pad = "    ".repeat(depth);
+        let mut pre = Vec::new();
+        let line = match &self.func.stmts[s] {
+            Stmt::Block(ss) => {
+                for c in ss.clone() {
+                    self.stmt(out, c, depth);
+                }
+                return;
+            }
+            Stmt::Let(v, e) => {
+                let (v, e) = (*v, *e);
+                let x = self.expr(e, &mut pre, false);
+                format!("const {} {} = {x};", cty(self.func.vars[v].ty), self.var(v))
+            }
+            Stmt::If(c, t, e) => {
+                let (c, t, e) = (*c, *t, *e);
+                let cond = self.expr(c, &mut pre, false);
+                let mut text = format!("if ({cond}) {{\n");
+                self.block(&mut text, t, depth);
+                if let Some(e) = e {
+                    let _ = writeln!(text, "{pad}}} else {{");
+                    self.block(&mut text, e, depth);
+                }
+                text.push_str(&pad);
+                text.push('}');
+                text
+            }
+            Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                kind,
+                body,
+            } => {
+                let (var, lo, hi, step, kind, body) = (*var, *lo, *hi, *step, *kind, *body);
+                let t = cty(self.func.vars[var].ty);
+                let (v, a, z) = (
+                    self.var(var),
+                    self.expr(lo, &mut pre, false),
+                    self.expr(hi, &mut pre, false),
+                );
+                let head = match kind {
+                    LoopKind::GpuThread(d) | LoopKind::GpuBlock(d) => {
+                        let id = if matches!(kind, LoopKind::GpuThread(_)) {
+                            "get_global_id"
+                        } else {
+                            "get_group_id"
+                        };
+                        format!(
+                            "const {t} {v} = ({a}) + (({t}){id}({d}) + o{d}) * {step};\n{pad}if ({v} < ({z})) {{\n"
+                        )
+                    }
+                    _ => {
+                        let end = self.local();
+                        format!(
+                            "const {t} {end} = {z};\n{pad}for ({t} {v} = {a}; {v} < {end}; {v} += {step}) {{\n"
+                        )
+                    }
+                };
+                let mut text = head;
+                self.block(&mut text, body, depth);
+                text.push_str(&pad);
+                text.push('}');
+                text
+            }
+            Stmt::Store {
+                buf,
+                index,
+                value,
+                checked,
+            } => {
+                let (buf, index, value, checked) = (*buf, index.clone(), *value, *checked);
+                let elem = self.elem(buf);
+                let x = self.expr(value, &mut pre, false);
+                let held = self.local();
+                pre.push(format!("const {} {held} = ({})({x});", cty(elem), cty(elem)));
+                let idx: Vec<String> = index
+                    .iter()
+                    .map(|i| self.expr(*i, &mut pre, false))
+                    .collect();
+                self.store(buf, &idx, &held, checked)
+            }
+            Stmt::Barrier => "barrier(CLK_LOCAL_MEM_FENCE);".to_string(),
+            Stmt::Region { body, .. } => {
+                let b = *body;
+                self.stmt(out, b, depth);
+                return;
+            }
+            // Host statements have no place in a kernel.
+            Stmt::Allocate { .. }
+            | Stmt::Reduce { .. }
+            | Stmt::HostLet(..)
+            | Stmt::Return(_) => return,
+        };
+        for p in pre {
+            let _ = writeln!(out, "{pad}{p}");
+        }
+        let _ = writeln!(out, "{pad}{line}");
+    }
+
+    /// Statement `s` inside a new C block (its `let`s declared there).
+    fn block(&mut self, out: &mut String, s: StmtId, depth: usize) {
+        self.declared.push(HashSet::new());
+        self.stmt(out, s, depth + 1);
+        self.declared.pop();
+    }
+
+    fn elem(&self, buf: Buf) -> Scalar {
+        match buf {
+            Buf::Matrix(m) => self.f.matrices[m].elem,
+            Buf::Temp(t) => self.func.temps[t].elem,
+        }
+    }
+
+    /// The C name of a buffer and its pitch (elements between rows).
+    fn buffer(&self, buf: Buf) -> (String, String) {
+        match buf {
+            Buf::Matrix(m) => match self.f.matrices[m].kind {
+                MatrixKind::Const(_) => {
+                    let last = self.dims[m].last().cloned().unwrap_or_else(|| "1".into());
+                    (format!("cst{m}"), format!("((int){last})"))
+                }
+                _ => (format!("m{m}"), format!("p{m}")),
+            },
+            Buf::Temp(t) => (self.var_temp(t), "0".into()),
+        }
+    }
+
+    fn var_temp(&self, t: lir::TempId) -> String {
+        format!("tmp{}", t.index())
+    }
+
+    /// The error-flag code of a checked access of matrix `m` (see `codegen::safety`).
+    fn code(&self, m: MatrixId, write: bool) -> i32 {
+        if write {
+            safety::write_code(self.rid, m)
+        } else {
+            safety::border_code(self.rid, m)
+        }
+    }
+
+    fn store(&mut self, buf: Buf, idx: &[String], value: &str, checked: bool) -> String {
+        let (name, pitch) = self.buffer(buf);
+        match buf {
+            Buf::Matrix(m) if checked => {
+                let h = self.helper(m, true);
+                format!(
+                    "{h}({name}, {pitch}, {}, {}, {value}, err, {});",
+                    self.dims[m].join(", "),
+                    idx.join(", "),
+                    self.code(m, true)
+                )
+            }
+            _ => format!("{name}[{}] = {value};", self.linear(buf, idx, &pitch)),
+        }
+    }
+
+    /// A load of `buf` at `idx`.
+    fn load(&mut self, buf: Buf, idx: &[String], checked: bool) -> String {
+        let (name, pitch) = self.buffer(buf);
+        match buf {
+            Buf::Matrix(m) if checked => {
+                let h = self.helper(m, false);
+                format!(
+                    "{h}({name}, {pitch}, {}, {}, err, {})",
+                    self.dims[m].join(", "),
+                    idx.join(", "),
+                    self.code(m, false)
+                )
+            }
+            _ => format!("{name}[{}]", self.linear(buf, idx, &pitch)),
+        }
+    }
+
+    /// The linear index of `idx` in `buf`: rows `pitch` apart, planes of whole rows.
+    fn linear(&self, buf: Buf, idx: &[String], pitch: &str) -> String {
+        let n = idx.len();
+        let mut e = String::new();
+        for (k, i) in idx.iter().enumerate() {
+            e = if k == 0 {
+                format!("({i})")
+            } else if k + 1 == n {
+                format!("({e}) * {pitch} + ({i})")
+            } else {
+                let d = match buf {
+                    Buf::Matrix(m) => self.dims[m][k].clone(),
+                    Buf::Temp(_) => "0".into(),
+                };
+                format!("({e}) * {d} + ({i})")
+            };
+        }
+        if e.is_empty() { "0".into() } else { e }
+    }
+
+    /// The guard helper of a load (or a store) of matrix `m`, defined once per program.
+    fn helper(&mut self, m: MatrixId, write: bool) -> String {
+        let mat = &self.f.matrices[m];
+        let (n, t) = (mat.dims.len(), cty(mat.elem));
+        let constant = matches!(mat.kind, MatrixKind::Const(_));
+        let name = format!(
+            "pc_{}{n}_{t}",
+            match (write, constant) {
+                (true, _) => "st",
+                (false, true) => "ldc",
+                (false, false) => "ld",
+            }
+        );
+        let ks: Vec<usize> = (0..n).collect();
+        let ptr = match (write, constant) {
+            (true, _) => format!("__global {t}* m"),
+            (false, true) => format!("__constant {t}* m"),
+            (false, false) => format!("__global const {t}* m"),
+        };
+        let mut ps = vec![ptr, "int p".to_string()];
+        ps.extend(ks.iter().map(|k| format!("long d{k}")));
+        ps.extend(ks.iter().map(|k| format!("long i{k}")));
+        if write {
+            ps.push(format!("{t} v"));
+        }
+        ps.push("__global int* err".into());
+        ps.push("int code".into());
+        let inside: Vec<String> = ks
+            .iter()
+            .map(|k| format!("i{k} >= 0 && i{k} < d{k}"))
+            .collect();
+        let inside = if inside.is_empty() {
+            "1".to_string()
+        } else {
+            inside.join(" && ")
+        };
+        let idx: Vec<String> = ks.iter().map(|k| format!("i{k}")).collect();
+        let mut lin = String::new();
+        for (k, i) in idx.iter().enumerate() {
+            lin = if k == 0 {
+                i.clone()
+            } else if k + 1 == n {
+                format!("({lin}) * p + {i}")
+            } else {
+                format!("({lin}) * d{k} + {i}")
+            };
+        }
+        if lin.is_empty() {
+            lin = "0".into();
+        }
+        let mut at: Vec<String> = idx.iter().take(3).cloned().collect();
+        at.resize(3, "0".into());
+        let at = at.join(", ");
+        let text = if write {
+            format!(
+                "static void {name}({}) {{\n    if ({inside}) m[{lin}] = v; else pc_oob(err, code, {at});\n}}\n",
+                ps.join(", ")
+            )
+        } else {
+            format!(
+                "static {t} {name}({}) {{\n    if ({inside}) return m[{lin}];\n    return ({t})pc_oob(err, code, {at});\n}}\n",
+                ps.join(", ")
+            )
+        };
+        self.helpers.entry(name.clone()).or_insert(text);
+        name
+    }
+}
+
+/// The C type of a LIR value (`bool` as `int`, as C's comparisons give it).
+fn cty(s: Scalar) -> &'static str {
+    s.cl_name()
+}
+
+/// The unsigned type wrapping arithmetic of type `s` is computed in.
+fn unsigned(s: Scalar) -> &'static str {
+    if matches!(s, Scalar::I64 | Scalar::U64) {
+        "ulong"
+    } else {
+        "uint"
+    }
+}
+
+/// Whether expression `e` can be evaluated anywhere: no memory read, no division that can
+/// fail, no variable printed as a value that does.
+fn total(func: &Func, e: ExprId, subst: &HashMap<VarId, String>) -> bool {
+    use crate::ir::BinOp;
+    use lir::ExprKind as K;
+    let x = &func.exprs[e];
+    let own = match &x.kind {
+        K::Load { .. } => false,
+        K::Var(v) => !subst.contains_key(v),
+        K::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
+            matches!(func.exprs[*d].kind, K::Int(k) if k != 0 && k != -1)
+        }
+        _ => true,
+    };
+    own && lir::visit::expr_children(&x.kind)
+        .iter()
+        .all(|c| total(func, *c, subst))
+}
