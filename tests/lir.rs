@@ -94,6 +94,15 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all
             },
         ),
+        // The OpenCL lowering: work-items, each testing its point (run here one after the other).
+        ("opencl", Options::gpu()),
+        (
+            "opencl, no interior test",
+            Options {
+                partition: false,
+                ..Options::gpu()
+            },
+        ),
     ]
 }
 

@@ -377,10 +377,13 @@ fn check_source(
         }
         // The loop IR after every pass (partitioned loops included), run by its evaluator,
         // gives the interpreter's outputs on every call the interpreter completes.
-        if r1.is_ok() {
-            let lowered =
-                guarded(|| parac_core::lir::lower(f, &parac_core::lir::Options::default()))
-                    .map_err(|p| fail(format!("lir::lower: {p}"), p.clone()))?;
+        // The same for the OpenCL lowering (work-items run one after the other).
+        for opts in [parac_core::lir::Options::default(), parac_core::lir::Options::gpu()] {
+            if r1.is_err() {
+                break;
+            }
+            let lowered = guarded(|| parac_core::lir::lower(f, &opts))
+                .map_err(|p| fail(format!("lir::lower: {p}"), p.clone()))?;
             let mut a3 = args.clone();
             let r3 = guarded(|| parac_core::lir::eval::run(&lowered.func, f, &mut a3))
                 .map_err(|p| fail(format!("lir::eval: {p}"), format!("sizes {sizes:?}: {p}")))?;
@@ -393,7 +396,10 @@ fn check_source(
             if differs {
                 return Err(fail(
                     "the LIR differs from the interpreter".into(),
-                    format!("sizes {sizes:?}: interpreter {r1:?}, LIR {r3:?}"),
+                    format!(
+                        "sizes {sizes:?} (gpu lowering: {}): interpreter {r1:?}, LIR {r3:?}",
+                        opts.gpu
+                    ),
                 ));
             }
         }

@@ -423,17 +423,19 @@ pub fn host_expr(f: &crate::ir::Function, e: &crate::ir::Expr) -> (Func, ExprId)
     lower::host_expr(f, e)
 }
 
-/// The LIR of every function of a module after lowering and after each pass, as the golden
-/// files and `parac emit lir` show it.
+/// The LIR of every function of a module after lowering and after each pass, for the CPU and
+/// then for OpenCL (the passes after `simplify`), as the golden files and `parac emit lir`
+/// show it.
 pub fn dump_module(m: &crate::ir::Module) -> String {
-    let opts = Options {
-        dump: true,
-        ..Options::default()
-    };
     let mut out = String::new();
     for f in &m.functions {
-        for (stage, text) in lower(f, &opts).dumps {
-            out.push_str(&format!("// after {stage}\n{text}"));
+        for (target, opts) in [("", Options::default()), ("opencl: ", Options::gpu())] {
+            let opts = Options { dump: true, ..opts };
+            for (stage, text) in lower(f, &opts).dumps {
+                if target.is_empty() || !matches!(stage, "lower" | "simplify") {
+                    out.push_str(&format!("// {target}after {stage}\n{text}"));
+                }
+            }
         }
     }
     out

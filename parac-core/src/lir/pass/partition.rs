@@ -118,6 +118,12 @@ fn point(func: &mut Func, var: VarId, body: StmtId) -> Option<StmtId> {
             if !seen.insert(crate::lir::print::expr(func, c)) {
                 continue;
             }
+            // A test of constants (an access at a constant index) decides itself.
+            match constant(func, c) {
+                Some(true) => continue,
+                Some(false) => return None,
+                None => {}
+            }
             ok = Some(match ok {
                 Some(o) => func.binary(BinOp::And, o, c, b),
                 None => c,
@@ -125,6 +131,22 @@ fn point(func: &mut Func, var: VarId, body: StmtId) -> Option<StmtId> {
         }
     }
     Some(func.stmt(Stmt::If(ok?, interior, Some(body))))
+}
+
+/// The value of a comparison of two integer constants.
+fn constant(func: &Func, c: ExprId) -> Option<bool> {
+    let ExprKind::Binary(op, a, b) = func.exprs[c].kind else {
+        return None;
+    };
+    let (ExprKind::Int(x), ExprKind::Int(y)) = (&func.exprs[a].kind, &func.exprs[b].kind) else {
+        return None;
+    };
+    match op {
+        BinOp::Ge => Some(x >= y),
+        BinOp::Lt => Some(x < y),
+        BinOp::Ne => Some(x != y),
+        _ => None,
+    }
 }
 
 fn has_loop(func: &Func, s: StmtId) -> bool {

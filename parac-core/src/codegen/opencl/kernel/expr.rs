@@ -6,6 +6,9 @@
 //!   (a zero divisor raises the flag with the region's division code and gives 0);
 //! - a float converted to an integer saturates (`convert_T_sat`: NaN gives 0, as Rust's `as`);
 //! - `select`, `&&` and `||` evaluate the arm taken only (C's `?:`, `&&`, `||`);
+//! - the `else` arm of a `select` (a bordered read's chain of the rules' entries, taken outside
+//!   the matrix only), where it is large, is a helper function printed once per shape, its free
+//!   variables its parameters (as the CPU path's closures, `cpu/expr/outline.rs`);
 //! - `let x = a in b`: where `a` can be evaluated anywhere (no memory read, no failing
 //!   division), or the `let` is not under a condition, `x` is declared before the statement
 //!   (once per C block); otherwise `b` is printed with `a` in place of `x`.
@@ -16,7 +19,12 @@ use crate::codegen::safety;
 use crate::ir::{BinOp, Scalar, UnOp};
 use crate::lir::ExprKind as K;
 use crate::interp::value::bits;
-use crate::lir::ExprId;
+use crate::lir::visit::expr_children;
+use crate::lir::{ExprId, VarId};
+use std::collections::HashSet;
+
+/// An arm printed longer than this many characters is outlined.
+const OUTLINE_CHARS: usize = 600;
 
 impl Printer<'_> {
     /// An expression that needs no statement before it (extents, sizes).
@@ -36,10 +44,7 @@ impl Printer<'_> {
         match x.kind.clone() {
             K::Int(v) => c_int(v, t),
             K::Float(v) => c_float(v),
-            K::Var(v) => match self.subst.get(&v) {
-                Some(s) => s.clone(),
-                None => self.var(v),
-            },
+            K::Var(v) => self.expr_var(v),
             K::Size(i) => format!("z{i}"),
             K::Host(h) => format!("(({ct})s{h})"),
             K::Dim(m, k) => self.dims[m][k].clone(),
@@ -82,7 +87,10 @@ impl Printer<'_> {
             K::Select(c, a, b) => {
                 let c = self.expr(c, pre, cond);
                 let a = self.expr(a, pre, true);
-                let b = self.expr(b, pre, true);
+                let b = match self.outline(b) {
+                    Some(call) => call,
+                    None => self.expr(b, pre, true),
+                };
                 format!("(({ct})(({c}) ? ({a}) : ({b})))")
             }
             K::Let(v, a, body) => {
@@ -164,6 +172,94 @@ impl Printer<'_> {
                 }
             }
             BitAnd | BitOr | BitXor => format!("(({ct})(({x}) {} ({y})))", c_op(op)),
+        }
+    }
+}
+
+impl Printer<'_> {
+    /// Arm `b` of a `select` as a call of a helper function, where it is large (see the module's
+    /// documentation); `None` where it stays in place.
+    fn outline(&mut self, b: ExprId) -> Option<String> {
+        if self.outlining {
+            return None;
+        }
+        let mut free = Vec::new();
+        free_vars(self.func, b, &mut HashSet::new(), &mut free);
+        // The arm alone, its free variables named by position.
+        let args: Vec<String> = free
+            .iter()
+            .map(|v| self.expr_var(*v))
+            .collect();
+        let saved_subst = std::mem::take(&mut self.subst);
+        let saved_declared = std::mem::replace(&mut self.declared, vec![HashSet::new()]);
+        for (k, v) in free.iter().enumerate() {
+            self.subst.insert(*v, format!("q{k}"));
+        }
+        self.outlining = true;
+        let mut body = Vec::new();
+        let value = self.expr(b, &mut body, false);
+        self.outlining = false;
+        self.subst = saved_subst;
+        self.declared = saved_declared;
+        let size = value.len() + body.iter().map(String::len).sum::<usize>();
+        if size < OUTLINE_CHARS {
+            return None;
+        }
+        let t = cty(self.func.exprs[b].ty);
+        let mut ps = self.kernel_params();
+        ps.extend(
+            free.iter()
+                .enumerate()
+                .map(|(k, v)| format!("{} q{k}", cty(self.func.vars[*v].ty))),
+        );
+        let mut text = format!("({}) {{\n", ps.join(", "));
+        for d in &body {
+            text.push_str(&format!("    {d}\n"));
+        }
+        text.push_str(&format!("    return {value};\n}}\n"));
+        let n = self.arms.len();
+        let name = self
+            .arms
+            .entry(text.clone())
+            .or_insert_with(|| format!("pc_arm_r{}_{n}", self.rid))
+            .clone();
+        self.helpers
+            .entry(format!("~{name}"))
+            .or_insert_with(|| format!("static {t} {name}{text}"));
+        let mut call: Vec<String> = self.kernel_args();
+        call.extend(args);
+        Some(format!("{name}({})", call.join(", ")))
+    }
+
+    /// A variable as an expression prints it (its name, or the value printed in its place).
+    fn expr_var(&self, v: VarId) -> String {
+        match self.subst.get(&v) {
+            Some(s) => s.clone(),
+            None => self.var(v),
+        }
+    }
+}
+
+/// The variables `e` reads that it does not bind, in order of first appearance.
+fn free_vars(func: &crate::lir::Func, e: ExprId, bound: &mut HashSet<VarId>, out: &mut Vec<VarId>) {
+    match &func.exprs[e].kind {
+        K::Var(v) => {
+            if !bound.contains(v) && !out.contains(v) {
+                out.push(*v);
+            }
+        }
+        K::Let(v, a, body) => {
+            free_vars(func, *a, bound, out);
+            let fresh = bound.insert(*v);
+            free_vars(func, *body, bound, out);
+            if fresh {
+                bound.remove(v);
+            }
+        }
+        kind => {
+            for c in expr_children(kind) {
+                free_vars(func, c, bound, out);
+            }
         }
     }
 }

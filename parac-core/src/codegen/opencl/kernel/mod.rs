@@ -73,6 +73,10 @@ pub(super) struct Printer<'a> {
     declared: Vec<HashSet<VarId>>,
     /// Fresh locals.
     fresh: usize,
+    /// Outlined arms: their text (parameters and body) and their helper's name.
+    arms: HashMap<String, String>,
+    /// Printing an outlined arm (arms inside it stay in place).
+    outlining: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -107,12 +111,28 @@ impl<'a> Printer<'a> {
             subst: HashMap::new(),
             declared: vec![HashSet::new()],
             fresh: 0,
+            arms: HashMap::new(),
+            outlining: false,
         }
+    }
+
+    /// The parameters every function of the kernel takes (matrices, sizes, host scalars, the
+    /// error flag).
+    fn kernel_params(&self) -> Vec<String> {
+        params(self.f, &self.f.regions[self.rid])
+    }
+
+    /// Their names, to pass them on.
+    fn kernel_args(&self) -> Vec<String> {
+        self.kernel_params()
+            .iter()
+            .map(|p| p.rsplit(['*', ' ']).next().unwrap_or(p).to_string())
+            .collect()
     }
 
     fn kernel(&mut self, out: &mut String, body: Option<StmtId>) {
         let r = &self.f.regions[self.rid];
-        let mut ps = params(self.f, r);
+        let mut ps = self.kernel_params();
         // The first work-item's index per dimension comes as arguments (`o<d>`), and the
         // runtime launches the kernel with no global offset: PoCL compiles a kernel at its first
         // launch for each work-group size and again for a zero global offset, so a split plan's
