@@ -4,15 +4,17 @@
 use super::*;
 
 /// A reduced matrix as rows (every dimension but the last, multiplied) and columns, in C.
-pub(super) fn rows_cols(f: &Function, rid: RegionId, m: MatrixId) -> (String, String) {
-    let names = names::kernel_namer(f, rid, 1);
-    let k = K::plain(f, &f.regions[rid], false, &names);
-    let dims: Vec<String> = f.matrices[m].dims.iter().map(|d| k.expr_pure(d)).collect();
+pub(super) fn rows_cols(f: &Function, m: MatrixId) -> (String, String) {
+    let dims: Vec<String> = f.matrices[m]
+        .dims
+        .iter()
+        .map(|d| super::kernel::extent(f, d))
+        .collect();
     let nd = dims.len();
     let rows = if nd == 1 {
         "1".to_string()
     } else {
-        dims[..nd - 1].join(") * (")
+        dims[..nd - 1].join(" * ")
     };
     (rows, dims[nd - 1].clone())
 }
@@ -26,7 +28,7 @@ pub(super) fn reduction_kernel(
 ) {
     let name = kernel_name(f, rid);
     let mat = &f.matrices[m];
-    let (rows, cols) = rows_cols(f, rid, m);
+    let (rows, cols) = rows_cols(f, m);
     let t = cty(mat.elem);
     let (acc_t, init, step, store) = match (op, mat.elem.is_float()) {
         (ReduceOp::Sum | ReduceOp::Mean, true) => ("float", "0.0f", "s += v;", "out[row] = s;"),

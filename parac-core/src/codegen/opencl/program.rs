@@ -126,7 +126,7 @@ pub fn append_candidate(
     match f.regions[rid].kind {
         RegionKind::Iterator => variant::variant_kernel(out, f, rid, v, &name, aff),
         RegionKind::Reduction { op, matrix, .. } => {
-            reduce::tree_kernel(out, f, rid, op, matrix, v, &name)
+            reduce::tree_kernel(out, f, op, matrix, v, &name)
         }
     }
 }

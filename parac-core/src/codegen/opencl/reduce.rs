@@ -9,7 +9,6 @@ use super::*;
 pub(super) fn tree_kernel(
     out: &mut String,
     f: &Function,
-    rid: RegionId,
     op: ReduceOp,
     m: MatrixId,
     v: &Schedule,
@@ -17,7 +16,7 @@ pub(super) fn tree_kernel(
 ) {
     let l = v.tree().unwrap_or(64).next_power_of_two();
     let mat = &f.matrices[m];
-    let (rows, cols) = rows_cols(f, rid, m);
+    let (rows, cols) = rows_cols(f, m);
     let t = cty(mat.elem);
     let float = mat.elem.is_float();
     let promoted = mat.elem.promote();

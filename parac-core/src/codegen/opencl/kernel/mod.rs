@@ -47,6 +47,13 @@ pub fn program(f: &Function) -> String {
     out
 }
 
+/// A matrix's extent (a host expression of the sizes) in C, as a `long`.
+pub(super) fn extent(f: &Function, d: &crate::ir::Expr) -> String {
+    let (hf, e) = lir::host_expr(f, d);
+    let mut p = Printer::bare(f, &hf, 0);
+    format!("((long)({}))", p.pure(e))
+}
+
 /// The body of region `rid` in the lowered function (`None`: the function never runs it).
 fn region_body(func: &Func, rid: RegionId) -> Option<StmtId> {
     let Stmt::Block(steps) = &func.stmts[func.body] else {
@@ -84,16 +91,7 @@ impl<'a> Printer<'a> {
         let dims = f
             .matrices
             .iter()
-            .map(|m| {
-                m.dims
-                    .iter()
-                    .map(|d| {
-                        let (hf, e) = lir::host_expr(f, d);
-                        let mut p = Printer::bare(f, &hf, rid);
-                        format!("((long)({}))", p.pure(e))
-                    })
-                    .collect()
-            })
+            .map(|m| m.dims.iter().map(|d| extent(f, d)).collect())
             .collect();
         Printer {
             dims,
