@@ -103,6 +103,13 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::gpu()
             },
         ),
+        (
+            "opencl, no merged loads",
+            Options {
+                select_loads: false,
+                ..Options::gpu()
+            },
+        ),
     ]
 }
 

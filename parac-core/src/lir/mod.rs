@@ -294,6 +294,9 @@ pub struct Options {
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
+    /// One load at a selected index for a `select` of loads (a bordered read's rule chain: an
+    /// index map, no branch). On the OpenCL lowering only.
+    pub select_loads: bool,
     /// Lower for OpenCL: a region's loops are work-items ([`pass::gpu`]), not CPU loops.
     pub gpu: bool,
 }
@@ -316,6 +319,7 @@ impl Default for Options {
             simplify: true,
             parallel: true,
             partition: true,
+            select_loads: true,
             gpu: false,
         }
     }
@@ -341,7 +345,8 @@ pub struct Lowered {
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
 /// 3. [`pass::gpu`]: a region's loops become work-items;
 /// 4. [`pass::partition::points`]: each work-item tests its point, then runs the interior or
-///    the border body.
+///    the border body;
+/// 5. [`pass::select_loads`]: a `select` of loads as one load at a selected index.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     let mut func = lower::function(f);
     let mut dumps = Vec::new();
@@ -361,6 +366,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         if opts.partition {
             pass::partition::points(&mut func);
             keep("points", &func);
+        }
+        if opts.select_loads {
+            pass::select_loads::run(&mut func);
+            keep("select_loads", &func);
         }
         return Lowered { func, dumps };
     }

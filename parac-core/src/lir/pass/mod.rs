@@ -5,4 +5,5 @@ pub mod gpu;
 mod lanes;
 pub mod parallel;
 pub mod partition;
+pub mod select_loads;
 pub mod simplify;

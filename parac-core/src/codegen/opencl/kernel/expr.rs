@@ -7,7 +7,7 @@
 //! - a float converted to an integer saturates (`convert_T_sat`: NaN gives 0, as Rust's `as`);
 //! - `select`, `&&` and `||` evaluate the arm taken only (C's `?:`, `&&`, `||`);
 //! - the `else` arm of a `select` (a bordered read's chain of the rules' entries, taken outside
-//!   the matrix only), where it is large, is a helper function printed once per shape, its free
+//!   the matrix only), where it is large and reads memory, is a helper function printed once per shape, its free
 //!   variables its parameters (as the CPU path's closures, `cpu/expr/outline.rs`);
 //! - `let x = a in b`: where `a` can be evaluated anywhere (no memory read, no failing
 //!   division), or the `let` is not under a condition, `x` is declared before the statement
@@ -180,7 +180,8 @@ impl Printer<'_> {
     /// Arm `b` of a `select` as a call of a helper function, where it is large (see the module's
     /// documentation); `None` where it stays in place.
     fn outline(&mut self, b: ExprId) -> Option<String> {
-        if self.outlining {
+        // Only arms that read memory: an index computed by selects is cheap in place.
+        if self.outlining || !reads(self.func, b) {
             return None;
         }
         let mut free = Vec::new();
@@ -238,6 +239,14 @@ impl Printer<'_> {
             None => self.var(v),
         }
     }
+}
+
+/// Whether `e` loads from memory.
+fn reads(func: &crate::lir::Func, e: ExprId) -> bool {
+    matches!(func.exprs[e].kind, K::Load { .. })
+        || expr_children(&func.exprs[e].kind)
+            .iter()
+            .any(|c| reads(func, *c))
 }
 
 /// The variables `e` reads that it does not bind, in order of first appearance.
