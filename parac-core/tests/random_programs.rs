@@ -378,7 +378,10 @@ fn check_source(
         // The loop IR after every pass (partitioned loops included), run by its evaluator,
         // gives the interpreter's outputs on every call the interpreter completes.
         // The same for the OpenCL lowering (work-items run one after the other).
-        for opts in [parac_core::lir::Options::default(), parac_core::lir::Options::gpu()] {
+        for opts in [
+            parac_core::lir::Options::default(),
+            parac_core::lir::Options::gpu(),
+        ] {
             if r1.is_err() {
                 break;
             }

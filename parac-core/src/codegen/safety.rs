@@ -331,7 +331,10 @@ pub fn flag_codes(f: &Function) -> Vec<(i32, Flag)> {
             ));
         }
         for (m, mat) in f.matrices.iter().enumerate() {
-            for (code, what) in [(border_code(rid, m), "read of"), (write_code(rid, m), "write to")] {
+            for (code, what) in [
+                (border_code(rid, m), "read of"),
+                (write_code(rid, m), "write to"),
+            ] {
                 out.push((
                     code,
                     Flag::OutOfBounds {

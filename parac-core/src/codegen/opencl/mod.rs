@@ -30,8 +30,8 @@ mod tile;
 mod unroll;
 pub(crate) mod variant;
 
-pub use partition::{Bound, bounds};
 pub use kernel::program;
+pub use partition::{Bound, bounds};
 pub use program::{append_candidate, candidate_program, kernel_name, variant_name};
 pub(crate) use program::{cl_slots, hosts_used, used};
 pub use tile::local_bytes;

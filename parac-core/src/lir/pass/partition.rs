@@ -31,12 +31,20 @@ use std::collections::HashMap;
 
 /// Partitions the innermost serial loops of `func` (all of them are in regions).
 pub fn run(func: &mut Func) {
-    mutate_body(&mut Partition, func);
+    mutate_body(&mut Partition { gpu: false }, func);
+}
+
+/// The GPU form: partitions the body of every innermost work-item loop (see the module's
+/// documentation).
+pub fn points(func: &mut Func) {
+    mutate_body(&mut Partition { gpu: true }, func);
 }
 
 /// The pass as a [`Mutator`]: expressions are left as they are, statements rebuilt around the
-/// partitioned loops.
-struct Partition;
+/// partitioned loops (serial ones split into segments; on a GPU, work-item loops' bodies).
+struct Partition {
+    gpu: bool,
+}
 
 impl Mutator for Partition {
     fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
@@ -48,56 +56,31 @@ impl Mutator for Partition {
             var,
             lo,
             hi,
-            step: 1,
-            kind: LoopKind::Serial,
-            body,
-        } = func.stmts[s]
-        {
-            if !has_loop(func, body) {
-                return partition(func, var, lo, hi, body).unwrap_or(s);
-            }
-        }
-        rebuild_stmt(self, func, s)
-    }
-}
-
-/// The GPU form: partitions the body of every innermost work-item loop (see the module's
-/// documentation).
-pub fn points(func: &mut Func) {
-    mutate_body(&mut Points, func);
-}
-
-struct Points;
-
-impl Mutator for Points {
-    fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
-        e
-    }
-
-    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
-        if let Stmt::For {
-            var,
-            lo,
-            hi,
             step,
-            kind: kind @ LoopKind::GpuThread(0),
+            kind,
             body,
         } = func.stmts[s]
         {
-            if has_loop(func, body) {
-                return s;
+            let innermost = !has_loop(func, body);
+            match kind {
+                LoopKind::Serial if !self.gpu && step == 1 && innermost => {
+                    return partition(func, var, lo, hi, body).unwrap_or(s);
+                }
+                LoopKind::GpuThread(0) if self.gpu && innermost => {
+                    let Some(body) = point(func, var, body) else {
+                        return s;
+                    };
+                    return func.stmt(Stmt::For {
+                        var,
+                        lo,
+                        hi,
+                        step,
+                        kind,
+                        body,
+                    });
+                }
+                _ => {}
             }
-            let Some(body) = point(func, var, body) else {
-                return s;
-            };
-            return func.stmt(Stmt::For {
-                var,
-                lo,
-                hi,
-                step,
-                kind,
-                body,
-            });
         }
         rebuild_stmt(self, func, s)
     }

@@ -7,9 +7,9 @@
 //! only the taken arm's indices (an index `select` evaluates one arm), then one load, checked
 //! where either arm's was.
 
+use crate::ir::Scalar;
 use crate::lir::visit::{Mutator, mutate_body, rebuild_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func};
-use crate::ir::Scalar;
 
 /// Merges the selects of loads of `func`, innermost first.
 pub fn run(func: &mut Func) {

@@ -6,19 +6,19 @@
 //!   (a zero divisor raises the flag with the region's division code and gives 0);
 //! - a float converted to an integer saturates (`convert_T_sat`: NaN gives 0, as Rust's `as`);
 //! - `select`, `&&` and `||` evaluate the arm taken only (C's `?:`, `&&`, `||`);
-//! - the `else` arm of a `select` (a bordered read's chain of the rules' entries, taken outside
-//!   the matrix only), where it is large and reads memory, is a helper function printed once per shape, its free
+//! - the `else` arm of a `select` (a bordered read's chain of the rules' entries, or of their
+//!   indices, taken outside the matrix only), where it is large, is a helper function printed once per shape, its free
 //!   variables its parameters (as the CPU path's closures, `cpu/expr/outline.rs`);
 //! - `let x = a in b`: where `a` can be evaluated anywhere (no memory read, no failing
 //!   division), or the `let` is not under a condition, `x` is declared before the statement
 //!   (once per C block); otherwise `b` is printed with `a` in place of `x`.
 
 use super::{Printer, cty, total, unsigned};
-use crate::codegen::opencl::{c_float, c_int, call_c, c_op};
+use crate::codegen::opencl::{c_float, c_int, c_op, call_c};
 use crate::codegen::safety;
+use crate::interp::value::bits;
 use crate::ir::{BinOp, Scalar, UnOp};
 use crate::lir::ExprKind as K;
-use crate::interp::value::bits;
 use crate::lir::visit::expr_children;
 use crate::lir::{ExprId, VarId};
 use std::collections::HashSet;
@@ -103,10 +103,7 @@ impl Printer<'_> {
                     let name = self.var(v);
                     let vt = cty(self.func.vars[v].ty);
                     pre.push(format!("const {vt} {name} = {value};"));
-                    self.declared
-                        .last_mut()
-                        .expect("an open block")
-                        .insert(v);
+                    self.declared.last_mut().expect("an open block").insert(v);
                     self.expr(body, pre, cond)
                 } else {
                     let old = self.subst.insert(v, format!("({value})"));
@@ -180,17 +177,13 @@ impl Printer<'_> {
     /// Arm `b` of a `select` as a call of a helper function, where it is large (see the module's
     /// documentation); `None` where it stays in place.
     fn outline(&mut self, b: ExprId) -> Option<String> {
-        // Only arms that read memory: an index computed by selects is cheap in place.
-        if self.outlining || !reads(self.func, b) {
+        if self.outlining {
             return None;
         }
         let mut free = Vec::new();
         free_vars(self.func, b, &mut HashSet::new(), &mut free);
         // The arm alone, its free variables named by position.
-        let args: Vec<String> = free
-            .iter()
-            .map(|v| self.expr_var(*v))
-            .collect();
+        let args: Vec<String> = free.iter().map(|v| self.expr_var(*v)).collect();
         let saved_subst = std::mem::take(&mut self.subst);
         let saved_declared = std::mem::replace(&mut self.declared, vec![HashSet::new()]);
         for (k, v) in free.iter().enumerate() {
@@ -239,14 +232,6 @@ impl Printer<'_> {
             None => self.var(v),
         }
     }
-}
-
-/// Whether `e` loads from memory.
-fn reads(func: &crate::lir::Func, e: ExprId) -> bool {
-    matches!(func.exprs[e].kind, K::Load { .. })
-        || expr_children(&func.exprs[e].kind)
-            .iter()
-            .any(|c| reads(func, *c))
 }
 
 /// The variables `e` reads that it does not bind, in order of first appearance.

@@ -240,7 +240,11 @@ impl<'a> Printer<'a> {
                 let elem = self.elem(buf);
                 let x = self.expr(value, &mut pre, false);
                 let held = self.local();
-                pre.push(format!("const {} {held} = ({})({x});", cty(elem), cty(elem)));
+                pre.push(format!(
+                    "const {} {held} = ({})({x});",
+                    cty(elem),
+                    cty(elem)
+                ));
                 let idx: Vec<String> = index
                     .iter()
                     .map(|i| self.expr(*i, &mut pre, false))
@@ -254,10 +258,9 @@ impl<'a> Printer<'a> {
                 return;
             }
             // Host statements have no place in a kernel.
-            Stmt::Allocate { .. }
-            | Stmt::Reduce { .. }
-            | Stmt::HostLet(..)
-            | Stmt::Return(_) => return,
+            Stmt::Allocate { .. } | Stmt::Reduce { .. } | Stmt::HostLet(..) | Stmt::Return(_) => {
+                return;
+            }
         };
         for p in pre {
             let _ = writeln!(out, "{pad}{p}");
@@ -307,35 +310,37 @@ impl<'a> Printer<'a> {
     }
 
     fn store(&mut self, buf: Buf, idx: &[String], value: &str, checked: bool) -> String {
-        let (name, pitch) = self.buffer(buf);
-        match buf {
-            Buf::Matrix(m) if checked => {
-                let h = self.helper(m, true);
-                format!(
-                    "{h}({name}, {pitch}, {}, {}, {value}, err, {});",
-                    self.dims[m].join(", "),
-                    idx.join(", "),
-                    self.code(m, true)
-                )
-            }
-            _ => format!("{name}[{}] = {value};", self.linear(buf, idx, &pitch)),
-        }
+        self.access(buf, idx, Some(value), checked)
     }
 
     /// A load of `buf` at `idx`.
     fn load(&mut self, buf: Buf, idx: &[String], checked: bool) -> String {
+        self.access(buf, idx, None, checked)
+    }
+
+    /// A load, or a store of `value`: a plain one, or a checked one through its guard helper.
+    fn access(&mut self, buf: Buf, idx: &[String], value: Option<&str>, checked: bool) -> String {
         let (name, pitch) = self.buffer(buf);
         match buf {
             Buf::Matrix(m) if checked => {
-                let h = self.helper(m, false);
+                let write = value.is_some();
+                let h = self.helper(m, write);
+                let v = value.map_or(String::new(), |v| format!("{v}, "));
                 format!(
-                    "{h}({name}, {pitch}, {}, {}, err, {})",
+                    "{h}({name}, {pitch}, {}, {}, {v}err, {}){}",
                     self.dims[m].join(", "),
                     idx.join(", "),
-                    self.code(m, false)
+                    self.code(m, write),
+                    if write { ";" } else { "" }
                 )
             }
-            _ => format!("{name}[{}]", self.linear(buf, idx, &pitch)),
+            _ => {
+                let at = format!("{name}[{}]", self.linear(buf, idx, &pitch));
+                match value {
+                    Some(v) => format!("{at} = {v};"),
+                    None => at,
+                }
+            }
         }
     }
 
