@@ -110,6 +110,28 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::gpu()
             },
         ),
+        // Several points per work-item (`h<W>`, `v<V>`), odd counts included.
+        (
+            "opencl, 8 points a row",
+            Options {
+                lanes: [8, 1],
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 3x2 points",
+            Options {
+                lanes: [3, 2],
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 3 rows",
+            Options {
+                lanes: [1, 3],
+                ..Options::gpu()
+            },
+        ),
     ]
 }
 

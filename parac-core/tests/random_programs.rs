@@ -378,9 +378,14 @@ fn check_source(
         // The loop IR after every pass (partitioned loops included), run by its evaluator,
         // gives the interpreter's outputs on every call the interpreter completes.
         // The same for the OpenCL lowering (work-items run one after the other).
+        let several = parac_core::lir::Options {
+            lanes: [3, 2],
+            ..parac_core::lir::Options::gpu()
+        };
         for opts in [
             parac_core::lir::Options::default(),
             parac_core::lir::Options::gpu(),
+            several,
         ] {
             if r1.is_err() {
                 break;
@@ -400,8 +405,8 @@ fn check_source(
                 return Err(fail(
                     "the LIR differs from the interpreter".into(),
                     format!(
-                        "sizes {sizes:?} (gpu lowering: {}): interpreter {r1:?}, LIR {r3:?}",
-                        opts.gpu
+                        "sizes {sizes:?} (gpu lowering: {}, lanes {:?}): interpreter {r1:?}, LIR {r3:?}",
+                        opts.gpu, opts.lanes
                     ),
                 ));
             }

@@ -297,6 +297,9 @@ pub struct Options {
     /// One load at a selected index for a `select` of loads (a bordered read's rule chain: an
     /// index map, no branch). On the OpenCL lowering only.
     pub select_loads: bool,
+    /// Points per work-item along OpenCL dimensions 0 and 1 (`[1, 1]`: one), on the OpenCL
+    /// lowering ([`pass::item_lanes`]).
+    pub lanes: [u32; 2],
     /// Lower for OpenCL: a region's loops are work-items ([`pass::gpu`]), not CPU loops.
     pub gpu: bool,
 }
@@ -320,6 +323,7 @@ impl Default for Options {
             parallel: true,
             partition: true,
             select_loads: true,
+            lanes: [1, 1],
             gpu: false,
         }
     }
@@ -344,7 +348,8 @@ pub struct Lowered {
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
 /// 3. [`pass::gpu`]: a region's loops become work-items;
-/// 4. [`pass::partition::points`]: each work-item tests its point, then runs the interior or
+/// 4. [`pass::item_lanes`] where a work-item has several points (its own interior test), else
+///    [`pass::partition::points`]: each work-item tests its point, then runs the interior or
 ///    the border body;
 /// 5. [`pass::select_loads`]: a `select` of loads as one load at a selected index.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
@@ -363,7 +368,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     if opts.gpu {
         pass::gpu::run(&mut func);
         keep("gpu", &func);
-        if opts.partition {
+        if opts.lanes != [1, 1] {
+            pass::item_lanes::run(&mut func, opts.lanes[0], opts.lanes[1]);
+            keep("item_lanes", &func);
+        } else if opts.partition {
             pass::partition::points(&mut func);
             keep("points", &func);
         }

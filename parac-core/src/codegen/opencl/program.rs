@@ -124,6 +124,9 @@ pub fn append_candidate(
     let name = variant_name(f, rid, v);
     out.push('\n');
     match f.regions[rid].kind {
+        RegionKind::Iterator if super::kernel::prints(v) => {
+            super::kernel::append_candidate(out, f, rid, v, &name)
+        }
         RegionKind::Iterator => variant::variant_kernel(out, f, rid, v, &name, aff),
         RegionKind::Reduction { op, matrix, .. } => {
             reduce::tree_kernel(out, f, op, matrix, v, &name)

@@ -2,6 +2,7 @@
 
 pub(crate) mod facts;
 pub mod gpu;
+pub mod item_lanes;
 mod lanes;
 pub mod parallel;
 pub mod partition;

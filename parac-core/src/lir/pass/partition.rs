@@ -88,6 +88,18 @@ impl Mutator for Partition {
 
 /// `if (facts at this point) interior else body`, or `None` where the interior assumes nothing.
 fn point(func: &mut Func, var: VarId, body: StmtId) -> Option<StmtId> {
+    let (interior, test) = point_interior(func, var, body)?;
+    Some(func.stmt(Stmt::If(test?, interior, Some(body))))
+}
+
+/// The interior of `body` at one work-item's point (`var`, the innermost work-item index; the
+/// others are leaves) and the test of what it assumes there (`None`: nothing); `None` where an
+/// assumption fails at every point (an access at a constant index outside its matrix).
+pub(crate) fn point_interior(
+    func: &mut Func,
+    var: VarId,
+    body: StmtId,
+) -> Option<(StmtId, Option<ExprId>)> {
     let mut p = Part::new(func, var);
     p.collect_lets(body);
     let interior = p.copy(body);
@@ -113,7 +125,7 @@ fn point(func: &mut Func, var: VarId, body: StmtId) -> Option<StmtId> {
             });
         }
     }
-    Some(func.stmt(Stmt::If(ok?, interior, Some(body))))
+    Some((interior, ok))
 }
 
 /// The value of a comparison of two integer constants.

@@ -23,6 +23,9 @@ use crate::lir::visit::expr_children;
 use crate::lir::{ExprId, VarId};
 use std::collections::HashSet;
 
+/// Expressions nested deeper than this are declared before their statement (see `expr`).
+const MAX_NESTING: usize = 40;
+
 /// An arm printed longer than this many characters is outlined.
 const OUTLINE_CHARS: usize = 600;
 
@@ -38,6 +41,27 @@ impl Printer<'_> {
     /// Expression `e`; declarations it needs first go to `pre`. `cond`: `e` is evaluated only
     /// on some paths of its statement (an arm of `?:`, the right of `&&`/`||`).
     pub(super) fn expr(&mut self, e: ExprId, pre: &mut Vec<String>, cond: bool) -> String {
+        // C compilers bound the nesting of brackets (clang: 256): an expression nested deeper
+        // than `MAX_NESTING` (a sum over a large window) is declared before its statement,
+        // where that cannot change what runs (not under a condition, or nothing in it can fail).
+        if self.nesting >= MAX_NESTING && (!cond || total(self.func, e, &self.subst)) {
+            let saved = std::mem::replace(&mut self.nesting, 0);
+            let value = self.expr(e, pre, cond);
+            self.nesting = saved;
+            let name = self.local();
+            pre.push(format!(
+                "const {} {name} = {value};",
+                cty(self.func.exprs[e].ty)
+            ));
+            return name;
+        }
+        self.nesting += 1;
+        let s = self.expr_nested(e, pre, cond);
+        self.nesting -= 1;
+        s
+    }
+
+    fn expr_nested(&mut self, e: ExprId, pre: &mut Vec<String>, cond: bool) -> String {
         let x = &self.func.exprs[e];
         let t = x.ty;
         let ct = cty(t);
@@ -135,9 +159,29 @@ impl Printer<'_> {
             K::Int(k) => Some(k),
             _ => None,
         };
+        if matches!(op, And | Or) {
+            // A chain of `&&` (or `||`) printed flat: `a && b && c`, each operand after the first
+            // evaluated only as C short-circuits.
+            let mut operands = vec![b];
+            let mut left = a;
+            while let K::Binary(o, l, r) = self.func.exprs[left].kind {
+                if o != op {
+                    break;
+                }
+                operands.push(r);
+                left = l;
+            }
+            operands.push(left);
+            operands.reverse();
+            let parts: Vec<String> = operands
+                .iter()
+                .enumerate()
+                .map(|(k, x)| format!("({})", self.expr(*x, pre, cond || k > 0)))
+                .collect();
+            return format!("({})", parts.join(&format!(" {} ", c_op(op))));
+        }
         let x = self.expr(a, pre, cond);
-        let short = matches!(op, And | Or);
-        let y = self.expr(b, pre, cond || short);
+        let y = self.expr(b, pre, cond);
         let float = t.is_float() || ot.is_float();
         match op {
             Rem if float => format!("fmod({x}, {y})"),
@@ -211,12 +255,15 @@ impl Printer<'_> {
             text.push_str(&format!("    {d}\n"));
         }
         text.push_str(&format!("    return {value};\n}}\n"));
-        let n = self.arms.len();
-        let name = self
-            .arms
-            .entry(text.clone())
-            .or_insert_with(|| format!("pc_arm_r{}_{n}", self.rid))
-            .clone();
+        // Named by its text (FNV-1a), so that programs holding several kernels of a region
+        // (the first program, the combined one) define each helper once and never two helpers
+        // under one name.
+        let hash = format!("{t}{text}")
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
+                (h ^ c as u64).wrapping_mul(0x100_0000_01b3)
+            });
+        let name = format!("pc_arm_r{}_{hash:016x}", self.rid);
         self.helpers
             .entry(format!("~{name}"))
             .or_insert_with(|| format!("static {t} {name}{text}"));

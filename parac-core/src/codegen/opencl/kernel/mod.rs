@@ -14,6 +14,7 @@ mod expr;
 use super::program::{params, prelude};
 use super::{cl_slots, kernel_name, reduction_kernel};
 use crate::codegen::safety;
+use crate::codegen::schedule::{Directive, Schedule};
 use crate::ir::{Function, MatrixId, MatrixKind, RegionId, RegionKind, Scalar};
 use crate::lir::{self, Buf, ExprId, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -31,7 +32,7 @@ pub fn program(f: &Function) -> String {
         match r.kind {
             RegionKind::Iterator => {
                 let mut p = Printer::new(f, func, rid);
-                p.kernel(&mut kernels, region_body(func, rid));
+                p.kernel(&mut kernels, &kernel_name(f, rid), region_body(func, rid));
                 helpers.append(&mut p.helpers);
             }
             RegionKind::Reduction { op, matrix, .. } => {
@@ -45,6 +46,42 @@ pub fn program(f: &Function) -> String {
     }
     out.push_str(&kernels);
     out
+}
+
+/// Whether the LIR printer prints plan `v`'s kernel: several points per work-item and unrolled
+/// windows (the LIR writes every window out), nothing else yet.
+pub(crate) fn prints(v: &Schedule) -> bool {
+    !v.is_baseline()
+        && v.directives()
+            .iter()
+            .all(|d| matches!(d, Directive::Lanes { .. } | Directive::Unroll))
+}
+
+/// Appends plan `v`'s kernel of iterator region `rid` (named `name`), its helpers first where
+/// `out` does not define them yet.
+pub(crate) fn append_candidate(
+    out: &mut String,
+    f: &Function,
+    rid: RegionId,
+    v: &Schedule,
+    name: &str,
+) {
+    let opts = lir::Options {
+        lanes: [v.cols(), v.rows()],
+        ..lir::Options::gpu()
+    };
+    let lowered = lir::lower(f, &opts);
+    let mut p = Printer::new(f, &lowered.func, rid);
+    p.origin = false;
+    let mut kernel = String::new();
+    p.kernel(&mut kernel, name, region_body(&lowered.func, rid));
+    for (key, h) in &p.helpers {
+        let fname = key.trim_start_matches('~');
+        if !out.contains(&format!(" {fname}(")) {
+            out.push_str(h);
+        }
+    }
+    out.push_str(&kernel);
 }
 
 /// A matrix's extent (a host expression of the sizes) in C, as a `long`.
@@ -80,10 +117,13 @@ pub(super) struct Printer<'a> {
     declared: Vec<HashSet<VarId>>,
     /// Fresh locals.
     fresh: usize,
-    /// Outlined arms: their text (parameters and body) and their helper's name.
-    arms: HashMap<String, String>,
     /// Printing an outlined arm (arms inside it stay in place).
     outlining: bool,
+    /// The depth of the expression being printed.
+    nesting: usize,
+    /// The kernel takes its first work-item's index as arguments (`o<d>`; the baseline's) and
+    /// is launched with no global offset.
+    origin: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -109,8 +149,9 @@ impl<'a> Printer<'a> {
             subst: HashMap::new(),
             declared: vec![HashSet::new()],
             fresh: 0,
-            arms: HashMap::new(),
             outlining: false,
+            nesting: 0,
+            origin: true,
         }
     }
 
@@ -128,20 +169,17 @@ impl<'a> Printer<'a> {
             .collect()
     }
 
-    fn kernel(&mut self, out: &mut String, body: Option<StmtId>) {
+    fn kernel(&mut self, out: &mut String, name: &str, body: Option<StmtId>) {
         let r = &self.f.regions[self.rid];
         let mut ps = self.kernel_params();
         // The first work-item's index per dimension comes as arguments (`o<d>`), and the
         // runtime launches the kernel with no global offset: PoCL compiles a kernel at its first
         // launch for each work-group size and again for a zero global offset, so a split plan's
         // border strips (one at the origin, the others not) cost one compilation, not two.
-        ps.extend((0..cl_slots(r).len()).map(|d| format!("int o{d}")));
-        let _ = writeln!(
-            out,
-            "__kernel void {}({}) {{",
-            kernel_name(self.f, self.rid),
-            ps.join(", ")
-        );
+        if self.origin {
+            ps.extend((0..cl_slots(r).len()).map(|d| format!("int o{d}")));
+        }
+        let _ = writeln!(out, "__kernel void {name}({}) {{", ps.join(", "));
         if let Some(b) = body {
             self.stmt(out, b, 1);
         }
@@ -169,7 +207,14 @@ impl<'a> Printer<'a> {
         let line = match &self.func.stmts[s] {
             Stmt::Block(ss) => {
                 for c in ss.clone() {
-                    self.stmt(out, c, depth);
+                    if matches!(self.func.stmts[c], Stmt::Block(_)) {
+                        // A block in a block (a work-item's point): its own C scope.
+                        let _ = writeln!(out, "{pad}{{");
+                        self.block(out, c, depth);
+                        let _ = writeln!(out, "{pad}}}");
+                    } else {
+                        self.stmt(out, c, depth);
+                    }
                 }
                 return;
             }
@@ -213,8 +258,13 @@ impl<'a> Printer<'a> {
                         } else {
                             "get_group_id"
                         };
+                        let o = if self.origin {
+                            format!(" + o{d}")
+                        } else {
+                            String::new()
+                        };
                         format!(
-                            "const {t} {v} = ({a}) + (({t}){id}({d}) + o{d}) * {step};\n{pad}if ({v} < ({z})) {{\n"
+                            "const {t} {v} = ({a}) + (({t}){id}({d}){o}) * {step};\n{pad}if ({v} < ({z})) {{\n"
                         )
                     }
                     _ => {
