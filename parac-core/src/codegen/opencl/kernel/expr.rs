@@ -43,8 +43,9 @@ impl Printer<'_> {
     pub(super) fn expr(&mut self, e: ExprId, pre: &mut Vec<String>, cond: bool) -> String {
         // C compilers bound the nesting of brackets (clang: 256): an expression nested deeper
         // than `MAX_NESTING` (a sum over a large window) is declared before its statement,
-        // where that cannot change what runs (not under a condition, or nothing in it can fail).
-        if self.nesting >= MAX_NESTING && (!cond || total(self.func, e, &self.subst)) {
+        // where that cannot change what runs: not under a condition (under one, a large arm is
+        // outlined, and its function declares what it needs).
+        if self.nesting >= MAX_NESTING && !cond {
             let saved = std::mem::replace(&mut self.nesting, 0);
             let value = self.expr(e, pre, cond);
             self.nesting = saved;
