@@ -369,7 +369,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         pass::gpu::run(&mut func);
         keep("gpu", &func);
         if opts.lanes != [1, 1] {
-            pass::item_lanes::run(&mut func, opts.lanes[0], opts.lanes[1]);
+            pass::item_lanes::run(&mut func, opts.lanes[0], opts.lanes[1], opts.partition);
             keep("item_lanes", &func);
         } else if opts.partition {
             pass::partition::points(&mut func);
@@ -433,6 +433,25 @@ impl Func {
     pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: Scalar) -> ExprId {
         self.expr(ExprKind::Binary(op, a, b), ty)
     }
+}
+
+/// Whether `e` can be evaluated anywhere, any number of times, with the same result: it reads
+/// no memory, divides by nothing that can fail (an integer divisor other than a constant
+/// besides 0 and -1), has no lanes, and reads no variable `var_ok` refuses. Passes inline such
+/// values (`partition`); the OpenCL printer declares them outside conditions.
+pub(crate) fn total(func: &Func, e: ExprId, var_ok: &dyn Fn(VarId) -> bool) -> bool {
+    let x = &func.exprs[e];
+    let own = match &x.kind {
+        ExprKind::Load { .. } | ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => false,
+        ExprKind::Var(v) => var_ok(*v),
+        ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
+            matches!(func.exprs[*d].kind, ExprKind::Int(k) if k != 0 && k != -1)
+        }
+        _ => true,
+    };
+    own && visit::expr_children(&x.kind)
+        .iter()
+        .all(|c| total(func, *c, var_ok))
 }
 
 /// A host expression of `f` (a size, a slot's bound) alone in a [`Func`], and its handle.

@@ -9,18 +9,7 @@ impl K<'_> {
     }
 
     pub(super) fn linear(&self, m: MatrixId, idx: &[String]) -> String {
-        let n = idx.len();
-        let mut e = String::new();
-        for (k, i) in idx.iter().enumerate() {
-            if k == 0 {
-                e = format!("({i})");
-            } else if k + 1 == n {
-                e = format!("({e}) * p{m} + ({i})");
-            } else {
-                e = format!("({e}) * {} + ({i})", self.dim(m, k));
-            }
-        }
-        e
+        super::kernel::linear(idx, &format!("p{m}"), |k| self.dim(m, k))
     }
 
     /// A load of access `a` read as `want`.

@@ -373,15 +373,7 @@ impl Part<'_> {
     }
 
     fn pure(&self, e: ExprId) -> bool {
-        let x = &self.func.exprs[e];
-        let own = match &x.kind {
-            ExprKind::Load { .. } | ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => false,
-            ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
-                matches!(self.func.exprs[*d].kind, ExprKind::Int(k) if k != 0 && k != -1)
-            }
-            _ => true,
-        };
-        own && expr_children(&x.kind).iter().all(|c| self.pure(*c))
+        crate::lir::total(self.func, e, &|_| true)
     }
 
     /// Whether `e` is an index the guard can check: monotone, no wrapping, invariant leaves

@@ -7,13 +7,14 @@
 //! - a float converted to an integer saturates (`convert_T_sat`: NaN gives 0, as Rust's `as`);
 //! - `select`, `&&` and `||` evaluate the arm taken only (C's `?:`, `&&`, `||`);
 //! - the `else` arm of a `select` (a bordered read's chain of the rules' entries, or of their
-//!   indices, taken outside the matrix only), where it is large, is a helper function printed once per shape, its free
-//!   variables its parameters (as the CPU path's closures, `cpu/expr/outline.rs`);
+//!   indices, taken outside the matrix only), where it is large, is a helper function printed
+//!   once per shape, its free variables its parameters (as the CPU path's closures,
+//!   `cpu/expr/outline.rs`);
 //! - `let x = a in b`: where `a` can be evaluated anywhere (no memory read, no failing
 //!   division), or the `let` is not under a condition, `x` is declared before the statement
 //!   (once per C block); otherwise `b` is printed with `a` in place of `x`.
 
-use super::{Printer, cty, total, unsigned};
+use super::{Printer, cty, unsigned};
 use crate::codegen::opencl::{c_float, c_int, c_op, call_c};
 use crate::codegen::safety;
 use crate::interp::value::bits;
@@ -124,7 +125,7 @@ impl Printer<'_> {
                     return self.expr(body, pre, cond);
                 }
                 let value = self.expr(a, pre, cond);
-                if !cond || total(self.func, a, &self.subst) {
+                if !cond || crate::lir::total(self.func, a, &|v| !self.subst.contains_key(&v)) {
                     let name = self.var(v);
                     let vt = cty(self.func.vars[v].ty);
                     pre.push(format!("const {vt} {name} = {value};"));

@@ -16,7 +16,7 @@ use super::{cl_slots, kernel_name, reduction_kernel};
 use crate::codegen::safety;
 use crate::codegen::schedule::{Directive, Schedule};
 use crate::ir::{Function, MatrixId, MatrixKind, RegionId, RegionKind, Scalar};
-use crate::lir::{self, Buf, ExprId, Func, LoopKind, Stmt, StmtId, VarId};
+use crate::lir::{self, Buf, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -399,22 +399,10 @@ impl<'a> Printer<'a> {
 
     /// The linear index of `idx` in `buf`: rows `pitch` apart, planes of whole rows.
     fn linear(&self, buf: Buf, idx: &[String], pitch: &str) -> String {
-        let n = idx.len();
-        let mut e = String::new();
-        for (k, i) in idx.iter().enumerate() {
-            e = if k == 0 {
-                format!("({i})")
-            } else if k + 1 == n {
-                format!("({e}) * {pitch} + ({i})")
-            } else {
-                let d = match buf {
-                    Buf::Matrix(m) => self.dims[m][k].clone(),
-                    Buf::Temp(_) => "0".into(),
-                };
-                format!("({e}) * {d} + ({i})")
-            };
-        }
-        if e.is_empty() { "0".into() } else { e }
+        linear(idx, pitch, |k| match buf {
+            Buf::Matrix(m) => self.dims[m][k].clone(),
+            Buf::Temp(_) => "0".into(),
+        })
     }
 
     /// The guard helper of a load (or a store) of matrix `m`, defined once per program.
@@ -454,19 +442,7 @@ impl<'a> Printer<'a> {
             inside.join(" && ")
         };
         let idx: Vec<String> = ks.iter().map(|k| format!("i{k}")).collect();
-        let mut lin = String::new();
-        for (k, i) in idx.iter().enumerate() {
-            lin = if k == 0 {
-                i.clone()
-            } else if k + 1 == n {
-                format!("({lin}) * p + {i}")
-            } else {
-                format!("({lin}) * d{k} + {i}")
-            };
-        }
-        if lin.is_empty() {
-            lin = "0".into();
-        }
+        let lin = linear(&idx, "p", |k| format!("d{k}"));
         let mut at: Vec<String> = idx.iter().take(3).cloned().collect();
         at.resize(3, "0".into());
         let at = at.join(", ");
@@ -500,21 +476,19 @@ fn unsigned(s: Scalar) -> &'static str {
     }
 }
 
-/// Whether expression `e` can be evaluated anywhere: no memory read, no division that can
-/// fail, no variable printed as a value that does.
-fn total(func: &Func, e: ExprId, subst: &HashMap<VarId, String>) -> bool {
-    use crate::ir::BinOp;
-    use lir::ExprKind as K;
-    let x = &func.exprs[e];
-    let own = match &x.kind {
-        K::Load { .. } => false,
-        K::Var(v) => !subst.contains_key(v),
-        K::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
-            matches!(func.exprs[*d].kind, K::Int(k) if k != 0 && k != -1)
-        }
-        _ => true,
-    };
-    own && lir::visit::expr_children(&x.kind)
-        .iter()
-        .all(|c| total(func, *c, subst))
+/// The linear index of `idx` (C expressions, outermost first): the last index counts elements,
+/// rows are `pitch` apart, and a plane is `dim(k)` rows of the dimension `k` before the last.
+pub(super) fn linear(idx: &[String], pitch: &str, dim: impl Fn(usize) -> String) -> String {
+    let n = idx.len();
+    let mut e = String::new();
+    for (k, i) in idx.iter().enumerate() {
+        e = if k == 0 {
+            format!("({i})")
+        } else if k + 1 == n {
+            format!("({e}) * {pitch} + ({i})")
+        } else {
+            format!("({e}) * {} + ({i})", dim(k))
+        };
+    }
+    if e.is_empty() { "0".into() } else { e }
 }
