@@ -132,6 +132,14 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::gpu()
             },
         ),
+        (
+            "opencl, 3x2 points, no interior",
+            Options {
+                lanes: [3, 2],
+                partition: false,
+                ..Options::gpu()
+            },
+        ),
     ]
 }
 

@@ -15,14 +15,15 @@ use crate::lir::visit::{BodyCopy, expr_children, with_children};
 use crate::lir::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
-/// Gives every region's work-items `cols` x `rows` points.
-pub fn run(func: &mut Func, cols: u32, rows: u32) {
+/// Gives every region's work-items `cols` x `rows` points; with `partition` off, every point
+/// runs the checked body (no interior).
+pub fn run(func: &mut Func, cols: u32, rows: u32, partition: bool) {
     let Stmt::Block(steps) = func.stmts[func.body].clone() else {
         return;
     };
     for s in steps {
         if let Stmt::Region { body, .. } = func.stmts[s] {
-            region(func, body, cols.max(1), rows.max(1));
+            region(func, body, cols.max(1), rows.max(1), partition);
         }
     }
 }
@@ -38,7 +39,7 @@ struct Lane {
     count: u32,
 }
 
-fn region(func: &mut Func, body: StmtId, cols: u32, rows: u32) {
+fn region(func: &mut Func, body: StmtId, cols: u32, rows: u32, partition: bool) {
     let loops = nest(func, body);
     let n = loops.len();
     if n == 0 || cols * rows == 1 {
@@ -139,7 +140,12 @@ fn region(func: &mut Func, body: StmtId, cols: u32, rows: u32) {
         });
     }
     let inner_first = lanes[0].first;
-    let new_core = match point_interior(func, inner_first, fast) {
+    let interior = if partition {
+        point_interior(func, inner_first, fast)
+    } else {
+        None
+    };
+    let new_core = match interior {
         Some((interior, test)) => {
             let mut cond = all.expect("a lane");
             if let Some(t) = test {
