@@ -132,6 +132,48 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::gpu()
             },
         ),
+        // Shared reads and vector loads and stores (`cse`, `vmem`).
+        (
+            "opencl, 8 points a row, shared reads",
+            Options {
+                lanes: [8, 1],
+                share_loads: true,
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 16 points a row, vectors",
+            Options {
+                lanes: [16, 1],
+                vector_memory: true,
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 3x2 points, vectors",
+            Options {
+                lanes: [3, 2],
+                vector_memory: true,
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, one point, vectors",
+            Options {
+                vector_memory: true,
+                ..Options::gpu()
+            },
+        ),
+        // Range-proven division rewrites (`peep`).
+        (
+            "opencl, 4 points a row, vectors, peephole",
+            Options {
+                lanes: [4, 1],
+                vector_memory: true,
+                peephole: true,
+                ..Options::gpu()
+            },
+        ),
         (
             "opencl, 3x2 points, no interior",
             Options {

@@ -382,10 +382,17 @@ fn check_source(
             lanes: [3, 2],
             ..parac_core::lir::Options::gpu()
         };
+        let vectors = parac_core::lir::Options {
+            lanes: [5, 1],
+            vector_memory: true,
+            peephole: true,
+            ..parac_core::lir::Options::gpu()
+        };
         for opts in [
             parac_core::lir::Options::default(),
             parac_core::lir::Options::gpu(),
             several,
+            vectors,
         ] {
             if r1.is_err() {
                 break;

@@ -2,8 +2,8 @@
 //! (`crate::interp`), so that the lowering and every pass can be compared, bit for bit, with
 //! the reference interpreter on the same arguments. It makes no host proof: where the
 //! interpreter's proof refuses a call before it runs, the two may differ (the tests compare
-//! calls the interpreter completes). Global reductions and vector lanes are
-//! [`InterpError::Unsupported`] here.
+//! calls the interpreter completes). Vectors (the OpenCL lowering's vector loads and stores) run
+//! lane by lane; global reductions are [`InterpError::Unsupported`] here.
 
 use super::{Buf, ExprId, ExprKind, Func, Loop, Stmt, StmtId};
 use crate::interp::{Arg, Data, InterpError, Val, binary, call, cast, cast_f64, unary};
@@ -16,6 +16,8 @@ struct Machine<'a> {
     mats: Vec<Data>,
     hosts: Vec<Val>,
     vars: Vec<Val>,
+    /// The lanes of vector variables.
+    vectors: std::collections::HashMap<usize, Vec<Val>>,
     region: String,
 }
 
@@ -65,6 +67,7 @@ pub fn run(func: &Func, f: &Function, args: &mut [Arg]) -> Result<Option<Val>, I
         mats,
         hosts,
         vars: vec![Val::Int(0); func.vars.len()],
+        vectors: Default::default(),
         region: "(host code)".to_string(),
     };
     let result = m.stmt(func.body);
@@ -103,8 +106,60 @@ impl Machine<'_> {
         Ok(lin as usize)
     }
 
-    fn indices(&mut self, index: &[ExprId]) -> Result<Vec<i64>, InterpError> {
-        index.iter().map(|i| Ok(self.expr(*i)?.as_i64())).collect()
+    /// The indices of every lane of an access (a scalar index the same in every lane).
+    fn lane_indices(&mut self, index: &[ExprId], lanes: u32) -> Result<Vec<Vec<i64>>, InterpError> {
+        let per: Vec<Vec<Val>> = index
+            .iter()
+            .map(|i| self.lanes(*i))
+            .collect::<Result<_, _>>()?;
+        Ok((0..lanes as usize)
+            .map(|l| {
+                per.iter()
+                    .map(|v| v[if v.len() == 1 { 0 } else { l }].as_i64())
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Every lane of `e` (one for a scalar).
+    fn lanes(&mut self, e: ExprId) -> Result<Vec<Val>, InterpError> {
+        let x = &self.func.exprs[e];
+        let (t, n) = (x.ty, x.lanes);
+        if n == 1 {
+            return Ok(vec![self.expr(e)?]);
+        }
+        Ok(match &x.kind {
+            ExprKind::Var(v) => self
+                .vectors
+                .get(&v.index())
+                .cloned()
+                .ok_or_else(|| Self::unsupported("an unbound vector"))?,
+            ExprKind::Load { buf, index, .. } => {
+                let buf = *buf;
+                let Buf::Matrix(m) = buf else {
+                    return Err(Self::unsupported("a temporary buffer"));
+                };
+                let mut out = Vec::new();
+                for idx in self.lane_indices(&index.clone(), n)? {
+                    let lin = self.offset(buf, &idx, "read of")?;
+                    out.push(self.mats[m].get(lin));
+                }
+                out
+            }
+            ExprKind::Ramp { base, stride } => {
+                let b = self.expr(*base)?.as_i64();
+                (0..n as i64)
+                    .map(|k| cast(Val::Int((b + k * stride) as i128), t))
+                    .collect()
+            }
+            ExprKind::Broadcast(a) => vec![self.expr(*a)?; n as usize],
+            ExprKind::Vector(xs) => xs
+                .clone()
+                .iter()
+                .map(|a| self.expr(*a))
+                .collect::<Result<_, _>>()?,
+            _ => return Err(Self::unsupported("a vector operation")),
+        })
     }
 
     fn expr(&mut self, e: ExprId) -> Result<Val, InterpError> {
@@ -121,14 +176,18 @@ impl Machine<'_> {
             ExprKind::Host(s) => self.hosts[*s],
             ExprKind::Dim(m, k) => Val::Int(self.dims[*m][*k] as i128),
             ExprKind::Load { buf, index, .. } => {
-                let idx = self.indices(index)?;
+                let idx = self.lane_indices(&index.clone(), 1)?.remove(0);
                 let lin = self.offset(*buf, &idx, "read of")?;
                 let Buf::Matrix(m) = buf else {
                     return Err(Self::unsupported("a temporary buffer"));
                 };
                 self.mats[*m].get(lin)
             }
-            ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => {
+            ExprKind::Extract(a, k) => {
+                let (a, k) = (*a, *k as usize);
+                self.lanes(a)?[k]
+            }
+            ExprKind::Ramp { .. } | ExprKind::Broadcast(_) | ExprKind::Vector(_) => {
                 return Err(Self::unsupported("a vector"));
             }
             ExprKind::Unary(op, a) => unary(*op, self.expr(*a)?, t),
@@ -188,8 +247,13 @@ impl Machine<'_> {
                 }
             }
             Stmt::Let(v, e) => {
-                let v = *v;
-                self.vars[v.index()] = self.expr(*e)?;
+                let (v, e) = (*v, *e);
+                if self.func.vars[v].lanes > 1 {
+                    let l = self.lanes(e)?;
+                    self.vectors.insert(v.index(), l);
+                } else {
+                    self.vars[v.index()] = self.expr(e)?;
+                }
             }
             Stmt::HostLet(h, e) => {
                 let h = *h;
@@ -207,11 +271,13 @@ impl Machine<'_> {
                 buf, index, value, ..
             } => {
                 let (buf, value) = (*buf, *value);
-                let v = self.expr(value)?;
-                let idx = self.indices(&index.clone())?;
-                let lin = self.offset(buf, &idx, "write to")?;
-                if let Buf::Matrix(m) = buf {
-                    self.mats[m].set(lin, v);
+                let vs = self.lanes(value)?;
+                let idx = self.lane_indices(&index.clone(), vs.len() as u32)?;
+                for (v, idx) in vs.into_iter().zip(idx) {
+                    let lin = self.offset(buf, &idx, "write to")?;
+                    if let Buf::Matrix(m) = buf {
+                        self.mats[m].set(lin, v);
+                    }
                 }
             }
             Stmt::Allocate { .. } | Stmt::Barrier => {}

@@ -15,6 +15,7 @@
 //! - a load or store outside its matrix is `Error::OutOfBounds`, unless a pass proved it inside
 //!   (`checked: false`).
 
+pub mod affine;
 mod arena;
 pub mod eval;
 mod lower;
@@ -65,8 +66,10 @@ pub struct Func {
 pub struct Var {
     /// Its name, unique in the function.
     pub name: String,
-    /// Its type.
+    /// Its type (of each lane).
     pub ty: Scalar,
+    /// Its number of lanes (1: a scalar).
+    pub lanes: u32,
 }
 
 /// Where a temporary buffer lives.
@@ -144,6 +147,10 @@ pub enum ExprKind {
     },
     /// One value in every lane.
     Broadcast(ExprId),
+    /// Lane `k` of a vector (a scalar).
+    Extract(ExprId, u32),
+    /// Scalars as the lanes of one vector, in order.
+    Vector(Vec<ExprId>),
     /// A unary operator.
     Unary(UnOp, ExprId),
     /// A binary operator (operands of one type; comparisons give `bool`).
@@ -302,6 +309,16 @@ pub struct Options {
     pub lanes: [u32; 2],
     /// Lower for OpenCL: a region's loops are work-items ([`pass::gpu`]), not CPU loops.
     pub gpu: bool,
+    /// Reads of one element by a work-item's points done once ([`pass::share_loads`]).
+    pub share_loads: bool,
+    /// Adjacent shared reads and held stores as vectors ([`pass::vector_memory`]; implies
+    /// `share_loads`).
+    pub vector_memory: bool,
+    /// Range-proven rewrites of divisions ([`pass::peephole`]).
+    pub peephole: bool,
+    /// The work-items run the interior alone ([`pass::gpu::split`]): a split plan's kernel,
+    /// launched over the interior box.
+    pub split: bool,
 }
 
 impl Options {
@@ -325,6 +342,10 @@ impl Default for Options {
             select_loads: true,
             lanes: [1, 1],
             gpu: false,
+            share_loads: false,
+            vector_memory: false,
+            peephole: false,
+            split: false,
         }
     }
 }
@@ -351,7 +372,14 @@ pub struct Lowered {
 /// 4. [`pass::item_lanes`] where a work-item has several points (its own interior test), else
 ///    [`pass::partition::points`]: each work-item tests its point, then runs the interior or
 ///    the border body;
-/// 5. [`pass::select_loads`]: a `select` of loads as one load at a selected index.
+/// 5. [`pass::select_loads`]: a `select` of loads as one load at a selected index;
+/// 6. [`pass::share_loads`]: a work-item's reads of one element done once, at its interior's
+///    head;
+/// 7. [`pass::vector_memory`]: adjacent shared reads and the interior's stores as vectors;
+/// 8. [`pass::peephole`]: divisions as shifts, masks, unsigned or float divisions where ranges
+///    prove them exact;
+/// 9. [`pass::gpu::split`] for a split plan: the interior alone (the runtime launches it over
+///    the interior box).
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     let mut func = lower::function(f);
     let mut dumps = Vec::new();
@@ -379,6 +407,22 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::select_loads::run(&mut func);
             keep("select_loads", &func);
         }
+        if opts.share_loads || opts.vector_memory {
+            pass::share_loads::run(&mut func, f);
+            keep("share_loads", &func);
+        }
+        if opts.vector_memory {
+            pass::vector_memory::run(&mut func);
+            keep("vector_memory", &func);
+        }
+        if opts.peephole {
+            pass::peephole::run(&mut func);
+            keep("peephole", &func);
+        }
+        if opts.split {
+            pass::gpu::split(&mut func);
+            keep("split", &func);
+        }
         return Lowered { func, dumps };
     }
     if opts.parallel {
@@ -405,6 +449,11 @@ impl Func {
 
     /// Adds a variable, its name made unique (`name`, `name.1`, ...).
     pub fn var(&mut self, name: &str, ty: Scalar) -> VarId {
+        self.vector_var(name, ty, 1)
+    }
+
+    /// Adds a variable of `lanes` lanes, its name made unique as [`Func::var`] does.
+    pub fn vector_var(&mut self, name: &str, ty: Scalar, lanes: u32) -> VarId {
         let taken = |n: &str| self.vars.iter().any(|(_, v)| v.name == n);
         let mut unique = name.to_string();
         let mut k = 0;
@@ -412,7 +461,11 @@ impl Func {
             k += 1;
             unique = format!("{name}.{k}");
         }
-        self.vars.push(Var { name: unique, ty })
+        self.vars.push(Var {
+            name: unique,
+            ty,
+            lanes,
+        })
     }
 
     /// A constant of type `ty`.
@@ -442,7 +495,10 @@ impl Func {
 pub(crate) fn total(func: &Func, e: ExprId, var_ok: &dyn Fn(VarId) -> bool) -> bool {
     let x = &func.exprs[e];
     let own = match &x.kind {
-        ExprKind::Load { .. } | ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => false,
+        ExprKind::Load { .. }
+        | ExprKind::Ramp { .. }
+        | ExprKind::Broadcast(_)
+        | ExprKind::Vector(_) => false,
         ExprKind::Var(v) => var_ok(*v),
         ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
             matches!(func.exprs[*d].kind, ExprKind::Int(k) if k != 0 && k != -1)

@@ -57,6 +57,8 @@ pub fn expr(f: &Func, e: ExprId) -> String {
             format!("ramp({}, {stride}, {})", expr(f, *base), x.lanes)
         }
         ExprKind::Broadcast(a) => format!("broadcast({}, {})", expr(f, *a), x.lanes),
+        ExprKind::Extract(a, k) => format!("{}.{k}", expr(f, *a)),
+        ExprKind::Vector(xs) => format!("vector({})", list(f, xs)),
         ExprKind::Unary(op, a) => {
             let op = match op {
                 UnOp::Neg => "-",

@@ -1,54 +1,139 @@
 //! Static value ranges of integer LIR expressions: what every evaluation can give, from the
-//! element types of the loads and the constants (`None`: no bound known). A back end uses it to
-//! pick an exact, cheaper instruction (the CPU back end divides in `f32` where the dividend is
-//! below 2^24 in magnitude).
+//! element types of the loads, the constants, the sizes and the ranges of the variables bound
+//! so far (`None`: no bound known). Passes and back ends use them to pick an exact, cheaper
+//! instruction (the CPU back end divides in `f32` where the dividend is below 2^24 in
+//! magnitude; [`super::pass::peephole`] shifts, masks and divides unsigned).
+//!
+//! Ranges are intervals; a result that leaves its type's range (it may wrap) is the type's whole
+//! range, which is always sound.
 
-use super::{ExprId, ExprKind, Func};
-use crate::ir::{BinOp, Builtin};
+use super::{ExprId, ExprKind, Func, VarId};
+use crate::ir::{BinOp, Builtin, Scalar, UnOp};
+use std::collections::HashMap;
 
-/// The values `e` can take, as `(min, max)`.
+/// Known ranges of variables.
+pub type Vars = HashMap<VarId, (i128, i128)>;
+
+/// The values `e` can take, as `(min, max)`, knowing nothing of variables.
 pub fn range(func: &Func, e: ExprId) -> Option<(i128, i128)> {
+    range_in(func, e, &Vars::new())
+}
+
+/// The values `e` can take, variables in `vars` within their ranges.
+pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
     let x = &func.exprs[e];
     let own = x.ty.range();
+    let int = |a: ExprId| match func.exprs[a].kind {
+        ExprKind::Int(k) => Some(k),
+        _ => None,
+    };
     let r = match &x.kind {
         ExprKind::Int(v) => (*v, *v),
-        ExprKind::Load { .. } => own?,
+        ExprKind::Var(v) => match vars.get(v) {
+            Some(r) => *r,
+            None => own?,
+        },
+        ExprKind::Size(_) => (0, i32::MAX as i128),
         ExprKind::Cast(a) => {
-            let (lo, hi) = range(func, *a)?;
+            if x.ty == Scalar::Bool {
+                return Some((0, 1));
+            }
+            let (lo, hi) = range_in(func, *a, vars)?;
             let (tlo, thi) = own?;
             if lo < tlo || hi > thi {
                 return own;
             }
             (lo, hi)
         }
+        ExprKind::Unary(UnOp::Neg, a) => {
+            let (lo, hi) = range_in(func, *a, vars)?;
+            (-hi, -lo)
+        }
+        ExprKind::Unary(UnOp::Plus, a) => range_in(func, *a, vars)?,
         ExprKind::Binary(op, a, b) => {
-            let (al, ah) = range(func, *a)?;
-            let (bl, bh) = range(func, *b)?;
-            let r = match op {
-                BinOp::Add => (al + bl, ah + bh),
-                BinOp::Sub => (al - bh, ah - bl),
-                BinOp::Mul | BinOp::ElemMul => {
-                    let ps = [al * bl, al * bh, ah * bl, ah * bh];
-                    (*ps.iter().min()?, *ps.iter().max()?)
-                }
-                _ => return own,
-            };
-            // Wrapping at the type: only a range inside it is a bound.
-            let (tlo, thi) = own?;
-            if r.0 < tlo || r.1 > thi {
-                return own;
+            if matches!(
+                op,
+                BinOp::Eq
+                    | BinOp::Ne
+                    | BinOp::Lt
+                    | BinOp::Le
+                    | BinOp::Gt
+                    | BinOp::Ge
+                    | BinOp::And
+                    | BinOp::Or
+            ) {
+                return Some((0, 1));
             }
-            r
+            let (al, ah) = range_in(func, *a, vars)?;
+            let (bl, bh) = range_in(func, *b, vars)?;
+            let c = int(*b);
+            // Bounds past `i128` (products of `u64`s) know nothing: the type's range.
+            let checked = |r: Option<(i128, i128)>| r.or(own);
+            match op {
+                BinOp::Add => checked(al.checked_add(bl).zip(ah.checked_add(bh)))?,
+                BinOp::Sub => checked(al.checked_sub(bh).zip(ah.checked_sub(bl)))?,
+                BinOp::Mul | BinOp::ElemMul => {
+                    let ps = [
+                        al.checked_mul(bl),
+                        al.checked_mul(bh),
+                        ah.checked_mul(bl),
+                        ah.checked_mul(bh),
+                    ];
+                    let ps: Option<Vec<i128>> = ps.into_iter().collect();
+                    checked(ps.map(|p| {
+                        (
+                            p.iter().copied().min().unwrap_or(0),
+                            p.iter().copied().max().unwrap_or(0),
+                        )
+                    }))?
+                }
+                BinOp::Div if c.is_some_and(|c| c > 0) => {
+                    let c = c.unwrap_or(1);
+                    (al / c, ah / c)
+                }
+                BinOp::Rem if al >= 0 && c.is_some_and(|c| c > 0) => {
+                    (0, ah.min(c.unwrap_or(1) - 1))
+                }
+                BinOp::Shr if c.is_some_and(|c| (0..31).contains(&c)) => {
+                    let c = c.unwrap_or(0);
+                    (al >> c, ah >> c)
+                }
+                BinOp::BitAnd if al >= 0 || bl >= 0 => (
+                    0,
+                    if al >= 0 && bl >= 0 {
+                        ah.min(bh)
+                    } else {
+                        ah.max(bh)
+                    },
+                ),
+                _ => return own,
+            }
         }
-        ExprKind::Call(Builtin::Min, args) if args.len() == 2 => {
-            let (a, b) = (range(func, args[0])?, range(func, args[1])?);
-            (a.0.min(b.0), a.1.min(b.1))
+        ExprKind::Select(_, a, b) => {
+            let (a, b) = (range_in(func, *a, vars)?, range_in(func, *b, vars)?);
+            (a.0.min(b.0), a.1.max(b.1))
         }
-        ExprKind::Call(Builtin::Max, args) if args.len() == 2 => {
-            let (a, b) = (range(func, args[0])?, range(func, args[1])?);
-            (a.0.max(b.0), a.1.max(b.1))
+        ExprKind::Call(f, args) => {
+            let rs: Option<Vec<(i128, i128)>> =
+                args.iter().map(|a| range_in(func, *a, vars)).collect();
+            match (f, rs?.as_slice()) {
+                (Builtin::Min, [a, b]) => (a.0.min(b.0), a.1.min(b.1)),
+                (Builtin::Max, [a, b]) => (a.0.max(b.0), a.1.max(b.1)),
+                (Builtin::Clamp, [v, lo, hi]) => {
+                    let m = (v.0.max(lo.0), v.1.max(lo.1));
+                    (m.0.min(hi.0), m.1.min(hi.1))
+                }
+                (Builtin::Abs, [v]) if v.0 >= 0 => *v,
+                (Builtin::Abs, [v]) => (0, v.1.max(-v.0)),
+                _ => own?,
+            }
         }
+        ExprKind::Let(_, _, body) => range_in(func, *body, vars)?,
         _ => own?,
     };
-    Some(r)
+    // Wrapping at the type: only a range inside it is a bound.
+    match own {
+        Some((tlo, thi)) if r.0 < tlo || r.1 > thi => Some((tlo, thi)),
+        _ => Some(r),
+    }
 }

@@ -14,7 +14,11 @@ pub fn expr_children(kind: &ExprKind) -> Vec<ExprId> {
         | ExprKind::Dim(..) => vec![],
         ExprKind::Load { index, .. } => index.clone(),
         ExprKind::Ramp { base, .. } => vec![*base],
-        ExprKind::Broadcast(a) | ExprKind::Unary(_, a) | ExprKind::Cast(a) => vec![*a],
+        ExprKind::Broadcast(a)
+        | ExprKind::Extract(a, _)
+        | ExprKind::Unary(_, a)
+        | ExprKind::Cast(a) => vec![*a],
+        ExprKind::Vector(xs) => xs.clone(),
         ExprKind::Binary(_, a, b) => vec![*a, *b],
         ExprKind::Call(_, args) => args.clone(),
         ExprKind::Select(c, a, b) => vec![*c, *a, *b],
@@ -41,6 +45,8 @@ pub fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
             stride: *stride,
         },
         ExprKind::Broadcast(_) => ExprKind::Broadcast(next()),
+        ExprKind::Extract(_, k) => ExprKind::Extract(next(), *k),
+        ExprKind::Vector(xs) => ExprKind::Vector(xs.iter().map(|_| next()).collect()),
         ExprKind::Unary(op, _) => ExprKind::Unary(*op, next()),
         ExprKind::Cast(_) => ExprKind::Cast(next()),
         ExprKind::Binary(op, _, _) => ExprKind::Binary(*op, next(), next()),

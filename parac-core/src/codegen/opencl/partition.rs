@@ -30,8 +30,120 @@ pub struct Bound {
     pub k: usize,
 }
 
-/// The bounds of region `rid`, or `None` if it has no bordered read or one it cannot bound.
+/// The bounds of region `rid`, or `None` if it has no bordered read or one it cannot bound:
+/// those of its bordered reads in the HAST (what the HAST printer's split kernels read
+/// unchecked) and those of every assumption of the LIR's interior (what the LIR's split
+/// kernels assume, [`lir_bounds`]); both must exist.
 pub fn bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
+    let mut out = hast_bounds(f, rid)?;
+    for b in lir_bounds(f, rid)? {
+        if !out.contains(&b) {
+            out.push(b);
+        }
+    }
+    Some(out)
+}
+
+/// The bounds of every assumption of the interior the OpenCL lowering makes for one point of
+/// region `rid` ([`lir::pass::partition::point_interior`]): each read proven inside its matrix
+/// (`Inside`), its index of affine form `coef * v + offset` in at most one work-item variable
+/// `v`; a border test's assumption (`e >= 0`, `e < dim`) where a read's bound implies it.
+/// `None` where some assumption is not of these forms: then no plan is split. The box from
+/// these bounds holds only points where every assumption holds (the runtime's `interior`), so
+/// a split kernel runs the interior there with no test. The forms are taken modulo `2^32`
+/// where the index is computed in `int`: inside a dimension (below `2^31`) the value is the
+/// form's.
+pub fn lir_bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
+    use crate::lir::pass::facts::Fact;
+    use crate::lir::{self, ExprKind, Stmt};
+    let opts = lir::Options {
+        partition: false,
+        select_loads: false,
+        ..lir::Options::gpu()
+    };
+    let mut func = lir::lower(f, &opts).func;
+    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
+        return None;
+    };
+    let body = steps.iter().find_map(|s| match func.stmts[*s] {
+        Stmt::Region { id, body, .. } if id == rid => Some(body),
+        _ => None,
+    })?;
+    let nest = lir::pass::gpu::nest(&func, body);
+    let mut cl_of = Vec::new();
+    for l in &nest {
+        if let Stmt::For {
+            var,
+            kind: lir::LoopKind::GpuThread(d),
+            ..
+        } = func.stmts[*l]
+        {
+            cl_of.push((lir::affine::Leaf::Var(var.index()), d as usize));
+        }
+    }
+    let Stmt::For { var, body, .. } = func.stmts[*nest.last()?] else {
+        return None;
+    };
+    let (_, _, facts) = lir::pass::partition::point_interior(&mut func, var, body)?;
+    // `(cl, coef, offset)` of an index.
+    let form = |e| -> Option<(Option<usize>, i64, i64)> {
+        let a = lir::affine::affine(&func, e)?;
+        let offset = i64::try_from(a.constant).ok()?;
+        match a.terms.as_slice() {
+            [] => Some((None, 0, offset)),
+            [(leaf, c)] => {
+                let cl = cl_of.iter().find(|(l, _)| l == leaf)?.1;
+                Some((Some(cl), i64::try_from(*c).ok()?, offset))
+            }
+            _ => None,
+        }
+    };
+    let dim = |d| match func.exprs[d].kind {
+        ExprKind::Dim(m, k) => Some((m, k)),
+        _ => None,
+    };
+    let mut out: Vec<Bound> = Vec::new();
+    for fact in &facts {
+        if let Fact::Inside(e, d) = *fact {
+            let ((cl, coef, offset), (matrix, k)) = (form(e)?, dim(d)?);
+            let b = Bound {
+                cl,
+                coef,
+                offset,
+                extent: 0,
+                matrix,
+                k,
+            };
+            if !out.contains(&b) {
+                out.push(b);
+            }
+        }
+    }
+    for fact in &facts {
+        let implied = match *fact {
+            Fact::Inside(..) => true,
+            Fact::NonNeg(e) => {
+                let (cl, coef, offset) = form(e)?;
+                out.iter()
+                    .any(|b| (b.cl, b.coef, b.offset) == (cl, coef, offset))
+            }
+            Fact::Below(e, d) => {
+                let ((cl, coef, offset), (matrix, k)) = (form(e)?, dim(d)?);
+                out.iter().any(|b| {
+                    (b.cl, b.coef, b.offset, b.matrix, b.k) == (cl, coef, offset, matrix, k)
+                })
+            }
+            Fact::Not(..) => false,
+        };
+        if !implied {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The bounds of region `rid`'s bordered reads in the HAST.
+fn hast_bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
     let r = &f.regions[rid];
     if !matches!(r.kind, RegionKind::Iterator) {
         return None;

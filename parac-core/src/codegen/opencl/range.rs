@@ -14,17 +14,8 @@ type Range = (i128, i128);
 
 const M24: Range = (-(1 << 23), (1 << 23) - 1);
 
-/// `FLOAT_DIV`: for an integer `a` in `[0, FLOAT_DIV_LIMIT)` and any integer `b != 0`, C's
-/// truncating `a / b` equals `(int)(((float)a + 0.5f) / (float)b)` even where the float
-/// division is off by OpenCL's allowed 2.5 ulp (it need not be correctly rounded). With
-/// `a = q|b| + r`, `0 <= r < |b|`, the exact quotient of `a + 0.5` (exact in a float) by `|b|`
-/// lies in `[q + 0.5/|b|, q + 1 - 0.5/|b|]`; a relative error `e` moves it by at most
-/// `(a + 0.5) e / |b|`, less than `0.5 / |b|` while `(a + 0.5) e < 0.5`, that is
-/// `a < 2^20.68` for `e = 2.5 * 2^-23` (an ulp is up to `2^-23` of the value): the truncation
-/// stays `q` (with `b`'s sign, as C's). For `|b| > 2^24` (inexact in a float) `q` is 0 and the
-/// quotient stays below 1. The limit keeps a factor of 1.6 to spare. `tests::float_division_is_exact` checks it with the division
-/// perturbed by 3 ulp either way.
-const FLOAT_DIV_LIMIT: i128 = 1 << 20;
+/// See [`crate::lir::pass::peephole::FLOAT_DIV_LIMIT`] for why a float division is exact below it.
+use crate::lir::pass::peephole::FLOAT_DIV_LIMIT;
 
 fn within(r: Range, outer: Range) -> bool {
     r.0 >= outer.0 && r.1 <= outer.1

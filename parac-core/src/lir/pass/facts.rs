@@ -40,7 +40,7 @@ impl Dir {
 
 /// What the interior assumes of an index `e`.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Fact {
+pub(crate) enum Fact {
     /// `0 <= e < bound`.
     Inside(ExprId, ExprId),
     /// `e >= 0`.

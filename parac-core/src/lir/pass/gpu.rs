@@ -33,3 +33,50 @@ pub(crate) fn nest(func: &Func, mut s: StmtId) -> Vec<StmtId> {
     }
     out
 }
+
+/// Rewrites the interior of every region's work-item (the `then` arm of the interior test
+/// that [`super::partition::points`] and [`super::item_lanes`] put around the innermost
+/// work-item loop's body) with `f`, which returns the new interior.
+pub(crate) fn map_interiors(func: &mut Func, mut f: impl FnMut(&mut Func, StmtId) -> StmtId) {
+    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
+        return;
+    };
+    for s in steps {
+        let Stmt::Region { body, .. } = func.stmts[s] else {
+            continue;
+        };
+        let Some(&inner) = nest(func, body).last() else {
+            continue;
+        };
+        let Stmt::For { body, .. } = func.stmts[inner] else {
+            continue;
+        };
+        if let Stmt::If(c, t, Some(e)) = func.stmts[body] {
+            let t = f(func, t);
+            func.stmts[body] = Stmt::If(c, t, Some(e));
+        }
+    }
+}
+
+/// A `split` plan's work-items (launched over the interior box only, the runtime computing the
+/// box from the facts of [`super::partition::point_interior`], see
+/// `codegen::opencl::partition::bounds`): the interior alone, its test and the border body
+/// gone; where no interior was made the body stays as it is (checked).
+pub fn split(func: &mut Func) {
+    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
+        return;
+    };
+    for s in steps {
+        let Stmt::Region { body, .. } = func.stmts[s] else {
+            continue;
+        };
+        let Some(&inner) = nest(func, body).last() else {
+            continue;
+        };
+        if let Stmt::For { body, .. } = func.stmts[inner] {
+            if let Stmt::If(_, t, Some(_)) = func.stmts[body] {
+                func.stmts[body] = func.stmts[t].clone();
+            }
+        }
+    }
+}

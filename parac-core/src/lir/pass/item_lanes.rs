@@ -146,7 +146,7 @@ fn region(func: &mut Func, body: StmtId, cols: u32, rows: u32, partition: bool) 
         None
     };
     let new_core = match interior {
-        Some((interior, test)) => {
+        Some((interior, test, _)) => {
             let mut cond = all.expect("a lane");
             if let Some(t) = test {
                 cond = func.binary(BinOp::And, cond, t, b);

@@ -6,5 +6,8 @@ pub mod item_lanes;
 mod lanes;
 pub mod parallel;
 pub mod partition;
+pub mod peephole;
 pub mod select_loads;
+pub mod share_loads;
 pub mod simplify;
+pub mod vector_memory;

@@ -88,7 +88,7 @@ impl Mutator for Partition {
 
 /// `if (facts at this point) interior else body`, or `None` where the interior assumes nothing.
 fn point(func: &mut Func, var: VarId, body: StmtId) -> Option<StmtId> {
-    let (interior, test) = point_interior(func, var, body)?;
+    let (interior, test, _) = point_interior(func, var, body)?;
     Some(func.stmt(Stmt::If(test?, interior, Some(body))))
 }
 
@@ -99,7 +99,7 @@ pub(crate) fn point_interior(
     func: &mut Func,
     var: VarId,
     body: StmtId,
-) -> Option<(StmtId, Option<ExprId>)> {
+) -> Option<(StmtId, Option<ExprId>, Vec<Fact>)> {
     let mut p = Part::new(func, var);
     p.collect_lets(body);
     let interior = p.copy(body);
@@ -108,7 +108,7 @@ pub(crate) fn point_interior(
     let mut ok: Option<ExprId> = None;
     // Each comparison once (the facts of a border rule's tests and of its loads overlap).
     let mut seen = std::collections::HashSet::new();
-    for f in facts {
+    for f in facts.clone() {
         for c in point_tests(func, f) {
             if !seen.insert(crate::lir::print::expr(func, c)) {
                 continue;
@@ -125,7 +125,7 @@ pub(crate) fn point_interior(
             });
         }
     }
-    Some((interior, ok))
+    Some((interior, ok, facts))
 }
 
 /// The value of a comparison of two integer constants.

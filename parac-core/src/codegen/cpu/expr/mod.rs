@@ -226,7 +226,10 @@ impl<'a> Exprs<'a> {
                         ::parac::__private::cpu::out_of_bounds(__fname, __rname, "read of", #name, &__i, &#d)),
                 })
             }
-            ExprKind::Ramp { .. } | ExprKind::Broadcast(_) => {
+            ExprKind::Ramp { .. }
+            | ExprKind::Broadcast(_)
+            | ExprKind::Extract(..)
+            | ExprKind::Vector(_) => {
                 quote!(::core::compile_error!("parac: vector lanes on the CPU"))
             }
             ExprKind::Unary(op, a) => {

@@ -80,10 +80,23 @@ impl Printer<'_> {
                 checked,
             } => {
                 let idx: Vec<String> = index.iter().map(|i| self.expr(*i, pre, cond)).collect();
-                self.load(buf, &idx, checked)
+                self.load(buf, &idx, checked, x.lanes)
             }
-            // No pass of the GPU lowering makes lanes yet.
-            K::Ramp { base, .. } | K::Broadcast(base) => self.expr(base, pre, cond),
+            // A ramp is an index of a vector access (`vloadN`/`vstoreN` at its base).
+            K::Ramp { base, .. } => self.expr(base, pre, cond),
+            K::Broadcast(a) => {
+                let n = x.lanes;
+                format!("(({ct}{n})({}))", self.expr(a, pre, cond))
+            }
+            K::Extract(a, k) => {
+                let lane = "0123456789abcdef".as_bytes()[k as usize] as char;
+                format!("({}).s{lane}", self.expr(a, pre, cond))
+            }
+            K::Vector(xs) => {
+                let n = xs.len();
+                let xs: Vec<String> = xs.iter().map(|a| self.expr(*a, pre, cond)).collect();
+                format!("(({ct}{n})({}))", xs.join(", "))
+            }
             K::Unary(op, a) => {
                 let a = self.expr(a, pre, cond);
                 match op {

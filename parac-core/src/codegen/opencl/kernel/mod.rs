@@ -48,16 +48,25 @@ pub fn program(f: &Function) -> String {
     out
 }
 
-/// Whether the LIR printer prints plan `v`'s kernel: several points of a row per work-item and
-/// unrolled windows (the LIR writes every window out), nothing else yet. Rows per work-item
+/// Whether the LIR printer prints plan `v`'s kernel: several points of a row per work-item,
+/// unrolled windows (the LIR writes every window out), shared reads, vector memory, the
+/// peephole and split; not yet `m24` and local-memory tiles. Rows per work-item
 /// (`v<V>`) stay with the HAST printer: on PoCL the LIR's `v2` of blur's vertical pass ran
 /// 4.6x slower than the HAST printer's (51.6 ms against 11.2), which is not understood yet.
 pub(crate) fn prints(v: &Schedule) -> bool {
     !v.is_baseline()
         && v.rows() == 1
-        && v.directives()
-            .iter()
-            .all(|d| matches!(d, Directive::Lanes { .. } | Directive::Unroll))
+        && v.directives().iter().all(|d| {
+            matches!(
+                d,
+                Directive::Lanes { .. }
+                    | Directive::Unroll
+                    | Directive::ShareLoads
+                    | Directive::VectorMemory
+                    | Directive::Peephole
+                    | Directive::SplitBorder
+            )
+        })
 }
 
 /// Appends plan `v`'s kernel of iterator region `rid` (named `name`), its helpers first where
@@ -71,11 +80,16 @@ pub(crate) fn append_candidate(
 ) {
     let opts = lir::Options {
         lanes: [v.cols(), v.rows()],
+        share_loads: v.cse(),
+        vector_memory: v.vmem(),
+        peephole: v.peep(),
+        split: v.split(),
         ..lir::Options::gpu()
     };
     let lowered = lir::lower(f, &opts);
     let mut p = Printer::new(f, &lowered.func, rid);
     p.origin = false;
+    p.ends = v.split();
     let mut kernel = String::new();
     p.kernel(&mut kernel, name, region_body(&lowered.func, rid));
     for (key, h) in &p.helpers {
@@ -127,6 +141,8 @@ pub(super) struct Printer<'a> {
     /// The kernel takes its first work-item's index as arguments (`o<d>`; the baseline's) and
     /// is launched with no global offset.
     origin: bool,
+    /// The kernel takes the end of the box it runs as arguments (`e<d>`; a split plan's).
+    ends: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -155,6 +171,7 @@ impl<'a> Printer<'a> {
             outlining: false,
             nesting: 0,
             origin: true,
+            ends: false,
         }
     }
 
@@ -181,6 +198,11 @@ impl<'a> Printer<'a> {
         // border strips (one at the origin, the others not) cost one compilation, not two.
         if self.origin {
             ps.extend((0..cl_slots(r).len()).map(|d| format!("int o{d}")));
+        }
+        // A split plan's kernel runs the interior box: its end per dimension, in work-items
+        // (its start is the launch's global offset).
+        if self.ends {
+            ps.extend((0..cl_slots(r).len()).map(|d| format!("int e{d}")));
         }
         let _ = writeln!(out, "__kernel void {name}({}) {{", ps.join(", "));
         if let Some(b) = body {
@@ -224,7 +246,8 @@ impl<'a> Printer<'a> {
             Stmt::Let(v, e) => {
                 let (v, e) = (*v, *e);
                 let x = self.expr(e, &mut pre, false);
-                format!("const {} {} = {x};", cty(self.func.vars[v].ty), self.var(v))
+                let var = &self.func.vars[v];
+                format!("const {} {} = {x};", vty(var.ty, var.lanes), self.var(v))
             }
             Stmt::If(c, t, e) => {
                 let (c, t, e) = (*c, *t, *e);
@@ -261,6 +284,9 @@ impl<'a> Printer<'a> {
                         } else {
                             "get_group_id"
                         };
+                        if self.ends {
+                            let _ = writeln!(out, "{pad}if ((int){id}({d}) >= e{d}) return;");
+                        }
                         let o = if self.origin {
                             format!(" + o{d}")
                         } else {
@@ -290,19 +316,15 @@ impl<'a> Printer<'a> {
                 checked,
             } => {
                 let (buf, index, value, checked) = (*buf, index.clone(), *value, *checked);
-                let elem = self.elem(buf);
+                let elem = vty(self.elem(buf), self.func.exprs[value].lanes);
                 let x = self.expr(value, &mut pre, false);
                 let held = self.local();
-                pre.push(format!(
-                    "const {} {held} = ({})({x});",
-                    cty(elem),
-                    cty(elem)
-                ));
+                pre.push(format!("const {elem} {held} = ({elem})({x});"));
                 let idx: Vec<String> = index
                     .iter()
                     .map(|i| self.expr(*i, &mut pre, false))
                     .collect();
-                self.store(buf, &idx, &held, checked)
+                self.store(buf, &idx, &held, checked, self.func.exprs[value].lanes)
             }
             Stmt::Barrier => "barrier(CLK_LOCAL_MEM_FENCE);".to_string(),
             Stmt::Region { body, .. } => {
@@ -362,18 +384,41 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn store(&mut self, buf: Buf, idx: &[String], value: &str, checked: bool) -> String {
-        self.access(buf, idx, Some(value), checked)
+    fn store(
+        &mut self,
+        buf: Buf,
+        idx: &[String],
+        value: &str,
+        checked: bool,
+        lanes: u32,
+    ) -> String {
+        self.access(buf, idx, Some(value), checked, lanes)
     }
 
     /// A load of `buf` at `idx`.
-    fn load(&mut self, buf: Buf, idx: &[String], checked: bool) -> String {
-        self.access(buf, idx, None, checked)
+    fn load(&mut self, buf: Buf, idx: &[String], checked: bool, lanes: u32) -> String {
+        self.access(buf, idx, None, checked, lanes)
     }
 
-    /// A load, or a store of `value`: a plain one, or a checked one through its guard helper.
-    fn access(&mut self, buf: Buf, idx: &[String], value: Option<&str>, checked: bool) -> String {
+    /// A load, or a store of `value`: a plain one, or a checked one through its guard helper;
+    /// of `lanes` adjacent elements (the last index a ramp, printed as its base), `vloadN` or
+    /// `vstoreN`.
+    fn access(
+        &mut self,
+        buf: Buf,
+        idx: &[String],
+        value: Option<&str>,
+        checked: bool,
+        lanes: u32,
+    ) -> String {
         let (name, pitch) = self.buffer(buf);
+        if lanes > 1 {
+            let at = self.linear(buf, idx, &pitch);
+            return match value {
+                Some(v) => format!("vstore{lanes}({v}, 0, {name} + {at});"),
+                None => format!("vload{lanes}(0, {name} + {at})"),
+            };
+        }
         match buf {
             Buf::Matrix(m) if checked => {
                 let write = value.is_some();
@@ -465,6 +510,15 @@ impl<'a> Printer<'a> {
 /// The C type of a LIR value (`bool` as `int`, as C's comparisons give it).
 fn cty(s: Scalar) -> &'static str {
     s.cl_name()
+}
+
+/// The C type of `lanes` lanes of `s` (`uchar8`; a scalar's when `lanes` is 1).
+fn vty(s: Scalar, lanes: u32) -> String {
+    if lanes > 1 {
+        format!("{}{lanes}", cty(s))
+    } else {
+        cty(s).to_string()
+    }
 }
 
 /// The unsigned type wrapping arithmetic of type `s` is computed in.

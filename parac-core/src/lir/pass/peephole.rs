@@ -1,0 +1,214 @@
+//! Range-proven rewrites of integer divisions (a schedule's `peep`), over a region's whole
+//! kernel, with the ranges of [`crate::lir::range`] (variables bound so far included):
+//! - `a / 2^k` and `a % 2^k` of an `a` proven non-negative: `a >> k` and `a & (2^k - 1)`;
+//! - `a / c` and `a % c` (another constant `c > 0`) of an `int` proven non-negative: the
+//!   unsigned division (no sign fix-up);
+//! - `a / b` of `int`s, `b` not a constant and `a` proven in `[0, 2^20)`: a float division,
+//!   `int((float(a) + 0.5) / float(b))`, exact there (see `FLOAT_DIV_LIMIT`), with `b == 0` still
+//!   the checked division (the error flag), where `b` is not proven non-zero. No vector unit
+//!   divides integers; every one divides floats.
+
+use crate::ir::{BinOp, Scalar};
+use crate::lir::range::{Vars, range_in};
+use crate::lir::visit::{expr_children, with_children};
+use crate::lir::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
+use std::collections::{HashMap, HashSet};
+
+/// For an integer `a` in `[0, FLOAT_DIV_LIMIT)` and any integer `b != 0`, C's truncating `a / b`
+/// equals `(int)(((float)a + 0.5f) / (float)b)` even where the float division is off by
+/// OpenCL's allowed 2.5 ulp. With `a = q|b| + r`, `0 <= r < |b|`, the exact quotient of `a + 0.5`
+/// (exact in a float) by `|b|` lies in `[q + 0.5/|b|, q + 1 - 0.5/|b|]`; a relative error `e`
+/// moves it by at most `(a + 0.5) e / |b|`, less than `0.5 / |b|` while `(a + 0.5) e < 0.5`, that
+/// is `a < 2^20.68` for `e = 2.5 * 2^-23`: the truncation stays `q` (with `b`'s sign, as C's).
+/// For `|b| > 2^24` (inexact in a float) `q` is 0 and the quotient stays below 1. The limit
+/// keeps a factor of 1.6 to spare; `codegen::opencl::range`'s test checks it with the division
+/// perturbed by 3 ulp either way.
+pub const FLOAT_DIV_LIMIT: i128 = 1 << 20;
+
+/// Rewrites the divisions of every region of `func`.
+pub fn run(func: &mut Func) {
+    // A variable bound more than once (a source variable assigned again) may hold a value
+    // of a later binding where it is read: only those bound once have a range.
+    let mut count: HashMap<VarId, usize> = HashMap::new();
+    for (_, s) in func.stmts.iter() {
+        if let Stmt::Let(v, _) | Stmt::For { var: v, .. } = s {
+            *count.entry(*v).or_default() += 1;
+        }
+    }
+    for (_, e) in func.exprs.iter() {
+        if let ExprKind::Let(v, ..) = e.kind {
+            *count.entry(v).or_default() += 1;
+        }
+    }
+    let once = count
+        .into_iter()
+        .filter(|(_, n)| *n == 1)
+        .map(|(v, _)| v)
+        .collect();
+    let mut p = Peep {
+        vars: Vars::new(),
+        once,
+    };
+    let body = func.body;
+    func.body = p.stmt(func, body);
+}
+
+struct Peep {
+    vars: Vars,
+    once: HashSet<VarId>,
+}
+
+impl Peep {
+    fn bind(&mut self, v: VarId, r: Option<(i128, i128)>) {
+        if let (Some(r), true) = (r, self.once.contains(&v)) {
+            self.vars.insert(v, r);
+        }
+    }
+}
+
+impl Peep {
+    fn stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        let new = match func.stmts[s].clone() {
+            Stmt::Block(b) => Stmt::Block(b.iter().map(|c| self.stmt(func, *c)).collect()),
+            Stmt::Let(v, e) => {
+                let e = self.expr(func, e);
+                self.bind(v, range_in(func, e, &self.vars));
+                Stmt::Let(v, e)
+            }
+            Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                kind,
+                body,
+            } => {
+                let (lo, hi) = (self.expr(func, lo), self.expr(func, hi));
+                if let (Some(l), Some(h)) = (
+                    range_in(func, lo, &self.vars),
+                    range_in(func, hi, &self.vars),
+                ) {
+                    if l.0 < h.1 {
+                        self.bind(var, Some((l.0, h.1 - 1)));
+                    }
+                }
+                Stmt::For {
+                    var,
+                    lo,
+                    hi,
+                    step,
+                    kind,
+                    body: self.stmt(func, body),
+                }
+            }
+            Stmt::If(c, t, e) => {
+                let c = self.expr(func, c);
+                let t = self.stmt(func, t);
+                Stmt::If(c, t, e.map(|e| self.stmt(func, e)))
+            }
+            Stmt::Store {
+                buf,
+                index,
+                value,
+                checked,
+            } => Stmt::Store {
+                buf,
+                index: index.iter().map(|i| self.expr(func, *i)).collect(),
+                value: self.expr(func, value),
+                checked,
+            },
+            Stmt::Region { id, name, body } => Stmt::Region {
+                id,
+                name,
+                body: self.stmt(func, body),
+            },
+            other => other,
+        };
+        if new == func.stmts[s] {
+            s
+        } else {
+            func.stmt(new)
+        }
+    }
+
+    fn expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
+        let x = func.exprs[e].clone();
+        let kids = expr_children(&x.kind);
+        let mut new = Vec::with_capacity(kids.len());
+        for (k, c) in kids.iter().enumerate() {
+            let n = self.expr(func, *c);
+            // A `let` expression's variable is within its value's range in the body.
+            if let (ExprKind::Let(v, ..), 0) = (&x.kind, k) {
+                let r = range_in(func, n, &self.vars);
+                self.bind(*v, r);
+            }
+            new.push(n);
+        }
+        let e = if new == kids {
+            e
+        } else {
+            func.exprs.push(crate::lir::Expr {
+                kind: with_children(&x.kind, &new),
+                ..x.clone()
+            })
+        };
+        match func.exprs[e].kind {
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b) if x.lanes == 1 => {
+                self.division(func, e, op, a, b).unwrap_or(e)
+            }
+            _ => e,
+        }
+    }
+
+    fn division(
+        &self,
+        func: &mut Func,
+        e: ExprId,
+        op: BinOp,
+        a: ExprId,
+        b: ExprId,
+    ) -> Option<ExprId> {
+        let t = func.exprs[e].ty;
+        if !matches!(t, Scalar::I32 | Scalar::I64 | Scalar::U32 | Scalar::U64) {
+            return None;
+        }
+        let ra = range_in(func, a, &self.vars)?;
+        let nonneg = ra.0 >= 0;
+        if let ExprKind::Int(c) = func.exprs[b].kind {
+            if c <= 0 || !nonneg {
+                return None;
+            }
+            if c & (c - 1) == 0 {
+                let (op, k) = match op {
+                    BinOp::Div => (BinOp::Shr, c.trailing_zeros() as i128),
+                    _ => (BinOp::BitAnd, c - 1),
+                };
+                let k = func.int(k, t);
+                return Some(func.binary(op, a, k, t));
+            }
+            if t != Scalar::I32 {
+                return None;
+            }
+            let u = Scalar::U32;
+            let (ua, uc) = (func.cast(a, u), func.int(c, u));
+            let q = func.binary(op, ua, uc, u);
+            return Some(func.cast(q, t));
+        }
+        if op != BinOp::Div || t != Scalar::I32 || !nonneg || ra.1 >= FLOAT_DIV_LIMIT {
+            return None;
+        }
+        let f = Scalar::F32;
+        let (fa, fb) = (func.cast(a, f), func.cast(b, f));
+        let half = func.expr(ExprKind::Float(0.5), f);
+        let num = func.binary(BinOp::Add, fa, half, f);
+        let q = func.binary(BinOp::Div, num, fb, f);
+        let q = func.cast(q, t);
+        let rb = range_in(func, b, &self.vars);
+        if rb.is_some_and(|r| r.0 > 0 || r.1 < 0) {
+            return Some(q);
+        }
+        let zero = func.int(0, t);
+        let is_zero = func.binary(BinOp::Eq, b, zero, Scalar::Bool);
+        Some(func.expr(ExprKind::Select(is_zero, e, q), t))
+    }
+}
