@@ -34,6 +34,10 @@ struct Lower<'a> {
     /// Loop variables by slot.
     slots: Vec<Option<VarId>>,
     locals: Vec<Option<LocalVal>>,
+    /// Accesses the host proves inside before a kernel runs (`safety::guarded` false, not a
+    /// bordered read) are lowered unchecked (the OpenCL lowering: the runtime runs the proof,
+    /// `interp::region_check`, before every launch of a region).
+    host_proofs: bool,
 }
 
 /// A function with an empty body, its names from `f`.
@@ -62,13 +66,14 @@ pub(super) fn host_expr(f: &Function, e: &ir::Expr) -> (Func, ExprId) {
         r: None,
         slots: vec![],
         locals: vec![],
+        host_proofs: false,
     };
     let e = l.scalar(e, Mode::Body);
     (l.out, e)
 }
 
 /// The LIR of a checked function.
-pub(super) fn function(f: &Function) -> Func {
+pub(super) fn function(f: &Function, host_proofs: bool) -> Func {
     let out = empty(f);
     let mut l = Lower {
         f,
@@ -76,6 +81,7 @@ pub(super) fn function(f: &Function) -> Func {
         r: None,
         slots: vec![],
         locals: vec![],
+        host_proofs,
     };
     let mut body = Vec::new();
     for (m, mat) in f.matrices.iter().enumerate() {
@@ -223,11 +229,12 @@ impl<'a> Lower<'a> {
             let at = blk.then_some((k / cols, k % cols));
             let index = self.indices(a, at, None);
             let value = self.out.cast(v, elem);
+            let checked = !self.host_proven(aid);
             out.push(self.out.stmt(Stmt::Store {
                 buf: Buf::Matrix(a.matrix),
                 index,
                 value,
-                checked: true,
+                checked,
             }));
         }
         out
@@ -315,11 +322,12 @@ impl<'a> Lower<'a> {
         };
         let index = self.indices(a, at, None);
         if entries.is_empty() {
+            let checked = !self.host_proven(aid);
             let l = self.out.expr(
                 ExprKind::Load {
                     buf: Buf::Matrix(m),
                     index,
-                    checked: true,
+                    checked,
                 },
                 elem,
             );
@@ -380,6 +388,18 @@ impl<'a> Lower<'a> {
             e = self.out.expr(ExprKind::Let(*v, i, e), want);
         }
         e
+    }
+
+    /// Whether the host proves access `aid` of the region inside before it runs (and this
+    /// lowering relies on it).
+    fn host_proven(&self, aid: AccessId) -> bool {
+        let Some(r) = self.r else {
+            return false;
+        };
+        let acc = &r.accesses[aid];
+        self.host_proofs
+            && !crate::codegen::safety::guarded(self.f, r, aid)
+            && (acc.write || !crate::codegen::safety::has_rule(self.f, r, acc.matrix))
     }
 
     /// A read inside a border value: not extended itself.

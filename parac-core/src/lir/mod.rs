@@ -319,6 +319,9 @@ pub struct Options {
     /// The work-items run the interior alone ([`pass::gpu::split`]): a split plan's kernel,
     /// launched over the interior box.
     pub split: bool,
+    /// Accesses the host proves inside before a region runs are lowered unchecked (the OpenCL
+    /// lowering: the runtime runs the proof before every launch; the CPU path checks them).
+    pub host_proofs: bool,
 }
 
 impl Options {
@@ -326,6 +329,7 @@ impl Options {
     pub fn gpu() -> Options {
         Options {
             gpu: true,
+            host_proofs: true,
             parallel: false,
             ..Options::default()
         }
@@ -346,6 +350,7 @@ impl Default for Options {
             vector_memory: false,
             peephole: false,
             split: false,
+            host_proofs: false,
         }
     }
 }
@@ -381,7 +386,7 @@ pub struct Lowered {
 /// 9. [`pass::gpu::split`] for a split plan: the interior alone (the runtime launches it over
 ///    the interior box).
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
-    let mut func = lower::function(f);
+    let mut func = lower::function(f, opts.host_proofs);
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
         if opts.dump {

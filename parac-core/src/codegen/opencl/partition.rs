@@ -36,9 +36,13 @@ pub struct Bound {
 /// kernels assume, [`lir_bounds`]); both must exist.
 pub fn bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
     let mut out = hast_bounds(f, rid)?;
-    for b in lir_bounds(f, rid)? {
-        if !out.contains(&b) {
-            out.push(b);
+    // The LIR's split kernels (`lir::Options::split`) are not launched yet (see
+    // `kernel::prints`): the HAST's bounds alone serve the HAST printer's.
+    if super::kernel::prints_split() {
+        for b in lir_bounds(f, rid)? {
+            if !out.contains(&b) {
+                out.push(b);
+            }
         }
     }
     Some(out)
@@ -47,7 +51,8 @@ pub fn bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
 /// The bounds of every assumption of the interior the OpenCL lowering makes for one point of
 /// region `rid` ([`lir::pass::partition::point_interior`]): each read proven inside its matrix
 /// (`Inside`), its index of affine form `coef * v + offset` in at most one work-item variable
-/// `v`; a border test's assumption (`e >= 0`, `e < dim`) where a read's bound implies it.
+/// `v`; a border test's assumption (`e >= 0`, `e < dim`, `e != c` for `c` below zero or past
+/// a dimension) where a read's bound implies it.
 /// `None` where some assumption is not of these forms: then no plan is split. The box from
 /// these bounds holds only points where every assumption holds (the runtime's `interior`), so
 /// a split kernel runs the interior there with no test. The forms are taken modulo `2^32`
@@ -133,7 +138,25 @@ pub fn lir_bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
                     (b.cl, b.coef, b.offset, b.matrix, b.k) == (cl, coef, offset, matrix, k)
                 })
             }
-            Fact::Not(..) => false,
+            // `e != c` with `c` below zero or a dimension plus `j >= 0`: implied by `e` inside
+            // that dimension.
+            Fact::Not(e, c) => {
+                let f = form(e)?;
+                let reads = |m: Option<(usize, usize)>| {
+                    out.iter().any(|b| {
+                        (b.cl, b.coef, b.offset) == f && m.is_none_or(|m| (b.matrix, b.k) == m)
+                    })
+                };
+                match func.exprs[c].kind {
+                    ExprKind::Int(k) if k < 0 => reads(None),
+                    ExprKind::Binary(crate::ir::BinOp::Add, d, j) => {
+                        let at_or_past = matches!(func.exprs[j].kind, ExprKind::Int(j) if j >= 0);
+                        at_or_past && reads(Some(dim(d)?))
+                    }
+                    ExprKind::Dim(..) => reads(Some(dim(c)?)),
+                    _ => false,
+                }
+            }
         };
         if !implied {
             return None;
