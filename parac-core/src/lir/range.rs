@@ -137,3 +137,40 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
         _ => Some(r),
     }
 }
+
+/// The variables bound once in `func` (by one `let` or one loop): a variable bound again (a
+/// source variable assigned anew) may hold a later binding's value where it is read, so only
+/// these carry a range.
+pub fn bound_once(func: &Func) -> std::collections::HashSet<VarId> {
+    use super::Stmt;
+    use super::visit::{expr_children, stmt_parts};
+    // What the body reaches (passes leave replaced nodes in the arenas).
+    let mut count: HashMap<VarId, usize> = HashMap::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stmts = vec![func.body];
+    let mut exprs = Vec::new();
+    while let Some(s) = stmts.pop() {
+        let stmt = &func.stmts[s];
+        if let Stmt::Let(v, _) | Stmt::For { var: v, .. } = stmt {
+            *count.entry(*v).or_default() += 1;
+        }
+        let (es, ss) = stmt_parts(stmt);
+        exprs.extend(es);
+        stmts.extend(ss);
+    }
+    while let Some(e) = exprs.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        let kind = &func.exprs[e].kind;
+        if let ExprKind::Let(v, ..) = kind {
+            *count.entry(*v).or_default() += 1;
+        }
+        exprs.extend(expr_children(kind));
+    }
+    count
+        .into_iter()
+        .filter(|(_, n)| *n == 1)
+        .map(|(v, _)| v)
+        .collect()
+}

@@ -384,6 +384,20 @@ impl Device {
             .try_fold(1usize, |a, &d| a.checked_mul(d))
             .ok_or_else(too_big)?;
         let elems = rows.max(1).checked_mul(pitch).ok_or_else(too_big)?;
+        // Kernels compute a matrix's linear indices in `int` (what lets a vectorizer see
+        // consecutive elements), and sizes are passed as `int`: a matrix holds fewer than 2^31
+        // elements, padding included.
+        if i32::try_from(elems).is_err() {
+            return Err(cl_error(
+                op(),
+                code::INVALID_BUFFER_SIZE,
+                format!(
+                    "shape {shape:?} padded to {pitch} per row is {elems} elements: a device \
+                     matrix holds at most {} (kernels index it with `int`)",
+                    i32::MAX
+                ),
+            ));
+        }
         let bytes = elems.checked_mul(elem).ok_or_else(too_big)?;
         if bytes as u64 > self.info.max_alloc {
             return Err(too_big());

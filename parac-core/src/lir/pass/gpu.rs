@@ -34,26 +34,34 @@ pub(crate) fn nest(func: &Func, mut s: StmtId) -> Vec<StmtId> {
     out
 }
 
-/// Rewrites the interior of every region's work-item (the `then` arm of the interior test
-/// that [`super::partition::points`] and [`super::item_lanes`] put around the innermost
-/// work-item loop's body) with `f`, which returns the new interior.
-pub(crate) fn map_interiors(func: &mut Func, mut f: impl FnMut(&mut Func, StmtId) -> StmtId) {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return;
+/// The interior tests of every region's work-items: the `if (test) interior else body` that
+/// [`super::partition::points`] and [`super::item_lanes`] make the innermost work-item loop's
+/// body (by statement).
+fn interior_tests(func: &Func) -> Vec<StmtId> {
+    let Stmt::Block(steps) = &func.stmts[func.body] else {
+        return Vec::new();
     };
-    for s in steps {
-        let Stmt::Region { body, .. } = func.stmts[s] else {
-            continue;
-        };
-        let Some(&inner) = nest(func, body).last() else {
-            continue;
-        };
-        let Stmt::For { body, .. } = func.stmts[inner] else {
-            continue;
-        };
-        if let Stmt::If(c, t, Some(e)) = func.stmts[body] {
+    steps
+        .iter()
+        .filter_map(|s| {
+            let Stmt::Region { body, .. } = func.stmts[*s] else {
+                return None;
+            };
+            let Stmt::For { body, .. } = func.stmts[*nest(func, body).last()?] else {
+                return None;
+            };
+            matches!(func.stmts[body], Stmt::If(_, _, Some(_))).then_some(body)
+        })
+        .collect()
+}
+
+/// Rewrites the interior of every region's work-item (the `then` arm of its interior test)
+/// with `f`, which returns the new interior.
+pub(crate) fn map_interiors(func: &mut Func, mut f: impl FnMut(&mut Func, StmtId) -> StmtId) {
+    for s in interior_tests(func) {
+        if let Stmt::If(c, t, Some(e)) = func.stmts[s] {
             let t = f(func, t);
-            func.stmts[body] = Stmt::If(c, t, Some(e));
+            func.stmts[s] = Stmt::If(c, t, Some(e));
         }
     }
 }
@@ -63,20 +71,9 @@ pub(crate) fn map_interiors(func: &mut Func, mut f: impl FnMut(&mut Func, StmtId
 /// `codegen::opencl::partition::bounds`): the interior alone, its test and the border body
 /// gone; where no interior was made the body stays as it is (checked).
 pub fn split(func: &mut Func) {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return;
-    };
-    for s in steps {
-        let Stmt::Region { body, .. } = func.stmts[s] else {
-            continue;
-        };
-        let Some(&inner) = nest(func, body).last() else {
-            continue;
-        };
-        if let Stmt::For { body, .. } = func.stmts[inner] {
-            if let Stmt::If(_, t, Some(_)) = func.stmts[body] {
-                func.stmts[body] = func.stmts[t].clone();
-            }
+    for s in interior_tests(func) {
+        if let Stmt::If(_, t, Some(_)) = func.stmts[s] {
+            func.stmts[s] = func.stmts[t].clone();
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::ir::{BinOp, Scalar};
 use crate::lir::range::{Vars, range_in};
 use crate::lir::visit::{expr_children, with_children};
 use crate::lir::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// For an integer `a` in `[0, FLOAT_DIV_LIMIT)` and any integer `b != 0`, C's truncating `a / b`
 /// equals `(int)(((float)a + 0.5f) / (float)b)` even where the float division is off by
@@ -27,24 +27,7 @@ pub const FLOAT_DIV_LIMIT: i128 = 1 << 20;
 
 /// Rewrites the divisions of every region of `func`.
 pub fn run(func: &mut Func) {
-    // A variable bound more than once (a source variable assigned again) may hold a value
-    // of a later binding where it is read: only those bound once have a range.
-    let mut count: HashMap<VarId, usize> = HashMap::new();
-    for (_, s) in func.stmts.iter() {
-        if let Stmt::Let(v, _) | Stmt::For { var: v, .. } = s {
-            *count.entry(*v).or_default() += 1;
-        }
-    }
-    for (_, e) in func.exprs.iter() {
-        if let ExprKind::Let(v, ..) = e.kind {
-            *count.entry(v).or_default() += 1;
-        }
-    }
-    let once = count
-        .into_iter()
-        .filter(|(_, n)| *n == 1)
-        .map(|(v, _)| v)
-        .collect();
+    let once = crate::lir::range::bound_once(func);
     let mut p = Peep {
         vars: Vars::new(),
         once,
