@@ -59,6 +59,13 @@ pub fn guarded(f: &Function, r: &Region, a: AccessId) -> bool {
     !host_provable(r, a)
 }
 
+/// Whether the host proves access `a` of region `r` inside before the region runs
+/// (`interp::region_check`): not guarded, not a bordered read.
+pub fn host_proven(f: &Function, r: &Region, a: AccessId) -> bool {
+    let acc = &r.accesses[a];
+    !(guarded(f, r, a) || (!acc.write && has_rule(f, r, acc.matrix)))
+}
+
 /// Whether some border rule of region `r` extends matrix `m`.
 pub(crate) fn has_rule(f: &Function, r: &Region, m: MatrixId) -> bool {
     r.rules

@@ -10,7 +10,7 @@ use crate::bounds::{CTy, Iv};
 use crate::codegen::safety;
 use crate::ir::*;
 
-use crate::codegen::safety::{has_rule, lets};
+use crate::codegen::safety::lets;
 
 /// The C integer type of an expression (`i32` for a block, `f32` counted as `i32`), as
 /// `safety::interval` takes it.
@@ -81,10 +81,7 @@ impl Ctx<'_> {
 /// The accesses of iterator `r` the host proves (not guarded, not bordered reads).
 fn proven(f: &Function, r: &Region) -> Vec<AccessId> {
     (0..r.accesses.len())
-        .filter(|a| {
-            let acc = &r.accesses[*a];
-            !(safety::guarded(f, r, *a) || (!acc.write && has_rule(f, r, acc.matrix)))
-        })
+        .filter(|a| safety::host_proven(f, r, *a))
         .collect()
 }
 

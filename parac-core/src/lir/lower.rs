@@ -396,10 +396,7 @@ impl<'a> Lower<'a> {
         let Some(r) = self.r else {
             return false;
         };
-        let acc = &r.accesses[aid];
-        self.host_proofs
-            && !crate::codegen::safety::guarded(self.f, r, aid)
-            && (acc.write || !crate::codegen::safety::has_rule(self.f, r, acc.matrix))
+        self.host_proofs && crate::codegen::safety::host_proven(self.f, r, aid)
     }
 
     /// A read inside a border value: not extended itself.

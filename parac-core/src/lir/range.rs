@@ -70,23 +70,9 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
             // Bounds past `i128` (products of `u64`s) know nothing: the type's range.
             let checked = |r: Option<(i128, i128)>| r.or(own);
             match op {
-                BinOp::Add => checked(al.checked_add(bl).zip(ah.checked_add(bh)))?,
+                BinOp::Add => checked(add((al, ah), (bl, bh)))?,
                 BinOp::Sub => checked(al.checked_sub(bh).zip(ah.checked_sub(bl)))?,
-                BinOp::Mul | BinOp::ElemMul => {
-                    let ps = [
-                        al.checked_mul(bl),
-                        al.checked_mul(bh),
-                        ah.checked_mul(bl),
-                        ah.checked_mul(bh),
-                    ];
-                    let ps: Option<Vec<i128>> = ps.into_iter().collect();
-                    checked(ps.map(|p| {
-                        (
-                            p.iter().copied().min().unwrap_or(0),
-                            p.iter().copied().max().unwrap_or(0),
-                        )
-                    }))?
-                }
+                BinOp::Mul | BinOp::ElemMul => checked(mul((al, ah), (bl, bh)))?,
                 BinOp::Div if c.is_some_and(|c| c > 0) => {
                     let c = c.unwrap_or(1);
                     (al / c, ah / c)
@@ -136,6 +122,23 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
         Some((tlo, thi)) if r.0 < tlo || r.1 > thi => Some((tlo, thi)),
         _ => Some(r),
     }
+}
+
+/// The range of the sums of values in `a` and `b`; `None` past `i128`.
+pub(crate) fn add(a: (i128, i128), b: (i128, i128)) -> Option<(i128, i128)> {
+    Some((a.0.checked_add(b.0)?, a.1.checked_add(b.1)?))
+}
+
+/// The range of the products of values in `a` and `b`; `None` past `i128` (two `u64`
+/// ranges): the caller takes the type's whole range.
+pub(crate) fn mul(a: (i128, i128), b: (i128, i128)) -> Option<(i128, i128)> {
+    let p = [
+        a.0.checked_mul(b.0)?,
+        a.0.checked_mul(b.1)?,
+        a.1.checked_mul(b.0)?,
+        a.1.checked_mul(b.1)?,
+    ];
+    Some((*p.iter().min()?, *p.iter().max()?))
 }
 
 /// The variables bound once in `func` (by one `let` or one loop): a variable bound again (a

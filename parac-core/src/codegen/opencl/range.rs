@@ -21,22 +21,7 @@ fn within(r: Range, outer: Range) -> bool {
     r.0 >= outer.0 && r.1 <= outer.1
 }
 
-/// The range of the products of values in `a` and `b`; `None` where a bound overflows `i128`
-/// (two `u64` ranges): the caller takes the type's whole range.
-fn mul(a: Range, b: Range) -> Option<Range> {
-    let p = [
-        a.0.checked_mul(b.0)?,
-        a.0.checked_mul(b.1)?,
-        a.1.checked_mul(b.0)?,
-        a.1.checked_mul(b.1)?,
-    ];
-    Some((*p.iter().min()?, *p.iter().max()?))
-}
-
-/// The range of the sums of values in `a` and `b`; `None` on overflow.
-fn add(a: Range, b: Range) -> Option<Range> {
-    Some((a.0.checked_add(b.0)?, a.1.checked_add(b.1)?))
-}
+use crate::lir::range::{add, mul};
 
 /// A constant integer, looking through casts.
 fn const_int(e: &Expr) -> Option<i128> {

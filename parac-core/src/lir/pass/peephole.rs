@@ -10,7 +10,7 @@
 
 use crate::ir::{BinOp, Scalar};
 use crate::lir::range::{Vars, range_in};
-use crate::lir::visit::{expr_children, with_children};
+use crate::lir::visit::{Mutator, mutate_body, rebuild_expr, rebuild_stmt};
 use crate::lir::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use std::collections::HashSet;
 
@@ -27,119 +27,58 @@ pub const FLOAT_DIV_LIMIT: i128 = 1 << 20;
 
 /// Rewrites the divisions of every region of `func`.
 pub fn run(func: &mut Func) {
-    let once = crate::lir::range::bound_once(func);
     let mut p = Peep {
         vars: Vars::new(),
-        once,
+        once: crate::lir::range::bound_once(func),
     };
-    let body = func.body;
-    func.body = p.stmt(func, body);
+    mutate_body(&mut p, func);
 }
 
+/// The pass as a [`Mutator`]: the ranges of the variables bound so far (a variable's range
+/// from its binding's value as written; the rewrites keep values), divisions rewritten
+/// bottom-up.
 struct Peep {
     vars: Vars,
     once: HashSet<VarId>,
 }
 
-impl Peep {
-    fn bind(&mut self, v: VarId, r: Option<(i128, i128)>) {
-        if let (Some(r), true) = (r, self.once.contains(&v)) {
-            self.vars.insert(v, r);
+impl Mutator for Peep {
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        match func.stmts[s] {
+            Stmt::Let(v, e) => self.bind(func, v, e),
+            Stmt::For { var, lo, hi, .. } => {
+                let r = range_in(func, lo, &self.vars).zip(range_in(func, hi, &self.vars));
+                if let Some((l, h)) = r.filter(|(l, h)| l.0 < h.1) {
+                    if self.once.contains(&var) {
+                        self.vars.insert(var, (l.0, h.1 - 1));
+                    }
+                }
+            }
+            _ => {}
+        }
+        rebuild_stmt(self, func, s)
+    }
+
+    fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
+        // A `let` expression's variable is within its value's range in the body.
+        if let ExprKind::Let(v, a, _) = func.exprs[e].kind {
+            self.bind(func, v, a);
+        }
+        let e = rebuild_expr(self, func, e);
+        match func.exprs[e].kind {
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b) if func.exprs[e].lanes == 1 => {
+                self.division(func, e, op, a, b).unwrap_or(e)
+            }
+            _ => e,
         }
     }
 }
 
 impl Peep {
-    fn stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
-        let new = match func.stmts[s].clone() {
-            Stmt::Block(b) => Stmt::Block(b.iter().map(|c| self.stmt(func, *c)).collect()),
-            Stmt::Let(v, e) => {
-                let e = self.expr(func, e);
-                self.bind(v, range_in(func, e, &self.vars));
-                Stmt::Let(v, e)
-            }
-            Stmt::For {
-                var,
-                lo,
-                hi,
-                step,
-                kind,
-                body,
-            } => {
-                let (lo, hi) = (self.expr(func, lo), self.expr(func, hi));
-                if let (Some(l), Some(h)) = (
-                    range_in(func, lo, &self.vars),
-                    range_in(func, hi, &self.vars),
-                ) {
-                    if l.0 < h.1 {
-                        self.bind(var, Some((l.0, h.1 - 1)));
-                    }
-                }
-                Stmt::For {
-                    var,
-                    lo,
-                    hi,
-                    step,
-                    kind,
-                    body: self.stmt(func, body),
-                }
-            }
-            Stmt::If(c, t, e) => {
-                let c = self.expr(func, c);
-                let t = self.stmt(func, t);
-                Stmt::If(c, t, e.map(|e| self.stmt(func, e)))
-            }
-            Stmt::Store {
-                buf,
-                index,
-                value,
-                checked,
-            } => Stmt::Store {
-                buf,
-                index: index.iter().map(|i| self.expr(func, *i)).collect(),
-                value: self.expr(func, value),
-                checked,
-            },
-            Stmt::Region { id, name, body } => Stmt::Region {
-                id,
-                name,
-                body: self.stmt(func, body),
-            },
-            other => other,
-        };
-        if new == func.stmts[s] {
-            s
-        } else {
-            func.stmt(new)
-        }
-    }
-
-    fn expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
-        let x = func.exprs[e].clone();
-        let kids = expr_children(&x.kind);
-        let mut new = Vec::with_capacity(kids.len());
-        for (k, c) in kids.iter().enumerate() {
-            let n = self.expr(func, *c);
-            // A `let` expression's variable is within its value's range in the body.
-            if let (ExprKind::Let(v, ..), 0) = (&x.kind, k) {
-                let r = range_in(func, n, &self.vars);
-                self.bind(*v, r);
-            }
-            new.push(n);
-        }
-        let e = if new == kids {
-            e
-        } else {
-            func.exprs.push(crate::lir::Expr {
-                kind: with_children(&x.kind, &new),
-                ..x.clone()
-            })
-        };
-        match func.exprs[e].kind {
-            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b) if x.lanes == 1 => {
-                self.division(func, e, op, a, b).unwrap_or(e)
-            }
-            _ => e,
+    /// Records the range of `v`, bound once, to `value`'s.
+    fn bind(&mut self, func: &Func, v: VarId, value: ExprId) {
+        if let (Some(r), true) = (range_in(func, value, &self.vars), self.once.contains(&v)) {
+            self.vars.insert(v, r);
         }
     }
 

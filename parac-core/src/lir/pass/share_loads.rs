@@ -60,14 +60,6 @@ fn bound_and_stored(func: &Func, s: StmtId, vars: &mut HashSet<VarId>, stored: &
     }
 }
 
-fn reads_only(func: &Func, e: ExprId, inner: &HashSet<VarId>) -> bool {
-    match func.exprs[e].kind {
-        ExprKind::Var(v) => !inner.contains(&v),
-        ExprKind::Load { .. } | ExprKind::Let(..) => false,
-        ref k => expr_children(k).iter().all(|c| reads_only(func, *c, inner)),
-    }
-}
-
 fn share(func: &mut Func, f: &crate::ir::Function, t: StmtId) -> StmtId {
     let (mut inner, mut stored) = (HashSet::new(), HashSet::new());
     bound_and_stored(func, t, &mut inner, &mut stored);
@@ -91,7 +83,9 @@ fn share(func: &mut Func, f: &crate::ir::Function, t: StmtId) -> StmtId {
                 if x.lanes == 1
                     && !stored.contains(&buf)
                     && !matches!(f.matrices[m].kind, MatrixKind::Const(_))
-                    && index.iter().all(|i| reads_only(func, *i, &inner))
+                    && index
+                        .iter()
+                        .all(|i| crate::lir::total(func, *i, &|v| !inner.contains(&v)))
                 {
                     let key = (buf, index.iter().map(|i| ix(func, *i)).collect::<Vec<_>>());
                     let k = match keys.iter().position(|k| *k == key) {

@@ -4,8 +4,9 @@
 //!   index (a run of adjacent elements of a row) become one read of a ramp (`vloadN` in
 //!   OpenCL C), each element a lane of it;
 //! - the interior's stores of a matrix, where every one of them is proven inside, sits in the
-//!   interior's blocks (not under a branch or a loop) and the interior reads nothing of that
-//!   matrix, are held (their values bound by `let`s in place) and written at the interior's
+//!   interior's blocks (not under a branch or a loop), has an index differing from the others'
+//!   by the constant of its last index only, and the interior reads nothing of that matrix, are
+//!   held (their values bound by `let`s in place) and written at the interior's
 //!   end, adjacent elements as one store of a ramp (`vstoreN`); of two stores of one element
 //!   the last is kept.
 //!
@@ -18,7 +19,7 @@ use super::share_loads::{Ix, ix};
 use crate::lir::affine::Affine;
 use crate::lir::visit::{expr_children, stmt_parts};
 use crate::lir::{Buf, Expr, ExprId, ExprKind, Func, Stmt, StmtId};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Vector loads and stores in every region's interior.
 pub fn run(func: &mut Func) {
@@ -47,21 +48,26 @@ fn run_key(func: &Func, buf: Buf, index: &[ExprId]) -> Option<(RunKey, i128)> {
 }
 
 /// Runs of consecutive constants among `items` (`(key, constant, payload)`), each cut into
-/// vectors: `(first item, lanes)` with the items of a vector in lane order.
-fn vectors<T: Copy>(mut items: Vec<(RunKey, i128, T)>) -> Vec<Vec<T>> {
-    items.sort_by(|a, b| (format!("{:?}", a.0), a.1).cmp(&(format!("{:?}", b.0), b.1)));
-    let mut runs: Vec<Vec<usize>> = Vec::new();
-    for i in 0..items.len() {
-        match runs.last_mut() {
-            Some(r)
-                if {
-                    let p = &items[*r.last().expect("a run")];
-                    p.0 == items[i].0 && p.1 + 1 == items[i].1
-                } =>
-            {
-                r.push(i)
+/// vectors of 16, 8, 4, 2 or 1 lanes: each vector's payloads in lane order.
+fn vectors<T: Copy>(items: Vec<(RunKey, i128, T)>) -> Vec<Vec<T>> {
+    // Items of one key, by constant; keys in order of first appearance.
+    let mut groups: Vec<(RunKey, Vec<(i128, T)>)> = Vec::new();
+    for (key, c, t) in items {
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push((c, t)),
+            None => groups.push((key, vec![(c, t)])),
+        }
+    }
+    let mut runs: Vec<Vec<T>> = Vec::new();
+    for (_, mut g) in groups {
+        g.sort_by_key(|x| x.0);
+        let mut last = None;
+        for (c, t) in g {
+            match runs.last_mut() {
+                Some(r) if last.is_some_and(|l: i128| l + 1 == c) => r.push(t),
+                _ => runs.push(vec![t]),
             }
-            _ => runs.push(vec![i]),
+            last = Some(c);
         }
     }
     let mut out = Vec::new();
@@ -73,7 +79,7 @@ fn vectors<T: Copy>(mut items: Vec<(RunKey, i128, T)>) -> Vec<Vec<T>> {
                 .into_iter()
                 .find(|w| *w <= left)
                 .unwrap_or(1);
-            out.push(run[at..at + w].iter().map(|i| items[*i].2).collect());
+            out.push(run[at..at + w].to_vec());
             at += w;
         }
     }
@@ -168,20 +174,42 @@ fn loads(func: &mut Func, t: StmtId) -> StmtId {
     func.stmt(Stmt::Block(out))
 }
 
-/// Whether statement `s` or an expression below it reads `buf`, and every store to `buf`
-/// below it (`top`: reached through blocks only).
-fn accesses(func: &Func, s: StmtId, top: bool, reads: &mut HashSet<Buf>, bad: &mut HashSet<Buf>) {
+/// Where a store of a matrix can be held.
+enum Holdable {
+    /// Every store of the matrix so far is unchecked, in the interior's blocks, of one scalar,
+    /// at an index of this key (its stores differ only by the constant of their last index:
+    /// distinct elements, or one element stored again, so holding them keeps their effect).
+    Key(RunKey),
+    /// Some store is not: none is held.
+    No,
+}
+
+/// The buffers read below statement `s`, and whether each buffer stored to there can have its
+/// stores held (`top`: `s` is reached through blocks only).
+fn accesses(
+    func: &Func,
+    s: StmtId,
+    top: bool,
+    reads: &mut HashSet<Buf>,
+    stores: &mut HashMap<Buf, Holdable>,
+) {
     let stmt = &func.stmts[s];
     if let Stmt::Store {
         buf,
+        index,
         checked,
         value,
-        ..
     } = stmt
     {
-        if !top || *checked || func.exprs[*value].lanes != 1 {
-            bad.insert(*buf);
-        }
+        let key = run_key(func, *buf, index)
+            .filter(|_| top && !*checked && func.exprs[*value].lanes == 1)
+            .map(|(k, _)| k);
+        let now = match (stores.remove(buf), key) {
+            (None, Some(k)) => Holdable::Key(k),
+            (Some(Holdable::Key(k)), Some(n)) if k == n => Holdable::Key(k),
+            _ => Holdable::No,
+        };
+        stores.insert(*buf, now);
     }
     let (es, ss) = stmt_parts(stmt);
     let mut stack = es;
@@ -193,7 +221,7 @@ fn accesses(func: &Func, s: StmtId, top: bool, reads: &mut HashSet<Buf>, bad: &m
     }
     let top = top && matches!(stmt, Stmt::Block(_));
     for c in ss {
-        accesses(func, c, top, reads, bad);
+        accesses(func, c, top, reads, stores);
     }
 }
 
@@ -206,7 +234,7 @@ type Held = Vec<(Buf, Vec<ExprId>, ExprId)>;
 fn hold(
     func: &mut Func,
     s: StmtId,
-    ok: &dyn Fn(&Func, Buf, &[ExprId]) -> bool,
+    ok: &dyn Fn(Buf) -> bool,
     held: &mut Held,
     out: &mut Vec<StmtId>,
 ) {
@@ -218,7 +246,7 @@ fn hold(
         }
         Stmt::Store {
             buf, index, value, ..
-        } if ok(func, buf, &index) => {
+        } if ok(buf) => {
             let ty = func.exprs[value].ty;
             let h = func.var("h", ty);
             let x = func.expr(ExprKind::Var(h), ty);
@@ -231,29 +259,13 @@ fn hold(
 
 /// The interior's stores held and written at its end as vectors.
 fn stores(func: &mut Func, t: StmtId) -> StmtId {
-    let (mut reads, mut bad) = (HashSet::new(), HashSet::new());
-    accesses(func, t, true, &mut reads, &mut bad);
-    let ok = |func: &Func, buf: Buf, index: &[ExprId]| {
-        !reads.contains(&buf)
-            && !bad.contains(&buf)
-            && matches!(buf, Buf::Matrix(_))
-            && run_key(func, buf, index).is_some()
+    let (mut reads, mut stores) = (HashSet::new(), HashMap::new());
+    accesses(func, t, true, &mut reads, &mut stores);
+    let ok = |buf: Buf| {
+        matches!(buf, Buf::Matrix(_))
+            && !reads.contains(&buf)
+            && matches!(stores.get(&buf), Some(Holdable::Key(_)))
     };
-    // Every store of a matrix held, or none: a matrix with one store that cannot be held
-    // keeps all of its stores in place, in order.
-    let mut unkeyed = HashSet::new();
-    let mut scan = vec![t];
-    while let Some(s) = scan.pop() {
-        let (_, ss) = stmt_parts(&func.stmts[s]);
-        if let Stmt::Store { buf, ref index, .. } = func.stmts[s] {
-            if run_key(func, buf, &index.clone()).is_none() {
-                unkeyed.insert(buf);
-            }
-        }
-        scan.extend(ss);
-    }
-    let ok =
-        |func: &Func, buf: Buf, index: &[ExprId]| !unkeyed.contains(&buf) && ok(func, buf, index);
     let (mut held, mut writes) = (Vec::new(), Vec::new());
     hold(func, t, &ok, &mut held, &mut writes);
     if held.is_empty() {
@@ -264,7 +276,7 @@ fn stores(func: &mut Func, t: StmtId) -> StmtId {
     let mut seen = HashSet::new();
     for (buf, index, x) in held.into_iter().rev() {
         let (key, c) = run_key(func, buf, &index).expect("a keyed store");
-        if seen.insert((format!("{key:?}"), c)) {
+        if seen.insert((key.clone(), c)) {
             items.push((key, c, (buf, x, index)));
         }
     }
