@@ -166,11 +166,12 @@ fn switches() -> Vec<(&'static str, Options)> {
         ),
         // Range-proven division rewrites (`peep`).
         (
-            "opencl, 4 points a row, vectors, peephole",
+            "opencl, 4 points a row, vectors, peephole, mul24",
             Options {
                 lanes: [4, 1],
                 vector_memory: true,
                 peephole: true,
+                mul24: true,
                 ..Options::gpu()
             },
         ),

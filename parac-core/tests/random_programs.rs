@@ -386,6 +386,7 @@ fn check_source(
             lanes: [5, 1],
             vector_memory: true,
             peephole: true,
+            mul24: true,
             ..parac_core::lir::Options::gpu()
         };
         for opts in [

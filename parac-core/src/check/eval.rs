@@ -149,6 +149,8 @@ fn call(b: Builtin, v: &[Val], t: Scalar) -> Option<Val> {
             // Unsigned (`u32`, `u64`: a `u64` above `i64::MAX` is held negative): the value.
             Builtin::Abs if t.range().is_some_and(|r| r.0 == 0) => wrap(i[0], t),
             Builtin::Abs => wrap(i[0].wrapping_abs(), t),
+            Builtin::Mul24 => wrap(i[0].wrapping_mul(i[1]), t),
+            Builtin::NonZero => i[0],
             _ => return None,
         }));
     }
@@ -169,6 +171,8 @@ fn call(b: Builtin, v: &[Val], t: Scalar) -> Option<Val> {
         Builtin::Floor => f[0].floor(),
         Builtin::Ceil => f[0].ceil(),
         Builtin::Round => f[0].round(),
+        Builtin::Mul24 => return None,
+        Builtin::NonZero => f[0],
     }))
 }
 

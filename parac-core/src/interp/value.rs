@@ -289,6 +289,8 @@ pub(crate) fn call(b: Builtin, xs: &[Val], t: Scalar) -> Val {
         Builtin::Max => max(xs[0], xs[1], t),
         Builtin::Clamp => min(max(xs[0], xs[1], t), xs[2], t),
         Builtin::Abs if !float => int_of(xs[0].as_i128().wrapping_abs(), t),
+        Builtin::Mul24 => int_of(xs[0].as_i128().wrapping_mul(xs[1].as_i128()), t),
+        Builtin::NonZero => xs[0],
         b => {
             let x = xs[0].as_f32();
             Val::F32(match b {

@@ -335,6 +335,14 @@ pub enum Builtin {
     Ceil,
     /// `round(x)`.
     Round,
+    /// `mul24(a, b)`: the product of two `int`s each proven to fit 24 bits, the product
+    /// proven to fit 32 (no program names it: the LIR's `m24` pass writes it,
+    /// `lir::pass::mul24`).
+    Mul24,
+    /// `nonzero(b)`: `b`, a divisor the host checks is not zero before the region runs (no
+    /// program names it: the OpenCL lowering wraps such divisors, `lir::lower`, so that its
+    /// kernels divide without a test; the LIR's evaluator still raises the division error).
+    NonZero,
 }
 
 impl Builtin {
@@ -366,6 +374,8 @@ impl Builtin {
             Builtin::Floor => "floor",
             Builtin::Ceil => "ceil",
             Builtin::Round => "round",
+            Builtin::Mul24 => "mul24",
+            Builtin::NonZero => "nonzero",
         }
     }
 

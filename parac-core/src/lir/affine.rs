@@ -23,6 +23,9 @@ pub enum Leaf {
     Host(usize),
     /// Dimension `k` of a matrix.
     Dim(usize, usize),
+    /// A variable shifted right by a constant (`y >> 1`: an upsampling read's index, see
+    /// `pass::peephole`).
+    Shr(usize, u32),
 }
 
 /// `Σ coef·leaf + constant`, modulo `2^bits`.
@@ -133,6 +136,12 @@ pub fn affine(func: &Func, e: ExprId) -> Option<Affine> {
         ExprKind::Size(s) => Affine::leaf(Leaf::Size(*s), w),
         ExprKind::Host(h) => Affine::leaf(Leaf::Host(*h), w),
         ExprKind::Dim(m, k) => Affine::leaf(Leaf::Dim(*m, *k), w),
+        ExprKind::Binary(BinOp::Shr, a, b) => match (&func.exprs[*a].kind, int(*b)) {
+            (ExprKind::Var(v), Some(k)) if (0..64).contains(&k) => {
+                Affine::leaf(Leaf::Shr(v.index(), k as u32), w)
+            }
+            _ => return None,
+        },
         ExprKind::Cast(a) => {
             let mut f = affine(func, *a)?;
             f.bits = f.bits.min(w);

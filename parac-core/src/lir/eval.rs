@@ -7,7 +7,7 @@
 
 use super::{Buf, ExprId, ExprKind, Func, Loop, Stmt, StmtId};
 use crate::interp::{Arg, Data, InterpError, Val, binary, call, cast, cast_f64, unary};
-use crate::ir::{BinOp, Function, MatrixKind, ParamRef};
+use crate::ir::{BinOp, Builtin, Function, MatrixKind, ParamRef};
 
 struct Machine<'a> {
     func: &'a Func,
@@ -210,6 +210,14 @@ impl Machine<'_> {
                     .iter()
                     .map(|a| self.expr(*a))
                     .collect::<Result<Vec<_>, _>>()?;
+                // `mul24` is only written where its operands are proven to fit 24 bits
+                // (OpenCL leaves the product undefined otherwise): a proof that failed is a
+                // bug of the compiler, which the tests running this evaluator must see.
+                let m24 = (-(1i128 << 23))..(1i128 << 23);
+                assert!(
+                    *b != Builtin::Mul24 || xs.iter().all(|x| m24.contains(&x.as_i128())),
+                    "lir::eval: mul24 of an operand past 24 bits (a broken range proof)"
+                );
                 call(*b, &xs, t)
             }
             ExprKind::Select(c, a, b) => {

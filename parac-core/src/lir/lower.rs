@@ -6,8 +6,8 @@
 
 use super::{Buf, ExprId, ExprKind, Func, Memory, Stmt, StmtId, VarId};
 use crate::ir::{
-    self, AccessId, BinOp, BorderEntry, ExprKind as H, Function, KStmt, MatrixKind, Region,
-    RegionKind, Sel, Sub, Type,
+    self, AccessId, BinOp, BorderEntry, Builtin, ExprKind as H, Function, KStmt, MatrixKind,
+    Region, RegionKind, Sel, Sub, Type,
 };
 use crate::ir::{ReduceOp, Scalar};
 
@@ -38,6 +38,8 @@ struct Lower<'a> {
     /// bordered read) are lowered unchecked (the OpenCL lowering: the runtime runs the proof,
     /// `interp::region_check`, before every launch of a region).
     host_proofs: bool,
+    /// The `if`s of the region's body around the statement being lowered.
+    branch: usize,
 }
 
 /// A function with an empty body, its names from `f`.
@@ -67,6 +69,7 @@ pub(super) fn host_expr(f: &Function, e: &ir::Expr) -> (Func, ExprId) {
         slots: vec![],
         locals: vec![],
         host_proofs: false,
+        branch: 0,
     };
     let e = l.scalar(e, Mode::Body);
     (l.out, e)
@@ -82,6 +85,7 @@ pub(super) fn function(f: &Function, host_proofs: bool) -> Func {
         slots: vec![],
         locals: vec![],
         host_proofs,
+        branch: 0,
     };
     let mut body = Vec::new();
     for (m, mat) in f.matrices.iter().enumerate() {
@@ -190,8 +194,10 @@ impl<'a> Lower<'a> {
                 KStmt::Store(a, e) => out.extend(self.store(*a, e)),
                 KStmt::If(c, t, e) => {
                     let c = self.scalar(c, Mode::Body);
+                    self.branch += 1;
                     let t = self.stmts(t);
                     let e = (!e.is_empty()).then(|| self.stmts(e));
+                    self.branch -= 1;
                     out.push(self.out.stmt(Stmt::If(c, t, e)));
                 }
             }
@@ -399,6 +405,18 @@ impl<'a> Lower<'a> {
         self.host_proofs && crate::codegen::safety::host_proven(self.f, r, aid)
     }
 
+    /// Whether the host checks integer divisor `b` of the region's body, at the statement being
+    /// lowered, is not zero before the region runs (and this lowering relies on it).
+    fn host_divisor(&self, b: &ir::Expr) -> bool {
+        let Some(r) = self.r else {
+            return false;
+        };
+        self.host_proofs
+            && b.ty.elem().is_int()
+            && !b.ty.is_block()
+            && crate::codegen::safety::host_divisor(r, b, self.branch)
+    }
+
     /// A read inside a border value: not extended itself.
     fn entry_load(&mut self, entry: &BorderEntry, aid: AccessId, outer: &[VarId]) -> ExprId {
         let a = &entry.accesses[aid];
@@ -464,7 +482,11 @@ impl<'a> Lower<'a> {
                 self.out.expr(ExprKind::Unary(*op, x), t)
             }
             H::Binary(op, a, b) => {
-                let (x, y) = (self.scalar(a, mode), self.scalar(b, mode));
+                let (x, mut y) = (self.scalar(a, mode), self.scalar(b, mode));
+                if matches!(op, BinOp::Div | BinOp::Rem) && self.host_divisor(b) {
+                    let yt = self.out.exprs[y].ty;
+                    y = self.out.expr(ExprKind::Call(Builtin::NonZero, vec![y]), yt);
+                }
                 self.out.binary(*op, x, y, t)
             }
             H::Call(b, args) => {

@@ -316,6 +316,11 @@ pub struct Options {
     pub vector_memory: bool,
     /// Range-proven rewrites of divisions ([`pass::peephole`]).
     pub peephole: bool,
+    /// Range-proven products of 24-bit `int`s as `mul24` ([`pass::peephole`]).
+    pub mul24: bool,
+    /// Range-proven 64-bit index arithmetic in `int` ([`pass::peephole`]; on the OpenCL
+    /// lowering).
+    pub narrow: bool,
     /// The work-items run the interior alone ([`pass::gpu::split`]): a split plan's kernel,
     /// launched over the interior box.
     pub split: bool,
@@ -330,6 +335,7 @@ impl Options {
         Options {
             gpu: true,
             host_proofs: true,
+            narrow: true,
             parallel: false,
             ..Options::default()
         }
@@ -349,6 +355,8 @@ impl Default for Options {
             share_loads: false,
             vector_memory: false,
             peephole: false,
+            mul24: false,
+            narrow: false,
             split: false,
             host_proofs: false,
         }
@@ -378,11 +386,13 @@ pub struct Lowered {
 ///    [`pass::partition::points`]: each work-item tests its point, then runs the interior or
 ///    the border body;
 /// 5. [`pass::select_loads`]: a `select` of loads as one load at a selected index;
-/// 6. [`pass::share_loads`]: a work-item's reads of one element done once, at its interior's
+/// 6. [`pass::peephole`]: divisions as shifts, masks, unsigned or float divisions where ranges
+///    prove them exact (`peephole`), products of 24-bit `int`s as `mul24` (`mul24`), 64-bit
+///    index arithmetic in `int` and divisions of multiples split (`narrow`), before the
+///    passes that compare indices by their affine forms;
+/// 7. [`pass::share_loads`]: a work-item's reads of one element done once, at its interior's
 ///    head;
-/// 7. [`pass::vector_memory`]: adjacent shared reads and the interior's stores as vectors;
-/// 8. [`pass::peephole`]: divisions as shifts, masks, unsigned or float divisions where ranges
-///    prove them exact;
+/// 8. [`pass::vector_memory`]: adjacent shared reads and the interior's stores as vectors;
 /// 9. [`pass::gpu::split`] for a split plan: the interior alone (the runtime launches it over
 ///    the interior box).
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
@@ -412,6 +422,15 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::select_loads::run(&mut func);
             keep("select_loads", &func);
         }
+        if opts.peephole || opts.mul24 || opts.narrow {
+            let what = pass::peephole::Rewrites {
+                divisions: opts.peephole,
+                mul24: opts.mul24,
+                narrow: opts.narrow,
+            };
+            pass::peephole::run(&mut func, what);
+            keep("peephole", &func);
+        }
         if opts.share_loads || opts.vector_memory {
             pass::share_loads::run(&mut func, f);
             keep("share_loads", &func);
@@ -419,10 +438,6 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         if opts.vector_memory {
             pass::vector_memory::run(&mut func);
             keep("vector_memory", &func);
-        }
-        if opts.peephole {
-            pass::peephole::run(&mut func);
-            keep("peephole", &func);
         }
         if opts.split {
             pass::gpu::split(&mut func);

@@ -111,6 +111,8 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
                 }
                 (Builtin::Abs, [v]) if v.0 >= 0 => *v,
                 (Builtin::Abs, [v]) => (0, v.1.max(-v.0)),
+                (Builtin::Mul24, [a, b]) => mul(*a, *b)?,
+                (Builtin::NonZero, [a]) => *a,
                 _ => own?,
             }
         }

@@ -80,6 +80,11 @@ pub(super) fn call(b: Builtin, xs: &[TokenStream], t: Scalar) -> TokenStream {
             let x = &xs[0];
             quote!(f32::abs(#x))
         }
+        (Builtin::NonZero, _) => xs[0].clone(),
+        (Builtin::Mul24, _) => {
+            let (a, b) = (&xs[0], &xs[1]);
+            quote!(#a.wrapping_mul(#b))
+        }
         (b, _) => {
             let x = &xs[0];
             let m = format_ident!("{}", b.name());

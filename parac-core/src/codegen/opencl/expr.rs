@@ -375,6 +375,8 @@ pub(super) fn call_c(b: Builtin, xs: &[String], t: Scalar) -> String {
             Scalar::U32 | Scalar::U64 => format!("({})", xs[0]),
             _ => format!("as_int(abs((int)({})))", xs[0]),
         },
+        Builtin::Mul24 => format!("mul24({}, {})", xs[0], xs[1]),
+        Builtin::NonZero => format!("({})", xs[0]),
         b => format!("{}({})", b.name(), xs[0]),
     }
 }

@@ -31,18 +31,13 @@ pub struct Bound {
 }
 
 /// The bounds of region `rid`, or `None` if it has no bordered read or one it cannot bound:
-/// those of its bordered reads in the HAST (what the HAST printer's split kernels read
-/// unchecked) and those of every assumption of the LIR's interior (what the LIR's split
-/// kernels assume, [`lir_bounds`]); both must exist.
+/// those of its bordered reads in the HAST and those of every assumption of the LIR's
+/// interior (what the LIR's split kernels assume, [`lir_bounds`]); both must exist.
 pub fn bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
     let mut out = hast_bounds(f, rid)?;
-    // The LIR's split kernels (`lir::Options::split`) are not launched yet (see
-    // `kernel::prints`): the HAST's bounds alone serve the HAST printer's.
-    if super::kernel::prints_split() {
-        for b in lir_bounds(f, rid)? {
-            if !out.contains(&b) {
-                out.push(b);
-            }
+    for b in lir_bounds(f, rid)? {
+        if !out.contains(&b) {
+            out.push(b);
         }
     }
     Some(out)

@@ -105,8 +105,13 @@ fn region(func: &mut Func, body: StmtId, cols: u32, rows: u32, partition: bool) 
         let mut in_range: Option<ExprId> = None;
         for ((l, k), var) in lanes.iter().zip(c).zip(point_vars) {
             let first = func.expr(ExprKind::Var(l.first), i32t);
-            let off = func.int(*k as i128 * l.step as i128, i32t);
-            let at = func.binary(BinOp::Add, first, off, i32t);
+            let at = match *k as i128 * l.step as i128 {
+                0 => first,
+                off => {
+                    let off = func.int(off, i32t);
+                    func.binary(BinOp::Add, first, off, i32t)
+                }
+            };
             lets.push(func.stmt(Stmt::Let(var, at)));
             let v = func.expr(ExprKind::Var(var), i32t);
             let inside = func.binary(BinOp::Lt, v, l.hi, b);

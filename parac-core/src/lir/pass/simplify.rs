@@ -1,6 +1,7 @@
 //! Constant folding: integer arithmetic and casts of constants (wrapped at their type, as C
-//! does), `x + 0`, `x * 1`, `select` on a constant, and reads of a constant matrix at
-//! constant indices (a constant filter's taps become literals once windows are written out).
+//! does), `x + 0`, `x * 1`, `(x ± c1) ± c2` as `x ± c` (wrapping sums are associative),
+//! `select` on a constant, and reads of a constant matrix at constant indices (a constant
+//! filter's taps become literals once windows are written out).
 
 use crate::ir::{BinOp, Function, MatrixKind, Scalar};
 use crate::lir::visit::{Mutator, mutate_body, rebuild_expr};
@@ -9,6 +10,31 @@ use crate::lir::{Buf, ExprId, ExprKind, Func};
 /// `v` wrapped to the integer type `t` (C's conversion; `bool`: `v != 0`).
 fn wrap(v: i128, t: Scalar) -> i128 {
     crate::interp::cast(crate::interp::Val::Int(v), t).as_i128()
+}
+
+/// `(x ± c1) ± c2` (integers of one type, `c1`, `c2` constants) as `x + c` or `x - c`, or `x`;
+/// any other expression as it is.
+pub(crate) fn reassociate(func: &mut Func, e: ExprId) -> ExprId {
+    let t = func.exprs[e].ty;
+    let signed = |func: &Func, x: ExprId| -> Option<(ExprId, i128)> {
+        let ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) = func.exprs[x].kind else {
+            return None;
+        };
+        let c = Simplify::int(func, b).filter(|_| func.exprs[b].ty == t)?;
+        Some((a, if op == BinOp::Add { c } else { -c }))
+    };
+    let Some((inner, c2)) = signed(func, e) else {
+        return e;
+    };
+    let Some((x, c1)) = signed(func, inner).filter(|(x, _)| func.exprs[*x].ty == t) else {
+        return e;
+    };
+    let c = wrap(c1 + c2, t);
+    if c == 0 {
+        return x;
+    }
+    let k = func.int(c, t);
+    func.binary(BinOp::Add, x, k, t)
 }
 
 struct Simplify<'a> {
@@ -72,6 +98,7 @@ impl Mutator for Simplify<'_> {
                     (BinOp::Mul, Some(x), Some(y)) => func.int(wrap(x.wrapping_mul(y), t), t),
                     (BinOp::Add, Some(0), _) | (BinOp::Mul, Some(1), _) => b,
                     (BinOp::Add | BinOp::Sub, _, Some(0)) | (BinOp::Mul, _, Some(1)) => a,
+                    (BinOp::Add | BinOp::Sub, _, Some(_)) => reassociate(func, e),
                     _ => e,
                 }
             }

@@ -177,11 +177,26 @@ fn loads(func: &mut Func, t: StmtId) -> StmtId {
 /// Where a store of a matrix can be held.
 enum Holdable {
     /// Every store of the matrix so far is unchecked, in the interior's blocks, of one scalar,
-    /// at an index of this key (its stores differ only by the constant of their last index:
-    /// distinct elements, or one element stored again, so holding them keeps their effect).
-    Key(RunKey),
+    /// at an index of one of these keys, any two of which are apart ([`apart`]): stores of
+    /// one key differ only by the constant of their last index, so any two stores are of
+    /// distinct elements, or of one element stored again, and holding them keeps their effect.
+    Keys(Vec<RunKey>),
     /// Some store is not: none is held.
     No,
+}
+
+/// Whether keys `a` and `b` name disjoint elements: one buffer, the same terms of the last
+/// index, and some other index whose forms differ by a constant other than 0 (two indices
+/// inside a dimension below 2^31 then differ, see `lir::affine`).
+fn apart(a: &RunKey, b: &RunKey) -> bool {
+    a.0 == b.0
+        && a.2 == b.2
+        && a.3 == b.3
+        && a.1.len() == b.1.len()
+        && a.1.iter().zip(&b.1).any(|(x, y)| match (x, y) {
+            (Ix::Form(x), Ix::Form(y)) => x.offset_from(y).is_some_and(|c| c != 0),
+            _ => false,
+        })
 }
 
 /// The buffers read below statement `s`, and whether each buffer stored to there can have its
@@ -205,8 +220,12 @@ fn accesses(
             .filter(|_| top && !*checked && func.exprs[*value].lanes == 1)
             .map(|(k, _)| k);
         let now = match (stores.remove(buf), key) {
-            (None, Some(k)) => Holdable::Key(k),
-            (Some(Holdable::Key(k)), Some(n)) if k == n => Holdable::Key(k),
+            (None, Some(k)) => Holdable::Keys(vec![k]),
+            (Some(Holdable::Keys(ks)), Some(n)) if ks.contains(&n) => Holdable::Keys(ks),
+            (Some(Holdable::Keys(mut ks)), Some(n)) if ks.iter().all(|k| apart(k, &n)) => {
+                ks.push(n);
+                Holdable::Keys(ks)
+            }
             _ => Holdable::No,
         };
         stores.insert(*buf, now);
@@ -264,7 +283,7 @@ fn stores(func: &mut Func, t: StmtId) -> StmtId {
     let ok = |buf: Buf| {
         matches!(buf, Buf::Matrix(_))
             && !reads.contains(&buf)
-            && matches!(stores.get(&buf), Some(Holdable::Key(_)))
+            && matches!(stores.get(&buf), Some(Holdable::Keys(_)))
     };
     let (mut held, mut writes) = (Vec::new(), Vec::new());
     hold(func, t, &ok, &mut held, &mut writes);

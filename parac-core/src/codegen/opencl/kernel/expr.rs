@@ -18,7 +18,7 @@ use super::{Printer, cty, unsigned};
 use crate::codegen::opencl::{c_float, c_int, c_op, call_c};
 use crate::codegen::safety;
 use crate::interp::value::bits;
-use crate::ir::{BinOp, Scalar, UnOp};
+use crate::ir::{BinOp, Builtin, Scalar, UnOp};
 use crate::lir::ExprKind as K;
 use crate::lir::visit::expr_children;
 use crate::lir::{ExprId, VarId};
@@ -79,7 +79,7 @@ impl Printer<'_> {
                 index,
                 checked,
             } => {
-                let idx: Vec<String> = index.iter().map(|i| self.expr(*i, pre, cond)).collect();
+                let idx = self.indices(&index, pre, cond, checked);
                 self.load(buf, &idx, checked, x.lanes)
             }
             // A ramp is an index of a vector access (`vloadN`/`vstoreN` at its base).
@@ -208,6 +208,18 @@ impl Printer<'_> {
             }
             Div | Rem if divisor.is_some_and(|k| k != 0 && k != -1) => {
                 format!("(({ct})(({x}) {} ({y})))", c_op(op))
+            }
+            // A divisor the host checked is not zero: no test for it, and -1 (C leaves
+            // `INT_MIN / -1` undefined) as the LIR computes it, wrapping.
+            Div | Rem if matches!(self.func.exprs[b].kind, K::Call(Builtin::NonZero, _)) => {
+                if ot.range().is_some_and(|r| r.0 == 0) {
+                    format!("(({ct})(({x}) {} ({y})))", c_op(op))
+                } else if op == Div {
+                    let u = unsigned(ot);
+                    format!("(({ct})(({y}) == -1 ? ({co})(({u})0 - ({u})({x})) : ({x}) / ({y})))")
+                } else {
+                    format!("(({ct})(({y}) == -1 ? ({co})0 : ({x}) % ({y})))")
+                }
             }
             Div | Rem => {
                 let wide = match ot {

@@ -16,7 +16,7 @@ use super::{cl_slots, kernel_name, reduction_kernel};
 use crate::codegen::safety;
 use crate::codegen::schedule::{Directive, Schedule};
 use crate::ir::{Function, MatrixId, MatrixKind, RegionId, RegionKind, Scalar};
-use crate::lir::{self, Buf, Func, LoopKind, Stmt, StmtId, VarId};
+use crate::lir::{self, Buf, ExprId, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -48,21 +48,17 @@ pub fn program(f: &Function) -> String {
     out
 }
 
-/// Whether the LIR printer prints plan `v`'s kernel: several points of a row per work-item and
-/// unrolled windows (the LIR writes every window out). The passes for shared reads, vector
-/// memory, the peephole and split exist and are tested on the evaluator, but their kernels
-/// ran slower than the HAST printer's on PoCL in this session's plans bench (laplacian's
-/// `unroll+peep+split` 6.6 ms against 1.06, sharpen's stage 4 `h8+unroll+cse+vmem+peep+split`
-/// 46 ms against 7.6), so those plans stay with the HAST printer until that is understood.
-/// Rows per work-item
-/// (`v<V>`) stay with the HAST printer: on PoCL the LIR's `v2` of blur's vertical pass ran
-/// 4.6x slower than the HAST printer's (51.6 ms against 11.2), which is not understood yet.
+/// Whether the LIR printer prints plan `v`'s kernel: every plan but the baseline (printed by
+/// [`program`]) and those with local-memory tiles (`lds`), which the HAST printer still prints
+/// (the LIR has no work-group tiles yet).
 pub(crate) fn prints(v: &Schedule) -> bool {
     !v.is_baseline()
-        && v.rows() == 1
-        && v.directives()
-            .iter()
-            .all(|d| matches!(d, Directive::Lanes { .. } | Directive::Unroll))
+        && v.directives().iter().all(|d| {
+            !matches!(
+                d,
+                Directive::LocalTile { .. } | Directive::TreeReduce { .. }
+            )
+        })
 }
 
 /// Appends plan `v`'s kernel of iterator region `rid` (named `name`), its helpers first where
@@ -79,6 +75,7 @@ pub(crate) fn append_candidate(
         share_loads: v.cse(),
         vector_memory: v.vmem(),
         peephole: v.peep(),
+        mul24: v.m24(),
         split: v.split(),
         ..lir::Options::gpu()
     };
@@ -316,10 +313,7 @@ impl<'a> Printer<'a> {
                 let x = self.expr(value, &mut pre, false);
                 let held = self.local();
                 pre.push(format!("const {elem} {held} = ({elem})({x});"));
-                let idx: Vec<String> = index
-                    .iter()
-                    .map(|i| self.expr(*i, &mut pre, false))
-                    .collect();
+                let idx = self.indices(&index, &mut pre, false, checked);
                 self.store(buf, &idx, &held, checked, self.func.exprs[value].lanes)
             }
             Stmt::Barrier => "barrier(CLK_LOCAL_MEM_FENCE);".to_string(),
@@ -438,10 +432,36 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// The linear index of `idx` in `buf`: rows `pitch` apart, planes of whole rows.
+    /// The indices of an access in C. An unchecked access's (proven inside its matrix) are
+    /// `int`s, and so is its linear index ([`Printer::linear`]).
+    pub(super) fn indices(
+        &mut self,
+        index: &[ExprId],
+        pre: &mut Vec<String>,
+        cond: bool,
+        checked: bool,
+    ) -> Vec<String> {
+        index
+            .iter()
+            .map(|i| {
+                let x = self.expr(*i, pre, cond);
+                if checked || self.func.exprs[*i].ty == Scalar::I32 {
+                    x
+                } else {
+                    format!("((int)({x}))")
+                }
+            })
+            .collect()
+    }
+
+    /// The linear index of an unchecked access at `idx` in `buf` (rows `pitch` apart, planes of
+    /// whole rows), in `int`: the access is proven inside its matrix, and a device matrix holds
+    /// fewer than 2^31 elements, padding included (`parac-runtime`'s buffer layout), so no
+    /// partial sum overflows. A 64-bit index would hide from the device compiler that
+    /// neighbouring work-items access neighbouring elements (PoCL then gathers).
     fn linear(&self, buf: Buf, idx: &[String], pitch: &str) -> String {
         linear(idx, pitch, |k| match buf {
-            Buf::Matrix(m) => self.dims[m][k].clone(),
+            Buf::Matrix(m) => format!("((int){})", self.dims[m][k]),
             Buf::Temp(_) => "0".into(),
         })
     }
@@ -541,10 +561,4 @@ pub(super) fn linear(idx: &[String], pitch: &str, dim: impl Fn(usize) -> String)
         };
     }
     if e.is_empty() { "0".into() } else { e }
-}
-
-/// Whether split plans' kernels come from the LIR (`lir::pass::gpu::split`; the box's bounds
-/// then include the LIR interior's, `partition::lir_bounds`): not yet, see [`prints`].
-pub(crate) fn prints_split() -> bool {
-    false
 }
