@@ -200,6 +200,21 @@ impl Machine<'_> {
                 }
                 let y = self.expr(*b)?;
                 let ot = self.func.exprs[*a].ty;
+                // A sum or product marked exact is one a pass proved never wraps: a proof
+                // that failed is a bug of the compiler, which the tests must see.
+                if self.func.exprs[e].exact {
+                    let (p, q) = (x.as_i128(), y.as_i128());
+                    let v = match op {
+                        BinOp::Add => p.checked_add(q),
+                        BinOp::Sub => p.checked_sub(q),
+                        _ => p.checked_mul(q),
+                    };
+                    let r = t.range().expect("an integer type");
+                    assert!(
+                        v.is_some_and(|v| v >= r.0 && v <= r.1),
+                        "lir::eval: an exact {op:?} wrapped (a broken range proof)"
+                    );
+                }
                 binary(*op, x, y, t, ot).map_err(|_| InterpError::DivisionByZero {
                     region: self.region.clone(),
                 })?

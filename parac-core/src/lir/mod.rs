@@ -112,6 +112,10 @@ pub struct Expr {
     pub ty: Scalar,
     /// The number of lanes.
     pub lanes: u32,
+    /// An integer `+`, `-` or `*` a pass proved never leaves its type (`pass::peephole`): a
+    /// printer may compute it in the type's own signed arithmetic, which lets a device
+    /// compiler see through index arithmetic. The evaluator checks it.
+    pub exact: bool,
 }
 
 /// The kinds of expression.
@@ -459,7 +463,12 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
 impl Func {
     /// Adds an expression.
     pub fn expr(&mut self, kind: ExprKind, ty: Scalar) -> ExprId {
-        self.exprs.push(Expr { kind, ty, lanes: 1 })
+        self.exprs.push(Expr {
+            kind,
+            ty,
+            lanes: 1,
+            exact: false,
+        })
     }
 
     /// Adds a statement.

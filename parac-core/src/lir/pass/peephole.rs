@@ -155,8 +155,10 @@ impl Mutator for Peep {
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b)
                 if self.what.narrow && func.exprs[e].ty == Scalar::I64 =>
             {
-                self.narrow(func, Node { e, op, a, b }).unwrap_or(e)
+                let n = self.narrow(func, Node { e, op, a, b }).unwrap_or(e);
+                self.exact(func, n)
             }
+            _ if self.what.narrow => self.exact(func, e),
             _ => e,
         }
     }
@@ -277,7 +279,39 @@ impl Peep {
             return Some(high);
         }
         let low = func.int(low, t);
-        Some(func.binary(BinOp::Add, high, low, t))
+        let sum = func.binary(BinOp::Add, high, low, t);
+        Some(self.exact(func, sum))
+    }
+
+    /// `e` marked exact where it is an integer `+ - *` of 32 or 64 bits whose operands' ranges
+    /// prove it never leaves its type (a new node: the same node may be used where the ranges
+    /// are wider).
+    fn exact(&self, func: &mut Func, e: ExprId) -> ExprId {
+        let x = &func.exprs[e];
+        let ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) = x.kind else {
+            return e;
+        };
+        if x.exact || !matches!(x.ty, Scalar::I32 | Scalar::I64) || func.exprs[a].ty != x.ty {
+            return e;
+        }
+        let t = x.ty.range().expect("an integer type");
+        let (Some(ra), Some(rb)) = (range_in(func, a, &self.vars), range_in(func, b, &self.vars))
+        else {
+            return e;
+        };
+        let r = match op {
+            BinOp::Add => crate::lir::range::add(ra, rb),
+            BinOp::Sub => crate::lir::range::add(ra, (-rb.1, -rb.0)),
+            _ => crate::lir::range::mul(ra, rb),
+        };
+        if !r.is_some_and(|r| r.0 >= t.0 && r.1 <= t.1) {
+            return e;
+        }
+        let node = crate::lir::Expr {
+            exact: true,
+            ..func.exprs[e].clone()
+        };
+        func.exprs.push(node)
     }
 
     /// `(long)(a op b)` for `(long)a op (long)b` (see the module's documentation).
@@ -300,6 +334,7 @@ impl Peep {
         let (x, y) = (operand(func, a)?, operand(func, b)?);
         let n = func.binary(op, x, y, Scalar::I32);
         let n = crate::lir::pass::simplify::reassociate(func, n);
+        let n = self.exact(func, n);
         Some(func.cast(n, Scalar::I64))
     }
 

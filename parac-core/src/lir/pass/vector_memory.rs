@@ -98,6 +98,7 @@ fn ramp(func: &mut Func, index: &[ExprId], lanes: u32) -> Vec<ExprId> {
         },
         ty,
         lanes,
+        exact: false,
     });
     index
 }
@@ -146,6 +147,7 @@ fn loads(func: &mut Func, t: StmtId) -> StmtId {
             },
             ty,
             lanes,
+            exact: false,
         });
         let cv = func.vector_var("cv", ty, lanes);
         out.push(func.stmt(Stmt::Let(cv, load)));
@@ -153,6 +155,7 @@ fn loads(func: &mut Func, t: StmtId) -> StmtId {
             kind: ExprKind::Var(cv),
             ty,
             lanes,
+            exact: false,
         });
         for (lane, (v, _)) in vector.into_iter().enumerate() {
             let x = func.expr(ExprKind::Extract(whole, lane as u32), ty);
@@ -318,6 +321,7 @@ fn stores(func: &mut Func, t: StmtId) -> StmtId {
                 kind: ExprKind::Vector(xs),
                 ty,
                 lanes,
+                exact: false,
             });
             (ramp(func, &index, lanes), v)
         };

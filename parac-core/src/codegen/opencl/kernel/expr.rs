@@ -202,6 +202,11 @@ impl Printer<'_> {
             Rem if float => format!("fmod({x}, {y})"),
             Eq | Ne | Lt | Le | Gt | Ge | And | Or => format!("(({x}) {} ({y}))", c_op(op)),
             _ if float => format!("(({x}) {} ({y}))", c_op(op)),
+            // Proven not to leave its type: the type's own (signed) arithmetic, which a device
+            // compiler can reason about (a wrapping sum hides that `y + 1` follows `y`).
+            Add | Sub | Mul if self.func.exprs[e].exact => {
+                format!("(({ct})(({x}) {} ({y})))", c_op(op))
+            }
             Add | Sub | Mul | ElemMul => {
                 let u = unsigned(ot);
                 format!("(({ct})(({u})({x}) {} ({u})({y})))", c_op(op))
