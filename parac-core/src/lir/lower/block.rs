@@ -1,0 +1,116 @@
+//! Blocks and reductions of the HAST → LIR lowering: a block value as its elements
+//! (row-major), a reduction over them, the zero of a type.
+
+use super::{LocalVal, Lower, Mode};
+use crate::ir::{self, BinOp, ExprKind as H, ReduceOp, Scalar, Type};
+use crate::lir::{ExprId, ExprKind};
+
+impl<'a> Lower<'a> {
+    pub(super) fn zero(&mut self, t: Scalar) -> ExprId {
+        if t.is_float() {
+            self.out.expr(ExprKind::Float(0.0), t)
+        } else {
+            self.out.int(0, t)
+        }
+    }
+
+    /// A block's reduction in type `t`.
+    pub(super) fn reduce(&mut self, op: ReduceOp, vals: Vec<ExprId>, t: Scalar) -> ExprId {
+        let count = vals.len();
+        let vals: Vec<ExprId> = vals.into_iter().map(|v| self.out.cast(v, t)).collect();
+        let mut s = match op {
+            ReduceOp::Sum | ReduceOp::Mean => self.zero(t),
+            _ => vals[0],
+        };
+        for v in vals {
+            s = match op {
+                ReduceOp::Sum | ReduceOp::Mean => self.out.binary(BinOp::Add, s, v, t),
+                ReduceOp::Min => self
+                    .out
+                    .expr(ExprKind::Call(ir::Builtin::Min, vec![s, v]), t),
+                ReduceOp::Max => self
+                    .out
+                    .expr(ExprKind::Call(ir::Builtin::Max, vec![s, v]), t),
+            };
+        }
+        if op == ReduceOp::Mean {
+            let c = if t.is_float() {
+                self.out.expr(ExprKind::Float(count as f64), t)
+            } else {
+                self.out.int(count as i128, t)
+            };
+            s = self.out.binary(BinOp::Div, s, c, t);
+        }
+        s
+    }
+
+    /// A block-valued expression, its elements row-major.
+    pub(super) fn block(&mut self, e: &ir::Expr, mode: Mode<'a, '_>) -> Vec<ExprId> {
+        let Type::Block { elem, rows, cols } = e.ty else {
+            return vec![self.scalar(e, mode)];
+        };
+        let (rows, cols) = (rows as usize, cols as usize);
+        let cells = || (0..rows).flat_map(move |i| (0..cols).map(move |j| (i, j)));
+        match &e.kind {
+            H::Block(a) => cells().map(|at| self.load(*a, elem, Some(at))).collect(),
+            H::Cast(inner, to) => {
+                if let H::Block(a) = inner.kind {
+                    return cells().map(|at| self.load(a, *to, Some(at))).collect();
+                }
+                let b = self.block(inner, mode);
+                b.into_iter().map(|x| self.out.cast(x, elem)).collect()
+            }
+            H::Local(l) => match self.locals.get(*l).cloned().flatten() {
+                Some(LocalVal::Block(vars)) => vars
+                    .iter()
+                    .map(|v| {
+                        let ty = self.out.vars[*v].ty;
+                        self.out.expr(ExprKind::Var(*v), ty)
+                    })
+                    .collect(),
+                _ => cells().map(|_| self.out.int(0, elem)).collect(),
+            },
+            H::Unary(op, a) => {
+                let b = self.block(a, mode);
+                b.into_iter()
+                    .map(|x| self.out.expr(ExprKind::Unary(*op, x), elem))
+                    .collect()
+            }
+            H::Binary(op, a, b) => {
+                let xa = self.block(a, mode);
+                let xb = self.block(b, mode);
+                let pick = |x: &[ExprId], k: usize| if x.len() == 1 { x[0] } else { x[k] };
+                (0..rows * cols)
+                    .map(|k| self.out.binary(*op, pick(&xa, k), pick(&xb, k), elem))
+                    .collect()
+            }
+            H::MatMul(a, b) => {
+                let inner = match a.ty {
+                    Type::Block { cols, .. } => cols as usize,
+                    _ => 1,
+                };
+                let (xa, xb) = (self.block(a, mode), self.block(b, mode));
+                cells()
+                    .map(|(i, j)| {
+                        let mut s = self.zero(elem);
+                        for k in 0..inner {
+                            let p = self.out.binary(
+                                BinOp::Mul,
+                                xa[i * inner + k],
+                                xb[k * cols + j],
+                                elem,
+                            );
+                            s = self.out.binary(BinOp::Add, s, p, elem);
+                        }
+                        s
+                    })
+                    .collect()
+            }
+            H::Transpose(a) => {
+                let b = self.block(a, mode);
+                cells().map(|(i, j)| b[j * rows + i]).collect()
+            }
+            _ => vec![self.scalar(e, mode)],
+        }
+    }
+}
