@@ -228,9 +228,9 @@ impl Machine<'_> {
                 // `mul24` is only written where its operands are proven to fit 24 bits
                 // (OpenCL leaves the product undefined otherwise): a proof that failed is a
                 // bug of the compiler, which the tests running this evaluator must see.
-                let m24 = (-(1i128 << 23))..(1i128 << 23);
+                let (lo, hi) = crate::lir::pass::peephole::M24;
                 assert!(
-                    *b != Builtin::Mul24 || xs.iter().all(|x| m24.contains(&x.as_i128())),
+                    *b != Builtin::Mul24 || xs.iter().all(|x| (lo..=hi).contains(&x.as_i128())),
                     "lir::eval: mul24 of an operand past 24 bits (a broken range proof)"
                 );
                 call(*b, &xs, t)

@@ -49,7 +49,7 @@ use std::collections::{HashMap, HashSet};
 pub const FLOAT_DIV_LIMIT: i128 = 1 << 20;
 
 /// The signed range of `mul24`'s operands.
-const M24: (i128, i128) = (-(1 << 23), (1 << 23) - 1);
+pub(crate) const M24: (i128, i128) = (-(1 << 23), (1 << 23) - 1);
 
 /// Which rewrites [`run`] makes.
 #[derive(Debug, Clone, Copy, Default)]
