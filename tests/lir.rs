@@ -175,6 +175,25 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::gpu()
             },
         ),
+        // Work-groups reading through local-memory tiles (`lds`), small groups so that the
+        // small sizes have several.
+        (
+            "opencl, local tiles of 3x2 work-items",
+            Options {
+                local_tile: Some([3, 2]),
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 4 points a row, vectors, peephole, local tiles of 2x2 work-items",
+            Options {
+                lanes: [4, 1],
+                vector_memory: true,
+                peephole: true,
+                local_tile: Some([2, 2]),
+                ..Options::gpu()
+            },
+        ),
         (
             "opencl, 3x2 points, no interior",
             Options {
@@ -282,4 +301,46 @@ fn lanes_of_upsampling_reads_match_the_interpreter() {
         }
     }
     assert!(compared > 100, "only {compared} calls compared");
+}
+
+/// Local-memory tiles (`lds`) are made where work-items read neighbouring elements: the
+/// stencil and the vertical filter of `tests/in/backends` get a `__local` tile, read through
+/// it (vector reads too), and still give the interpreter's results at every size, the groups
+/// cut by the image's edges included.
+#[test]
+fn local_tiles_serve_the_stencils_reads() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for file in ["stencil", "vertical"] {
+        let path = format!("tests/in/backends/{file}.parac");
+        let source = std::fs::read_to_string(&path).expect("read");
+        let out = parac_core::compile_str(&source);
+        for f in &out.module.functions {
+            for lanes in [[1, 1], [4, 1]] {
+                let opts = Options {
+                    lanes,
+                    vector_memory: lanes != [1, 1],
+                    local_tile: Some([4, 2]),
+                    ..Options::gpu()
+                };
+                let lowered = lir::lower(f, &opts);
+                let text = lir::print(&lowered.func);
+                assert!(
+                    text.contains("allocate local tile_"),
+                    "{path}: no tile\n{text}"
+                );
+                assert!(text.contains("barrier"), "{path}: no barrier\n{text}");
+                for sizes in [[1, 1], [3, 5], [9, 13], [16, 8]] {
+                    let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| sizes[i % 2]).collect();
+                    let Some(start) = args(f, &sizes, &mut rng) else {
+                        continue;
+                    };
+                    let mut want = start.clone();
+                    let result = interp::run(f, &mut want).expect("the interpreter");
+                    let mut got = start.clone();
+                    let r = lir::eval::run(&lowered.func, f, &mut got).expect("the evaluator");
+                    assert_eq!((r, got), (result, want), "{path} at {sizes:?}, {lanes:?}");
+                }
+            }
+        }
+    }
 }

@@ -389,11 +389,19 @@ fn check_source(
             mul24: true,
             ..parac_core::lir::Options::gpu()
         };
+        // Work-groups of 3x2 work-items of 2 points each, reading through local tiles.
+        let tiles = parac_core::lir::Options {
+            lanes: [2, 1],
+            share_loads: true,
+            local_tile: Some([3, 2]),
+            ..parac_core::lir::Options::gpu()
+        };
         for opts in [
             parac_core::lir::Options::default(),
             parac_core::lir::Options::gpu(),
             several,
             vectors,
+            tiles,
         ] {
             if r1.is_err() {
                 break;
@@ -465,8 +473,8 @@ fn check_source(
 
 /// The size symbols of a compiled function, minimum 1 (regressions have no generator
 /// description).
-/// The generated OpenCL C of a program shadows no name (issue 12, point 5: one namer,
-/// `codegen/namer.rs`): no parameter or local of a function is named like a program-scope
+/// The generated OpenCL C of a program shadows no name (issue 12, point 5; the printer's naming
+/// scheme, `codegen/opencl/kernel/mod.rs`, `Printer::var`): no parameter or local of a function is named like a program-scope
 /// function or `__constant` array, no local like a parameter of its function, and each
 /// generated local (`t<n>`, `c<n>`, `cv<n>`) is declared once in its function. Declarations
 /// are found as a type name followed by an identifier (a `*` between them for parameters).
@@ -895,8 +903,8 @@ fn regression_abs_of_unsigned_on_the_cpu_path() {
 }
 
 /// Bug, fixed (found by `collect_failures`, minimized by hand from the shrunk program): the
-/// value-range analysis of the OpenCL peephole candidates (`codegen/opencl/range.rs`,
-/// `BinOp::Mul`) multiplied the bounds in `i128` unchecked: `k * k` for a `u64` (whole range,
+/// value-range analysis of the OpenCL peephole candidates (then the HAST printer's `range.rs`,
+/// `BinOp::Mul`; since, `lir::range`) multiplied the bounds in `i128` unchecked: `k * k` for a `u64` (whole range,
 /// up to `2^64 - 1` squared) overflows, and `codegen::expand` (so the `parac!` macro,
 /// `Pipeline`, `opencl::program`) panicked with "attempt to multiply with overflow" in builds
 /// with overflow checks (in release the bounds wrapped, and the range was wrong). Expected: no

@@ -82,16 +82,10 @@ pub struct PlanDesc {
 /// The candidates of region `rid`: the baseline first, then the optimization model's ranking.
 pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
     let cands = plan::candidates(f, rid);
-    // The subscripts' affine forms, evaluated on sample sizes: once per region.
-    let aff = if cands.len() > 1 {
-        super::opencl::variant::affs(f, &f.regions[rid])
-    } else {
-        Vec::new()
-    };
     cands
         .into_iter()
         .map(|v| PlanDesc {
-            source: (!v.is_baseline()).then(|| super::opencl::candidate_program(f, rid, &v, &aff)),
+            source: (!v.is_baseline()).then(|| super::opencl::candidate_program(f, rid, &v)),
             label: v.label(),
             kernel: variant_name(f, rid, &v),
             per_item: [v.cols() as usize, v.rows() as usize],
@@ -266,8 +260,7 @@ pub fn first_program(f: &Function, target: plan::Target) -> String {
         else {
             continue;
         };
-        let aff = super::opencl::variant::affs(f, r);
-        super::opencl::append_candidate(&mut out, f, rid, v, &aff);
+        super::opencl::append_candidate(&mut out, f, rid, v);
     }
     out
 }
@@ -275,15 +268,14 @@ pub fn first_program(f: &Function, target: plan::Target) -> String {
 /// Every program of `f`, the baseline's then each candidate's, for reading (`parac emit opencl`).
 pub fn all_programs(f: &Function) -> String {
     let mut out = super::opencl::program(f);
-    for (rid, r) in f.regions.iter().enumerate() {
+    for rid in 0..f.regions.len() {
         let cands = plan::candidates(f, rid);
         if cands.len() < 2 {
             continue;
         }
-        let aff = super::opencl::variant::affs(f, r);
         for v in cands.iter().skip(1) {
             out.push('\n');
-            out.push_str(&super::opencl::candidate_program(f, rid, v, &aff));
+            out.push_str(&super::opencl::candidate_program(f, rid, v));
         }
     }
     out

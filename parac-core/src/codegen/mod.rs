@@ -1,12 +1,12 @@
-//! Code generation: the Rust items `parac!` expands to (`host.rs`), the CPU path printed from the loop IR (`cpu/`), the
-//! OpenCL C programs and the host side of their launches as data (`opencl/`), the optimization
-//! model (`plan.rs`), the memory-safety decisions (`safety.rs`) and the one namer of generated
-//! identifiers (`namer.rs`).
+//! Code generation: the Rust items `parac!` expands to (`host.rs`), the CPU path printed from
+//! the loop IR (`cpu/`), the OpenCL C programs printed from it and the host side of their
+//! launches as data (`opencl/`), the optimization model (`plan.rs`), schedules
+//! (`schedule.rs`) and the memory-safety decisions (`safety.rs`). Both printers name a LIR
+//! variable by its handle, so no generated name can meet another.
 
 pub mod cpu;
 mod host;
 pub mod launch;
-pub mod namer;
 pub mod opencl;
 pub mod plan;
 pub mod safety;

@@ -106,6 +106,24 @@ impl Affine {
         d.terms.is_empty().then_some(d.constant)
     }
 
+    /// `self` with leaf `l` replaced by the form `by` (a `let`'s variable by its value): the
+    /// congruence holds at the narrower width of the two.
+    pub fn substitute(&self, l: Leaf, by: &Affine) -> Affine {
+        let Some(&(_, c)) = self.terms.iter().find(|(k, _)| *k == l) else {
+            return self.clone();
+        };
+        let rest = Affine {
+            terms: self
+                .terms
+                .iter()
+                .filter(|(k, _)| *k != l)
+                .cloned()
+                .collect(),
+            ..self.clone()
+        };
+        rest.combine(&by.scale(c), 1)
+    }
+
     /// The coefficient of variable `v`.
     pub fn coef(&self, v: VarId) -> i128 {
         self.terms

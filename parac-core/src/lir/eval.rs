@@ -18,6 +18,8 @@ struct Machine<'a> {
     vars: Vec<Val>,
     /// The lanes of vector variables.
     vectors: std::collections::HashMap<usize, Vec<Val>>,
+    /// Temporary buffers (local-memory tiles), by index: their extents and elements.
+    temps: std::collections::HashMap<usize, (Vec<i64>, Data)>,
     region: String,
 }
 
@@ -68,6 +70,7 @@ pub fn run(func: &Func, f: &Function, args: &mut [Arg]) -> Result<Option<Val>, I
         hosts,
         vars: vec![Val::Int(0); func.vars.len()],
         vectors: Default::default(),
+        temps: Default::default(),
         region: "(host code)".to_string(),
     };
     let result = m.stmt(func.body);
@@ -86,24 +89,35 @@ impl Machine<'_> {
 
     /// The linear offset of `index` in matrix `m`, or the error naming the access.
     fn offset(&self, buf: Buf, index: &[i64], what: &'static str) -> Result<usize, InterpError> {
-        let Buf::Matrix(m) = buf else {
-            return Err(Self::unsupported("a temporary buffer"));
+        let (d, name) = match buf {
+            Buf::Matrix(m) => (&self.dims[m], &self.func.matrices[m]),
+            Buf::Temp(t) => match self.temps.get(&t.index()) {
+                Some((d, _)) => (d, &self.func.temps[t].name),
+                None => return Err(Self::unsupported("a temporary read before its allocation")),
+            },
         };
-        let d = &self.dims[m];
         let mut lin = 0i64;
-        for (i, d) in index.iter().zip(d) {
-            if *i < 0 || i >= d {
+        for (i, k) in index.iter().zip(d) {
+            if *i < 0 || i >= k {
                 return Err(InterpError::OutOfBounds {
                     region: self.region.clone(),
                     what,
-                    matrix: self.func.matrices[m].clone(),
+                    matrix: name.clone(),
                     index: index.to_vec(),
-                    shape: d_shape(&self.dims[m]),
+                    shape: d_shape(d),
                 });
             }
-            lin = lin * d + i;
+            lin = lin * k + i;
         }
         Ok(lin as usize)
+    }
+
+    /// The elements of a buffer.
+    fn data(&mut self, buf: Buf) -> &mut Data {
+        match buf {
+            Buf::Matrix(m) => &mut self.mats[m],
+            Buf::Temp(t) => &mut self.temps.get_mut(&t.index()).expect("allocated").1,
+        }
     }
 
     /// The indices of every lane of an access (a scalar index the same in every lane).
@@ -136,13 +150,10 @@ impl Machine<'_> {
                 .ok_or_else(|| Self::unsupported("an unbound vector"))?,
             ExprKind::Load { buf, index, .. } => {
                 let buf = *buf;
-                let Buf::Matrix(m) = buf else {
-                    return Err(Self::unsupported("a temporary buffer"));
-                };
                 let mut out = Vec::new();
                 for idx in self.lane_indices(&index.clone(), n)? {
                     let lin = self.offset(buf, &idx, "read of")?;
-                    out.push(self.mats[m].get(lin));
+                    out.push(self.data(buf).get(lin));
                 }
                 out
             }
@@ -177,11 +188,9 @@ impl Machine<'_> {
             ExprKind::Dim(m, k) => Val::Int(self.dims[*m][*k] as i128),
             ExprKind::Load { buf, index, .. } => {
                 let idx = self.lane_indices(&index.clone(), 1)?.remove(0);
-                let lin = self.offset(*buf, &idx, "read of")?;
-                let Buf::Matrix(m) = buf else {
-                    return Err(Self::unsupported("a temporary buffer"));
-                };
-                self.mats[*m].get(lin)
+                let buf = *buf;
+                let lin = self.offset(buf, &idx, "read of")?;
+                self.data(buf).get(lin)
             }
             ExprKind::Extract(a, k) => {
                 let (a, k) = (*a, *k as usize);
@@ -298,11 +307,29 @@ impl Machine<'_> {
                 let idx = self.lane_indices(&index.clone(), vs.len() as u32)?;
                 for (v, idx) in vs.into_iter().zip(idx) {
                     let lin = self.offset(buf, &idx, "write to")?;
-                    if let Buf::Matrix(m) = buf {
-                        self.mats[m].set(lin, v);
-                    }
+                    self.data(buf).set(lin, v);
                 }
             }
+            Stmt::Allocate {
+                buf: Buf::Temp(t),
+                elem,
+                extents,
+                ..
+            } => {
+                let (t, elem) = (*t, *elem);
+                let d: Vec<i64> = extents
+                    .clone()
+                    .iter()
+                    .map(|e| self.expr(*e).map(|v| v.as_i64()))
+                    .collect::<Result<_, _>>()?;
+                let n = d.iter().map(|d| (*d).max(0) as usize).product();
+                let data =
+                    Data::zeros(elem, n).ok_or_else(|| Self::unsupported("an element type"))?;
+                self.temps.insert(t.index(), (d, data));
+            }
+            // Matrices are allocated before the function runs; a barrier orders nothing in one
+            // thread (the evaluator runs a group's work-items one after the other, each loop
+            // over the group to its end before the next statement).
             Stmt::Allocate { .. } | Stmt::Barrier => {}
             Stmt::Region { name, body, .. } => {
                 self.region = name.clone();

@@ -328,6 +328,9 @@ pub struct Options {
     /// The work-items run the interior alone ([`pass::gpu::split`]): a split plan's kernel,
     /// launched over the interior box.
     pub split: bool,
+    /// Work-groups of `[cols, rows]` work-items that read through local-memory tiles
+    /// ([`pass::local_tile`]; on the OpenCL lowering).
+    pub local_tile: Option<[u32; 2]>,
     /// Accesses the host proves inside before a region runs are lowered unchecked (the OpenCL
     /// lowering: the runtime runs the proof before every launch; the CPU path checks them).
     pub host_proofs: bool,
@@ -362,6 +365,7 @@ impl Default for Options {
             mul24: false,
             narrow: false,
             split: false,
+            local_tile: None,
             host_proofs: false,
         }
     }
@@ -398,7 +402,9 @@ pub struct Lowered {
 ///    head;
 /// 8. [`pass::vector_memory`]: adjacent shared reads and the interior's stores as vectors;
 /// 9. [`pass::gpu::split`] for a split plan: the interior alone (the runtime launches it over
-///    the interior box).
+///    the interior box);
+/// 10. [`pass::local_tile`] for a plan with local-memory tiles: work-groups that fill a tile
+///     of each matrix their work-items read at neighbouring points, then read it.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     let mut func = lower::function(f, opts.host_proofs);
     let mut dumps = Vec::new();
@@ -447,6 +453,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::gpu::split(&mut func);
             keep("split", &func);
         }
+        if let Some([cols, rows]) = opts.local_tile {
+            pass::local_tile::run(&mut func, f, cols, rows);
+            keep("local_tile", &func);
+        }
         return Lowered { func, dumps };
     }
     if opts.parallel {
@@ -474,6 +484,24 @@ impl Func {
     /// Adds a statement.
     pub fn stmt(&mut self, s: Stmt) -> StmtId {
         self.stmts.push(s)
+    }
+
+    /// Adds `for var in [lo, hi) step step` of kind `kind`.
+    pub fn for_loop(
+        &mut self,
+        var: VarId,
+        (lo, hi, step): (ExprId, ExprId, i64),
+        kind: LoopKind,
+        body: StmtId,
+    ) -> StmtId {
+        self.stmt(Stmt::For {
+            var,
+            lo,
+            hi,
+            step,
+            kind,
+            body,
+        })
     }
 
     /// Adds a variable, its name made unique (`name`, `name.1`, ...).

@@ -30,17 +30,13 @@ pub struct Bound {
     pub k: usize,
 }
 
-/// The bounds of region `rid`, or `None` if it has no bordered read or one it cannot bound:
-/// those of its bordered reads in the HAST and those of every assumption of the LIR's
-/// interior (what the LIR's split kernels assume, [`lir_bounds`]); both must exist.
+/// The bounds of region `rid`, or `None` if its interior assumes nothing (no bordered read) or
+/// something it cannot bound ([`lir_bounds`]).
 pub fn bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
-    let mut out = hast_bounds(f, rid)?;
-    for b in lir_bounds(f, rid)? {
-        if !out.contains(&b) {
-            out.push(b);
-        }
+    if f.regions[rid].kind != RegionKind::Iterator {
+        return None;
     }
-    Some(out)
+    lir_bounds(f, rid).filter(|b| !b.is_empty())
 }
 
 /// The bounds of every assumption of the interior the OpenCL lowering makes for one point of
@@ -158,49 +154,4 @@ pub fn lir_bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
         }
     }
     Some(out)
-}
-
-/// The bounds of region `rid`'s bordered reads in the HAST.
-fn hast_bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
-    let r = &f.regions[rid];
-    if !matches!(r.kind, RegionKind::Iterator) {
-        return None;
-    }
-    let slots = cl_slots(r);
-    let mut aff = None;
-    let mut out: Vec<Bound> = Vec::new();
-    for (a, acc) in r.accesses.iter().enumerate() {
-        if !bordered(f, r, a) {
-            continue;
-        }
-        let aff = aff.get_or_insert_with(|| variant::affs(f, r));
-        for (k, s) in acc.subs.iter().enumerate() {
-            let extent = match s {
-                Sub::Point(_) => 0,
-                Sub::Window { len, stride, .. } => (*len as i64 - 1) * stride,
-                Sub::Star => return None,
-            };
-            let form = aff[a][k].as_ref()?;
-            let vars: Vec<usize> = (0..form.coefs.len())
-                .filter(|s| form.coefs[*s] != 0)
-                .collect();
-            let (cl, coef) = match vars.as_slice() {
-                [] => (None, 0),
-                [s] => (Some(slots.iter().position(|x| x == s)?), form.coefs[*s]),
-                _ => return None,
-            };
-            let b = Bound {
-                cl,
-                coef,
-                offset: form.offset,
-                extent,
-                matrix: acc.matrix,
-                k,
-            };
-            if !out.contains(&b) {
-                out.push(b);
-            }
-        }
-    }
-    (!out.is_empty()).then_some(out)
 }

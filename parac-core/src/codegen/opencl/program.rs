@@ -98,36 +98,21 @@ pub(crate) fn hosts_used(f: &Function, r: &Region) -> Vec<ScalarId> {
 
 /// The program of candidate `v` (not the baseline) of region `rid`: its kernel alone, with the
 /// helpers it calls and the function's constants, built by the runtime when the candidate is
-/// first needed, so that a candidate that fails to build costs only itself. `aff` is
-/// [`variant::affs`] of the region (computed once for all its candidates).
-pub fn candidate_program(
-    f: &Function,
-    rid: RegionId,
-    v: &Schedule,
-    aff: &[Vec<Option<Affine>>],
-) -> String {
+/// first needed, so that a candidate that fails to build costs only itself.
+pub fn candidate_program(f: &Function, rid: RegionId, v: &Schedule) -> String {
     let r = &f.regions[rid];
     let mut out = prelude(f, &format!("plan `{}` of region `{}`", v.label(), r.name));
-    append_candidate(&mut out, f, rid, v, aff);
+    append_candidate(&mut out, f, rid, v);
     out
 }
 
 /// Appends candidate `v`'s kernel of region `rid` to a program of `f` (its helpers where the
 /// program does not define them yet).
-pub fn append_candidate(
-    out: &mut String,
-    f: &Function,
-    rid: RegionId,
-    v: &Schedule,
-    aff: &[Vec<Option<Affine>>],
-) {
+pub fn append_candidate(out: &mut String, f: &Function, rid: RegionId, v: &Schedule) {
     let name = variant_name(f, rid, v);
     out.push('\n');
     match f.regions[rid].kind {
-        RegionKind::Iterator if super::kernel::prints(v) => {
-            super::kernel::append_candidate(out, f, rid, v, &name)
-        }
-        RegionKind::Iterator => variant::variant_kernel(out, f, rid, v, &name, aff),
+        RegionKind::Iterator => super::kernel::append_candidate(out, f, rid, v, &name),
         RegionKind::Reduction { op, matrix, .. } => {
             reduce::tree_kernel(out, f, op, matrix, v, &name)
         }

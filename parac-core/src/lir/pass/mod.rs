@@ -4,6 +4,7 @@ pub(crate) mod facts;
 pub mod gpu;
 pub mod item_lanes;
 mod lanes;
+pub mod local_tile;
 pub mod parallel;
 pub mod partition;
 pub mod peephole;

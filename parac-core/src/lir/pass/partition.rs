@@ -285,7 +285,7 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
     let a = func.expr(ExprKind::Select(is0, lo64, end_s), i64t);
     let z = func.expr(ExprKind::Select(is0, first_s, hi64), i64t);
     let (a, z) = (func.cast(a, i32t), func.cast(z, i32t));
-    let edge = for_loop(func, var, a, z, LoopKind::Serial, body);
+    let edge = func.for_loop(var, (a, z, 1), LoopKind::Serial, body);
     let inner = match &lanes {
         Some(l) => {
             // i over [first / k, end / k): both are multiples of k where the guard passes.
@@ -293,39 +293,20 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
             let fi = func.binary(BinOp::Div, first_s, k, i64t);
             let ei = func.binary(BinOp::Div, end_s, k, i64t);
             let (fi, ei) = (func.cast(fi, i32t), func.cast(ei, i32t));
-            for_loop(func, l.var, fi, ei, LoopKind::Vectorized(0), l.body)
+            func.for_loop(l.var, (fi, ei, 1), LoopKind::Vectorized(0), l.body)
         }
         None => {
             let (fi, ei) = (func.cast(first_s, i32t), func.cast(end_s, i32t));
-            for_loop(func, var, fi, ei, LoopKind::Vectorized(0), interior)
+            func.for_loop(var, (fi, ei, 1), LoopKind::Vectorized(0), interior)
         }
     };
     let pick = func.stmt(Stmt::If(is1, inner, Some(edge)));
     let three = func.int(3, i32t);
-    let segs = for_loop(func, seg, zero32, three, LoopKind::Serial, pick);
+    let segs = func.for_loop(seg, (zero32, three, 1), LoopKind::Serial, pick);
     let s1 = func.stmt(Stmt::Let(v_first, first));
     let s2 = func.stmt(Stmt::Let(v_end, end));
     let s3 = func.stmt(Stmt::Let(v_ok, ok));
     Some(func.stmt(Stmt::Block(vec![s1, s2, s3, segs])))
-}
-
-/// `for var in [lo, hi) step 1`.
-fn for_loop(
-    func: &mut Func,
-    var: VarId,
-    lo: ExprId,
-    hi: ExprId,
-    kind: LoopKind,
-    body: StmtId,
-) -> StmtId {
-    func.stmt(Stmt::For {
-        var,
-        lo,
-        hi,
-        step: 1,
-        kind,
-        body,
-    })
 }
 
 fn call(func: &mut Func, f: Builtin, a: ExprId, b: ExprId, t: Scalar) -> ExprId {

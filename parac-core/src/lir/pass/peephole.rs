@@ -44,7 +44,7 @@ use std::collections::{HashMap, HashSet};
 /// moves it by at most `(a + 0.5) e / |b|`, less than `0.5 / |b|` while `(a + 0.5) e < 0.5`, that
 /// is `a < 2^20.68` for `e = 2.5 * 2^-23`: the truncation stays `q` (with `b`'s sign, as C's).
 /// For `|b| > 2^24` (inexact in a float) `q` is 0 and the quotient stays below 1. The limit
-/// keeps a factor of 1.6 to spare; `codegen::opencl::range`'s test checks it with the division
+/// keeps a factor of 1.6 to spare; this file's test checks it with the division
 /// perturbed by 3 ulp either way.
 pub const FLOAT_DIV_LIMIT: i128 = 1 << 20;
 
@@ -399,5 +399,53 @@ impl Peep {
         let zero = func.int(0, t);
         let is_zero = func.binary(BinOp::Eq, b, zero, Scalar::Bool);
         Some(func.expr(ExprKind::Select(is_zero, e, q), t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FLOAT_DIV_LIMIT;
+
+    /// The float moved by `k` units in the last place.
+    fn ulps(x: f32, k: i32) -> f32 {
+        f32::from_bits((x.to_bits() as i32 + k) as u32)
+    }
+
+    #[test]
+    fn float_division_is_exact() {
+        let lim = FLOAT_DIV_LIMIT as i64;
+        let mut divisors: Vec<i64> = (1..=300).collect();
+        divisors.extend([
+            511,
+            1000,
+            4093,
+            65_535,
+            (1 << 20) - 1,
+            1 << 20,
+            (1 << 24) + 1,
+            1 << 30,
+            i32::MAX as i64,
+        ]);
+        divisors.extend(divisors.clone().iter().map(|d| -d));
+        divisors.push(i32::MIN as i64);
+        let mut checked = 0u64;
+        for &b in &divisors {
+            // Dividends around every multiple of b near 0 and near the limit, and the ends.
+            let mut dividends: Vec<i64> = (0..2000).chain(lim - 2000..lim).collect();
+            for q in [1, 2, 3, 7, 100, lim / b.abs(), lim / b.abs() - 1] {
+                let m = q * b.abs();
+                dividends.extend((m - 2..=m + 2).filter(|a| (0..lim).contains(a)));
+            }
+            for a in dividends {
+                let want = a / b;
+                let exact = (a as f32 + 0.5) / b as f32;
+                for k in -3..=3 {
+                    let got = ulps(exact, k) as i32 as i64;
+                    assert_eq!(got, want, "{a} / {b} with the division off by {k} ulp");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1_000_000);
     }
 }

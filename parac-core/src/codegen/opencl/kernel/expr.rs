@@ -15,7 +15,7 @@
 //!   (once per C block); otherwise `b` is printed with `a` in place of `x`.
 
 use super::{Printer, cty, unsigned};
-use crate::codegen::opencl::{c_float, c_int, c_op, call_c};
+use crate::codegen::opencl::{c_float, c_int};
 use crate::codegen::safety;
 use crate::interp::value::bits;
 use crate::ir::{BinOp, Builtin, Scalar, UnOp};
@@ -334,5 +334,47 @@ fn free_vars(func: &crate::lir::Func, e: ExprId, bound: &mut HashSet<VarId>, out
                 free_vars(func, c, bound, out);
             }
         }
+    }
+}
+
+/// The C binary operator of `op` (`.*` on blocks is elementwise `*`).
+pub(super) fn c_op(op: BinOp) -> &'static str {
+    if op == BinOp::ElemMul {
+        "*"
+    } else {
+        op.symbol()
+    }
+}
+
+/// A built-in function in OpenCL C, with the semantics of the CPU path (`clamp` is
+/// `min(max(..))`; an integer `abs` keeps its signed type and wraps: OpenCL's `abs` gives the
+/// magnitude unsigned, reinterpreted as signed, with no undefined `-INT_MIN`; of an unsigned
+/// value it is the value). `t` is the call's type.
+pub(super) fn call_c(b: Builtin, xs: &[String], t: Scalar) -> String {
+    let float = t.is_float();
+    match b {
+        Builtin::Min => format!(
+            "{}({}, {})",
+            if float { "fmin" } else { "min" },
+            xs[0],
+            xs[1]
+        ),
+        Builtin::Max => format!(
+            "{}({}, {})",
+            if float { "fmax" } else { "max" },
+            xs[0],
+            xs[1]
+        ),
+        Builtin::Clamp if float => format!("fmin(fmax({}, {}), {})", xs[0], xs[1], xs[2]),
+        Builtin::Clamp => format!("min(max({}, {}), {})", xs[0], xs[1], xs[2]),
+        Builtin::Abs if float => format!("fabs({})", xs[0]),
+        Builtin::Abs => match t {
+            Scalar::I64 => format!("as_long(abs((long)({})))", xs[0]),
+            Scalar::U32 | Scalar::U64 => format!("({})", xs[0]),
+            _ => format!("as_int(abs((int)({})))", xs[0]),
+        },
+        Builtin::Mul24 => format!("mul24({}, {})", xs[0], xs[1]),
+        Builtin::NonZero => format!("({})", xs[0]),
+        b => format!("{}({})", b.name(), xs[0]),
     }
 }

@@ -5,18 +5,20 @@
 //! the LIR's semantics (wrapping integer arithmetic computed unsigned, shifts masked by the
 //! operand's width, saturating float-to-integer conversions, guarded divisions).
 //!
-//! Today this prints the baseline plan's program (one work-item per iteration point, the
-//! per-work-item interior test of `lir::pass::partition::points`); the other plans' kernels
-//! still come from the HAST printer beside it (`variant.rs`).
+//! It prints the baseline plan's program (one work-item per iteration point, the per-work-item
+//! interior test of `lir::pass::partition::points`) and every other plan's kernel of an
+//! iterator region (`append_candidate`, the passes its schedule's directives switch on); a
+//! loop over work-groups (`GpuBlock`, local-memory tiles) makes the work-item loops inside it
+//! the work-item's place in its group, with the group's size required of the launch.
 
+mod access;
 mod expr;
 
 use super::program::{params, prelude};
 use super::{cl_slots, kernel_name, reduction_kernel};
-use crate::codegen::safety;
-use crate::codegen::schedule::{Directive, Schedule};
-use crate::ir::{Function, MatrixId, MatrixKind, RegionId, RegionKind, Scalar};
-use crate::lir::{self, Buf, ExprId, Func, LoopKind, Stmt, StmtId, VarId};
+use crate::codegen::schedule::Schedule;
+use crate::ir::{Function, RegionId, RegionKind, Scalar};
+use crate::lir::{self, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -48,17 +50,32 @@ pub fn program(f: &Function) -> String {
     out
 }
 
-/// Whether the LIR printer prints plan `v`'s kernel: every plan but the baseline (printed by
-/// [`program`]) and those with local-memory tiles (`lds`), which the HAST printer still prints
-/// (the LIR has no work-group tiles yet).
-pub(crate) fn prints(v: &Schedule) -> bool {
-    !v.is_baseline()
-        && v.directives().iter().all(|d| {
-            !matches!(
-                d,
-                Directive::LocalTile { .. } | Directive::TreeReduce { .. }
-            )
-        })
+/// The lowering of plan `v`'s kernels.
+fn options(v: &Schedule) -> lir::Options {
+    lir::Options {
+        lanes: [v.cols(), v.rows()],
+        share_loads: v.cse(),
+        vector_memory: v.vmem(),
+        peephole: v.peep(),
+        mul24: v.m24(),
+        split: v.split(),
+        local_tile: v.lds().map(|(c, r)| [c, r]),
+        ..lir::Options::gpu()
+    }
+}
+
+/// Bytes of local memory plan `v`'s kernel of region `rid` declares (its tiles; 0: none).
+pub fn local_bytes(f: &Function, rid: RegionId, v: &Schedule) -> usize {
+    if v.lds().is_none() {
+        return 0;
+    }
+    let lowered = lir::lower(f, &options(v));
+    region_body(&lowered.func, rid).map_or(0, |b| {
+        lir::pass::local_tile::local_elements(&lowered.func, b)
+            .iter()
+            .map(|(t, n)| t.bytes() * *n as usize)
+            .sum()
+    })
 }
 
 /// Appends plan `v`'s kernel of iterator region `rid` (named `name`), its helpers first where
@@ -70,16 +87,7 @@ pub(crate) fn append_candidate(
     v: &Schedule,
     name: &str,
 ) {
-    let opts = lir::Options {
-        lanes: [v.cols(), v.rows()],
-        share_loads: v.cse(),
-        vector_memory: v.vmem(),
-        peephole: v.peep(),
-        mul24: v.m24(),
-        split: v.split(),
-        ..lir::Options::gpu()
-    };
-    let lowered = lir::lower(f, &opts);
+    let lowered = lir::lower(f, &options(v));
     let mut p = Printer::new(f, &lowered.func, rid);
     p.origin = false;
     p.ends = v.split();
@@ -136,6 +144,9 @@ pub(super) struct Printer<'a> {
     origin: bool,
     /// The kernel takes the end of the box it runs as arguments (`e<d>`; a split plan's).
     ends: bool,
+    /// Printing inside a work-group loop (`GpuBlock`): work-item loops are the work-item's
+    /// place in its group.
+    in_group: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -165,6 +176,7 @@ impl<'a> Printer<'a> {
             nesting: 0,
             origin: true,
             ends: false,
+            in_group: false,
         }
     }
 
@@ -197,6 +209,10 @@ impl<'a> Printer<'a> {
         if self.ends {
             ps.extend((0..cl_slots(r).len()).map(|d| format!("int e{d}")));
         }
+        // Work-groups of a fixed size (local-memory tiles): the size their loops have.
+        if let Some([c, r]) = body.and_then(|b| self.group_size(b)) {
+            let _ = writeln!(out, "__attribute__((reqd_work_group_size({c}, {r}, 1)))");
+        }
         let _ = writeln!(out, "__kernel void {name}({}) {{", ps.join(", "));
         if let Some(b) = body {
             self.stmt(out, b, 1);
@@ -204,7 +220,35 @@ impl<'a> Printer<'a> {
         out.push_str("}\n");
     }
 
-    /// A variable's C name: its LIR name made an identifier, and its handle (unique).
+    /// The extents of the work-item loops inside a work-group loop below `s` (dimension 0
+    /// first), where some are.
+    fn group_size(&self, s: StmtId) -> Option<[i128; 2]> {
+        let mut size = None;
+        let mut stack = vec![(s, false)];
+        while let Some((s, in_group)) = stack.pop() {
+            let st = &self.func.stmts[s];
+            let here = match st {
+                Stmt::For { kind, hi, .. } => match (kind, &self.func.exprs[*hi].kind) {
+                    (LoopKind::GpuThread(d), lir::ExprKind::Int(n)) if in_group => {
+                        let sz = size.get_or_insert([1, 1]);
+                        sz[usize::from(*d).min(1)] = *n;
+                        in_group
+                    }
+                    (LoopKind::GpuBlock(_), _) => true,
+                    _ => in_group,
+                },
+                _ => in_group,
+            };
+            stack.extend(lir::visit::stmt_parts(st).1.into_iter().map(|c| (c, here)));
+        }
+        size
+    }
+
+    /// A variable's C name: its LIR name made an identifier, and its handle (unique). The
+    /// naming scheme of the kernels, in which no two names meet: a variable's name ends in `_`
+    /// and digits; every other name the printer spells does not (parameters `m<k>`, `p<k>`,
+    /// `z<k>`, `s<k>`, `o<d>`, `e<d>`, `err`; constants `cst<k>`; temporaries `tmp<k>`; fresh
+    /// locals `t<n>`; an outlined arm's parameters `q<k>`; helpers `pc_*`; OpenCL C's words).
     fn var(&self, v: VarId) -> String {
         let name: String = self.func.vars[v]
             .name
@@ -216,7 +260,7 @@ impl<'a> Printer<'a> {
 
     fn local(&mut self) -> String {
         self.fresh += 1;
-        format!("t_{}", self.fresh)
+        format!("t{}", self.fresh)
     }
 
     fn stmt(&mut self, out: &mut String, s: StmtId, depth: usize) {
@@ -270,12 +314,16 @@ impl<'a> Printer<'a> {
                     self.expr(lo, &mut pre, false),
                     self.expr(hi, &mut pre, false),
                 );
+                let group = self.in_group;
                 let head = match kind {
                     LoopKind::GpuThread(d) | LoopKind::GpuBlock(d) => {
-                        let id = if matches!(kind, LoopKind::GpuThread(_)) {
-                            "get_global_id"
-                        } else {
-                            "get_group_id"
+                        let id = match kind {
+                            LoopKind::GpuThread(_) if group => "get_local_id",
+                            LoopKind::GpuThread(_) => "get_global_id",
+                            _ => {
+                                self.in_group = true;
+                                "get_group_id"
+                            }
                         };
                         if self.ends {
                             let _ = writeln!(out, "{pad}if ((int){id}({d}) >= e{d}) return;");
@@ -298,6 +346,7 @@ impl<'a> Printer<'a> {
                 };
                 let mut text = head;
                 self.block(&mut text, body, depth);
+                self.in_group = group;
                 text.push_str(&pad);
                 text.push('}');
                 text
@@ -322,6 +371,25 @@ impl<'a> Printer<'a> {
                 self.stmt(out, b, depth);
                 return;
             }
+            // A work-group's tile, at the kernel's scope (where OpenCL C allows `__local`).
+            Stmt::Allocate {
+                buf,
+                elem,
+                memory: lir::Memory::Local,
+                extents,
+            } => {
+                let n: Vec<String> = extents
+                    .clone()
+                    .iter()
+                    .map(|e| self.expr(*e, &mut pre, false))
+                    .collect();
+                format!(
+                    "__local {} {}[{}];",
+                    cty(*elem),
+                    self.buffer(*buf).0,
+                    n.join(" * ")
+                )
+            }
             // Host statements have no place in a kernel.
             Stmt::Allocate { .. } | Stmt::Reduce { .. } | Stmt::HostLet(..) | Stmt::Return(_) => {
                 return;
@@ -338,188 +406,6 @@ impl<'a> Printer<'a> {
         self.declared.push(HashSet::new());
         self.stmt(out, s, depth + 1);
         self.declared.pop();
-    }
-
-    fn elem(&self, buf: Buf) -> Scalar {
-        match buf {
-            Buf::Matrix(m) => self.f.matrices[m].elem,
-            Buf::Temp(t) => self.func.temps[t].elem,
-        }
-    }
-
-    /// The C name of a buffer and its pitch (elements between rows).
-    fn buffer(&self, buf: Buf) -> (String, String) {
-        match buf {
-            Buf::Matrix(m) => match self.f.matrices[m].kind {
-                MatrixKind::Const(_) => {
-                    let last = self.dims[m].last().cloned().unwrap_or_else(|| "1".into());
-                    (format!("cst{m}"), format!("((int){last})"))
-                }
-                _ => (format!("m{m}"), format!("p{m}")),
-            },
-            Buf::Temp(t) => (self.var_temp(t), "0".into()),
-        }
-    }
-
-    fn var_temp(&self, t: lir::TempId) -> String {
-        format!("tmp{}", t.index())
-    }
-
-    /// The error-flag code of a checked access of matrix `m` (see `codegen::safety`).
-    fn code(&self, m: MatrixId, write: bool) -> i32 {
-        if write {
-            safety::write_code(self.rid, m)
-        } else {
-            safety::border_code(self.rid, m)
-        }
-    }
-
-    fn store(
-        &mut self,
-        buf: Buf,
-        idx: &[String],
-        value: &str,
-        checked: bool,
-        lanes: u32,
-    ) -> String {
-        self.access(buf, idx, Some(value), checked, lanes)
-    }
-
-    /// A load of `buf` at `idx`.
-    fn load(&mut self, buf: Buf, idx: &[String], checked: bool, lanes: u32) -> String {
-        self.access(buf, idx, None, checked, lanes)
-    }
-
-    /// A load, or a store of `value`: a plain one, or a checked one through its guard helper;
-    /// of `lanes` adjacent elements (the last index a ramp, printed as its base), `vloadN` or
-    /// `vstoreN`.
-    fn access(
-        &mut self,
-        buf: Buf,
-        idx: &[String],
-        value: Option<&str>,
-        checked: bool,
-        lanes: u32,
-    ) -> String {
-        let (name, pitch) = self.buffer(buf);
-        if lanes > 1 {
-            let at = self.linear(buf, idx, &pitch);
-            return match value {
-                Some(v) => format!("vstore{lanes}({v}, 0, {name} + {at});"),
-                None => format!("vload{lanes}(0, {name} + {at})"),
-            };
-        }
-        match buf {
-            Buf::Matrix(m) if checked => {
-                let write = value.is_some();
-                let h = self.helper(m, write);
-                let v = value.map_or(String::new(), |v| format!("{v}, "));
-                format!(
-                    "{h}({name}, {pitch}, {}, {}, {v}err, {}){}",
-                    self.dims[m].join(", "),
-                    idx.join(", "),
-                    self.code(m, write),
-                    if write { ";" } else { "" }
-                )
-            }
-            _ => {
-                let at = format!("{name}[{}]", self.linear(buf, idx, &pitch));
-                match value {
-                    Some(v) => format!("{at} = {v};"),
-                    None => at,
-                }
-            }
-        }
-    }
-
-    /// The indices of an access in C. An unchecked access's (proven inside its matrix) are
-    /// `int`s, and so is its linear index ([`Printer::linear`]).
-    pub(super) fn indices(
-        &mut self,
-        index: &[ExprId],
-        pre: &mut Vec<String>,
-        cond: bool,
-        checked: bool,
-    ) -> Vec<String> {
-        index
-            .iter()
-            .map(|i| {
-                let x = self.expr(*i, pre, cond);
-                if checked || self.func.exprs[*i].ty == Scalar::I32 {
-                    x
-                } else {
-                    format!("((int)({x}))")
-                }
-            })
-            .collect()
-    }
-
-    /// The linear index of an unchecked access at `idx` in `buf` (rows `pitch` apart, planes of
-    /// whole rows), in `int`: the access is proven inside its matrix, and a device matrix holds
-    /// fewer than 2^31 elements, padding included (`parac-runtime`'s buffer layout), so no
-    /// partial sum overflows. A 64-bit index would hide from the device compiler that
-    /// neighbouring work-items access neighbouring elements (PoCL then gathers).
-    fn linear(&self, buf: Buf, idx: &[String], pitch: &str) -> String {
-        linear(idx, pitch, |k| match buf {
-            Buf::Matrix(m) => format!("((int){})", self.dims[m][k]),
-            Buf::Temp(_) => "0".into(),
-        })
-    }
-
-    /// The guard helper of a load (or a store) of matrix `m`, defined once per program.
-    fn helper(&mut self, m: MatrixId, write: bool) -> String {
-        let mat = &self.f.matrices[m];
-        let (n, t) = (mat.dims.len(), cty(mat.elem));
-        let constant = matches!(mat.kind, MatrixKind::Const(_));
-        let name = format!(
-            "pc_{}{n}_{t}",
-            match (write, constant) {
-                (true, _) => "st",
-                (false, true) => "ldc",
-                (false, false) => "ld",
-            }
-        );
-        let ks: Vec<usize> = (0..n).collect();
-        let ptr = match (write, constant) {
-            (true, _) => format!("__global {t}* m"),
-            (false, true) => format!("__constant {t}* m"),
-            (false, false) => format!("__global const {t}* m"),
-        };
-        let mut ps = vec![ptr, "int p".to_string()];
-        ps.extend(ks.iter().map(|k| format!("long d{k}")));
-        ps.extend(ks.iter().map(|k| format!("long i{k}")));
-        if write {
-            ps.push(format!("{t} v"));
-        }
-        ps.push("__global int* err".into());
-        ps.push("int code".into());
-        let inside: Vec<String> = ks
-            .iter()
-            .map(|k| format!("i{k} >= 0 && i{k} < d{k}"))
-            .collect();
-        let inside = if inside.is_empty() {
-            "1".to_string()
-        } else {
-            inside.join(" && ")
-        };
-        let idx: Vec<String> = ks.iter().map(|k| format!("i{k}")).collect();
-        let lin = linear(&idx, "p", |k| format!("d{k}"));
-        let mut at: Vec<String> = idx.iter().take(3).cloned().collect();
-        at.resize(3, "0".into());
-        let at = at.join(", ");
-        let text = if write {
-            format!(
-                "static void {name}({}) {{\n    if ({inside}) m[{lin}] = v; else pc_oob(err, code, {at});\n}}\n",
-                ps.join(", ")
-            )
-        } else {
-            format!(
-                "static {t} {name}({}) {{\n    if ({inside}) return m[{lin}];\n    return ({t})pc_oob(err, code, {at});\n}}\n",
-                ps.join(", ")
-            )
-        };
-        self.helpers.entry(name.clone()).or_insert(text);
-        name
     }
 }
 
@@ -544,21 +430,4 @@ fn unsigned(s: Scalar) -> &'static str {
     } else {
         "uint"
     }
-}
-
-/// The linear index of `idx` (C expressions, outermost first): the last index counts elements,
-/// rows are `pitch` apart, and a plane is `dim(k)` rows of the dimension `k` before the last.
-pub(super) fn linear(idx: &[String], pitch: &str, dim: impl Fn(usize) -> String) -> String {
-    let n = idx.len();
-    let mut e = String::new();
-    for (k, i) in idx.iter().enumerate() {
-        e = if k == 0 {
-            format!("({i})")
-        } else if k + 1 == n {
-            format!("({e}) * {pitch} + ({i})")
-        } else {
-            format!("({e}) * {} + ({i})", dim(k))
-        };
-    }
-    if e.is_empty() { "0".into() } else { e }
 }

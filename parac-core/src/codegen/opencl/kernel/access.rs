@@ -1,0 +1,209 @@
+//! Buffers and accesses: a buffer's C name and pitch, plain and vector loads and stores, an
+//! unchecked access's `int` linear index, and the guard helpers of checked ones (inside its
+//! matrix, or the error flag with the region's code for that matrix).
+
+use super::{Printer, cty};
+use crate::codegen::safety;
+use crate::ir::{MatrixId, MatrixKind, Scalar};
+use crate::lir::{self, Buf, ExprId};
+
+impl Printer<'_> {
+    pub(super) fn elem(&self, buf: Buf) -> Scalar {
+        match buf {
+            Buf::Matrix(m) => self.f.matrices[m].elem,
+            Buf::Temp(t) => self.func.temps[t].elem,
+        }
+    }
+
+    /// The C name of a buffer and its pitch (elements between rows).
+    pub(super) fn buffer(&self, buf: Buf) -> (String, String) {
+        match buf {
+            Buf::Matrix(m) => match self.f.matrices[m].kind {
+                MatrixKind::Const(_) => {
+                    let last = self.dims[m].last().cloned().unwrap_or_else(|| "1".into());
+                    (format!("cst{m}"), format!("((int){last})"))
+                }
+                _ => (format!("m{m}"), format!("p{m}")),
+            },
+            Buf::Temp(t) => (self.var_temp(t), "0".into()),
+        }
+    }
+
+    fn var_temp(&self, t: lir::TempId) -> String {
+        format!("tmp{}", t.index())
+    }
+
+    /// The error-flag code of a checked access of matrix `m` (see `codegen::safety`).
+    fn code(&self, m: MatrixId, write: bool) -> i32 {
+        if write {
+            safety::write_code(self.rid, m)
+        } else {
+            safety::border_code(self.rid, m)
+        }
+    }
+
+    pub(super) fn store(
+        &mut self,
+        buf: Buf,
+        idx: &[String],
+        value: &str,
+        checked: bool,
+        lanes: u32,
+    ) -> String {
+        self.access(buf, idx, Some(value), checked, lanes)
+    }
+
+    /// A load of `buf` at `idx`.
+    pub(super) fn load(&mut self, buf: Buf, idx: &[String], checked: bool, lanes: u32) -> String {
+        self.access(buf, idx, None, checked, lanes)
+    }
+
+    /// A load, or a store of `value`: a plain one, or a checked one through its guard helper;
+    /// of `lanes` adjacent elements (the last index a ramp, printed as its base), `vloadN` or
+    /// `vstoreN`.
+    fn access(
+        &mut self,
+        buf: Buf,
+        idx: &[String],
+        value: Option<&str>,
+        checked: bool,
+        lanes: u32,
+    ) -> String {
+        let (name, pitch) = self.buffer(buf);
+        if lanes > 1 {
+            let at = self.linear(buf, idx, &pitch);
+            return match value {
+                Some(v) => format!("vstore{lanes}({v}, 0, {name} + {at});"),
+                None => format!("vload{lanes}(0, {name} + {at})"),
+            };
+        }
+        match buf {
+            Buf::Matrix(m) if checked => {
+                let write = value.is_some();
+                let h = self.helper(m, write);
+                let v = value.map_or(String::new(), |v| format!("{v}, "));
+                format!(
+                    "{h}({name}, {pitch}, {}, {}, {v}err, {}){}",
+                    self.dims[m].join(", "),
+                    idx.join(", "),
+                    self.code(m, write),
+                    if write { ";" } else { "" }
+                )
+            }
+            _ => {
+                let at = format!("{name}[{}]", self.linear(buf, idx, &pitch));
+                match value {
+                    Some(v) => format!("{at} = {v};"),
+                    None => at,
+                }
+            }
+        }
+    }
+
+    /// The indices of an access in C. An unchecked access's (proven inside its matrix) are
+    /// `int`s, and so is its linear index ([`Printer::linear`]).
+    pub(super) fn indices(
+        &mut self,
+        index: &[ExprId],
+        pre: &mut Vec<String>,
+        cond: bool,
+        checked: bool,
+    ) -> Vec<String> {
+        index
+            .iter()
+            .map(|i| {
+                let x = self.expr(*i, pre, cond);
+                if checked || self.func.exprs[*i].ty == Scalar::I32 {
+                    x
+                } else {
+                    format!("((int)({x}))")
+                }
+            })
+            .collect()
+    }
+
+    /// The linear index of an unchecked access at `idx` in `buf` (rows `pitch` apart, planes of
+    /// whole rows), in `int`: the access is proven inside its matrix, and a device matrix holds
+    /// fewer than 2^31 elements, padding included (`parac-runtime`'s buffer layout), so no
+    /// partial sum overflows. A 64-bit index would hide from the device compiler that
+    /// neighbouring work-items access neighbouring elements (PoCL then gathers).
+    fn linear(&self, buf: Buf, idx: &[String], pitch: &str) -> String {
+        linear(idx, pitch, |k| match buf {
+            Buf::Matrix(m) => format!("((int){})", self.dims[m][k]),
+            Buf::Temp(_) => "0".into(),
+        })
+    }
+
+    /// The guard helper of a load (or a store) of matrix `m`, defined once per program.
+    fn helper(&mut self, m: MatrixId, write: bool) -> String {
+        let mat = &self.f.matrices[m];
+        let (n, t) = (mat.dims.len(), cty(mat.elem));
+        let constant = matches!(mat.kind, MatrixKind::Const(_));
+        let name = format!(
+            "pc_{}{n}_{t}",
+            match (write, constant) {
+                (true, _) => "st",
+                (false, true) => "ldc",
+                (false, false) => "ld",
+            }
+        );
+        let ks: Vec<usize> = (0..n).collect();
+        let ptr = match (write, constant) {
+            (true, _) => format!("__global {t}* m"),
+            (false, true) => format!("__constant {t}* m"),
+            (false, false) => format!("__global const {t}* m"),
+        };
+        let mut ps = vec![ptr, "int p".to_string()];
+        ps.extend(ks.iter().map(|k| format!("long d{k}")));
+        ps.extend(ks.iter().map(|k| format!("long i{k}")));
+        if write {
+            ps.push(format!("{t} v"));
+        }
+        ps.push("__global int* err".into());
+        ps.push("int code".into());
+        let inside: Vec<String> = ks
+            .iter()
+            .map(|k| format!("i{k} >= 0 && i{k} < d{k}"))
+            .collect();
+        let inside = if inside.is_empty() {
+            "1".to_string()
+        } else {
+            inside.join(" && ")
+        };
+        let idx: Vec<String> = ks.iter().map(|k| format!("i{k}")).collect();
+        let lin = linear(&idx, "p", |k| format!("d{k}"));
+        let mut at: Vec<String> = idx.iter().take(3).cloned().collect();
+        at.resize(3, "0".into());
+        let at = at.join(", ");
+        let text = if write {
+            format!(
+                "static void {name}({}) {{\n    if ({inside}) m[{lin}] = v; else pc_oob(err, code, {at});\n}}\n",
+                ps.join(", ")
+            )
+        } else {
+            format!(
+                "static {t} {name}({}) {{\n    if ({inside}) return m[{lin}];\n    return ({t})pc_oob(err, code, {at});\n}}\n",
+                ps.join(", ")
+            )
+        };
+        self.helpers.entry(name.clone()).or_insert(text);
+        name
+    }
+}
+
+/// The linear index of `idx` (C expressions, outermost first): the last index counts elements,
+/// rows are `pitch` apart, and a plane is `dim(k)` rows of the dimension `k` before the last.
+pub(super) fn linear(idx: &[String], pitch: &str, dim: impl Fn(usize) -> String) -> String {
+    let n = idx.len();
+    let mut e = String::new();
+    for (k, i) in idx.iter().enumerate() {
+        e = if k == 0 {
+            format!("({i})")
+        } else if k + 1 == n {
+            format!("({e}) * {pitch} + ({i})")
+        } else {
+            format!("({e}) * {} + ({i})", dim(k))
+        };
+    }
+    if e.is_empty() { "0".into() } else { e }
+}
