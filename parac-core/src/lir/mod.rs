@@ -181,9 +181,12 @@ pub enum LoopKind {
     Vectorized(u32),
     /// Written out.
     Unrolled,
-    /// OpenCL work-groups along dimension `d`.
+    /// OpenCL work-groups along dimension `d`: the launch has exactly the loop's iterations as
+    /// groups (from 0, step 1), so a back end prints the group's index alone, untested.
     GpuBlock(u8),
-    /// OpenCL work-items of a group along dimension `d`.
+    /// OpenCL work-items along dimension `d`: inside a `GpuBlock` loop, the work-item's place in
+    /// its group (the launch's work-group size is the loop's extent); elsewhere, its place in
+    /// the whole index space (tested against the loop's end).
     GpuThread(u8),
 }
 

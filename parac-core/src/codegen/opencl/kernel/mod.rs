@@ -333,8 +333,18 @@ impl<'a> Printer<'a> {
                         } else {
                             String::new()
                         };
+                        // A work-group loop is not tested: the test would put the group's
+                        // barrier under a condition, which PoCL 3.1 miscompiles (a kernel so
+                        // compiled corrupted the host's memory), and the launch has exactly
+                        // the loop's groups (a group past its end would only fill a tile and
+                        // skip every work-item by their own tests).
+                        let test = if matches!(kind, LoopKind::GpuBlock(_)) {
+                            String::new()
+                        } else {
+                            format!("if ({v} < ({z})) ")
+                        };
                         format!(
-                            "const {t} {v} = ({a}) + (({t}){id}({d}){o}) * {step};\n{pad}if ({v} < ({z})) {{\n"
+                            "const {t} {v} = ({a}) + (({t}){id}({d}){o}) * {step};\n{pad}{test}{{\n"
                         )
                     }
                     _ => {

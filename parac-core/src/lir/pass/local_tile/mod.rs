@@ -19,6 +19,10 @@
 //!         let v1 = g1 + t1 * step1; if v1 < hi1: let v0 = g0 + t0 * step0; if v0 < hi0: body
 //! ```
 //!
+//! The group's barrier is under no condition: a back end prints a work-group loop as the
+//! group's index alone (the launch has exactly its groups). PoCL 3.1 miscompiled the barrier
+//! under a test of the group's index, and the kernel corrupted the host process's memory.
+//!
 //! Which reads: an unchecked read of a 2-D matrix the region does not write, whose row and
 //! column are, through `let`s, `coef * v + c` (affine forms of at least 32 bits,
 //! [`crate::lir::affine`]) of the two work-item variables, one each, `coef > 0`; per matrix,
