@@ -137,7 +137,9 @@ impl Scan<'_> {
             return None;
         };
         let k = self.items.iter().position(|x| x.index() == *v)?;
-        (a.bits >= 32 && *c > 0).then_some((k, *c, a.constant))
+        // A coefficient past 2^15 makes no tile of at most `MOST` elements along a group of
+        // more than one work-item; bounding it keeps every constant an `int`.
+        (a.bits >= 32 && *c > 0 && *c < 1 << 15).then_some((k, *c, a.constant))
     }
 
     fn place(&self, func: &Func, index: &[ExprId]) -> Option<Place> {
