@@ -226,25 +226,20 @@ struct Tile {
 
 /// The tiled region's new body, or `None` where no matrix is worth a tile.
 fn region(func: &mut Func, f: &Function, body: StmtId, group: [u32; 2]) -> Option<StmtId> {
+    // Exactly two loops, both work-items.
     let loops: Vec<Loop> = nest(func, body)
         .into_iter()
-        .filter_map(|s| Loop::of(func, s))
-        .collect();
-    let gpu = nest(func, body).iter().all(|s| {
-        matches!(
-            func.stmts[*s],
+        .map(|s| match func.stmts[s] {
             Stmt::For {
                 kind: LoopKind::GpuThread(_),
                 ..
-            }
-        )
-    });
+            } => Loop::of(func, s),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
     let [outer, inner] = loops.as_slice() else {
         return None;
     };
-    if !gpu {
-        return None;
-    }
     let (outer, inner) = (*outer, *inner);
     let mut scan = Scan {
         f,
@@ -259,7 +254,6 @@ fn region(func: &mut Func, f: &Function, body: StmtId, group: [u32; 2]) -> Optio
     let mut tiles: Vec<Tile> = Vec::new();
     let mut served: HashMap<ExprId, (usize, [i128; 2])> = HashMap::new();
     let mut mats: Vec<MatrixId> = scan.reads.iter().map(|r| r.1).collect();
-    mats.dedup();
     mats.sort();
     mats.dedup();
     for m in mats {
