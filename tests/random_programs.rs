@@ -23,9 +23,10 @@
 //! caller's tensors in and out, so there is no caller's memory in place to put canaries around;
 //! `tests/common/canary.rs` does that for the code `parac!` emits.)
 //!
-//! Knobs: `PARAC_FUZZ_PROGRAMS` (programs, default 50: the first run builds every candidate of
-//! every program with the device compiler, seconds each on PoCL; later runs hit the program
-//! cache), `PARAC_FUZZ_SEED`, `PARAC_FUZZ_STRICT=1` (known bugs fail too),
+//! Knobs: how many programs and which (`parac-core/tests/gen/budget.rs`): by default programs
+//! for [`SECONDS`], from a seed that changes every run and is printed;
+//! `PARAC_FUZZ_PROGRAMS=N` for a count, `PARAC_FUZZ_SECONDS`, `PARAC_FUZZ_SEED` to replay a
+//! run. Also `PARAC_FUZZ_STRICT=1` (known bugs fail too),
 //! `PARAC_FUZZ_SHRINK=0` (report failures without minimizing them). A failure is minimized by a
 //! greedy shrinker over the generator's choice sequence and printed with the program, the
 //! choices (replay with `PARAC_FUZZ_CHOICES=1,2,3`), the sizes and the plan.
@@ -42,10 +43,6 @@ use common::differential::{
 use parac::{Pipeline, Runtime};
 use parac_core::interp::{self, Arg, Data, InterpError};
 use std::time::Instant;
-
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
 
 fn strict() -> bool {
     std::env::var("PARAC_FUZZ_STRICT").is_ok_and(|v| v == "1")
@@ -272,35 +269,36 @@ fn guarded_check(
     })
 }
 
+/// The default time budget of [`random_programs_on_every_path`] (`PARAC_FUZZ_SECONDS`): most of
+/// it is PoCL compiling each program's candidates.
+const SECONDS: f64 = 120.0;
+
 #[test]
 fn random_programs_on_every_path() {
     let start = Instant::now();
     progen::avoid(if strict() { &[] } else { KNOWN_PATTERNS });
-    let n = env_u64("PARAC_FUZZ_PROGRAMS").unwrap_or(50);
+    let mut budget = progen::budget::Budget::from_env("random programs", SECONDS);
     let guards_before = parac::opencl::guard_violations();
-    let seed = env_u64("PARAC_FUZZ_SEED").unwrap_or(0x7061_7261_6300_0012);
     let mut dev = opencl();
     let mut counts = Counts::default();
     let mut failures: Vec<(String, Vec<u32>, String)> = Vec::new();
     let mut known_hits = 0;
-    let inputs: Vec<Vec<u32>> = match std::env::var("PARAC_FUZZ_CHOICES") {
-        Ok(list) => vec![
-            list.split(',')
-                .filter_map(|x| x.trim().parse().ok())
-                .collect(),
-        ],
-        Err(_) => {
-            let mut rng = progen::Rng::new(seed);
-            (0..n)
-                .map(|_| {
-                    let len = 50 + rng.below(350) as usize;
-                    rng.choices(len)
-                })
-                .collect()
-        }
-    };
+    let replay: Option<Vec<u32>> = std::env::var("PARAC_FUZZ_CHOICES").ok().map(|list| {
+        list.split(',')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect()
+    });
+    let mut rng = progen::Rng::new(budget.seed());
     install_hook();
-    for data in inputs {
+    loop {
+        let data = match &replay {
+            Some(d) if budget.done() == 0 && budget.more() => d.clone(),
+            None if budget.more() => {
+                let len = 50 + rng.below(350) as usize;
+                rng.choices(len)
+            }
+            _ => break,
+        };
         if let Err(f) = guarded_check(&data, dev.as_mut(), &mut counts) {
             if let Some(k) = known(&f) {
                 known_hits += 1;
@@ -334,6 +332,7 @@ fn random_programs_on_every_path() {
         failures.len(),
         start.elapsed()
     );
+    eprintln!("{}", budget.report());
     // Every touched guard is a failure of the call that touched it.
     let touched = parac::opencl::guard_violations() - guards_before;
     assert!(
@@ -347,7 +346,12 @@ fn random_programs_on_every_path() {
             format!("=== {k}\nPARAC_FUZZ_CHOICES={}\n{d}", list.join(","))
         })
         .collect();
-    assert!(failures.is_empty(), "{}", report.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{}\n\n{}",
+        report.join("\n\n"),
+        budget.report()
+    );
 }
 
 /// The program of the row-check regressions: a store under an `if` that never holds, into an

@@ -25,8 +25,9 @@
 //! `tests/random_corpus.rs` (written by `bless_corpus`, compiled by `parac!`) and
 //! `tests/random_programs.rs` (through `parac::Pipeline`).
 //!
-//! Knobs: `PARAC_FUZZ_PROGRAMS` (cases, default 400; from 10,000 on, a progress line every
-//! 5%), `PARAC_FUZZ_SEED` (the proptest seed),
+//! Knobs: how many programs and which (`gen/budget.rs`): by default programs for [`SECONDS`]
+//! from a seed that changes every run and is printed; `PARAC_FUZZ_PROGRAMS=N` for a count (a
+//! progress line every 1,000), `PARAC_FUZZ_SECONDS`, `PARAC_FUZZ_SEED` to replay a run;
 //! `PARAC_FUZZ_STRICT=1` (generate the patterns of known bugs too, see `KNOWN_PATTERNS`),
 //! `PARAC_FUZZ_VERBOSE=1` (every program; more diagnostics), `PARAC_FUZZ_EXAMPLES=1` (an
 //! example program per diagnostic, and the unexpected errors). Ignored tools:
@@ -48,7 +49,7 @@ use parac_core::codegen;
 use parac_core::interp::{self, Arg, Data, InterpError, Val};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestCaseError, TestRunner};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, Once};
@@ -58,11 +59,12 @@ fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
-/// Cases of the property test: `PARAC_FUZZ_PROGRAMS`, default sized for < 60 s in a debug
-/// build on a loaded 2-core machine.
-fn cases() -> u32 {
-    env_u64("PARAC_FUZZ_PROGRAMS").map_or(400, |v| v.clamp(1, u32::MAX as u64) as u32)
-}
+/// The default time budget of [`random_programs`] (`PARAC_FUZZ_SECONDS`, see `gen/budget.rs`).
+const SECONDS: f64 = 60.0;
+
+/// Programs per proptest run: [`random_programs`] runs such chunks, each from its own seed (the
+/// run's seed plus the chunk's index), while its budget lasts.
+const CHUNK: u64 = 10;
 
 /// An error at sizes at or above the program's minimum, in a program with no raw lookup or
 /// division by data, is a failure (the generator means those programs to run: an error is a
@@ -623,11 +625,11 @@ fn check_choices(data: &[u32], record: bool) -> Result<(), Failure> {
 // The property test
 // ---------------------------------------------------------------------------------------------
 
-fn runner(salt: u64) -> TestRunner {
-    let seed = env_u64("PARAC_FUZZ_SEED").unwrap_or(0x7261_6e64_6f6d_0001);
+/// A proptest runner of `cases` programs from `seed`.
+fn runner(seed: u64, cases: u64) -> TestRunner {
     let mut config = proptest::test_runner::contextualize_config(ProptestConfig {
-        cases: cases(),
-        rng_seed: RngSeed::Fixed(seed ^ salt),
+        cases: cases.clamp(1, u32::MAX as u64) as u32,
+        rng_seed: RngSeed::Fixed(seed),
         max_shrink_iters: 4096,
         max_shrink_time: 120_000,
         ..ProptestConfig::default()
@@ -663,34 +665,51 @@ fn known(key: &str) -> bool {
 fn random_programs() {
     let start = Instant::now();
     avoid_known();
-    let mut runner = runner(1);
+    let budget = RefCell::new(progen::budget::Budget::from_env("random_programs", SECONDS));
     let strategy = prop::collection::vec(any::<u32>(), 0..600);
-    // A progress line every 5% of a long run (10,000 cases or more; a shrink's runs count too).
-    let step = if cases() >= 10_000 {
-        cases() / 20
-    } else {
-        u32::MAX
-    };
-    let run = std::cell::Cell::new(0u32);
-    let result = runner.run(&strategy, |data| {
-        let run = run.replace(run.get() + 1) + 1;
-        if run % step == 0 {
-            eprintln!(
-                "[random programs] progress: {run} of {} cases in {:.0?} ({:.1} programs/s)",
-                cases(),
-                start.elapsed(),
-                run as f64 / start.elapsed().as_secs_f64()
-            );
-        }
-        match check_choices(&data, true) {
-            Ok(()) => Ok(()),
-            Err(f) if known(&f.key) => {
-                eprintln!("[random programs] known bug: {}", f.key);
-                Ok(())
-            }
-            Err(f) => Err(TestCaseError::fail(format!("{}\n{}", f.key, f.details))),
-        }
-    });
+    let mut result = Ok(());
+    let mut chunk = 0u64;
+    // Chunks of programs while the budget lasts; a chunk's programs are counted as they run.
+    while result.is_ok() && budget.borrow_mut().more() {
+        let seed = budget.borrow().seed().wrapping_add(chunk);
+        let mut runner = runner(seed, CHUNK);
+        let first = Cell::new(true);
+        let failed = Cell::new(false);
+        result = runner
+            .run(&strategy, |data| {
+                // The budget's first program of the chunk was counted by the loop; once the
+                // budget is spent the chunk's other cases pass at once, except while a failure
+                // shrinks.
+                if !first.replace(false) && !failed.get() && !budget.borrow_mut().more() {
+                    return Ok(());
+                }
+                let done = budget.borrow().done();
+                if done % 1000 == 0 {
+                    eprintln!(
+                        "[random programs] progress: {done} programs in {:.0?}",
+                        start.elapsed()
+                    );
+                }
+                match check_choices(&data, true) {
+                    Ok(()) => Ok(()),
+                    Err(f) if known(&f.key) => {
+                        eprintln!("[random programs] known bug: {}", f.key);
+                        Ok(())
+                    }
+                    Err(f) => {
+                        failed.set(true);
+                        Err(TestCaseError::fail(format!("{}\n{}", f.key, f.details)))
+                    }
+                }
+            })
+            .map_err(|e| {
+                format!(
+                    "{e}\n(chunk {chunk}: replay with PARAC_FUZZ_SEED={seed:#x} PARAC_FUZZ_PROGRAMS={CHUNK})"
+                )
+            });
+        chunk += 1;
+    }
+    eprintln!("{}", budget.borrow().report());
     let elapsed = start.elapsed();
     print_stats(&format!("random_programs in {elapsed:.1?}"));
     with_stats(|s| {

@@ -202,7 +202,9 @@ pub(crate) fn parse_budget(v: &str) -> Option<Duration> {
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DeviceKind {
-    /// An OpenCL GPU, else any OpenCL device, else (a warning in the log) the CPU path.
+    /// An OpenCL GPU, else the CPU path (an info event says why: it is faster than an OpenCL
+    /// CPU device such as PoCL on the same cores, and needs no program build). With a name
+    /// (`auto:<name>`), any OpenCL device that matches it, GPUs first, else the CPU path.
     #[default]
     Auto,
     /// The CPU path (generated Rust, rayon): no OpenCL.

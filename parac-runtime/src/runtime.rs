@@ -193,7 +193,7 @@ impl Runtime {
     }
 
     /// The same as [`from_env`](Runtime::from_env): the device `PARAC_DEVICE` names (unset:
-    /// the first GPU of any OpenCL platform, else any OpenCL device, else the CPU path) and
+    /// the first GPU of any OpenCL platform, else the CPU path, not an OpenCL CPU device) and
     /// every other `PARAC_*` setting. Use [`builder`](Runtime::builder) or
     /// [`cpu`](Runtime::cpu) for a runtime that does not depend on the environment.
     pub fn new() -> Result<Runtime, Error> {

@@ -217,8 +217,10 @@ pub fn memory_intact(
     Ok(())
 }
 
-/// The OpenCL device (`PARAC_DEVICE=opencl:…` picks it), with guard bands on, or `None`
-/// (printed) without one; with `PARAC_REQUIRE_OPENCL=1`, no device fails the test.
+/// The OpenCL device (`PARAC_DEVICE=opencl:…` picks it), with guard bands on, no disk cache of
+/// program binaries, and one program per function for the forced plans (`Device::set_one_program`; `PARAC_TEST_ONE_PROGRAM=0`
+/// builds each candidate's own program instead), or `None` (printed) without one; with
+/// `PARAC_REQUIRE_OPENCL=1`, no device fails the test.
 pub fn opencl_with_guard_bands() -> Option<Runtime> {
     let spec = std::env::var("PARAC_DEVICE")
         .ok()
@@ -227,7 +229,12 @@ pub fn opencl_with_guard_bands() -> Option<Runtime> {
     let required = std::env::var("PARAC_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
     match Runtime::from_spec(&spec) {
         Ok(rt) if rt.device().is_some() => {
-            rt.device().unwrap().set_guard_bands(true);
+            let dev = rt.device().unwrap();
+            dev.set_guard_bands(true);
+            // No program binaries on disk: asking PoCL for one makes it compile every kernel of
+            // the program again for any work-group size, and it caches what it compiles itself.
+            dev.set_program_cache_dir(None);
+            dev.set_one_program(std::env::var("PARAC_TEST_ONE_PROGRAM").map_or(true, |v| v != "0"));
             Some(rt)
         }
         other => {
@@ -245,24 +252,49 @@ pub fn opencl_with_guard_bands() -> Option<Runtime> {
 }
 
 /// The plans every program runs on the device: the baseline, then each candidate label of its
-/// regions, forced one by one ([`policy`]).
+/// regions, forced one by one ([`policy`]). A label whose plan in every region is another
+/// label's (the same kernel text but for its name, launched the same way: passes that change
+/// nothing in this program) is left out: it would test the same kernels again, and each costs
+/// the device compiler seconds.
 pub fn plan_labels(f: &parac_core::ir::Function) -> Vec<String> {
+    use parac_core::codegen::launch::{PlanDesc, plans};
+    let per_region: Vec<Vec<PlanDesc>> = (0..f.regions.len()).map(|r| plans(f, r)).collect();
+    // What a label runs in each region: its kernel's text without the kernel's name, and how
+    // it is launched.
+    let runs = |label: &str| -> Vec<Option<String>> {
+        per_region
+            .iter()
+            .map(|ps| {
+                let p = ps.iter().find(|p| p.label == label)?;
+                let text = p.source.as_deref().unwrap_or("").replace(&p.kernel, "");
+                let text = text.replace(&format!("`{label}`"), "");
+                Some(format!(
+                    "{text}|{:?}|{:?}|{}|{}|{}|{}",
+                    p.per_item, p.local, p.local_bytes, p.tree, p.split, p.origin
+                ))
+            })
+            .collect()
+    };
     let mut labels = vec!["baseline".to_string()];
+    let mut seen = Vec::new();
     for l in parac_core::codegen::plan::labels(f) {
-        if !labels.contains(&l) {
+        if labels.contains(&l) {
+            continue;
+        }
+        let r = runs(&l);
+        if !seen.contains(&r) {
+            seen.push(r);
             labels.push(l);
         }
     }
     labels
 }
 
-/// The policy forcing plan `label` of [`plan_labels`] (a candidate with 16x4 work-groups).
+/// The policy forcing plan `label` of [`plan_labels`] (the baseline too) with 16x4 work-groups:
+/// one work-group size for every image size, so the device compiles each kernel once (PoCL
+/// specializes a kernel per work-group size, and the driver's own choice varies with the size).
 pub fn policy(label: &str) -> PlanPolicy {
-    if label == "baseline" {
-        PlanPolicy::Baseline
-    } else {
-        PlanPolicy::Fixed(label.to_string(), vec![16, 4])
-    }
+    PlanPolicy::Fixed(label.to_string(), vec![16, 4])
 }
 
 /// Outputs set to zero (the OpenCL path zero-fills the output elements it does not write, the

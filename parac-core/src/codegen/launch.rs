@@ -265,6 +265,21 @@ pub fn first_program(f: &Function, target: plan::Target) -> String {
     out
 }
 
+/// One program holding every kernel of `f`: the baseline's and every candidate's of every
+/// region (each also has its own program). For forcing candidates one by one (the tests): one
+/// build of the driver's front end instead of one per candidate. The runtime falls back to the
+/// baseline's program and the candidates' own programs when this one does not build.
+pub fn every_candidate_program(f: &Function) -> String {
+    let mut out = super::opencl::program(f);
+    out.push_str("\n// Every candidate plan of every region (each also has its own program).\n");
+    for rid in 0..f.regions.len() {
+        for v in plan::candidates(f, rid).iter().skip(1) {
+            super::opencl::append_candidate(&mut out, f, rid, v);
+        }
+    }
+    out
+}
+
 /// Every program of `f`, the baseline's then each candidate's, for reading (`parac emit opencl`).
 pub fn all_programs(f: &Function) -> String {
     let mut out = super::opencl::program(f);

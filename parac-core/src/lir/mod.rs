@@ -17,6 +17,7 @@
 
 pub mod affine;
 mod arena;
+pub mod canon;
 pub mod eval;
 mod lower;
 pub mod pass;

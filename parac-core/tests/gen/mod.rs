@@ -22,6 +22,8 @@
 
 #![allow(dead_code, clippy::needless_range_loop, clippy::too_many_arguments)]
 
+pub mod budget;
+
 use parac_core::interp::{Arg, Data, Tensor, Val};
 use parac_core::ir::{self, Scalar};
 use std::collections::{BTreeMap, BTreeSet};

@@ -67,6 +67,8 @@ pub struct Device {
     pub(super) pool: super::pool::Shared,
     /// Guard bands around buffers, when on (`guard.rs`).
     pub(super) guards: super::guard::Shared,
+    /// Forced plans share one program per function (`set_one_program`).
+    one_program: AtomicBool,
     pub(super) queue: CommandQueue,
     pub(super) context: Context,
     pub(super) device: cl_device::Device,
@@ -195,6 +197,7 @@ impl Device {
             programs: Mutex::new(ProgramCache::default()),
             pool: super::pool::new(super::pool::limit_for(info.global_mem)),
             guards,
+            one_program: AtomicBool::new(false),
             queue,
             context,
             device,
@@ -351,8 +354,9 @@ pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
 }
 
 /// Opens the OpenCL device `config.device` selects (its kind is not `Cpu`). `Ok(None)` only for
-/// [`DeviceKind::Auto`] when no OpenCL device can be opened (a warning event says why). `spec`
-/// is the selector as written, for errors.
+/// [`DeviceKind::Auto`]: without a name when there is no OpenCL GPU (an info event says so), or
+/// when no OpenCL device can be opened (a warning event says why). `spec` is the selector as
+/// written, for errors.
 pub(crate) fn select(config: &Config, spec: &str) -> Result<Option<Device>, Error> {
     let sel: &DeviceSelector = &config.device;
     let auto = sel.kind == DeviceKind::Auto;
@@ -389,6 +393,19 @@ pub(crate) fn select(config: &Config, spec: &str) -> Result<Option<Device>, Erro
     match sel.kind {
         DeviceKind::OpenClGpu => found.retain(|f| f.info.is_gpu),
         DeviceKind::OpenClCpu => found.retain(|f| f.is_cpu),
+        // `auto` without a name: a GPU, else the CPU path, which runs the host's cores faster
+        // than an OpenCL CPU device and starts at once (no program to build).
+        DeviceKind::Auto if sel.name.is_none() => {
+            found.retain(|f| f.info.is_gpu);
+            if found.is_empty() {
+                tracing::info!(
+                    target: "parac::device",
+                    "`{spec}`: no OpenCL GPU (found: {existing}): running on the CPU path, \
+                     faster than an OpenCL CPU device (`opencl-cpu` or `opencl` asks for one)"
+                );
+                return Ok(None);
+            }
+        }
         _ => found.sort_by_key(|f| !f.info.is_gpu), // stable: GPUs first
     }
     if let Some(text) = &sel.name {
@@ -438,7 +455,7 @@ pub(crate) fn select(config: &Config, spec: &str) -> Result<Option<Device>, Erro
         let label = f.label();
         match Device::open(f, config) {
             Ok(d) => {
-                tracing::debug!(target: "parac::device", "`{spec}`: opened {label}");
+                tracing::info!(target: "parac::device", "`{spec}`: opened {label}");
                 return Ok(Some(d));
             }
             Err(e) => {
@@ -464,6 +481,22 @@ impl Device {
     /// on when the device is opened. Buffers alive keep what they have.
     pub fn set_guard_bands(&self, on: bool) {
         self.guards.set_on(on);
+    }
+
+    /// Turns on or off one program per function for forced plans: under
+    /// [`PlanPolicy::Force`](crate::PlanPolicy) and `Fixed`, a function's first call builds one
+    /// program holding the baseline's and every candidate's kernel
+    /// (`parac_core::codegen::launch::every_candidate_program`) instead of the baseline's alone
+    /// and each forced candidate's on its first use. Off by default (a forced plan builds only
+    /// what it runs); tests that force every candidate in turn turn it on, so that a driver whose
+    /// cost is per program (PoCL runs its front end once per program) pays it once.
+    pub fn set_one_program(&self, on: bool) {
+        self.one_program.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether forced plans share one program (see [`set_one_program`](Device::set_one_program)).
+    pub fn one_program(&self) -> bool {
+        self.one_program.load(Ordering::Relaxed)
     }
 
     /// Whether new buffers get guard bands (see [`set_guard_bands`](Device::set_guard_bands)).

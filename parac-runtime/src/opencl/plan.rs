@@ -257,14 +257,26 @@ fn strips_local(strips: &[(usize, Vec<Range<usize>>)], dims: usize, max: usize) 
             budget = (budget / l[d]).max(1);
         }
     }
+    // The budget left, whatever the strips' extents: one size for every image size (a size
+    // fitted to each image's strips made PoCL compile the baseline kernel again for each).
     for d in 0..dims {
         if before[d].is_none() {
-            let extent = strips.iter().map(|(_, b)| b[d].len()).max().unwrap_or(1);
-            l[d] = extent.next_power_of_two().min(budget).max(1);
-            budget = (budget / l[d]).max(1);
+            l[d] = budget;
+            budget = 1;
         }
     }
     l
+}
+
+/// The work-group size of a launch that fixes none and must not depend on the global size:
+/// 32x4 (64 in 1-D, 1 along further dimensions), where the device allows it.
+fn fixed_local(dims: usize, max_group: usize) -> Option<Vec<usize>> {
+    if dims == 0 {
+        return None;
+    }
+    let mut l = if dims >= 2 { vec![32, 4] } else { vec![64] };
+    l.resize(dims, 1);
+    (l.iter().product::<usize>() <= max_group).then_some(l)
 }
 
 /// Groups of a tree reduction over `rows` rows.
@@ -481,8 +493,9 @@ impl Device {
                 .collect()
         });
         let Some(inner) = inner else {
-            // No interior: the baseline runs everything.
-            return vec![whole(base, &None)];
+            // No interior: the baseline runs everything, at one work-group size whatever the
+            // size (a driver's choice varies with it, and PoCL compiles a kernel per size).
+            return vec![whole(base, &fixed_local(global.len(), max_group))];
         };
         let mut out = vec![Launch {
             kernel: &c.kernel,
@@ -1083,17 +1096,21 @@ impl Device {
     /// work-group vectorizer: the baseline kernel of blur's first stage took 60 ms with it and
     /// 5.7 ms at 32x4 (the kernels check their bounds, so rounding up is free). The baseline
     /// policy keeps the driver's size: it is the plain launch the plans are measured against.
+    ///
+    /// On a CPU device (PoCL) every global size gets 32x4: its compiler specializes a kernel
+    /// for each work-group size it is launched with (seconds each for a bordered kernel), and
+    /// the driver's own choice is a divisor of the global size, so a region run on many image
+    /// sizes was compiled again for most of them (107 compilations for one border-mode test's
+    /// sizes, 388 s on a cold cache; one per kernel with this).
     fn default_local(&self, c: &Candidate, global: &[usize]) -> Option<Vec<usize>> {
         if c.local.is_some() || c.tree || global.is_empty() {
             return None;
         }
         let (g, _) = Self::shape(c, global, &None);
-        if g[0] % 16 == 0 {
+        if g[0] % 16 == 0 && !self.info().is_cpu {
             return None;
         }
-        let mut l = if g.len() >= 2 { vec![32, 4] } else { vec![64] };
-        l.resize(g.len(), 1);
-        (l.iter().product::<usize>() <= self.info().max_work_group_size).then_some(l)
+        fixed_local(g.len(), self.info().max_work_group_size)
     }
 
     /// The plan memo `program` holds in `slot` (its `plans`, locked), loaded from the plan cache

@@ -220,7 +220,11 @@ pub(super) fn run(
     } = b;
     let fname = intern(&f.name);
     // The model's plans are in the first program unless the policy names the plans itself.
+    // A device that forces plans with one program builds every candidate's kernel at once.
     let prog = match rt.policy() {
+        PlanPolicy::Force(_) | PlanPolicy::Fixed(..) if dev.one_program() => {
+            dev.first_program(&f.name, prep.every_source(f), &prep.source)?
+        }
         PlanPolicy::Baseline | PlanPolicy::Force(_) | PlanPolicy::Fixed(..) => {
             dev.program(&f.name, &prep.source, "")?
         }

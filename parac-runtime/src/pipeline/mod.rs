@@ -89,6 +89,10 @@ pub(crate) struct Prepared {
     /// the baseline's kernels and the model's plan of each region on a GPU (`[0]`) or a CPU
     /// device (`[1]`); made when a call needs it.
     first_source: [OnceCell<String>; 2],
+    /// The program holding every candidate's kernel (`launch::every_candidate_program`), for a
+    /// device that forces candidates with one program (`Device::set_one_program`); made when a
+    /// call needs it.
+    every_source: OnceCell<String>,
     /// Per region: its candidates (`host::plans`).
     pub(crate) plans: Vec<RegionPlans>,
     /// Per region: its kernel arguments (`host::kernel_args`).
@@ -108,6 +112,12 @@ impl Prepared {
         self.first_source[(target == Target::Cpu) as usize]
             .get_or_init(|| host::first_program(f, target))
     }
+
+    /// [`every_source`](Prepared::every_source) of function `f` (the one this was made from).
+    pub(crate) fn every_source(&self, f: &Function) -> &str {
+        self.every_source
+            .get_or_init(|| host::every_candidate_program(f))
+    }
 }
 
 impl Prepared {
@@ -116,6 +126,7 @@ impl Prepared {
         Prepared {
             source: cl::program(f),
             first_source: Default::default(),
+            every_source: Default::default(),
             plans: regions
                 .clone()
                 .map(|rid| RegionPlans {

@@ -25,7 +25,7 @@ pub fn devices() -> Outcome {
     }
     let env = match parac::Config::from_env() {
         Ok(c) if c.device == parac::DeviceSelector::default() => {
-            " (PARAC_DEVICE unset or `auto`: the first GPU, else the first device, else the CPU path)"
+            " (PARAC_DEVICE unset or `auto`: the first OpenCL GPU, else the CPU path, faster than an OpenCL CPU device; `opencl-cpu` asks for one)"
                 .to_string()
         }
         Ok(c) => format!(" (PARAC_DEVICE={})", c.device),

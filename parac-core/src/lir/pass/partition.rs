@@ -108,9 +108,10 @@ pub(crate) fn point_interior(
     let mut ok: Option<ExprId> = None;
     // Each comparison once (the facts of a border rule's tests and of its loads overlap).
     let mut seen = std::collections::HashSet::new();
+    let mut canon = crate::lir::canon::Canon::new();
     for f in facts.clone() {
         for c in point_tests(func, f) {
-            if !seen.insert(crate::lir::print::expr(func, c)) {
+            if !seen.insert(canon.of(func, c)) {
                 continue;
             }
             // A test of constants (an access at a constant index) decides itself.

@@ -8,20 +8,34 @@
 //! where either arm's was.
 
 use crate::ir::Scalar;
+use std::collections::HashMap;
+
+use crate::lir::canon::Canon;
 use crate::lir::visit::{Mutator, mutate_body, rebuild_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func};
 
 /// Merges the selects of loads of `func`, innermost first.
 pub fn run(func: &mut Func) {
-    mutate_body(&mut Merge, func);
+    mutate_body(&mut Merge::default(), func);
 }
 
-struct Merge;
+/// The mutator: the structural identity of the indices it compares, and each node's
+/// replacement once (a node shared by several parents is merged once).
+#[derive(Default)]
+struct Merge {
+    canon: Canon,
+    done: HashMap<ExprId, ExprId>,
+}
 
 impl Mutator for Merge {
     fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
-        let e = rebuild_expr(self, func, e);
-        merge(func, e).unwrap_or(e)
+        if let Some(r) = self.done.get(&e) {
+            return *r;
+        }
+        let r = rebuild_expr(self, func, e);
+        let r = merge(func, &mut self.canon, r).unwrap_or(r);
+        self.done.insert(e, r);
+        r
     }
 }
 
@@ -49,7 +63,7 @@ fn read(func: &Func, e: ExprId) -> Option<Read> {
     }
 }
 
-fn merge(func: &mut Func, e: ExprId) -> Option<ExprId> {
+fn merge(func: &mut Func, canon: &mut Canon, e: ExprId) -> Option<ExprId> {
     let ExprKind::Select(c, a, b) = func.exprs[e].kind else {
         return None;
     };
@@ -62,7 +76,7 @@ fn merge(func: &mut Func, e: ExprId) -> Option<ExprId> {
         .iter()
         .zip(&ib)
         .map(|(x, y)| {
-            if x == y || crate::lir::print::expr(func, *x) == crate::lir::print::expr(func, *y) {
+            if canon.same(func, *x, *y) {
                 *x
             } else {
                 let t = func.exprs[*x].ty;
