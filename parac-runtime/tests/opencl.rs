@@ -280,8 +280,15 @@ fn device_specs() {
         return;
     };
     let info = dev(&rt).info().clone();
-    // Auto picks an OpenCL device when there is one (a GPU first).
-    assert!(auto.device().is_some(), "{}", auto.describe());
+    // Auto picks an OpenCL GPU when there is one, else the CPU path (not an OpenCL CPU device
+    // such as PoCL); with a name, any device that matches.
+    let gpu = opencl_devices_include_a_gpu();
+    assert_eq!(auto.device().is_some(), gpu, "{}", auto.describe());
+    if let Some(d) = auto.device() {
+        assert!(d.info().is_gpu, "{}", auto.describe());
+    }
+    let named = Runtime::from_spec(&format!("auto:{}", info.name)).expect("auto never fails");
+    assert!(named.device().is_some(), "{}", named.describe());
     // The reason lists what exists.
     assert!(reason.contains(&info.name), "{reason}");
     // Matching is by substring of the platform or device name, case-insensitively.
@@ -305,6 +312,11 @@ fn device_specs() {
             .device()
             .is_some()
     );
+}
+
+/// Whether any OpenCL device is a GPU.
+fn opencl_devices_include_a_gpu() -> bool {
+    opencl::devices().is_ok_and(|d| d.iter().any(|i| i.is_gpu))
 }
 
 #[test]

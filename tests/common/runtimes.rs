@@ -50,6 +50,16 @@ pub fn fresh_opencl() -> Option<Runtime> {
         // of every region of every test program (tests/plans.rs covers the search and every
         // candidate).
         Ok(rt) => {
+            if let Some(d) = rt.device() {
+                // No program binaries on disk unless asked for (`PARAC_CACHE_DIR`): asking
+                // PoCL for one makes it compile every kernel again for any work-group size,
+                // and it caches what it compiles itself. Forced candidates come from one
+                // program per function (`Device::set_one_program`).
+                if std::env::var_os("PARAC_CACHE_DIR").is_none() {
+                    d.set_program_cache_dir(None);
+                }
+                d.set_one_program(true);
+            }
             let rt = if std::env::var_os("PARAC_PLAN").is_none() {
                 rt.with_policy(parac::PlanPolicy::Model)
             } else {
