@@ -217,9 +217,8 @@ pub fn memory_intact(
     Ok(())
 }
 
-/// The OpenCL device (`PARAC_DEVICE=opencl:…` picks it), with guard bands on, no disk cache of
-/// program binaries, and one program per function for the forced plans (`Device::set_one_program`; `PARAC_TEST_ONE_PROGRAM=0`
-/// builds each candidate's own program instead), or `None` (printed) without one; with
+/// The OpenCL device (`PARAC_DEVICE=opencl:…` picks it), with guard bands on and the tests'
+/// compile settings ([`super::runtimes::compile_once`]), or `None` (printed) without one; with
 /// `PARAC_REQUIRE_OPENCL=1`, no device fails the test.
 pub fn opencl_with_guard_bands() -> Option<Runtime> {
     let spec = std::env::var("PARAC_DEVICE")
@@ -231,10 +230,7 @@ pub fn opencl_with_guard_bands() -> Option<Runtime> {
         Ok(rt) if rt.device().is_some() => {
             let dev = rt.device().unwrap();
             dev.set_guard_bands(true);
-            // No program binaries on disk: asking PoCL for one makes it compile every kernel of
-            // the program again for any work-group size, and it caches what it compiles itself.
-            dev.set_program_cache_dir(None);
-            dev.set_one_program(std::env::var("PARAC_TEST_ONE_PROGRAM").map_or(true, |v| v != "0"));
+            super::runtimes::compile_once(dev);
             Some(rt)
         }
         other => {

@@ -51,14 +51,7 @@ pub fn fresh_opencl() -> Option<Runtime> {
         // candidate).
         Ok(rt) => {
             if let Some(d) = rt.device() {
-                // No program binaries on disk unless asked for (`PARAC_CACHE_DIR`): asking
-                // PoCL for one makes it compile every kernel again for any work-group size,
-                // and it caches what it compiles itself. Forced candidates come from one
-                // program per function (`Device::set_one_program`).
-                if std::env::var_os("PARAC_CACHE_DIR").is_none() {
-                    d.set_program_cache_dir(None);
-                }
-                d.set_one_program(true);
+                compile_once(d);
             }
             let rt = if std::env::var_os("PARAC_PLAN").is_none() {
                 rt.with_policy(parac::PlanPolicy::Model)
@@ -80,6 +73,19 @@ pub fn fresh_opencl() -> Option<Runtime> {
             None
         }
     }
+}
+
+/// The device settings every test runtime shares, so that the device compiles each kernel as
+/// few times as it can: forced candidates come from one program per function
+/// (`Device::set_one_program`; `PARAC_TEST_ONE_PROGRAM=0` builds each candidate's own program
+/// instead), and no program binaries go to disk unless `PARAC_CACHE_DIR` names a cache (asking
+/// PoCL for a binary makes it compile every kernel again for any work-group size, and it caches
+/// what it compiles itself).
+pub fn compile_once(d: &parac::opencl::Device) {
+    if std::env::var_os("PARAC_CACHE_DIR").is_none() {
+        d.set_program_cache_dir(None);
+    }
+    d.set_one_program(std::env::var("PARAC_TEST_ONE_PROGRAM").map_or(true, |v| v != "0"));
 }
 
 /// One OpenCL runtime shared by the tests of a binary (its programs are built once), or `None`
