@@ -54,6 +54,12 @@ pub fn tune(args: TuneArgs) -> Outcome {
             return Err(o.usage(format!("no function tuned has a parameter or size `{n}`")));
         }
     }
+    // Every function's arguments first: a usage error (a missing size) is one whatever the
+    // device.
+    let calls = functions
+        .iter()
+        .map(|f| arguments(f, &o))
+        .collect::<Result<Vec<_>, _>>()?;
     let rt =
         crate::runtime(c.device.as_deref())?.with_policy(PlanPolicy::SearchBudget(Duration::MAX));
     let Some(dev) = rt.device() else {
@@ -64,8 +70,7 @@ pub fn tune(args: TuneArgs) -> Outcome {
     };
     eprintln!("tuning on {}", rt.describe());
     let mut failed = false;
-    for f in functions {
-        let mut call = arguments(f, &o)?;
+    for (f, mut call) in functions.into_iter().zip(calls) {
         let sizes: Vec<String> = call
             .iter()
             .zip(&f.params)
