@@ -205,9 +205,15 @@ fn switches() -> Vec<(&'static str, Options)> {
     ]
 }
 
-/// Compares the interpreter and the LIR, every pass switch, on one function at `sizes`; the
-/// number of calls compared.
-fn compare_at(name: &str, f: &Function, sizes: &[i64], rng: &mut Rng) -> usize {
+/// Compares the interpreter and the LIR (`lowered`: each pass switch's lowering of `f`) on
+/// one function at `sizes`; the number of calls compared.
+fn compare_at(
+    name: &str,
+    f: &Function,
+    lowered: &[(&str, lir::Lowered)],
+    sizes: &[i64],
+    rng: &mut Rng,
+) -> usize {
     let Some(start) = args(f, sizes, rng) else {
         return 0;
     };
@@ -216,8 +222,7 @@ fn compare_at(name: &str, f: &Function, sizes: &[i64], rng: &mut Rng) -> usize {
         return 0;
     };
     let mut compared = 0;
-    for (switch, opts) in switches() {
-        let lowered = lir::lower(f, &opts);
+    for (switch, lowered) in lowered {
         let mut got = start.clone();
         match lir::eval::run(&lowered.func, f, &mut got) {
             Err(interp::InterpError::Unsupported(_)) => continue,
@@ -232,12 +237,17 @@ fn compare_at(name: &str, f: &Function, sizes: &[i64], rng: &mut Rng) -> usize {
     compared
 }
 
-/// Compares the interpreter and the LIR on one function; the number of calls compared.
+/// Compares the interpreter and the LIR on one function, each switch lowered once for every
+/// size; the number of calls compared.
 fn compare(name: &str, f: &Function, rng: &mut Rng) -> usize {
+    let lowered: Vec<_> = switches()
+        .into_iter()
+        .map(|(switch, opts)| (switch, lir::lower(f, &opts)))
+        .collect();
     let mut compared = 0;
     for base in [[1, 1], [2, 3], [5, 7], [8, 8], [17, 6]] {
         let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| base[i % 2]).collect();
-        compared += compare_at(name, f, &sizes, rng);
+        compared += compare_at(name, f, &lowered, &sizes, rng);
     }
     compared
 }
@@ -284,6 +294,10 @@ fn lanes_of_upsampling_reads_match_the_interpreter() {
     assert!(text.contains("lane"), "no lanes:\n{text}");
     let mut rng = Rng(7);
     let mut compared = 0;
+    let lowered: Vec<_> = switches()
+        .into_iter()
+        .map(|(switch, opts)| (switch, lir::lower(f, &opts)))
+        .collect();
     for m in [1i64, 2, 3, 5, 8] {
         for n in [1i64, 2, 3, 4, 7, 9, 16, 33] {
             // Sizes P, Q, M, N (in the order the function binds them).
@@ -297,7 +311,7 @@ fn lanes_of_upsampling_reads_match_the_interpreter() {
                     _ => n,
                 })
                 .collect();
-            compared += compare_at("up", f, &sizes, &mut rng);
+            compared += compare_at("up", f, &lowered, &sizes, &mut rng);
         }
     }
     assert!(compared > 100, "only {compared} calls compared");

@@ -1,9 +1,11 @@
 //! Pipelines compiled at run time (`parac::Pipeline`, issue "Run a pipeline from its source at
 //! run time") against the functions the `parac!` macro compiles from the same source, on the
 //! same runtime: the CPU path, and the OpenCL device with the baseline plan, the model's plan
-//! and every candidate forced (`PlanPolicy::Fixed(label, [16, 4])`, the labels from the
-//! compiler), on small sizes including the smallest legal one. Bit-exact, `unsharp` within
-//! 1e-5. Then the typed errors (out-of-bounds lookups and scatters, shapes, ranks, arguments,
+//! and one candidate forced per way of launching one (`PlanPolicy::Fixed(label, [16, 4])`,
+//! [`policies`]), on small sizes including the smallest legal one. Bit-exact, `unsharp` within
+//! 1e-5. Both sides run through the one executor with the same kernels, so what differs is the
+//! arguments' binding and the launches, not the kernels: `tests/plans.rs` checks every
+//! candidate of these pipelines against the references. Then the typed errors (out-of-bounds lookups and scatters, shapes, ranks, arguments,
 //! compile errors), global operators with results, and the `parac` command (`run`, `emit`).
 //!
 //! Without OpenCL the device half prints "skipped" and passes, unless `PARAC_REQUIRE_OPENCL=1`.
@@ -41,14 +43,21 @@ fn compiled(file: &str) -> Pipeline {
     Pipeline::compile_named(file, &body(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
-/// Baseline, the model's plan, and every candidate label of the pipeline forced.
+/// Baseline, the model's plan, and per region one candidate forced for each way of launching
+/// one: points per work-item along each dimension, a fixed work-group (local tiles, trees),
+/// a split of the interior from the border strips.
 fn policies(p: &Pipeline) -> Vec<PlanPolicy> {
     let mut out = vec![PlanPolicy::Baseline, PlanPolicy::Model];
+    let mut launches = Vec::new();
     for f in p.functions() {
-        for l in parac_core::codegen::plan::labels(f) {
-            let fixed = PlanPolicy::Fixed(l, vec![16, 4]);
-            if !out.contains(&fixed) {
-                out.push(fixed);
+        for rid in 0..f.regions.len() {
+            for d in parac_core::codegen::launch::plans(f, rid) {
+                let how = (rid, d.per_item.map(|n| n > 1), d.local.is_some(), d.split);
+                let fixed = PlanPolicy::Fixed(d.label, vec![16, 4]);
+                if !launches.contains(&how) && !out.contains(&fixed) {
+                    launches.push(how);
+                    out.push(fixed);
+                }
             }
         }
     }

@@ -280,6 +280,10 @@ fn random_programs_on_every_path() {
     let mut budget = progen::budget::Budget::from_env("random programs", SECONDS);
     let guards_before = parac::opencl::guard_violations();
     let mut dev = opencl();
+    // New programs in every run: built as a user's are, with the driver's optimizations.
+    if let Some(d) = dev.as_ref().and_then(|rt| rt.device()) {
+        common::runtimes::driver_optimized(d);
+    }
     let mut counts = Counts::default();
     let mut failures: Vec<(String, Vec<u32>, String)> = Vec::new();
     let mut known_hits = 0;

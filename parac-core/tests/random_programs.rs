@@ -326,7 +326,7 @@ fn check_source(
                 )
             })?;
             for p in plans {
-                if let Some(src) = &p.source {
+                if let Some(src) = &p.source(f) {
                     names_unshadowed(src).map_err(|e| {
                         fail(
                             "OpenCL names: candidate".into(),
@@ -971,7 +971,7 @@ fn names_check_finds_shadowing() {
     let plans = codegen::launch::plans(f, 0);
     assert!(plans.len() > 3, "candidates to check");
     for p in plans {
-        if let Some(src) = &p.source {
+        if let Some(src) = &p.source(f) {
             names_unshadowed(src).unwrap_or_else(|e| panic!("plan {}: {e}\n{src}", p.label));
         }
     }

@@ -262,7 +262,7 @@ pub fn plan_labels(f: &parac_core::ir::Function) -> Vec<String> {
             .iter()
             .map(|ps| {
                 let p = ps.iter().find(|p| p.label == label)?;
-                let text = p.source.as_deref().unwrap_or("").replace(&p.kernel, "");
+                let text = p.source(f).unwrap_or_default().replace(&p.kernel, "");
                 let text = text.replace(&format!("`{label}`"), "");
                 Some(format!(
                     "{text}|{:?}|{:?}|{}|{}|{}|{}",

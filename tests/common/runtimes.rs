@@ -80,12 +80,25 @@ pub fn fresh_opencl() -> Option<Runtime> {
 /// (`Device::set_one_program`; `PARAC_TEST_ONE_PROGRAM=0` builds each candidate's own program
 /// instead), and no program binaries go to disk unless `PARAC_CACHE_DIR` names a cache (asking
 /// PoCL for a binary makes it compile every kernel again for any work-group size, and it caches
-/// what it compiles itself).
+/// what it compiles itself). Kernels are built with `PARAC_TEST_CL_OPTIONS`, else
+/// `-cl-opt-disable` (PoCL compiles unoptimized kernels about five times faster; what the tests
+/// check is the generated code's results): see [`driver_optimized`] for the tests that keep the
+/// driver's optimizations.
 pub fn compile_once(d: &parac::opencl::Device) {
     if std::env::var_os("PARAC_CACHE_DIR").is_none() {
         d.set_program_cache_dir(None);
     }
     d.set_one_program(std::env::var("PARAC_TEST_ONE_PROGRAM").map_or(true, |v| v != "0"));
+    let options = std::env::var("PARAC_TEST_CL_OPTIONS");
+    d.set_build_options(options.as_deref().unwrap_or("-cl-opt-disable"));
+}
+
+/// Kernels built as a user's are, with the driver's optimizations (`PARAC_TEST_CL_OPTIONS`
+/// still adds its options): for `tests/plans.rs` (every candidate of the four pipelines) and
+/// `tests/random_programs.rs` (new random programs in every run), so that generated code whose
+/// results depend on the optimizer (undefined behaviour in OpenCL C) is still caught.
+pub fn driver_optimized(d: &parac::opencl::Device) {
+    d.set_build_options(&std::env::var("PARAC_TEST_CL_OPTIONS").unwrap_or_default());
 }
 
 /// One OpenCL runtime shared by the tests of a binary (its programs are built once), or `None`

@@ -7,6 +7,7 @@
 
 use super::opencl::{arg_ty, cl_slots, hosts_used, kernel_name, local_bytes, used, variant_name};
 use super::plan;
+use super::schedule::Schedule;
 use crate::ir::*;
 
 /// One argument of a region's kernel, in the order of the kernel's parameters.
@@ -74,9 +75,24 @@ pub struct PlanDesc {
     /// The kernel takes its first work-item's index per dimension as its last arguments and is
     /// launched with no global offset (an iterator region's baseline kernel).
     pub origin: bool,
-    /// The program holding its kernel, when it is not the function's (baseline) program:
-    /// every candidate but the baseline has its own ([`super::opencl::candidate_program`]).
-    pub source: Option<String>,
+    /// Its kernel is in a program of its own, not the function's (baseline) program: every
+    /// candidate but the baseline ([`PlanDesc::source`]).
+    pub own: bool,
+    /// The region.
+    pub region: RegionId,
+    /// The plan's directives.
+    pub schedule: Schedule,
+}
+
+impl PlanDesc {
+    /// The program holding the plan's kernel when it has one of its own
+    /// ([`super::opencl::candidate_program`]; `f` is the function the plan is of). Printed on
+    /// demand: a large window's candidates take a while to print, and a call needs only those
+    /// it builds.
+    pub fn source(&self, f: &Function) -> Option<String> {
+        self.own
+            .then(|| super::opencl::candidate_program(f, self.region, &self.schedule))
+    }
 }
 
 /// The candidates of region `rid`: the baseline first, then the optimization model's ranking.
@@ -85,7 +101,8 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
     cands
         .into_iter()
         .map(|v| PlanDesc {
-            source: (!v.is_baseline()).then(|| super::opencl::candidate_program(f, rid, &v)),
+            own: !v.is_baseline(),
+            region: rid,
             label: v.label(),
             kernel: variant_name(f, rid, &v),
             per_item: [v.cols() as usize, v.rows() as usize],
@@ -94,6 +111,7 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
             tree: v.tree().is_some(),
             split: v.split(),
             origin: v.is_baseline() && f.regions[rid].kind == RegionKind::Iterator,
+            schedule: v,
         })
         .collect()
 }

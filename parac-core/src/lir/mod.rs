@@ -338,6 +338,9 @@ pub struct Options {
     /// Accesses the host proves inside before a region runs are lowered unchecked (the OpenCL
     /// lowering: the runtime runs the proof before every launch; the CPU path checks them).
     pub host_proofs: bool,
+    /// Lower this region alone (the function's other regions are left out of the body): for
+    /// one region's kernel, so that its plans do not pay for the other regions' lowering.
+    pub region: Option<crate::ir::RegionId>,
 }
 
 impl Options {
@@ -371,6 +374,7 @@ impl Default for Options {
             split: false,
             local_tile: None,
             host_proofs: false,
+            region: None,
         }
     }
 }
@@ -410,7 +414,7 @@ pub struct Lowered {
 /// 10. [`pass::local_tile`] for a plan with local-memory tiles: work-groups that fill a tile
 ///     of each matrix their work-items read at neighbouring points, then read it.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
-    let mut func = lower::function(f, opts.host_proofs);
+    let mut func = lower::function(f, opts.host_proofs, opts.region);
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
         if opts.dump {

@@ -28,6 +28,7 @@ impl Device {
     ///
     /// A failed build is `Error::Build` with the build log and the source with numbered lines.
     pub fn program(&self, name: &str, source: &str, options: &str) -> Result<Arc<Program>, Error> {
+        let options = &*self.with_build_options(options);
         let slot = {
             let mut cache = self.programs.lock().unwrap_or_else(PoisonError::into_inner);
             let found = cache
@@ -59,6 +60,7 @@ impl Device {
     /// compiling it: it is built in this process (or being built), or its binary is in the disk
     /// cache.
     pub(crate) fn has_program(&self, source: &str, options: &str) -> bool {
+        let options = &*self.with_build_options(options);
         let slot = self
             .programs
             .lock()

@@ -69,6 +69,8 @@ pub struct Device {
     pub(super) guards: super::guard::Shared,
     /// Forced plans share one program per function (`set_one_program`).
     one_program: AtomicBool,
+    /// Options added to every program build (`set_build_options`).
+    build_options: Mutex<String>,
     pub(super) queue: CommandQueue,
     pub(super) context: Context,
     pub(super) device: cl_device::Device,
@@ -198,6 +200,7 @@ impl Device {
             pool: super::pool::new(super::pool::limit_for(info.global_mem)),
             guards,
             one_program: AtomicBool::new(false),
+            build_options: Mutex::new(String::new()),
             queue,
             context,
             device,
@@ -492,6 +495,33 @@ impl Device {
     /// cost is per program (PoCL runs its front end once per program) pays it once.
     pub fn set_one_program(&self, on: bool) {
         self.one_program.store(on, Ordering::Relaxed);
+    }
+
+    /// Sets options added to every later program build of this device (`clBuildProgram`'s, after
+    /// the program's own), e.g. `-cl-opt-disable`: the tests' runtimes build unoptimized
+    /// kernels, which PoCL compiles about five times faster (what they test is the generated
+    /// code's results, not the driver's optimizer; `tests/plans.rs` and
+    /// `tests/random_programs.rs` keep the driver's optimizations). Programs built with other
+    /// options are cached apart. Empty by default.
+    pub fn set_build_options(&self, options: &str) {
+        *self
+            .build_options
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = options.trim().to_string();
+    }
+
+    /// A program's build options (`options`) with the device's (see
+    /// [`set_build_options`](Device::set_build_options)) after them.
+    pub(super) fn with_build_options<'a>(&self, options: &'a str) -> std::borrow::Cow<'a, str> {
+        let device = self
+            .build_options
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match (options.trim().is_empty(), device.is_empty()) {
+            (_, true) => options.into(),
+            (true, false) => device.clone().into(),
+            (false, false) => format!("{options} {device}").into(),
+        }
     }
 
     /// Whether forced plans share one program (see [`set_one_program`](Device::set_one_program)).

@@ -52,8 +52,8 @@ pub use plan::{
     Candidate, PlanRecord, RegionPlans, cache_root, clear_cache, describe as describe_plan,
     export_plans, import_plans, plan_records,
 };
-pub use program::Program;
 pub(crate) use program::dump;
+pub use program::{Program, Source};
 pub use transfer::{Transfers, copying, transfers};
 pub use view::{Input, Output};
 

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use super::device::Device;
 use super::launch::{Arg, NdRange};
 use super::partition::strips;
-use super::program::Program;
+use super::program::{Program, Source};
 use crate::{Error, PlanPolicy};
 use opencl3::event::Event;
 use search::{Cand, Search, Step};
@@ -58,8 +58,8 @@ pub struct Candidate {
     /// The program holding the kernel when it is not the region's (baseline) program: built
     /// when the candidate is first needed, so that the first call builds only what it runs and
     /// a candidate that fails to build costs only itself (it is dropped, with a `PARAC_LOG=plan`
-    /// line; the baseline never depends on it).
-    pub source: Option<Cow<'static, str>>,
+    /// line; the baseline never depends on it). Read only when it is built.
+    pub source: Option<Source>,
     /// Iteration points per work-item along OpenCL dimensions 0 (columns) and 1 (rows).
     pub per_item: [usize; 2],
     /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
@@ -313,6 +313,7 @@ impl Device {
         if base.has_kernel(&c.kernel) {
             return Ok(None);
         }
+        let src = src.text();
         let name = format!("{}__{}", base.name(), c.label.replace('+', "_"));
         let key = self.broken_key(src);
         let mut broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
@@ -400,6 +401,7 @@ impl Device {
         if base.has_kernel(&c.kernel) {
             return 1;
         }
+        let src = src.text();
         let broken = BROKEN
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

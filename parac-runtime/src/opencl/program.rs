@@ -3,10 +3,13 @@
 //! program binaries are `build.rs`.
 
 use std::any::Any;
+use std::borrow::Cow;
+use std::cell::LazyCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use opencl3::kernel::Kernel;
@@ -36,6 +39,56 @@ pub struct Program {
     /// class, loaded from the plan cache file on first use): `plan.rs`'s memo, held here without
     /// naming its type so that this module does not depend on the search's.
     pub(super) plans: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+/// The source of a candidate plan's own program: a text, or made when first read. A pipeline
+/// prints a candidate's kernel only when a call needs that program (the search times it, or
+/// the program holding the model's plans lacks it): the candidates of a large window take a
+/// while to print, and most calls build none of them. Not `Send`: what makes it may hold the
+/// pipeline's IR, which is not.
+#[derive(Clone)]
+pub struct Source(SourceKind);
+
+#[derive(Clone)]
+enum SourceKind {
+    Text(Cow<'static, str>),
+    Made(Rc<LazyCell<String, Box<dyn FnOnce() -> String>>>),
+}
+
+impl Source {
+    /// A source made by `make` when it is first read.
+    pub fn made_by(make: impl FnOnce() -> String + 'static) -> Source {
+        Source(SourceKind::Made(Rc::new(LazyCell::new(Box::new(make)))))
+    }
+
+    /// The text (made now if it is not yet).
+    pub fn text(&self) -> &str {
+        match &self.0 {
+            SourceKind::Text(t) => t,
+            SourceKind::Made(m) => m,
+        }
+    }
+}
+
+impl From<&'static str> for Source {
+    fn from(t: &'static str) -> Source {
+        Source(SourceKind::Text(Cow::Borrowed(t)))
+    }
+}
+
+impl From<String> for Source {
+    fn from(t: String) -> Source {
+        Source(SourceKind::Text(Cow::Owned(t)))
+    }
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            SourceKind::Text(t) => write!(f, "Source({} bytes)", t.len()),
+            SourceKind::Made(_) => f.write_str("Source(made on first use)"),
+        }
+    }
 }
 
 /// The local size used instead of a requested one (`None`: the driver's choice).

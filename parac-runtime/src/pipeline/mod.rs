@@ -28,11 +28,12 @@ mod host_arg;
 
 use std::cell::OnceCell;
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::{Mutex, PoisonError};
 
 use parac_core::codegen::launch as host;
 use parac_core::codegen::opencl as cl;
-use parac_core::codegen::plan::{Target, candidates, ranking};
+use parac_core::codegen::plan::{Target, ranking};
 use parac_core::interp::{self, InterpError};
 use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 
@@ -44,7 +45,7 @@ pub use host_arg::{FromVal, HostArg, IntoVal, Lang, Slice, SliceMut, returned};
 use host_arg::ArgInfo;
 
 use crate::error::{check_rank, check_shape};
-use crate::opencl::{Candidate, RegionPlans};
+use crate::opencl::{Candidate, RegionPlans, Source};
 use crate::{Element, Error, Matrix, Runtime};
 
 /// Pipeline functions compiled from source at run time.
@@ -67,7 +68,8 @@ use crate::{Element, Error, Matrix, Runtime};
 /// # Ok::<(), parac_runtime::Error>(())
 /// ```
 pub struct Pipeline {
-    module: Module,
+    /// Shared with the candidates' sources, printed when first needed ([`Source`]).
+    module: Rc<Module>,
     /// Per function, what its OpenCL path needs (made on its first run on a device).
     prepared: Vec<OnceCell<Prepared>>,
 }
@@ -121,7 +123,9 @@ impl Prepared {
 }
 
 impl Prepared {
-    fn new(f: &Function) -> Prepared {
+    /// Function `i` of `module`.
+    fn new(module: &Rc<Module>, i: usize) -> Prepared {
+        let f = &module.functions[i];
         let regions = 0..f.regions.len();
         Prepared {
             source: cl::program(f),
@@ -129,25 +133,34 @@ impl Prepared {
             every_source: Default::default(),
             plans: regions
                 .clone()
-                .map(|rid| RegionPlans {
-                    region: host::plans_region(f, rid).into(),
-                    candidates: host::plans(f, rid)
-                        .into_iter()
-                        .map(|p| Candidate {
-                            label: p.label.into(),
-                            kernel: p.kernel.into(),
-                            source: p.source.map(Into::into),
-                            per_item: p.per_item,
-                            local: p.local.map(Into::into),
-                            local_bytes: p.local_bytes,
-                            tree: p.tree,
-                            split: p.split,
-                            origin: p.origin,
-                        })
-                        .collect::<Vec<_>>()
-                        .into(),
-                    cpu_order: ranking(f, rid, &candidates(f, rid), Target::Cpu).into(),
-                    searchable: host::searchable(f, rid),
+                .map(|rid| {
+                    let plans = host::plans(f, rid);
+                    let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
+                    RegionPlans {
+                        region: host::plans_region(f, rid).into(),
+                        cpu_order: ranking(f, rid, &schedules, Target::Cpu).into(),
+                        searchable: host::searchable(f, rid),
+                        candidates: plans
+                            .into_iter()
+                            .map(|p| Candidate {
+                                source: p.own.then(|| {
+                                    let (module, v) = (Rc::clone(module), p.schedule.clone());
+                                    Source::made_by(move || {
+                                        cl::candidate_program(&module.functions[i], rid, &v)
+                                    })
+                                }),
+                                label: p.label.into(),
+                                kernel: p.kernel.into(),
+                                per_item: p.per_item,
+                                local: p.local.map(Into::into),
+                                local_bytes: p.local_bytes,
+                                tree: p.tree,
+                                split: p.split,
+                                origin: p.origin,
+                            })
+                            .collect::<Vec<_>>()
+                            .into(),
+                    }
                 })
                 .collect(),
             args: regions
@@ -200,7 +213,7 @@ impl Pipeline {
         }
         let prepared = c.module.functions.iter().map(|_| OnceCell::new()).collect();
         Ok(Pipeline {
-            module: c.module,
+            module: Rc::new(c.module),
             prepared,
         })
     }
@@ -226,7 +239,7 @@ impl Pipeline {
     }
 
     fn prepare(&self, i: usize) -> &Prepared {
-        self.prepared[i].get_or_init(|| Prepared::new(&self.module.functions[i]))
+        self.prepared[i].get_or_init(|| Prepared::new(&self.module, i))
     }
 
     /// Runs function `function` on `rt` with `args`, one per parameter in `Function::params`

@@ -55,6 +55,7 @@ pub fn lir_bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
     let opts = lir::Options {
         partition: false,
         select_loads: false,
+        region: Some(rid),
         ..lir::Options::gpu()
     };
     let mut func = lir::lower(f, &opts).func;

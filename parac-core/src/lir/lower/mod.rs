@@ -77,8 +77,8 @@ pub(super) fn host_expr(f: &Function, e: &ir::Expr) -> (Func, ExprId) {
     (l.out, e)
 }
 
-/// The LIR of a checked function.
-pub(super) fn function(f: &Function, host_proofs: bool) -> Func {
+/// The LIR of a checked function (of its region `only` alone, if given).
+pub(super) fn function(f: &Function, host_proofs: bool, only: Option<ir::RegionId>) -> Func {
     let out = empty(f);
     let mut l = Lower {
         f,
@@ -103,6 +103,7 @@ pub(super) fn function(f: &Function, host_proofs: bool) -> Func {
     }
     for step in &f.steps {
         let s = match step {
+            ir::HostStep::Run(r) if only.is_some_and(|o| o != *r) => continue,
             ir::HostStep::Run(r) => l.region(*r),
             ir::HostStep::Let(s, e) => {
                 let v = l.scalar(e, Mode::Body);

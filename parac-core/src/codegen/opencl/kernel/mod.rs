@@ -50,8 +50,8 @@ pub fn program(f: &Function) -> String {
     out
 }
 
-/// The lowering of plan `v`'s kernels.
-fn options(v: &Schedule) -> lir::Options {
+/// The lowering of plan `v`'s kernel of region `rid` (that region alone).
+fn options(rid: RegionId, v: &Schedule) -> lir::Options {
     lir::Options {
         lanes: [v.cols(), v.rows()],
         share_loads: v.cse(),
@@ -60,6 +60,7 @@ fn options(v: &Schedule) -> lir::Options {
         mul24: v.m24(),
         split: v.split(),
         local_tile: v.lds().map(|(c, r)| [c, r]),
+        region: Some(rid),
         ..lir::Options::gpu()
     }
 }
@@ -69,7 +70,7 @@ pub fn local_bytes(f: &Function, rid: RegionId, v: &Schedule) -> usize {
     if v.lds().is_none() {
         return 0;
     }
-    let lowered = lir::lower(f, &options(v));
+    let lowered = lir::lower(f, &options(rid, v));
     region_body(&lowered.func, rid).map_or(0, |b| {
         lir::pass::local_tile::local_elements(&lowered.func, b)
             .iter()
@@ -87,7 +88,7 @@ pub(crate) fn append_candidate(
     v: &Schedule,
     name: &str,
 ) {
-    let lowered = lir::lower(f, &options(v));
+    let lowered = lir::lower(f, &options(rid, v));
     let mut p = Printer::new(f, &lowered.func, rid);
     p.origin = false;
     p.ends = v.split();
