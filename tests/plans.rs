@@ -92,7 +92,6 @@ fn for_each_plan(file: &str, mut each: impl FnMut(&mut Failures, &Runtime, &str)
     let _g = runtimes::shared_buffers();
     if let Some(d) = rt.device() {
         d.set_program_cache_dir(None);
-        runtimes::driver_optimized(d);
     }
     let mut rt = Some(rt);
     let mut failures = Failures::new();

@@ -499,10 +499,10 @@ impl Device {
 
     /// Sets options added to every later program build of this device (`clBuildProgram`'s, after
     /// the program's own), e.g. `-cl-opt-disable`: the tests' runtimes build unoptimized
-    /// kernels, which PoCL compiles about five times faster (what they test is the generated
-    /// code's results, not the driver's optimizer; `tests/plans.rs` and
-    /// `tests/random_programs.rs` keep the driver's optimizations). Programs built with other
-    /// options are cached apart. Empty by default.
+    /// kernels, which PoCL compiles four to five times faster (what they test is the generated
+    /// code's results, not the driver's optimizer; `tests/random_programs.rs` keeps the
+    /// driver's optimizations). Programs built with other options are cached apart. Empty by
+    /// default.
     pub fn set_build_options(&self, options: &str) {
         *self
             .build_options
