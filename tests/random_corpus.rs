@@ -14,7 +14,8 @@
 //!   argument's shape changed: bit-identical results (floats by their bits), or the same error
 //!   (variant and region, and matrix for `OutOfBounds`, `Shape`, `Rank`; the index may differ,
 //!   the CPU path reporting one of several failing rows).
-//! - `corpus_opencl_matches_interpreter`: the same on the OpenCL device, guard bands on around
+//! - `corpus_opencl_matches_interpreter`: the same on the OpenCL device (programs for a time
+//!   budget, from one the run's seed picks; `PARAC_FUZZ_PROGRAMS=N` for N), guard bands on around
 //!   its buffers (`Device::set_guard_bands`, `check_guards` after every call), with the baseline and
 //!   with each candidate label of the program forced (`PlanPolicy::Fixed(label, [16, 4])`),
 //!   outputs starting at zero (the OpenCL path zero-fills what it does not write): floats within

@@ -83,21 +83,27 @@ pub fn fresh_opencl() -> Option<Runtime> {
 /// what it compiles itself). Kernels are built with `PARAC_TEST_CL_OPTIONS`, else
 /// `-cl-opt-disable`: PoCL compiles unoptimized kernels four to five times faster (`tests/plans.rs`
 /// cold: 454 s -> 117 s), and what the tests check is the generated code's results. See
-/// [`driver_optimized`] for the test that keeps the driver's optimizations;
+/// [`driver_optimized`] for the programs that keep the driver's optimizations;
 /// `PARAC_TEST_CL_OPTIONS=` (empty) gives every test the driver's optimizations.
 pub fn compile_once(d: &parac::opencl::Device) {
     if std::env::var_os("PARAC_CACHE_DIR").is_none() {
         d.set_program_cache_dir(None);
     }
     d.set_one_program(std::env::var("PARAC_TEST_ONE_PROGRAM").map_or(true, |v| v != "0"));
+    test_build_options(d);
+}
+
+/// The tests' build options on `d`: `PARAC_TEST_CL_OPTIONS`, else `-cl-opt-disable` (see
+/// [`compile_once`]).
+pub fn test_build_options(d: &parac::opencl::Device) {
     let options = std::env::var("PARAC_TEST_CL_OPTIONS");
     d.set_build_options(options.as_deref().unwrap_or("-cl-opt-disable"));
 }
 
 /// Kernels built as a user's are, with the driver's optimizations (`PARAC_TEST_CL_OPTIONS`
-/// still adds its options): for `tests/random_programs.rs` (new random programs in every run,
-/// for a budget of time), so that generated code whose results depend on the optimizer
-/// (undefined behaviour in OpenCL C) is still caught.
+/// still adds its options): for every fourth program of `tests/random_programs.rs` (new random
+/// programs in every run, for a budget of time), so that generated code whose results depend
+/// on the optimizer (undefined behaviour in OpenCL C) is still caught.
 pub fn driver_optimized(d: &parac::opencl::Device) {
     d.set_build_options(&std::env::var("PARAC_TEST_CL_OPTIONS").unwrap_or_default());
 }

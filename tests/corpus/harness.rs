@@ -153,7 +153,11 @@ pub fn cpu_path(programs: &[Entry]) {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Every program on the OpenCL device (`PARAC_DEVICE=opencl:…` picks one), guard bands on,
+/// The default time budget of [`opencl`] (`PARAC_FUZZ_SECONDS`).
+const OPENCL_SECONDS: f64 = 100.0;
+
+/// The programs on the OpenCL device (`PARAC_DEVICE=opencl:…` picks one), for a budget of
+/// time from one the run's seed picks (`PARAC_FUZZ_PROGRAMS=N`: N of them), guard bands on,
 /// with the baseline and with every candidate of its regions forced
 /// (`PlanPolicy::Fixed(label, [16, 4])`), against the interpreter: floats within a relative
 /// 1e-5, integers exact where no float flows into them, or the same error; no canary or guard
@@ -167,9 +171,19 @@ pub fn opencl(programs: &[Entry]) {
     let mut failures = Vec::new();
     let mut runs = 0;
     let only = std::env::var("PARAC_CORPUS_ONLY").ok();
-    for (i, e) in programs.iter().enumerate() {
+    // Programs for a budget of time (most of it PoCL compiling every candidate), from one the
+    // run's seed picks, in a circle: every run tests others, and runs together test them all.
+    // `PARAC_FUZZ_PROGRAMS=N` tests N of them (all: the corpus's size).
+    let mut budget = progen::budget::Budget::from_env("random corpus on OpenCL", OPENCL_SECONDS);
+    let first = (budget.seed() % programs.len().max(1) as u64) as usize;
+    let order = (0..programs.len()).map(|k| (first + k) % programs.len());
+    for i in order {
+        let e = &programs[i];
         if only.as_deref().is_some_and(|o| o != e.name) {
             continue;
+        }
+        if only.is_none() && !budget.more() {
+            break;
         }
         let c = parac_core::compile_str(e.src);
         assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
@@ -192,9 +206,11 @@ pub fn opencl(programs: &[Entry]) {
         }
     }
     eprintln!(
-        "[random corpus] OpenCL: {} programs, {runs} runs, {} mismatches",
+        "[random corpus] OpenCL: {} of {} programs, {runs} runs, {} mismatches",
+        budget.done(),
         programs.len(),
         failures.len()
     );
+    eprintln!("{}", budget.report());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
