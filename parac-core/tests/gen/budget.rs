@@ -88,6 +88,14 @@ impl Budget {
         go
     }
 
+    /// When the time budget ends (`None` with a count of programs).
+    pub fn deadline(&self) -> Option<Instant> {
+        match self.count {
+            Some(_) => None,
+            None => Some(self.start + self.time),
+        }
+    }
+
     /// Programs tested so far.
     pub fn done(&self) -> u64 {
         self.done
