@@ -237,13 +237,17 @@ fn compare_at(
     compared
 }
 
-/// Compares the interpreter and the LIR on one function, each switch lowered once for every
-/// size; the number of calls compared.
-fn compare(name: &str, f: &Function, rng: &mut Rng) -> usize {
-    let lowered: Vec<_> = switches()
+/// `f` lowered with each pass switch, once for all the sizes it is compared at.
+fn lowerings(f: &Function) -> Vec<(&'static str, lir::Lowered)> {
+    switches()
         .into_iter()
         .map(|(switch, opts)| (switch, lir::lower(f, &opts)))
-        .collect();
+        .collect()
+}
+
+/// Compares the interpreter and the LIR on one function; the number of calls compared.
+fn compare(name: &str, f: &Function, rng: &mut Rng) -> usize {
+    let lowered = lowerings(f);
     let mut compared = 0;
     for base in [[1, 1], [2, 3], [5, 7], [8, 8], [17, 6]] {
         let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| base[i % 2]).collect();
@@ -294,10 +298,7 @@ fn lanes_of_upsampling_reads_match_the_interpreter() {
     assert!(text.contains("lane"), "no lanes:\n{text}");
     let mut rng = Rng(7);
     let mut compared = 0;
-    let lowered: Vec<_> = switches()
-        .into_iter()
-        .map(|(switch, opts)| (switch, lir::lower(f, &opts)))
-        .collect();
+    let lowered = lowerings(f);
     for m in [1i64, 2, 3, 5, 8] {
         for n in [1i64, 2, 3, 4, 7, 9, 16, 33] {
             // Sizes P, Q, M, N (in the order the function binds them).

@@ -5,8 +5,9 @@
 //! [`policies`]), on small sizes including the smallest legal one. Bit-exact, `unsharp` within
 //! 1e-5. Both sides run through the one executor with the same kernels, so what differs is the
 //! arguments' binding and the launches, not the kernels: `tests/plans.rs` checks every
-//! candidate of these pipelines against the references. Then the typed errors (out-of-bounds lookups and scatters, shapes, ranks, arguments,
-//! compile errors), global operators with results, and the `parac` command (`run`, `emit`).
+//! candidate of these pipelines against the references. Then the typed errors (out-of-bounds
+//! lookups and scatters, shapes, ranks, arguments, compile errors), global operators with
+//! results, and the `parac` command (`run`, `emit`).
 //!
 //! Without OpenCL the device half prints "skipped" and passes, unless `PARAC_REQUIRE_OPENCL=1`.
 

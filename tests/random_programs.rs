@@ -96,6 +96,11 @@ thread_local! {
     static DEADLINE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
 }
 
+/// Whether the run's time budget has ended ([`DEADLINE`]).
+fn past_deadline() -> bool {
+    DEADLINE.get().is_some_and(|d| Instant::now() > d)
+}
+
 /// Generates the program of `data` and checks it on the CPU path and, with `dev`, on every
 /// plan of the device.
 fn check(data: &[u32], dev: Option<&mut Runtime>, counts: &mut Counts) -> Result<(), Failure> {
@@ -153,10 +158,9 @@ fn check(data: &[u32], dev: Option<&mut Runtime>, counts: &mut Counts) -> Result
     // Every plan on the device.
     let Some(rt) = dev else { return Ok(()) };
     let tol = Tolerance::device(prog.exact);
-    let late = || DEADLINE.get().is_some_and(|d| Instant::now() > d);
     // A program that starts after the budget's end runs its baseline alone, from the baseline's
     // own program (not one holding every candidate's kernel).
-    let labels = if late() {
+    let labels = if past_deadline() {
         vec!["baseline".to_string()]
     } else {
         plan_labels(f)
@@ -184,7 +188,7 @@ fn test_plans(
     counts: &mut Counts,
 ) -> Result<(), (String, String)> {
     for (i, label) in labels.iter().enumerate() {
-        if i > 0 && DEADLINE.get().is_some_and(|d| Instant::now() > d) {
+        if i > 0 && past_deadline() {
             counts.plans_skipped += labels.len() - i;
             break;
         }

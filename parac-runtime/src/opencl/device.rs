@@ -500,9 +500,9 @@ impl Device {
     /// Sets options added to every later program build of this device (`clBuildProgram`'s, after
     /// the program's own), e.g. `-cl-opt-disable`: the tests' runtimes build unoptimized
     /// kernels, which PoCL compiles four to five times faster (what they test is the generated
-    /// code's results, not the driver's optimizer; `tests/random_programs.rs` keeps the
-    /// driver's optimizations). Programs built with other options are cached apart. Empty by
-    /// default.
+    /// code's results, not the driver's optimizer; one random program in four of
+    /// `tests/random_programs.rs` keeps the driver's optimizations). Programs built with other
+    /// options are cached apart. Empty by default.
     pub fn set_build_options(&self, options: &str) {
         *self
             .build_options

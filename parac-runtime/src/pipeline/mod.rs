@@ -144,9 +144,9 @@ impl Prepared {
                             .into_iter()
                             .map(|p| Candidate {
                                 source: p.own.then(|| {
-                                    let (module, v) = (Rc::clone(module), p.schedule.clone());
+                                    let (module, desc) = (Rc::clone(module), p.clone());
                                     Source::made_by(move || {
-                                        cl::candidate_program(&module.functions[i], rid, &v)
+                                        desc.source(&module.functions[i]).unwrap_or_default()
                                     })
                                 }),
                                 label: p.label.into(),
