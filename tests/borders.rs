@@ -19,9 +19,10 @@
 //! APPS.md's laplacian) defines two positions deep only.
 //!
 //! Sizes: every size of [`SIZES`] that is legal for the mode and width in both dimensions (all
-//! four outputs come from one call): constant and replicate any size from 1x1, reflect and wrap
-//! `S >= w`, reflect101 `S > w` (docs/language.md), the extrapolation `S >= 4` (its formulas read
-//! indices 0..3 and S-4..S-1). The tiny sizes make the windows reach past both ends at once.
+//! four outputs come from one call): the shorthands any size from 1x1 (a window wider than the
+//! image reflects or wraps again, as OpenCV's `borderInterpolate`), the extrapolation `S >= 4`
+//! (its formulas read indices 0..3 and S-4..S-1). The tiny sizes make the windows reach past
+//! both ends at once.
 //!
 //! Last, two tests of border values outside `0..=255` on a `u8` matrix: in `int` arithmetic they
 //! are used as they are (APPS.md's laplacian relies on it); stored into a `u8` output they wrap.
@@ -247,12 +248,10 @@ const SIZES: [(usize, usize); 22] = [
 
 /// The smallest side a mode of width `w` is defined on (docs/language.md, "Border rules:
 /// shorthands"; the extrapolation reads indices 0..3 and S-4..S-1).
-fn min_side(mode: Border, w: usize) -> usize {
+fn min_side(mode: Border) -> usize {
     match mode {
-        Border::Constant(_) | Border::Replicate => 1,
-        Border::Reflect | Border::Wrap => w,
-        Border::Reflect101 => w + 1,
         Border::Extrapolate => 4,
+        _ => 1,
     }
 }
 
@@ -268,7 +267,7 @@ fn check_mode(rt: &Runtime, name: &str, cases: &[(usize, Border, Pipeline)]) {
     let mut failures = Failures::new();
     for &(w, mode, pipeline) in cases {
         let k = 2 * w + 1;
-        let min = min_side(mode, w);
+        let min = min_side(mode);
         let sizes: Vec<_> = SIZES
             .iter()
             .copied()
@@ -325,6 +324,38 @@ on_every_runtime! {
     extrapolate,
     border_values_are_ints_in_int_arithmetic,
     border_values_wrap_when_stored_to_u8,
+    gaussian_5x5_reflect101_on_tiny_images_is_opencvs,
+}
+
+parac::parac! {
+    pub fn gauss5(src: &u8[M][N], dst: &mut i32[M][N]) {
+        const G: i32[5][5] = [
+            [1, 4, 6, 4, 1], [4, 16, 24, 16, 4], [6, 24, 36, 24, 6],
+            [4, 16, 24, 16, 4], [1, 4, 6, 4, 1],
+        ];
+        parac_border_rule b = reflect101(src[2][2]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_convolution(G, src[itx-2:5:1][ity-2:5:1]);
+        }
+    }
+}
+
+/// A 5x5 window on images smaller than it: what `cv2.sepFilter2D(src, -1, k, k,
+/// borderType=cv2.BORDER_REFLECT_101)` with `k = [1, 4, 6, 4, 1]` gives (OpenCV 5.0.0, run once
+/// on `src[i][j] = (37 (i N + j) + 11) % 251`; the sums are exact in its f64 arithmetic).
+fn gaussian_5x5_reflect101_on_tiny_images_is_opencvs(rt: &Runtime) {
+    let opencv: [(usize, usize, &[i32]); 4] = [
+        (1, 1, &[2816]),
+        (1, 2, &[7552, 7552]),
+        (2, 3, &[24128, 26496, 28864, 24128, 26496, 28864]),
+        (3, 2, &[21760, 21760, 26496, 26496, 31232, 31232]),
+    ];
+    for (m, n, want) in opencv {
+        let src = Matrix::from_fn([m, n], |i| ((37 * (i[0] * n + i[1]) + 11) % 251) as u8);
+        let mut dst = Matrix::<i32>::zeros([m, n]);
+        gauss5(rt, &src, &mut dst).unwrap_or_else(|e| panic!("{m}x{n}: {e}"));
+        assert_eq!(dst.as_slice(), want, "{m}x{n} on {}", runtimes::name(rt));
+    }
 }
 
 fn constant(rt: &Runtime) {

@@ -447,40 +447,36 @@ pub enum Border {
 /// `None` when the value does not come from one element (`Constant`, `Extrapolate` outside
 /// `0..n`). Inside `0..n`, `p` itself.
 ///
-/// One reflection or wrap, as the language defines them: side `-k` reads `0` (replicate),
-/// `k-1` (reflect), `k` (reflect101), `n-k` (wrap); side `+k` (position `n-1+k`) reads `n-1`,
-/// `n-k`, `n-1-k`, `k-1`.
-///
-/// # Panics
-/// If the position is farther out than the mode allows for `n` (reflect and wrap need
-/// `n >= k`, reflect101 `n > k`).
+/// OpenCV's `borderInterpolate`, as OpenCV writes it: reflect (about the edge) or wrap again
+/// until the position lands inside, so any position of any size `n >= 1` has an index
+/// (reflect101 of a 1-wide dimension reads index 0).
 pub fn pad_index(mode: Border, p: isize, n: usize) -> Option<usize> {
     let n_i = n as isize;
+    let mut p = p;
     if (0..n_i).contains(&p) {
         return Some(p as usize);
     }
-    // Distance from the edge: side -k or +k.
-    let (before, k) = if p < 0 {
-        (true, -p)
-    } else {
-        (false, p - n_i + 1)
-    };
-    let i = match (mode, before) {
-        (Border::Constant(_) | Border::Extrapolate, _) => return None,
-        (Border::Replicate, true) => 0,
-        (Border::Replicate, false) => n_i - 1,
-        (Border::Reflect, true) => k - 1,
-        (Border::Reflect, false) => n_i - k,
-        (Border::Reflect101, true) => k,
-        (Border::Reflect101, false) => n_i - 1 - k,
-        (Border::Wrap, true) => n_i - k,
-        (Border::Wrap, false) => k - 1,
-    };
-    assert!(
-        (0..n_i).contains(&i),
-        "{mode:?} of a dimension of size {n} cannot reach position {p}"
-    );
-    Some(i as usize)
+    assert!(n > 0, "{mode:?}: no element in an empty dimension");
+    match mode {
+        Border::Constant(_) | Border::Extrapolate => return None,
+        Border::Replicate => p = p.clamp(0, n_i - 1),
+        Border::Wrap => {
+            if p < 0 {
+                p -= ((p - n_i + 1) / n_i) * n_i;
+            }
+            if p >= n_i {
+                p %= n_i;
+            }
+        }
+        Border::Reflect | Border::Reflect101 if n == 1 => p = 0,
+        Border::Reflect | Border::Reflect101 => {
+            let d = isize::from(mode == Border::Reflect101);
+            while !(0..n_i).contains(&p) {
+                p = if p < 0 { -p - 1 + d } else { n_i - 1 - (p - n_i) - d };
+            }
+        }
+    }
+    Some(p as usize)
 }
 
 /// The value at `(x, y)` of a 2-D matrix extended by `rows` on its row dimension and `cols` on

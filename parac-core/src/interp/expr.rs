@@ -153,6 +153,28 @@ impl Machine<'_> {
             return Ok(cast(self.mats[m].get(lin), want));
         }
         let d = &self.d[m];
+        if let Some(sh) = self.f.shorthand_for(r, m) {
+            // Each bordered dimension through the mode, whatever the size.
+            let out = |k: usize| !(0..d[k]).contains(&idx[k]);
+            let bordered = |k: usize| sh.widths[k].is_some();
+            if let BorderMode::Constant(v) = &sh.mode {
+                let n = idx.len();
+                if (0..n).any(|k| bordered(k) && out(k)) && (0..n).all(|k| bordered(k) || !out(k)) {
+                    let v = self.scalar(fr, v, Mode::Body)?;
+                    return Ok(cast(v, want));
+                }
+            }
+            let at: Vec<i64> = (0..idx.len())
+                .map(|k| match bordered(k) {
+                    true => sh.mode.index(idx[k], d[k]).unwrap_or(idx[k]),
+                    false => idx[k],
+                })
+                .collect();
+            return match self.linear(m, &at) {
+                Some(lin) => Ok(cast(self.mats[m].get(lin), want)),
+                None => Err(self.oob(fr, "read of", m, &idx)),
+            };
+        }
         for id in &r.rules {
             for e in self.f.rules[*id].entries.iter().filter(|e| e.matrix == m) {
                 let hit = e

@@ -159,7 +159,7 @@ fn dump_function(out: &mut String, f: &Function) {
         let how = r
             .shorthand
             .as_ref()
-            .map_or(String::new(), |s| format!(" (from {s})"));
+            .map_or(String::new(), |s| format!(" (from {})", s.text));
         let _ = writeln!(out, "  rule {}{how}", r.name);
         for e in &r.entries {
             let c = Ctx {

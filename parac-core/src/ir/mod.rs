@@ -1,11 +1,13 @@
 //! The high-level IR (the paper's HAST): names resolved, every expression typed, every parallel
 //! region with its dimensions, global size, accesses and border rules.
 
+mod border;
 pub mod display;
 mod features;
 mod types;
 
 pub use crate::syntax::ast::{BinOp, Sel, UnOp};
+pub use border::{BorderMode, Shorthand};
 pub use features::{AxisUse, Features, MatrixUse, RegionClass};
 pub use types::{Scalar, Type};
 
@@ -146,8 +148,8 @@ pub struct BorderRule {
     pub span: Sp,
     /// Its entries.
     pub entries: Vec<BorderEntry>,
-    /// The shorthand it was desugared from (`replicate`, ...), if any.
-    pub shorthand: Option<String>,
+    /// The shorthand it was desugared from (`replicate(src[1][1])`, ...), if any.
+    pub shorthand: Option<Shorthand>,
     /// Lowering reported an error in this rule (some entries are missing); the border checks
     /// of iterators using it are skipped to avoid a cascade.
     pub incomplete: bool,

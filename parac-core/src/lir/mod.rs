@@ -50,6 +50,8 @@ pub struct Func {
     pub stmts: Arena<Stmt>,
     /// Every variable (loop indices, lets).
     pub vars: Arena<Var>,
+    /// Per name given to [`Func::var`], the next suffix to try (so that naming stays linear).
+    pub names: std::collections::HashMap<String, usize>,
     /// Buffers that are not matrices of the function (private arrays, local-memory tiles).
     pub temps: Arena<Temp>,
     /// The names of the function's matrices, by [`MatrixId`].
@@ -519,13 +521,25 @@ impl Func {
 
     /// Adds a variable of `lanes` lanes, its name made unique as [`Func::var`] does.
     pub fn vector_var(&mut self, name: &str, ty: Scalar, lanes: u32) -> VarId {
-        let taken = |n: &str| self.vars.iter().any(|(_, v)| v.name == n);
-        let mut unique = name.to_string();
-        let mut k = 0;
-        while taken(&unique) {
-            k += 1;
-            unique = format!("{name}.{k}");
+        if self.names.len() < self.vars.len() {
+            // Names added by hand (or by a clone's history): index them all once.
+            self.names = self.vars.iter().map(|(_, v)| (v.name.clone(), 0)).collect();
         }
+        // The smallest free suffix: those below the name's counter are all taken.
+        let mut k = self.names.get(name).copied().unwrap_or(0);
+        let spell = |k: usize| match k {
+            0 => name.to_string(),
+            k => format!("{name}.{k}"),
+        };
+        let mut unique = spell(k);
+        while self.names.contains_key(&unique) {
+            k += 1;
+            unique = spell(k);
+        }
+        if k > 0 {
+            self.names.insert(unique.clone(), 0);
+        }
+        self.names.insert(name.to_string(), k + 1);
         self.vars.push(Var {
             name: unique,
             ty,

@@ -145,8 +145,8 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                Some(w) if *w > 16 => {
-                    self.err(*sp, format!("border width {w} is too large (at most 16)"));
+                Some(w) if *w > 64 => {
+                    self.err(*sp, format!("border width {w} is too large (at most 64)"));
                     return None;
                 }
                 _ => widths.push(*w),
@@ -281,11 +281,23 @@ impl Lowerer<'_> {
             .iter()
             .map(|w| w.map_or("[*]".to_string(), |w| format!("[{w}]")))
             .collect();
+        let how = match mode.as_str() {
+            "constant" => BorderMode::Constant(value.clone().expect("checked above")),
+            "replicate" | "clamp" => BorderMode::Replicate,
+            "reflect" => BorderMode::Reflect,
+            "reflect101" => BorderMode::Reflect101,
+            _ => BorderMode::Wrap,
+        };
         Some(BorderRule {
             name: sh.name.to_string(),
             span,
             entries,
-            shorthand: Some(format!("{mode}({}{ws})", sh.matrix)),
+            shorthand: Some(Shorthand {
+                text: format!("{mode}({}{ws})", sh.matrix),
+                matrix: m,
+                mode: how,
+                widths,
+            }),
             incomplete: false,
         })
     }

@@ -12,6 +12,7 @@ use crate::ir::{
 };
 
 mod block;
+mod border;
 
 /// A kernel local: one variable, or one per block element (row-major).
 #[derive(Clone)]
@@ -53,6 +54,7 @@ fn empty(f: &Function) -> Func {
         exprs: Default::default(),
         stmts,
         vars: Default::default(),
+        names: Default::default(),
         temps: Default::default(),
         matrices: f.matrices.iter().map(|m| m.name.clone()).collect(),
         sizes: f.sizes.iter().map(|s| s.name.clone()).collect(),
@@ -330,6 +332,9 @@ impl<'a> Lower<'a> {
             None => vec![],
         };
         let index = self.indices(a, at, None);
+        if let Some(sh) = self.r.and_then(|r| self.f.shorthand_for(r, m)) {
+            return self.shorthand_load(sh, m, index, want);
+        }
         if entries.is_empty() {
             let checked = !self.host_proven(aid);
             let l = self.out.expr(
@@ -503,13 +508,15 @@ impl<'a> Lower<'a> {
             H::Conv(fl, w) => {
                 let fe = fl.ty.elem();
                 let (xf, xw) = (self.block(fl, mode), self.block(w, mode));
-                let mut s = self.zero(t);
-                for (a, b) in xf.into_iter().zip(xw) {
-                    let p = self.out.binary(BinOp::Mul, a, b, fe);
-                    let p = self.out.cast(p, t);
-                    s = self.out.binary(BinOp::Add, s, p, t);
-                }
-                s
+                let products = xf
+                    .into_iter()
+                    .zip(xw)
+                    .map(|(a, b)| {
+                        let p = self.out.binary(BinOp::Mul, a, b, fe);
+                        self.out.cast(p, t)
+                    })
+                    .collect();
+                self.combine_all(ir::ReduceOp::Sum, products, t)
             }
             H::Block(_) | H::MatMul(..) | H::Transpose(_) => self.out.int(0, t),
         }
