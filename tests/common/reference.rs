@@ -472,7 +472,11 @@ pub fn pad_index(mode: Border, p: isize, n: usize) -> Option<usize> {
         Border::Reflect | Border::Reflect101 => {
             let d = isize::from(mode == Border::Reflect101);
             while !(0..n_i).contains(&p) {
-                p = if p < 0 { -p - 1 + d } else { n_i - 1 - (p - n_i) - d };
+                p = if p < 0 {
+                    -p - 1 + d
+                } else {
+                    n_i - 1 - (p - n_i) - d
+                };
             }
         }
     }

@@ -98,7 +98,11 @@ mod tests {
                 }
                 let d = i64::from(matches!(mode, Reflect101));
                 while !(0..len).contains(&p) {
-                    p = if p < 0 { -p - 1 + d } else { 2 * len - p - 1 - d };
+                    p = if p < 0 {
+                        -p - 1 + d
+                    } else {
+                        2 * len - p - 1 - d
+                    };
                 }
                 p
             }
@@ -111,7 +115,11 @@ mod tests {
         for mode in [Replicate, Wrap, Reflect, Reflect101] {
             for len in 1..9 {
                 for p in -40..40 {
-                    assert_eq!(mode.index(p, len), Some(opencv(&mode, p, len)), "{mode:?} {p} {len}");
+                    assert_eq!(
+                        mode.index(p, len),
+                        Some(opencv(&mode, p, len)),
+                        "{mode:?} {p} {len}"
+                    );
                 }
             }
         }

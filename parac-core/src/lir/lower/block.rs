@@ -30,12 +30,7 @@ impl<'a> Lower<'a> {
     /// `vals` combined in order: `((0 op v0) op v1) ..` as C would, or, where the order cannot
     /// change the value (integers wrap; `min` and `max` of integers), as a balanced tree, so that
     /// a large window's expression is log-deep, not as deep as its taps.
-    pub(super) fn combine_all(
-        &mut self,
-        op: ReduceOp,
-        mut vals: Vec<ExprId>,
-        t: Scalar,
-    ) -> ExprId {
+    pub(super) fn combine_all(&mut self, op: ReduceOp, mut vals: Vec<ExprId>, t: Scalar) -> ExprId {
         let sum = matches!(op, ReduceOp::Sum | ReduceOp::Mean);
         if t.is_float() || vals.len() < 4 {
             let mut s = if sum { self.zero(t) } else { vals[0] };

@@ -163,6 +163,8 @@ struct Part<'a> {
     inner: Vec<VarId>,
     /// The assumptions made so far.
     facts: Vec<Fact>,
+    /// Their keys (kind, index, bound), so that each is recorded once in constant time.
+    fact_keys: std::collections::HashSet<(u8, ExprId, Option<String>)>,
     /// Leaves of the assumed indices that the guard bounds (loop-invariant values).
     leaves: Vec<ExprId>,
     memo: HashMap<ExprId, ExprId>,
@@ -322,6 +324,7 @@ impl<'a> Part<'a> {
             lets: HashMap::new(),
             inner: Vec::new(),
             facts: Vec::new(),
+            fact_keys: Default::default(),
             leaves: Vec::new(),
             memo: HashMap::new(),
             interned: HashMap::new(),
@@ -526,8 +529,7 @@ impl Part<'_> {
             Fact::Below(e, d) => (2, e, Some(format!("{:?}", func.exprs[d].kind))),
             Fact::Not(e, c) => (3, e, Some(format!("{:?}", func.exprs[c].kind))),
         };
-        let k = key(&f, self.func);
-        if !self.facts.iter().any(|g| key(g, self.func) == k) {
+        if self.fact_keys.insert(key(&f, self.func)) {
             self.facts.push(f);
         }
     }
