@@ -1,7 +1,7 @@
 //! Windows of growing size on the CPU path (issue 27): a box mean with reflect-101 borders
 //! (`cv2.blur`'s default) and an erosion (the minimum of a square window; replicate borders,
 //! which for a minimum equal `cv2.erode`'s default of ignoring what is outside) at 3x3 to
-//! 15x15 on a 3840x2160 u8 image. `benches/peers/opencv_windows.py` times the same with
+//! 63x63 on a 3840x2160 u8 image. `benches/peers/opencv_windows.py` times the same with
 //! OpenCV; docs/benchmarks.md, "Windows", has the table. Where `Runtime::new()` picks an
 //! OpenCL device (a GPU; PoCL with `PARAC_DEVICE=opencl`), the same calls on it too.
 //!
@@ -37,10 +37,9 @@ windows! {
     box3, erode3, 3, 1, 4, 9;
     box7, erode7, 7, 3, 24, 49;
     box15, erode15, 15, 7, 112, 225;
+    box31, erode31, 31, 15, 480, 961;
+    box63, erode63, 63, 31, 1984, 3969;
 }
-// 31x31 is left out: its taps, written out per pixel (windows are not loops yet), made rustc
-// spend more than 9 minutes on this file in release (2026-11-27, 2-core VM), where the 15x15
-// and smaller windows take seconds.
 
 fn main() {
     let mut c = Criterion::default()
@@ -48,7 +47,9 @@ fn main() {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     let (h, w) = (2160, 3840);
-    let src = Matrix::from_fn([h, w], |i| ((i[0] * 7 + i[1] * 13 + (i[0] * i[1]) % 17) % 256) as u8);
+    let src = Matrix::from_fn([h, w], |i| {
+        ((i[0] * 7 + i[1] * 13 + (i[0] * i[1]) % 17) % 256) as u8
+    });
     let mut dst = Matrix::<u8>::zeros([h, w]);
     // The CPU path, and the device `Runtime::new()` picks where it is an OpenCL one (a GPU, or
     // the device PARAC_DEVICE names): whole calls, transfers included.
@@ -68,7 +69,10 @@ fn main() {
             f(&runtimes[0].1, &src, &mut want).expect("CPU path");
             for (path, rt) in &runtimes[1..] {
                 f(rt, &src, &mut dst).expect("OpenCL");
-                assert!(dst.as_slice() == want.as_slice(), "{name} {n}x{n}: {path} differs");
+                assert!(
+                    dst.as_slice() == want.as_slice(),
+                    "{name} {n}x{n}: {path} differs"
+                );
             }
         }
     }

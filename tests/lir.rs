@@ -202,6 +202,49 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::gpu()
             },
         ),
+        // Every window's reduction a fold (a loop over its taps), as large windows are.
+        (
+            "windows looped",
+            Options {
+                unroll_taps: 0,
+                ..Options::default()
+            },
+        ),
+        (
+            "windows looped, no partition",
+            Options {
+                unroll_taps: 0,
+                partition: false,
+                ..Options::default()
+            },
+        ),
+        (
+            "opencl, windows looped",
+            Options {
+                unroll_taps: 0,
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 3x2 points, shared reads, windows looped",
+            Options {
+                lanes: [3, 2],
+                share_loads: true,
+                unroll_taps: 0,
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 4 points a row, vectors, peephole, local tiles of 2x2 work-items, windows looped",
+            Options {
+                lanes: [4, 1],
+                vector_memory: true,
+                peephole: true,
+                local_tile: Some([2, 2]),
+                unroll_taps: 0,
+                ..Options::gpu()
+            },
+        ),
     ]
 }
 

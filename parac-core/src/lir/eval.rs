@@ -7,7 +7,7 @@
 
 use super::{Buf, ExprId, ExprKind, Func, Loop, Stmt, StmtId};
 use crate::interp::{Arg, Data, InterpError, Val, binary, call, cast, cast_f64, unary};
-use crate::ir::{BinOp, Builtin, Function, MatrixKind, ParamRef};
+use crate::ir::{BinOp, Builtin, Function, MatrixKind, ParamRef, ReduceOp};
 
 struct Machine<'a> {
     func: &'a Func,
@@ -254,6 +254,43 @@ impl Machine<'_> {
             ExprKind::Let(v, a, b) => {
                 self.vars[v.index()] = self.expr(*a)?;
                 self.expr(*b)?
+            }
+            ExprKind::Fold {
+                op,
+                vars,
+                counts,
+                init,
+                elem,
+            } => {
+                let counts = counts
+                    .iter()
+                    .map(|c| Ok(self.expr(*c)?.as_i64()))
+                    .collect::<Result<Vec<i64>, InterpError>>()?;
+                let mut acc = self.expr(*init)?;
+                let mut at = vec![0i64; counts.len()];
+                if counts.iter().all(|c| *c > 0) {
+                    'taps: loop {
+                        for (v, i) in vars.iter().zip(&at) {
+                            self.vars[v.index()] = Val::Int(*i as i128);
+                        }
+                        let x = self.expr(*elem)?;
+                        acc = match op {
+                            ReduceOp::Min => call(Builtin::Min, &[acc, x], t),
+                            ReduceOp::Max => call(Builtin::Max, &[acc, x], t),
+                            _ => binary(BinOp::Add, acc, x, t, t).expect("an addition"),
+                        };
+                        // The next tap, row-major.
+                        for d in (0..at.len()).rev() {
+                            at[d] += 1;
+                            if at[d] < counts[d] {
+                                continue 'taps;
+                            }
+                            at[d] = 0;
+                        }
+                        break;
+                    }
+                }
+                acc
             }
         })
     }

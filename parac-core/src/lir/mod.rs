@@ -170,6 +170,22 @@ pub enum ExprKind {
     Select(ExprId, ExprId, ExprId),
     /// `let var = value in body`.
     Let(VarId, ExprId, ExprId),
+    /// A reduction as a loop nest (a window's taps, not written out): `acc = init`, then for
+    /// each `vars[0]` in `0..counts[0]`, each `vars[1]` in `0..counts[1]` (row-major), `acc = acc
+    /// op elem`; its value is `acc`. `op` is `Sum` (`+`, wrapping for integers), `Min` or `Max`;
+    /// the counts are `i32`, the variables `i32` bound in `elem` alone, `elem` of the fold's type.
+    Fold {
+        /// How the taps combine.
+        op: ReduceOp,
+        /// The loop variables, outermost first.
+        vars: Vec<VarId>,
+        /// Their trip counts.
+        counts: Vec<ExprId>,
+        /// The accumulator's first value.
+        init: ExprId,
+        /// One tap.
+        elem: ExprId,
+    },
 }
 
 /// How a loop runs its iterations.
@@ -299,6 +315,9 @@ impl Loop {
     }
 }
 
+/// The default of [`Options::unroll_taps`]: an 8x8 window is written out, a 9x9 one looped.
+pub const UNROLL_TAPS: usize = 64;
+
 /// What [`lower`] does.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -343,6 +362,9 @@ pub struct Options {
     /// Lower this region alone (the function's other regions are left out of the body): for
     /// one region's kernel, so that its plans do not pay for the other regions' lowering.
     pub region: Option<crate::ir::RegionId>,
+    /// Reductions of windows (`parac_matrix_sum` and the like) with more taps than this are
+    /// folds, loop nests over the taps ([`ExprKind::Fold`]); smaller ones are written out.
+    pub unroll_taps: usize,
 }
 
 impl Options {
@@ -377,6 +399,7 @@ impl Default for Options {
             local_tile: None,
             host_proofs: false,
             region: None,
+            unroll_taps: UNROLL_TAPS,
         }
     }
 }
@@ -416,7 +439,7 @@ pub struct Lowered {
 /// 10. [`pass::local_tile`] for a plan with local-memory tiles: work-groups that fill a tile
 ///     of each matrix their work-items read at neighbouring points, then read it.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
-    let mut func = lower::function(f, opts.host_proofs, opts.region);
+    let mut func = lower::function(f, opts.host_proofs, opts.region, opts.unroll_taps);
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
         if opts.dump {

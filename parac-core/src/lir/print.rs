@@ -81,6 +81,26 @@ pub fn expr(f: &Func, e: ExprId) -> String {
             expr(f, *a),
             expr(f, *b)
         ),
+        ExprKind::Fold {
+            op,
+            vars,
+            counts,
+            init,
+            elem,
+        } => {
+            let loops: Vec<String> = vars
+                .iter()
+                .zip(counts)
+                .map(|(v, c)| format!("{} < {}", f.vars[*v].name, expr(f, *c)))
+                .collect();
+            format!(
+                "fold_{}({}; {}; {})",
+                op.name(),
+                loops.join(", "),
+                expr(f, *init),
+                expr(f, *elem)
+            )
+        }
     }
 }
 

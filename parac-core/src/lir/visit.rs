@@ -23,6 +23,9 @@ pub fn expr_children(kind: &ExprKind) -> Vec<ExprId> {
         ExprKind::Call(_, args) => args.clone(),
         ExprKind::Select(c, a, b) => vec![*c, *a, *b],
         ExprKind::Let(_, v, b) => vec![*v, *b],
+        ExprKind::Fold {
+            counts, init, elem, ..
+        } => counts.iter().copied().chain([*init, *elem]).collect(),
     }
 }
 
@@ -53,6 +56,15 @@ pub fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
         ExprKind::Call(b, args) => ExprKind::Call(*b, args.iter().map(|_| next()).collect()),
         ExprKind::Select(..) => ExprKind::Select(next(), next(), next()),
         ExprKind::Let(v, _, _) => ExprKind::Let(*v, next(), next()),
+        ExprKind::Fold {
+            op, vars, counts, ..
+        } => ExprKind::Fold {
+            op: *op,
+            vars: vars.clone(),
+            counts: counts.iter().map(|_| next()).collect(),
+            init: next(),
+            elem: next(),
+        },
         leaf => leaf.clone(),
     }
 }

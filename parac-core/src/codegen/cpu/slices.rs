@@ -64,6 +64,7 @@ fn scan(func: &Func, s: StmtId, b: &mut Body) {
                 b.read.push(*m);
             }
             ExprKind::Let(v, ..) => b.bound.push(*v),
+            ExprKind::Fold { vars, .. } => b.bound.extend(vars.iter().copied()),
             ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d)
                 if matches!(func.exprs[e].ty, Scalar::I32 | Scalar::U32)
                     && !matches!(func.exprs[*d].kind, ExprKind::Int(_)) =>

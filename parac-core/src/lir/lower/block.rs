@@ -1,7 +1,7 @@
 //! Blocks and reductions of the HAST → LIR lowering: a block value as its elements
 //! (row-major), a reduction over them, the zero of a type.
 
-use super::{LocalVal, Lower, Mode};
+use super::{At, LocalVal, Lower, Mode};
 use crate::ir::{self, BinOp, ExprKind as H, ReduceOp, Scalar, Type};
 use crate::lir::{ExprId, ExprKind};
 
@@ -53,6 +53,110 @@ impl<'a> Lower<'a> {
         vals[0]
     }
 
+    /// The reduction of block `a` in type `t` as a fold (its taps a loop nest, not written
+    /// out), where it has more than `unroll` taps, every tap can be read at a cell given by
+    /// the loop's variables (windows and elementwise operators over them; not constant
+    /// tables), and every path of its statement evaluates it.
+    pub(super) fn fold(
+        &mut self,
+        op: ReduceOp,
+        a: &ir::Expr,
+        t: Scalar,
+        mode: Mode<'a, '_>,
+    ) -> Option<ExprId> {
+        let Type::Block { rows, cols, .. } = a.ty else {
+            return None;
+        };
+        let taps = rows as usize * cols as usize;
+        if !matches!(mode, Mode::Body) || self.cond > 0 || taps <= self.unroll || !self.tappable(a)
+        {
+            return None;
+        }
+        let i32t = Scalar::I32;
+        let vars = [self.out.var("wi", i32t), self.out.var("wj", i32t)];
+        let [i, j] = vars.map(|v| self.out.expr(ExprKind::Var(v), i32t));
+        let elem = self.tap(a, At::Tap(i, j));
+        let elem = self.out.cast(elem, t);
+        let init = match op {
+            ReduceOp::Sum | ReduceOp::Mean => self.zero(t),
+            // The first tap (taking it again changes nothing).
+            ReduceOp::Min | ReduceOp::Max => {
+                let first = self.tap(a, At::Cell(0, 0));
+                self.out.cast(first, t)
+            }
+        };
+        let counts = vec![
+            self.out.int(rows as i128, i32t),
+            self.out.int(cols as i128, i32t),
+        ];
+        let fold_op = match op {
+            ReduceOp::Mean => ReduceOp::Sum,
+            o => o,
+        };
+        let mut s = self.out.expr(
+            ExprKind::Fold {
+                op: fold_op,
+                vars: vars.to_vec(),
+                counts,
+                init,
+                elem,
+            },
+            t,
+        );
+        if op == ReduceOp::Mean {
+            let c = if t.is_float() {
+                self.out.expr(ExprKind::Float(taps as f64), t)
+            } else {
+                self.out.int(taps as i128, t)
+            };
+            s = self.out.binary(BinOp::Div, s, c, t);
+        }
+        Some(s)
+    }
+
+    /// Whether every element of block `e` can be read at a symbolic cell ([`Lower::tap`]).
+    fn tappable(&self, e: &ir::Expr) -> bool {
+        if !e.ty.is_block() {
+            return true;
+        }
+        match &e.kind {
+            H::Block(a) => {
+                let m = self.accesses()[*a].matrix;
+                !matches!(self.f.matrices[m].kind, ir::MatrixKind::Const(_))
+            }
+            H::Cast(x, _) | H::Unary(_, x) => self.tappable(x),
+            H::Binary(_, x, y) => self.tappable(x) && self.tappable(y),
+            _ => false,
+        }
+    }
+
+    /// Element `at` of block `e` (a scalar operand: itself).
+    fn tap(&mut self, e: &ir::Expr, at: At) -> ExprId {
+        let Type::Block { elem, .. } = e.ty else {
+            return self.scalar(e, Mode::Body);
+        };
+        match &e.kind {
+            H::Block(a) => self.load(*a, elem, at),
+            H::Cast(inner, to) => {
+                if let H::Block(a) = inner.kind {
+                    return self.load(a, *to, at);
+                }
+                let x = self.tap(inner, at);
+                self.out.cast(x, elem)
+            }
+            H::Unary(op, a) => {
+                let x = self.tap(a, at);
+                self.out.expr(ExprKind::Unary(*op, x), elem)
+            }
+            H::Binary(op, a, b) => {
+                let x = self.tap(a, at);
+                let y = self.tap(b, at);
+                self.out.binary(*op, x, y, elem)
+            }
+            _ => unreachable!("checked by tappable"),
+        }
+    }
+
     /// A block's reduction in type `t`.
     pub(super) fn reduce(&mut self, op: ReduceOp, vals: Vec<ExprId>, t: Scalar) -> ExprId {
         let count = vals.len();
@@ -77,10 +181,14 @@ impl<'a> Lower<'a> {
         let (rows, cols) = (rows as usize, cols as usize);
         let cells = || (0..rows).flat_map(move |i| (0..cols).map(move |j| (i, j)));
         match &e.kind {
-            H::Block(a) => cells().map(|at| self.load(*a, elem, Some(at))).collect(),
+            H::Block(a) => cells()
+                .map(|at| self.load(*a, elem, Some(at).into()))
+                .collect(),
             H::Cast(inner, to) => {
                 if let H::Block(a) = inner.kind {
-                    return cells().map(|at| self.load(a, *to, Some(at))).collect();
+                    return cells()
+                        .map(|at| self.load(a, *to, Some(at).into()))
+                        .collect();
                 }
                 let b = self.block(inner, mode);
                 b.into_iter().map(|x| self.out.cast(x, elem)).collect()

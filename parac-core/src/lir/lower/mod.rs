@@ -21,6 +21,23 @@ enum LocalVal {
     Block(Vec<VarId>),
 }
 
+/// Which element of a block a window access reads.
+#[derive(Clone, Copy)]
+enum At {
+    /// Its first (a point access; a window's first element).
+    First,
+    /// Row `i`, column `j`, constants (a block written out).
+    Cell(usize, usize),
+    /// Row and column given by `i32` expressions (a fold's variables).
+    Tap(ExprId, ExprId),
+}
+
+impl From<Option<(usize, usize)>> for At {
+    fn from(at: Option<(usize, usize)>) -> At {
+        at.map_or(At::First, |(i, j)| At::Cell(i, j))
+    }
+}
+
 /// Where loads of an expression come from.
 #[derive(Clone, Copy)]
 enum Mode<'a, 'v> {
@@ -43,6 +60,11 @@ struct Lower<'a> {
     host_proofs: bool,
     /// The `if`s of the region's body around the statement being lowered.
     branch: usize,
+    /// The short-circuit operands (`&&`, `||`) around the expression being lowered: no fold
+    /// there (a back end runs a fold before its statement).
+    cond: usize,
+    /// Reductions of windows with more taps than this are folds (loops), not written out.
+    unroll: usize,
 }
 
 /// A function with an empty body, its names from `f`.
@@ -74,13 +96,21 @@ pub(super) fn host_expr(f: &Function, e: &ir::Expr) -> (Func, ExprId) {
         locals: vec![],
         host_proofs: false,
         branch: 0,
+        cond: 0,
+        unroll: usize::MAX,
     };
     let e = l.scalar(e, Mode::Body);
     (l.out, e)
 }
 
-/// The LIR of a checked function (of its region `only` alone, if given).
-pub(super) fn function(f: &Function, host_proofs: bool, only: Option<ir::RegionId>) -> Func {
+/// The LIR of a checked function (of its region `only` alone, if given); reductions of
+/// windows of more than `unroll` taps are folds.
+pub(super) fn function(
+    f: &Function,
+    host_proofs: bool,
+    only: Option<ir::RegionId>,
+    unroll: usize,
+) -> Func {
     let out = empty(f);
     let mut l = Lower {
         f,
@@ -90,6 +120,8 @@ pub(super) fn function(f: &Function, host_proofs: bool, only: Option<ir::RegionI
         locals: vec![],
         host_proofs,
         branch: 0,
+        cond: 0,
+        unroll,
     };
     let mut body = Vec::new();
     for (m, mat) in f.matrices.iter().enumerate() {
@@ -238,7 +270,7 @@ impl<'a> Lower<'a> {
         };
         for (k, v) in vals.into_iter().enumerate() {
             let at = blk.then_some((k / cols, k % cols));
-            let index = self.indices(a, at, None);
+            let index = self.indices(a, at.into(), None);
             let value = self.out.cast(v, elem);
             let checked = !self.host_proven(aid);
             out.push(self.out.stmt(Stmt::Store {
@@ -253,12 +285,7 @@ impl<'a> Lower<'a> {
 
     /// The `i64` indices of an access at block element `at` (a window in the last dimension
     /// follows the column, any other the row); `*` is `outer`'s index.
-    fn indices(
-        &mut self,
-        a: &ir::Access,
-        at: Option<(usize, usize)>,
-        outer: Option<&[VarId]>,
-    ) -> Vec<ExprId> {
+    fn indices(&mut self, a: &ir::Access, at: At, outer: Option<&[VarId]>) -> Vec<ExprId> {
         let n = a.subs.len();
         let mut out = Vec::with_capacity(n);
         for (k, s) in a.subs.iter().enumerate() {
@@ -271,9 +298,20 @@ impl<'a> Lower<'a> {
                     let e = self.scalar(start, Mode::Body);
                     let e = self.out.cast(e, Scalar::I64);
                     let off = match at {
-                        None => 0,
-                        Some((_, bj)) if k + 1 == n => bj as i64,
-                        Some((bi, _)) => bi as i64,
+                        At::First => 0,
+                        At::Cell(_, bj) if k + 1 == n => bj as i64,
+                        At::Cell(bi, _) => bi as i64,
+                        At::Tap(bi, bj) => {
+                            // The tap's row or column, times the stride.
+                            let b = if k + 1 == n { bj } else { bi };
+                            let mut b = self.out.cast(b, Scalar::I64);
+                            if *stride != 1 {
+                                let s = self.out.int(*stride as i128, Scalar::I64);
+                                b = self.out.binary(BinOp::Mul, b, s, Scalar::I64);
+                            }
+                            out.push(self.out.binary(BinOp::Add, e, b, Scalar::I64));
+                            continue;
+                        }
                     };
                     if off == 0 {
                         e
@@ -318,7 +356,7 @@ impl<'a> Lower<'a> {
 
     /// Access `aid` read as type `want` (block element `at` of a window), border rules in
     /// force lowered as a `select` chain.
-    fn load(&mut self, aid: AccessId, want: Scalar, at: Option<(usize, usize)>) -> ExprId {
+    fn load(&mut self, aid: AccessId, want: Scalar, at: At) -> ExprId {
         let a = &self.accesses()[aid];
         let m = a.matrix;
         let elem = self.f.matrices[m].elem;
@@ -428,7 +466,7 @@ impl<'a> Lower<'a> {
     /// A read inside a border value: not extended itself.
     fn entry_load(&mut self, entry: &BorderEntry, aid: AccessId, outer: &[VarId]) -> ExprId {
         let a = &entry.accesses[aid];
-        let index = self.indices(a, None, Some(outer));
+        let index = self.indices(a, At::First, Some(outer));
         let elem = self.f.matrices[a.matrix].elem;
         self.out.expr(
             ExprKind::Load {
@@ -472,7 +510,7 @@ impl<'a> Lower<'a> {
                 _ => self.out.int(0, t),
             },
             H::Load(a) => match mode {
-                Mode::Body => self.load(*a, t, None),
+                Mode::Body => self.load(*a, t, At::First),
                 Mode::Entry(entry, outer) => {
                     let l = self.entry_load(entry, *a, outer);
                     self.out.cast(l, t)
@@ -480,7 +518,7 @@ impl<'a> Lower<'a> {
             },
             H::Cast(inner, to) => {
                 if let (H::Load(a), Mode::Body) = (&inner.kind, mode) {
-                    return self.load(*a, *to, None);
+                    return self.load(*a, *to, At::First);
                 }
                 let x = self.scalar(inner, mode);
                 self.out.cast(x, *to)
@@ -490,7 +528,11 @@ impl<'a> Lower<'a> {
                 self.out.expr(ExprKind::Unary(*op, x), t)
             }
             H::Binary(op, a, b) => {
-                let (x, mut y) = (self.scalar(a, mode), self.scalar(b, mode));
+                let x = self.scalar(a, mode);
+                let short = matches!(op, BinOp::And | BinOp::Or);
+                self.cond += usize::from(short);
+                let mut y = self.scalar(b, mode);
+                self.cond -= usize::from(short);
                 if matches!(op, BinOp::Div | BinOp::Rem) && self.host_divisor(b) {
                     let yt = self.out.exprs[y].ty;
                     y = self.out.expr(ExprKind::Call(Builtin::NonZero, vec![y]), yt);
@@ -502,6 +544,9 @@ impl<'a> Lower<'a> {
                 self.out.expr(ExprKind::Call(*b, xs), t)
             }
             H::Reduce(op, a) => {
+                if let Some(fold) = self.fold(*op, a, t, mode) {
+                    return fold;
+                }
                 let vals = self.block(a, mode);
                 self.reduce(*op, vals, t)
             }

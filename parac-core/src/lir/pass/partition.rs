@@ -161,6 +161,10 @@ struct Part<'a> {
     lets: HashMap<VarId, ExprId>,
     /// Variables bound inside the body (not loop-invariant, unless inlined).
     inner: Vec<VarId>,
+    /// The variables of the body's folds with a constant trip count: that count. An index
+    /// that moves with them is assumed at their ends (it is monotone in each), so a window's
+    /// taps, looped, are proven inside as written-out ones are.
+    folds: HashMap<VarId, i128>,
     /// The assumptions made so far.
     facts: Vec<Fact>,
     /// Their keys (kind, index, bound), so that each is recorded once in constant time.
@@ -323,6 +327,7 @@ impl<'a> Part<'a> {
             var,
             lets: HashMap::new(),
             inner: Vec::new(),
+            folds: HashMap::new(),
             facts: Vec::new(),
             fact_keys: Default::default(),
             leaves: Vec::new(),
@@ -350,6 +355,16 @@ impl Part<'_> {
                     self.lets.insert(v, a);
                 }
             }
+            if let ExprKind::Fold { vars, counts, .. } = &self.func.exprs[e].kind {
+                for (v, c) in vars.iter().zip(counts) {
+                    self.inner.push(*v);
+                    if let ExprKind::Int(n) = self.func.exprs[*c].kind {
+                        if n > 0 {
+                            self.folds.insert(*v, n);
+                        }
+                    }
+                }
+            }
             stack.extend(expr_children(&self.func.exprs[e].kind));
         }
         for c in ss {
@@ -359,6 +374,37 @@ impl Part<'_> {
 
     fn pure(&self, e: ExprId) -> bool {
         crate::lir::total(self.func, e, &|_| true)
+    }
+
+    /// `e` at the ends of the folds' variables it moves with (itself where none), or `None`
+    /// where it is not monotone in one of them or moves with another bound variable.
+    fn ends(&mut self, e: ExprId) -> Option<Vec<ExprId>> {
+        let mut vars = Vec::new();
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            match self.func.exprs[x].kind {
+                ExprKind::Var(v) if self.folds.contains_key(&v) => {
+                    if !vars.contains(&v) {
+                        vars.push(v);
+                    }
+                }
+                ref k => stack.extend(expr_children(k)),
+            }
+        }
+        let mut out = vec![e];
+        for v in vars {
+            mono(self.func, e, v, &HashMap::new())?;
+            let last = self.folds[&v] - 1;
+            let mut next = Vec::new();
+            for x in out {
+                for end in [0, last] {
+                    let c = self.func.int(end, self.func.vars[v].ty);
+                    next.push(substitute(self.func, x, v, c));
+                }
+            }
+            out = next;
+        }
+        Some(out)
     }
 
     /// Whether `e` is an index the guard can check: monotone, no wrapping, invariant leaves
@@ -509,15 +555,23 @@ impl Part<'_> {
             BinOp::Eq if int(r).is_some_and(|k| k < 0) || past(r) => (Fact::Not(l, r), false),
             _ => return None,
         };
-        if !self.index(l) {
-            return None;
-        }
         if let Fact::Not(_, c) = fact.0 {
             if !self.index(c) {
                 return None;
             }
         }
-        self.fact(fact.0);
+        let ends = self.ends(l)?;
+        if !ends.iter().all(|x| self.index(*x)) {
+            return None;
+        }
+        for x in ends {
+            self.fact(match fact.0 {
+                Fact::NonNeg(_) => Fact::NonNeg(x),
+                Fact::Below(_, d) => Fact::Below(x, d),
+                Fact::Not(_, c) => Fact::Not(x, c),
+                Fact::Inside(_, d) => Fact::Inside(x, d),
+            });
+        }
         Some(fact.1)
     }
 
@@ -539,12 +593,21 @@ impl Part<'_> {
         let Buf::Matrix(m) = buf else {
             return false;
         };
-        if !index.iter().all(|i| self.index(*i)) {
+        let Some(ends) = index
+            .iter()
+            .map(|i| self.ends(*i))
+            .collect::<Option<Vec<Vec<ExprId>>>>()
+        else {
+            return false;
+        };
+        if !ends.iter().flatten().all(|i| self.index(*i)) {
             return false;
         }
-        for (k, i) in index.iter().enumerate() {
-            let d = self.func.expr(ExprKind::Dim(m, k), Scalar::I64);
-            self.fact(Fact::Inside(*i, d));
+        for (k, is) in ends.iter().enumerate() {
+            for i in is {
+                let d = self.func.expr(ExprKind::Dim(m, k), Scalar::I64);
+                self.fact(Fact::Inside(*i, d));
+            }
         }
         true
     }
@@ -562,5 +625,25 @@ impl BodyCopy for Part<'_> {
     }
     fn checked(&mut self, buf: Buf, index: &[ExprId], checked: bool) -> bool {
         checked && !self.inside(buf, index)
+    }
+}
+
+/// `e` with variable `v` replaced by `c` (new nodes where something changed).
+fn substitute(func: &mut Func, e: ExprId, v: VarId, c: ExprId) -> ExprId {
+    match func.exprs[e].kind {
+        ExprKind::Var(w) if w == v => {
+            let t = func.exprs[e].ty;
+            func.cast(c, t)
+        }
+        ref k => {
+            let kind = k.clone();
+            let kids = expr_children(&kind);
+            let new: Vec<ExprId> = kids.iter().map(|x| substitute(func, *x, v, c)).collect();
+            if new == kids {
+                return e;
+            }
+            let t = func.exprs[e].ty;
+            func.expr(with_children(&kind, &new), t)
+        }
     }
 }

@@ -50,8 +50,13 @@ fn bound_and_stored(func: &Func, s: StmtId, vars: &mut HashSet<VarId>, stored: &
     let (es, ss) = stmt_parts(stmt);
     let mut stack = es;
     while let Some(e) = stack.pop() {
-        if let ExprKind::Let(v, ..) = func.exprs[e].kind {
-            vars.insert(v);
+        match &func.exprs[e].kind {
+            ExprKind::Let(v, ..) => {
+                vars.insert(*v);
+            }
+            // A fold's taps move with its variables: not shared.
+            ExprKind::Fold { vars: fv, .. } => vars.extend(fv.iter().copied()),
+            _ => {}
         }
         stack.extend(expr_children(&func.exprs[e].kind));
     }

@@ -32,6 +32,7 @@ impl<'a> Exprs<'a> {
                 ExprKind::Call(b, _) => format!("F{b:?}"),
                 ExprKind::Select(..) => "S".into(),
                 ExprKind::Let(v, ..) => format!("T{v:?}"),
+                ExprKind::Fold { op, vars, .. } => format!("R{op:?}{vars:?}"),
                 _ => unreachable!("leaves are handled above"),
             };
             let key = format!("{key}:{:?}:{}:{kids:?}", x.ty, x.lanes);
@@ -60,6 +61,8 @@ impl<'a> Exprs<'a> {
                         // The body's `v` is bound here: free only if the value uses it.
                         fv.retain(|w| w != v || free[a].contains(v));
                     }
+                    // A fold's variables are bound in its tap alone.
+                    ExprKind::Fold { vars, .. } => fv.retain(|w| !vars.contains(w)),
                     ExprKind::Load {
                         buf: Buf::Matrix(m),
                         ..

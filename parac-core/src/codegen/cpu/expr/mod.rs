@@ -318,6 +318,38 @@ impl<'a> Exprs<'a> {
                     quote!(if #c { #a } else { #b })
                 }
             }
+            ExprKind::Fold {
+                op,
+                vars,
+                counts,
+                init,
+                elem,
+            } => {
+                let init = self.expr(*init, out);
+                let counts: Vec<TokenStream> = counts.iter().map(|c| self.expr(*c, out)).collect();
+                // The tap in a scope of its own (its bindings depend on the variables).
+                self.push();
+                let mut lets = TokenStream::new();
+                let v = self.tail(*elem, &mut lets);
+                self.pop();
+                let acc = format_ident!("__f{}", e.index());
+                let step = match op {
+                    crate::ir::ReduceOp::Min => {
+                        call(crate::ir::Builtin::Min, &[quote!(#acc), p(v)], t)
+                    }
+                    crate::ir::ReduceOp::Max => {
+                        call(crate::ir::Builtin::Max, &[quote!(#acc), p(v)], t)
+                    }
+                    _ => binary(BinOp::Add, quote!(#acc), p(v), t, t),
+                };
+                let mut body = quote!(#lets #acc = #step;);
+                for (var, count) in vars.iter().zip(counts).rev() {
+                    let var = self.var(*var);
+                    body = quote!(for #var in 0i32..(#count) { #body });
+                }
+                let rt = rty(t);
+                quote!({ let mut #acc: #rt = #init; #body #acc })
+            }
             ExprKind::Let(v, a, b) => {
                 let ty = rty(func.vars[*v].ty);
                 let a = self.expr(*a, out);

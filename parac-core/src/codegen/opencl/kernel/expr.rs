@@ -132,6 +132,13 @@ impl Printer<'_> {
                 };
                 format!("(({ct})(({c}) ? ({a}) : ({b})))")
             }
+            K::Fold {
+                op,
+                vars,
+                counts,
+                init,
+                elem,
+            } => self.fold(op, &vars, &counts, init, elem, t, pre, cond),
             K::Let(v, a, body) => {
                 let declared = self.declared.iter().any(|d| d.contains(&v));
                 if declared {
@@ -304,6 +311,54 @@ impl Printer<'_> {
         Some(format!("{name}({})", call.join(", ")))
     }
 
+    /// A fold: its accumulator declared and its loops run before the statement (the lowering
+    /// puts no fold where only some paths evaluate it), the accumulator as the value.
+    #[allow(clippy::too_many_arguments)]
+    fn fold(
+        &mut self,
+        op: crate::ir::ReduceOp,
+        vars: &[VarId],
+        counts: &[ExprId],
+        init: ExprId,
+        elem: ExprId,
+        t: Scalar,
+        pre: &mut Vec<String>,
+        cond: bool,
+    ) -> String {
+        debug_assert!(!cond, "a fold under a condition");
+        let ct = cty(t);
+        let init = self.expr(init, pre, cond);
+        let counts: Vec<String> = counts.iter().map(|c| self.expr(*c, pre, cond)).collect();
+        let acc = self.local();
+        // The tap in a C block of its own: its `let`s are declared inside the loop.
+        self.declared.push(HashSet::new());
+        let saved = std::mem::replace(&mut self.nesting, 0);
+        let mut body = Vec::new();
+        let v = self.expr(elem, &mut body, false);
+        self.nesting = saved;
+        self.declared.pop();
+        let step = match op {
+            crate::ir::ReduceOp::Min | crate::ir::ReduceOp::Max => {
+                let f = match op {
+                    crate::ir::ReduceOp::Min => Builtin::Min,
+                    _ => Builtin::Max,
+                };
+                format!("(({ct}){})", call_c(f, &[acc.clone(), v], t))
+            }
+            _ if t.is_float() => format!("({acc} + ({v}))"),
+            _ => format!("(({ct})(({u})({acc}) + ({u})({v})))", u = unsigned(t)),
+        };
+        let mut text = String::new();
+        for (var, c) in vars.iter().zip(&counts) {
+            let name = self.var(*var);
+            text.push_str(&format!("for (int {name} = 0; {name} < ({c}); {name}++) "));
+        }
+        text.push_str(&format!("{{ {} {acc} = {step}; }}", body.join(" ")));
+        pre.push(format!("{ct} {acc} = {init};"));
+        pre.push(text);
+        acc
+    }
+
     /// A variable as an expression prints it (its name, or the value printed in its place).
     fn expr_var(&self, v: VarId) -> String {
         match self.subst.get(&v) {
@@ -327,6 +382,22 @@ fn free_vars(func: &crate::lir::Func, e: ExprId, bound: &mut HashSet<VarId>, out
             free_vars(func, *body, bound, out);
             if fresh {
                 bound.remove(v);
+            }
+        }
+        K::Fold {
+            vars,
+            counts,
+            init,
+            elem,
+            ..
+        } => {
+            for c in counts.iter().chain([init]) {
+                free_vars(func, *c, bound, out);
+            }
+            let fresh: Vec<VarId> = vars.iter().copied().filter(|v| bound.insert(*v)).collect();
+            free_vars(func, *elem, bound, out);
+            for v in fresh {
+                bound.remove(&v);
             }
         }
         kind => {

@@ -1,0 +1,261 @@
+//! Windows larger than `lir::UNROLL_TAPS` (64 taps), whose reductions are loops over their taps
+//! (`lir::ExprKind::Fold`) on the CPU path and in the OpenCL kernels, against hand-written
+//! references (`tests/common/reference.rs`, OpenCV's border interpolation): sums, minima,
+//! maxima and a float mean, square and oblong windows, every shorthand mode, an elementwise product
+//! of two windows, on images from 1x1 to larger than the window (so that windows reach past
+//! both ends at once and reflect or wrap several times).
+
+#[macro_use]
+mod common;
+
+use common::data;
+use common::reference::{self as r, Border};
+use common::runtimes;
+use common::soft::Failures;
+use parac::{Matrix, Runtime};
+
+parac::parac! {
+    pub fn box9(src: &u8[M][N], dst: &mut i32[M][N]) {
+        parac_border_rule b = reflect101(src[4][4]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_sum(src[itx-4:9:1][ity-4:9:1]);
+        }
+    }
+
+    pub fn erode11(src: &u8[M][N], dst: &mut u8[M][N]) {
+        parac_border_rule b = replicate(src[5][5]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_min(src[itx-5:11:1][ity-5:11:1]);
+        }
+    }
+
+    pub fn dilate_wrap(src: &u8[M][N], dst: &mut u8[M][N]) {
+        parac_border_rule b = wrap(src[4][6]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_max(src[itx-4:9:1][ity-6:13:1]);
+        }
+    }
+
+    pub fn mean_constant(src: &f32[M][N], dst: &mut f32[M][N]) {
+        parac_border_rule b = constant(src[4][4], 0.5);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_mean(src[itx-4:9:1][ity-4:9:1]);
+        }
+    }
+
+    pub fn rect5x15(src: &u8[M][N], dst: &mut i32[M][N]) {
+        parac_border_rule b = reflect(src[2][7]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_sum(src[itx-2:5:1][ity-7:15:1]);
+        }
+    }
+
+    pub fn products(a: &u8[M][N], b: &u8[M][N], dst: &mut i32[M][N]) {
+        parac_border_rule ra = replicate(a[4][4]);
+        parac_border_rule rb = reflect101(b[4][4]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(ra, rb) {
+            dst[itx][ity] = parac_matrix_sum(a[itx-4:9:1][ity-4:9:1] .* b[itx-4:9:1][ity-4:9:1]) - 3 * a[itx][ity];
+        }
+    }
+}
+
+const SIZES: [(usize, usize); 9] = [
+    (1, 1),
+    (1, 2),
+    (2, 3),
+    (3, 2),
+    (5, 7),
+    (9, 9),
+    (4, 40),
+    (12, 17),
+    (33, 20),
+];
+
+/// `f` over the `(2 hr + 1) x (2 hc + 1)` window of each element, outside reads through the
+/// modes.
+fn window<T>(
+    src: &Matrix<u8>,
+    (hr, hc): (usize, usize),
+    (rows, cols): (Option<Border>, Option<Border>),
+    f: impl Fn(&mut dyn Iterator<Item = i64>) -> T,
+) -> Matrix<T>
+where
+    T: parac::Element,
+{
+    Matrix::from_fn([src.shape()[0], src.shape()[1]], |i| {
+        let (x, y) = (i[0] as isize, i[1] as isize);
+        let mut taps = (0..=2 * hr).flat_map(|a| {
+            (0..=2 * hc).map(move |b| {
+                r::border_value(
+                    src,
+                    rows,
+                    cols,
+                    x + a as isize - hr as isize,
+                    y + b as isize - hc as isize,
+                )
+            })
+        });
+        f(&mut taps)
+    })
+}
+
+on_every_runtime! {
+    looped_windows_match_the_references,
+}
+
+/// Every plan of two looped windows on the OpenCL device (several points per work-item, shared
+/// reads, vectors, local tiles, split interiors: each lowering pass around a fold), forced one
+/// by one, against the CPU path (which the test above holds to the references).
+#[test]
+fn every_opencl_plan_of_a_looped_window() {
+    use common::differential::{plan_labels, policy};
+    use parac::Pipeline;
+    use parac::pipeline::{Arg, tensor_of};
+    const SOURCE: &str = "
+        pub fn products(a: &u8[M][N], b: &u8[M][N], dst: &mut i32[M][N]) {
+            parac_border_rule ra = replicate(a[4][4]);
+            parac_border_rule rb = reflect101(b[4][4]);
+            parac_iterator it(0:M:1; 0:N:1) parac_border_rule(ra, rb) {
+                dst[itx][ity] = parac_matrix_sum(a[itx-4:9:1][ity-4:9:1] .* b[itx-4:9:1][ity-4:9:1]) - 3 * a[itx][ity];
+            }
+        }
+        pub fn erode11(src: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_border_rule b = replicate(src[5][5]);
+            parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+                dst[itx][ity] = parac_matrix_min(src[itx-5:11:1][ity-5:11:1]);
+            }
+        }";
+    let _b = runtimes::shared_buffers();
+    let Some(mut rt) = runtimes::fresh_opencl() else {
+        return;
+    };
+    let p = Pipeline::compile(SOURCE).expect("compiles");
+    let arg = |m: &Matrix<u8>| Arg::Matrix(tensor_of(m.clone()).expect("u8"));
+    let mut failures = Failures::new();
+    for name in ["products", "erode11"] {
+        let f = p.function(name).expect("defined");
+        let inputs = if name == "products" { 2 } else { 1 };
+        let out = |m: usize, n: usize| -> Arg {
+            if name == "products" {
+                Arg::Matrix(tensor_of(Matrix::<i32>::zeros([m, n])).expect("i32"))
+            } else {
+                Arg::Matrix(tensor_of(Matrix::<u8>::zeros([m, n])).expect("u8"))
+            }
+        };
+        for label in plan_labels(f) {
+            for (m, n) in [(5, 7), (33, 20)] {
+                let seed = data::seed_for(0x71D1, m, n);
+                let mut args: Vec<Arg> = (0..inputs)
+                    .map(|k| arg(&data::random_u8(m, n, seed ^ k)))
+                    .collect();
+                args.push(out(m, n));
+                let mut want = args.clone();
+                p.run(&Runtime::cpu(), name, &mut want)
+                    .expect("the CPU path");
+                rt.set_policy(policy(&label));
+                if let Err(e) = p.run(&rt, name, &mut args) {
+                    failures.fail(format!("{name}, plan {label}, {m}x{n}: {e}"));
+                    continue;
+                }
+                let last = args.len() - 1;
+                let same = match (&args[last], &want[last]) {
+                    (Arg::Matrix(g), Arg::Matrix(w)) => g == w,
+                    _ => false,
+                };
+                failures.expect(same, || {
+                    format!("{name}, plan {label}, {m}x{n}: differs from the CPU path")
+                });
+            }
+        }
+    }
+    failures.finish();
+}
+
+fn looped_windows_match_the_references(rt: &Runtime) {
+    let runtime = runtimes::name(rt);
+    let mut failures = Failures::new();
+    for (m, n) in SIZES {
+        let seed = data::seed_for(0x71D0, m, n);
+        let src = data::random_u8(m, n, seed);
+        let other = data::random_u8(m, n, seed ^ 0x55);
+        let at = |what: &str| format!("{what} on {runtime}, {m}x{n} (seed {seed:#x})");
+        let run = |what: &str, r: Result<(), parac::Error>| {
+            r.unwrap_or_else(|e| panic!("{}: {e}", at(what)));
+        };
+
+        let mut out = Matrix::<i32>::zeros([m, n]);
+        run("box9", box9(rt, &src, &mut out));
+        let both = Some(Border::Reflect101);
+        failures.same(
+            &at("9x9 sum, reflect101"),
+            &out,
+            &r::box_sum(&src, 4, 4, both, both),
+        );
+
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        run("erode11", erode11(rt, &src, &mut out));
+        let rep = Some(Border::Replicate);
+        let want = window(&src, (5, 5), (rep, rep), |t| t.min().unwrap() as u8);
+        failures.same(&at("11x11 min, replicate"), &out, &want);
+
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        run("dilate_wrap", dilate_wrap(rt, &src, &mut out));
+        let wrap = Some(Border::Wrap);
+        let want = window(&src, (4, 6), (wrap, wrap), |t| t.max().unwrap() as u8);
+        failures.same(&at("9x13 max, wrap"), &out, &want);
+
+        let mut out = Matrix::<i32>::zeros([m, n]);
+        run("rect5x15", rect5x15(rt, &src, &mut out));
+        let refl = Some(Border::Reflect);
+        failures.same(
+            &at("5x15 sum, reflect"),
+            &out,
+            &r::box_sum(&src, 2, 7, refl, refl),
+        );
+
+        let mut out = Matrix::<i32>::zeros([m, n]);
+        run("products", products(rt, &src, &other, &mut out));
+        let want = Matrix::<i32>::from_fn([m, n], |i| {
+            let (x, y) = (i[0] as isize, i[1] as isize);
+            let mut s = 0i32;
+            for a in -4..=4 {
+                for b in -4..=4 {
+                    let p = r::border_value(&src, rep, rep, x + a, y + b)
+                        * r::border_value(&other, both, both, x + a, y + b);
+                    s = s.wrapping_add(p as i32);
+                }
+            }
+            s - 3 * i32::from(src.get(&[i[0], i[1]]))
+        });
+        failures.same(&at("9x9 sum of products, two rules"), &out, &want);
+
+        // A float mean: the taps added in row-major order from 0 in f32, as C would.
+        let fsrc =
+            Matrix::<f32>::from_fn([m, n], |i| f32::from(src.get(&[i[0], i[1]])) / 4.0 - 10.0);
+        let mut out = Matrix::<f32>::zeros([m, n]);
+        run("mean_constant", mean_constant(rt, &fsrc, &mut out));
+        let want = Matrix::<f32>::from_fn([m, n], |i| {
+            let (x, y) = (i[0] as isize, i[1] as isize);
+            let mut s = 0.0f32;
+            for a in -4..=4isize {
+                for b in -4..=4isize {
+                    let (p, q) = (x + a, y + b);
+                    let inside = (0..m as isize).contains(&p) && (0..n as isize).contains(&q);
+                    s += if inside {
+                        fsrc.get(&[p as usize, q as usize])
+                    } else {
+                        0.5
+                    };
+                }
+            }
+            s / 81.0
+        });
+        // The sum's order is the LIR's on every path; OpenCL's `/` may be a few ulp off.
+        if rt.device().is_none() {
+            failures.same(&at("9x9 f32 mean, constant"), &out, &want);
+        } else {
+            failures.close(&at("9x9 f32 mean, constant"), &out, &want, 1e-5);
+        }
+    }
+    failures.finish();
+}
