@@ -63,7 +63,7 @@ fn main() {
     let mut g = c.benchmark_group("windows_3840x2160");
     g.sampling_mode(SamplingMode::Flat).sample_size(10);
     // Every runtime's output equals the CPU path's (which the tests hold to the interpreter).
-    for &(n, boxf, erode) in FILTERS {
+    for &(n, boxf, erode) in FILTERS.iter().filter(|_| runtimes.len() > 1) {
         for (name, f) in [("box mean", boxf), ("erosion", erode)] {
             let mut want = Matrix::<u8>::zeros([h, w]);
             f(&runtimes[0].1, &src, &mut want).expect("CPU path");

@@ -518,16 +518,16 @@ fn pad_index_follows_the_patterns_of_the_language() {
 }
 
 #[test]
-#[should_panic(expected = "cannot reach")]
-fn reflect101_needs_a_side_longer_than_the_width() {
-    r::pad_index(Border::Reflect101, -3, 3);
-}
-
-#[test]
-#[should_panic(expected = "cannot reach")]
-fn wrap_needs_a_side_at_least_the_width() {
+fn reflections_and_wraps_repeat_past_a_small_side() {
+    // OpenCV's borderInterpolate: reflect or wrap again until inside.
+    assert_eq!(r::pad_index(Border::Reflect101, -3, 3), Some(1));
+    assert_eq!(r::pad_index(Border::Reflect101, -5, 1), Some(0));
+    assert_eq!(r::pad_index(Border::Reflect101, 7, 2), Some(1));
+    assert_eq!(r::pad_index(Border::Reflect, -4, 3), Some(2));
+    assert_eq!(r::pad_index(Border::Reflect, 6, 2), Some(1));
     // Side +4 of a dimension of 3.
-    r::pad_index(Border::Wrap, 6, 3);
+    assert_eq!(r::pad_index(Border::Wrap, 6, 3), Some(0));
+    assert_eq!(r::pad_index(Border::Wrap, -7, 3), Some(2));
 }
 
 #[test]

@@ -398,8 +398,7 @@ impl Part<'_> {
             let mut next = Vec::new();
             for x in out {
                 for end in [0, last] {
-                    let c = self.func.int(end, self.func.vars[v].ty);
-                    next.push(substitute(self.func, x, v, c));
+                    next.push(substitute(self.func, x, v, end));
                 }
             }
             out = next;
@@ -628,13 +627,12 @@ impl BodyCopy for Part<'_> {
     }
 }
 
-/// `e` with variable `v` replaced by `c` (new nodes where something changed).
-fn substitute(func: &mut Func, e: ExprId, v: VarId, c: ExprId) -> ExprId {
+/// `e` with variable `v` replaced by the constant `c` (new nodes where something changed; a
+/// conversion of the constant folded, so that the result's affine form is plain).
+fn substitute(func: &mut Func, e: ExprId, v: VarId, c: i128) -> ExprId {
+    let t = func.exprs[e].ty;
     match func.exprs[e].kind {
-        ExprKind::Var(w) if w == v => {
-            let t = func.exprs[e].ty;
-            func.cast(c, t)
-        }
+        ExprKind::Var(w) if w == v => func.int(c, t),
         ref k => {
             let kind = k.clone();
             let kids = expr_children(&kind);
@@ -642,7 +640,12 @@ fn substitute(func: &mut Func, e: ExprId, v: VarId, c: ExprId) -> ExprId {
             if new == kids {
                 return e;
             }
-            let t = func.exprs[e].ty;
+            if let (ExprKind::Cast(_), ExprKind::Int(k)) = (&kind, &func.exprs[new[0]].kind) {
+                if t.range().is_some_and(|(lo, hi)| (lo..=hi).contains(k)) {
+                    let k = *k;
+                    return func.int(k, t);
+                }
+            }
             func.expr(with_children(&kind, &new), t)
         }
     }

@@ -4,8 +4,10 @@
 //! integer division) are bound too, in evaluation order, so that no binding moves one failure
 //! before another. The arms of a `select` and the right operand of `&&`/`||` are scopes of
 //! their own: nothing evaluated only there is hoisted out of them. Merging and counting are in
-//! `merge`, the closures shared by a region's bordered reads in `outline`.
+//! `merge`, the closures shared by a region's bordered reads in `outline`, folds (a window's
+//! taps as loops) in `fold`.
 
+mod fold;
 mod merge;
 mod outline;
 
@@ -318,38 +320,7 @@ impl<'a> Exprs<'a> {
                     quote!(if #c { #a } else { #b })
                 }
             }
-            ExprKind::Fold {
-                op,
-                vars,
-                counts,
-                init,
-                elem,
-            } => {
-                let init = self.expr(*init, out);
-                let counts: Vec<TokenStream> = counts.iter().map(|c| self.expr(*c, out)).collect();
-                // The tap in a scope of its own (its bindings depend on the variables).
-                self.push();
-                let mut lets = TokenStream::new();
-                let v = self.tail(*elem, &mut lets);
-                self.pop();
-                let acc = format_ident!("__f{}", e.index());
-                let step = match op {
-                    crate::ir::ReduceOp::Min => {
-                        call(crate::ir::Builtin::Min, &[quote!(#acc), p(v)], t)
-                    }
-                    crate::ir::ReduceOp::Max => {
-                        call(crate::ir::Builtin::Max, &[quote!(#acc), p(v)], t)
-                    }
-                    _ => binary(BinOp::Add, quote!(#acc), p(v), t, t),
-                };
-                let mut body = quote!(#lets #acc = #step;);
-                for (var, count) in vars.iter().zip(counts).rev() {
-                    let var = self.var(*var);
-                    body = quote!(for #var in 0i32..(#count) { #body });
-                }
-                let rt = rty(t);
-                quote!({ let mut #acc: #rt = #init; #body #acc })
-            }
+            ExprKind::Fold { .. } => self.fold(e, out),
             ExprKind::Let(v, a, b) => {
                 let ty = rty(func.vars[*v].ty);
                 let a = self.expr(*a, out);
