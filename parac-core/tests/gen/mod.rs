@@ -2681,7 +2681,8 @@ impl<'a> G<'a> {
         name
     }
 
-    /// A block shape (rows, columns): any small shape, a row in 1-D programs.
+    /// A block shape (rows, columns): any small shape, a row in 1-D programs; now and then one
+    /// past `lir::UNROLL_TAPS` (64 taps), whose reductions are loops.
     fn block_shape(&mut self) -> (usize, usize) {
         if self.rank == 1 {
             return (1, self.pick(&[3, 2, 5, 1, 4, 7]));
@@ -2701,6 +2702,8 @@ impl<'a> G<'a> {
             (4, 4),
             (2, 3),
             (7, 1),
+            (9, 9),
+            (5, 13),
         ])
     }
 
