@@ -104,14 +104,19 @@ impl<'a> Lower<'a> {
             t,
         );
         if op == ReduceOp::Mean {
-            let c = if t.is_float() {
-                self.out.expr(ExprKind::Float(taps as f64), t)
-            } else {
-                self.out.int(taps as i128, t)
-            };
-            s = self.out.binary(BinOp::Div, s, c, t);
+            s = self.mean(s, taps, t);
         }
         Some(s)
+    }
+
+    /// A mean from its sum `s` of `count` elements, in type `t`.
+    fn mean(&mut self, s: ExprId, count: usize, t: Scalar) -> ExprId {
+        let c = if t.is_float() {
+            self.out.expr(ExprKind::Float(count as f64), t)
+        } else {
+            self.out.int(count as i128, t)
+        };
+        self.out.binary(BinOp::Div, s, c, t)
     }
 
     /// Whether every element of block `e` can be read at a symbolic cell ([`Lower::tap`]).
@@ -163,12 +168,7 @@ impl<'a> Lower<'a> {
         let vals: Vec<ExprId> = vals.into_iter().map(|v| self.out.cast(v, t)).collect();
         let mut s = self.combine_all(op, vals, t);
         if op == ReduceOp::Mean {
-            let c = if t.is_float() {
-                self.out.expr(ExprKind::Float(count as f64), t)
-            } else {
-                self.out.int(count as i128, t)
-            };
-            s = self.out.binary(BinOp::Div, s, c, t);
+            s = self.mean(s, count, t);
         }
         s
     }

@@ -121,16 +121,13 @@ impl<'a> Lower<'a> {
                     false => self.out.binary(BinOp::Sub, p, one, t),
                 };
                 let back = self.out.binary(BinOp::Sub, last, q, t);
-                let v = self.out.expr(ExprKind::Select(lt, q, back), t);
-                match r101 {
+                let mut v = self.out.expr(ExprKind::Select(lt, q, back), t);
+                if r101 {
                     // A 1-wide dimension reads its one element.
-                    true => {
-                        let is1 = self.out.binary(BinOp::Eq, s, one, b);
-                        let v = self.out.expr(ExprKind::Select(is1, zero, v), t);
-                        guarded(self, 1, v)
-                    }
-                    false => guarded(self, 1, v),
+                    let is1 = self.out.binary(BinOp::Eq, s, one, b);
+                    v = self.out.expr(ExprKind::Select(is1, zero, v), t);
                 }
+                guarded(self, 1, v)
             }
             BorderMode::Constant(_) => unreachable!("constant reads are not mapped"),
         };

@@ -360,6 +360,10 @@ impl<'a> Lower<'a> {
         let a = &self.accesses()[aid];
         let m = a.matrix;
         let elem = self.f.matrices[m].elem;
+        if let Some(sh) = self.r.and_then(|r| self.f.shorthand_for(r, m)) {
+            let index = self.indices(a, at, None);
+            return self.shorthand_load(sh, m, index, want);
+        }
         let entries: Vec<&'a BorderEntry> = match self.r {
             Some(r) => r
                 .rules
@@ -370,9 +374,6 @@ impl<'a> Lower<'a> {
             None => vec![],
         };
         let index = self.indices(a, at, None);
-        if let Some(sh) = self.r.and_then(|r| self.f.shorthand_for(r, m)) {
-            return self.shorthand_load(sh, m, index, want);
-        }
         if entries.is_empty() {
             let checked = !self.host_proven(aid);
             let l = self.out.expr(

@@ -83,7 +83,9 @@ pub(crate) fn affine(func: &Func, e: ExprId, var: VarId) -> Option<(i128, i128)>
     }
 }
 
-/// `e` with the loop's variable replaced by `y` (an `i32`).
+/// `e` with the variable `var` replaced by `y` (an `i32`). Where `y` is a constant, a
+/// conversion of it is folded (when the value fits the target type), so that the result's
+/// affine form is plain ([`affine`]).
 pub(super) fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
     let kind = func.exprs[e].kind.clone();
     if let ExprKind::Var(v) = kind {
@@ -95,6 +97,12 @@ pub(super) fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
     }
     let new: Vec<ExprId> = kids.iter().map(|c| at(func, *c, var, y)).collect();
     let t = func.exprs[e].ty;
+    if let (ExprKind::Cast(_), ExprKind::Int(k)) = (&kind, &func.exprs[new[0]].kind) {
+        if t.range().is_some_and(|(lo, hi)| (lo..=hi).contains(k)) {
+            let k = *k;
+            return func.int(k, t);
+        }
+    }
     func.expr(with_children(&kind, &new), t)
 }
 

@@ -21,7 +21,7 @@
 //! innermost work-item loop's body becomes `if (every assumption holds at this point) interior
 //! else body`, the per-work-item interior test of the OpenCL kernels.
 
-use super::facts::{Fact, LEAF, fact_guard, mono, point_tests, unit_offset};
+use super::facts::{Fact, LEAF, at, fact_guard, mono, point_tests, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
 use crate::lir::visit::{
     BodyCopy, Mutator, expr_children, mutate_body, rebuild_stmt, stmt_parts, with_children,
@@ -398,7 +398,8 @@ impl Part<'_> {
             let mut next = Vec::new();
             for x in out {
                 for end in [0, last] {
-                    next.push(substitute(self.func, x, v, end));
+                    let c = self.func.int(end, Scalar::I32);
+                    next.push(at(self.func, x, v, c));
                 }
             }
             out = next;
@@ -624,29 +625,5 @@ impl BodyCopy for Part<'_> {
     }
     fn checked(&mut self, buf: Buf, index: &[ExprId], checked: bool) -> bool {
         checked && !self.inside(buf, index)
-    }
-}
-
-/// `e` with variable `v` replaced by the constant `c` (new nodes where something changed; a
-/// conversion of the constant folded, so that the result's affine form is plain).
-fn substitute(func: &mut Func, e: ExprId, v: VarId, c: i128) -> ExprId {
-    let t = func.exprs[e].ty;
-    match func.exprs[e].kind {
-        ExprKind::Var(w) if w == v => func.int(c, t),
-        ref k => {
-            let kind = k.clone();
-            let kids = expr_children(&kind);
-            let new: Vec<ExprId> = kids.iter().map(|x| substitute(func, *x, v, c)).collect();
-            if new == kids {
-                return e;
-            }
-            if let (ExprKind::Cast(_), ExprKind::Int(k)) = (&kind, &func.exprs[new[0]].kind) {
-                if t.range().is_some_and(|(lo, hi)| (lo..=hi).contains(k)) {
-                    let k = *k;
-                    return func.int(k, t);
-                }
-            }
-            func.expr(with_children(&kind, &new), t)
-        }
     }
 }

@@ -214,10 +214,7 @@ impl Printer<'_> {
             Add | Sub | Mul if self.func.exprs[e].exact => {
                 format!("(({ct})(({x}) {} ({y})))", c_op(op))
             }
-            Add | Sub | Mul | ElemMul => {
-                let u = unsigned(ot);
-                format!("(({ct})(({u})({x}) {} ({u})({y})))", c_op(op))
-            }
+            Add | Sub | Mul | ElemMul => wrapping(op, &x, &y, t, ot),
             Div | Rem if divisor.is_some_and(|k| k != 0 && k != -1) => {
                 format!("(({ct})(({x}) {} ({y})))", c_op(op))
             }
@@ -338,15 +335,14 @@ impl Printer<'_> {
         self.nesting = saved;
         self.declared.pop();
         let step = match op {
-            crate::ir::ReduceOp::Min | crate::ir::ReduceOp::Max => {
-                let f = match op {
-                    crate::ir::ReduceOp::Min => Builtin::Min,
-                    _ => Builtin::Max,
-                };
-                format!("(({ct}){})", call_c(f, &[acc.clone(), v], t))
+            crate::ir::ReduceOp::Min => {
+                format!("(({ct}){})", call_c(Builtin::Min, &[acc.clone(), v], t))
             }
-            _ if t.is_float() => format!("({acc} + ({v}))"),
-            _ => format!("(({ct})(({u})({acc}) + ({u})({v})))", u = unsigned(t)),
+            crate::ir::ReduceOp::Max => {
+                format!("(({ct}){})", call_c(Builtin::Max, &[acc.clone(), v], t))
+            }
+            _ if t.is_float() => format!("(({acc}) + ({v}))"),
+            _ => wrapping(BinOp::Add, &acc, &v, t, t),
         };
         let mut text = String::new();
         for (var, c) in vars.iter().zip(&counts) {
@@ -406,6 +402,13 @@ fn free_vars(func: &crate::lir::Func, e: ExprId, bound: &mut HashSet<VarId>, out
             }
         }
     }
+}
+
+/// `x op y` for an integer `+ - *` that wraps at type `t` (operands of type `ot`): computed in
+/// the unsigned type, converted back.
+fn wrapping(op: BinOp, x: &str, y: &str, t: Scalar, ot: Scalar) -> String {
+    let (ct, u) = (cty(t), unsigned(ot));
+    format!("(({ct})(({u})({x}) {} ({u})({y})))", c_op(op))
 }
 
 /// The C binary operator of `op` (`.*` on blocks is elementwise `*`).
