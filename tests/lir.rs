@@ -218,6 +218,15 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::default()
             },
         ),
+        // The folds computed directly, not slid (`lir::pass::slide` off).
+        (
+            "windows looped, not slid",
+            Options {
+                unroll_taps: 0,
+                slide: false,
+                ..Options::default()
+            },
+        ),
         (
             "opencl, windows looped",
             Options {

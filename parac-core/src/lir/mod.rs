@@ -365,6 +365,9 @@ pub struct Options {
     /// Reductions of windows (`parac_matrix_sum` and the like) with more taps than this are
     /// folds, loop nests over the taps ([`ExprKind::Fold`]); smaller ones are written out.
     pub unroll_taps: usize,
+    /// Folds over windows computed per row, in time independent of the window
+    /// ([`pass::slide`]; on the CPU lowering).
+    pub slide: bool,
 }
 
 impl Options {
@@ -400,6 +403,7 @@ impl Default for Options {
             host_proofs: false,
             region: None,
             unroll_taps: UNROLL_TAPS,
+            slide: true,
         }
     }
 }
@@ -418,7 +422,9 @@ pub struct Lowered {
 ///    `select` chains);
 /// 2. [`pass::simplify`]: constant folding;
 /// 3. [`pass::parallel`]: the loop kinds of row-parallel regions;
-/// 4. [`pass::partition`]: innermost loops split into border segments and a checked-once
+/// 4. [`pass::slide`]: folds over windows computed per row (column reductions, then prefix
+///    sums or van Herk's blocks), in time independent of the window;
+/// 5. [`pass::partition`]: innermost loops split into border segments and a checked-once
 ///    interior.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
@@ -495,6 +501,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     if opts.parallel {
         pass::parallel::run(&mut func, f);
         keep("parallel", &func);
+    }
+    if opts.slide {
+        pass::slide::run(&mut func);
+        keep("slide", &func);
     }
     if opts.partition {
         pass::partition::run(&mut func);

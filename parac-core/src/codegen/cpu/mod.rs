@@ -147,11 +147,13 @@ impl Printer<'_> {
                     return;
                 }
                 let idx: Vec<TokenStream> = index.iter().map(|i| self.x.expr(*i, out)).collect();
-                let Buf::Matrix(m) = *buf else {
-                    out.extend(
-                        quote!(::core::compile_error!("parac: temporary buffers on the CPU");),
-                    );
-                    return;
+                let m = match *buf {
+                    Buf::Matrix(m) => m,
+                    Buf::Temp(t) => {
+                        out.extend(temp_store(t, &idx, v));
+                        self.x.epoch += 1;
+                        return;
+                    }
                 };
                 let plane = self.x.plane_of(m, index);
                 out.extend(self.x.store(m, &idx, v, plane));
@@ -170,6 +172,20 @@ impl Printer<'_> {
                 let whole = self.whole.get(*m).copied().unwrap_or(false);
                 out.extend(quote! {
                     let mut #own = ::parac::__private::cpu::local::<#t>(rt, &#d, #whole);
+                });
+            }
+            Stmt::Allocate {
+                buf: Buf::Temp(t),
+                elem,
+                memory: lir::Memory::Private,
+                extents,
+            } if extents.len() == 1 => {
+                // A row of the task's own (`lir::pass::slide`): its elements start at zero.
+                let n = self.x.expr(extents[0], out);
+                let (id, ty) = (temp(*t), rty(*elem));
+                out.extend(quote! {
+                    let mut #id: ::std::vec::Vec<#ty> =
+                        ::std::vec![<#ty>::default(); (#n).max(0) as usize];
                 });
             }
             Stmt::Allocate { .. } => {
@@ -382,6 +398,24 @@ impl Printer<'_> {
                     __r += #step as i64;
                 }
             }
+        }
+    }
+}
+
+/// The Rust name of a temporary row.
+pub(super) fn temp(t: lir::TempId) -> proc_macro2::Ident {
+    format_ident!("__row{}", t.index())
+}
+
+/// A store into a temporary row at an index a pass proved inside (a wrong proof writes
+/// nothing; nothing can panic).
+fn temp_store(t: lir::TempId, idx: &[TokenStream], v: TokenStream) -> TokenStream {
+    let id = temp(t);
+    let i = &idx[0];
+    quote! {
+        let __v = #v;
+        if let ::core::option::Option::Some(__r) = #id.get_mut((#i) as usize) {
+            *__r = __v;
         }
     }
 }

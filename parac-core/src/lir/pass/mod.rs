@@ -11,4 +11,5 @@ pub mod peephole;
 pub mod select_loads;
 pub mod share_loads;
 pub mod simplify;
+pub mod slide;
 pub mod vector_memory;

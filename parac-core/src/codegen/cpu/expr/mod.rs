@@ -209,10 +209,14 @@ impl<'a> Exprs<'a> {
                     return quote!(#row[((#i) as usize).min(#last)]);
                 }
                 let idx: Vec<TokenStream> = index.iter().map(|i| self.expr(*i, out)).collect();
-                let Buf::Matrix(m) = *buf else {
-                    return quote!(::core::compile_error!(
-                        "parac: temporary buffers on the CPU"
-                    ));
+                let m = match *buf {
+                    Buf::Matrix(m) => m,
+                    Buf::Temp(t) => {
+                        // A temporary row (`lir::pass::slide`), read inside by construction:
+                        // a wrong proof reads a default, never outside.
+                        let (id, i) = (super::temp(t), &idx[0]);
+                        return quote!(#id.get((#i) as usize).copied().unwrap_or_default());
+                    }
                 };
                 let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
                 if !checked {

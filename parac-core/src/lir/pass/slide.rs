@@ -1,0 +1,568 @@
+//! Sliding windows (`lir::Options::slide`, the CPU lowering): a window's reduction whose taps
+//! are one matrix's elements at `[rows of i][column S(y) + j]` (a fold, `ExprKind::Fold`) is
+//! computed per row of the region, in the manner of Halide's sliding window and of OpenCV's
+//! separable box and morphology filters:
+//!
+//! 1. the window's column reductions, once per column of the row rather than once per output:
+//!    `col[k] = op over i of tap(i, k)` for every column `k` the row's outputs reach (its `n`
+//!    outputs plus the window's width less one), each tap read through its border map once;
+//! 2. each output from `col` in time independent of the window: a sum as the difference of two
+//!    prefix sums (`pre[y + W] - pre[y]`: exact, integers wrap), a minimum or maximum by van
+//!    Herk and Gil-Werman (`op(h[y], g[y + W - 1])`, the suffix and prefix reductions of
+//!    `col` in blocks of the window's width).
+//!
+//! Exact for integers only (a float sum would be reassociated); the rewritten fold reads the
+//! same elements as the direct one (the columns `S(first) + k` for `k` in `0..n + W - 1` are
+//! exactly the columns `S(y) + j` of every output `y` and tap `j`), so an access outside its
+//! matrix fails as it would. The temporaries are private to the row (`Memory::Private`) and
+//! their accesses are inside by construction (`checked: false`).
+//!
+//! The pass applies where the tap's column is `g(S(y) + j)`, `S` the loop variable `y` plus a
+//! constant and `g` anything of that sum alone (a border map), its other indices free of `y`
+//! and `j`, and the tap's value is a function of that one load; other folds are left as they
+//! are.
+
+use super::facts::affine;
+use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
+use crate::lir::visit::{
+    Mutator, expr_children, mutate_body, rebuild_expr, rebuild_stmt, stmt_parts,
+};
+use crate::lir::{
+    Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
+};
+use std::collections::HashMap;
+
+/// Slides every fold that qualifies in `func`'s innermost serial loops.
+pub fn run(func: &mut Func) {
+    mutate_body(&mut Slide, func);
+}
+
+struct Slide;
+
+impl Mutator for Slide {
+    fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
+        e
+    }
+
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        if let Stmt::For {
+            step: 1,
+            kind: LoopKind::Serial,
+            body,
+            ..
+        } = func.stmts[s]
+        {
+            if !has_loop(func, body) {
+                return slide_loop(func, s).unwrap_or(s);
+            }
+        }
+        rebuild_stmt(self, func, s)
+    }
+}
+
+fn has_loop(func: &Func, s: StmtId) -> bool {
+    matches!(func.stmts[s], Stmt::For { .. })
+        || stmt_parts(&func.stmts[s])
+            .1
+            .iter()
+            .any(|c| has_loop(func, *c))
+}
+
+/// A fold that slides along the loop's variable.
+struct Window {
+    fold: ExprId,
+    op: ReduceOp,
+    /// Row and column tap variables.
+    i: VarId,
+    j: VarId,
+    /// The window's rows and columns.
+    rows: i128,
+    cols: i128,
+    elem: ExprId,
+    ty: Scalar,
+}
+
+/// Every expression below `s`, each once.
+fn exprs_below(func: &Func, s: StmtId, out: &mut Vec<ExprId>, seen: &mut Vec<bool>) {
+    let (es, ss) = stmt_parts(&func.stmts[s]);
+    let mut stack = es;
+    while let Some(e) = stack.pop() {
+        if std::mem::replace(&mut seen[e.index()], true) {
+            continue;
+        }
+        out.push(e);
+        stack.extend(expr_children(&func.exprs[e].kind));
+    }
+    for c in ss {
+        exprs_below(func, c, out, seen);
+    }
+}
+
+/// Variables bound below `s` (statement and expression `let`s, folds' variables).
+fn bound_below(func: &Func, s: StmtId, exprs: &[ExprId], out: &mut Vec<VarId>) {
+    if let Stmt::Let(v, _) = func.stmts[s] {
+        out.push(v);
+    }
+    for c in stmt_parts(&func.stmts[s]).1 {
+        bound_below(func, c, &[], out);
+    }
+    for e in exprs {
+        match &func.exprs[*e].kind {
+            ExprKind::Let(v, ..) => out.push(*v),
+            ExprKind::Fold { vars, .. } => out.extend(vars.iter().copied()),
+            _ => {}
+        }
+    }
+}
+
+/// Whether every use of a variable of `vars` in `e` is inside node `keep`.
+fn only_in(func: &Func, e: ExprId, keep: ExprId, vars: &[VarId]) -> bool {
+    if e == keep {
+        return true;
+    }
+    match &func.exprs[e].kind {
+        ExprKind::Var(v) => !vars.contains(v),
+        k => expr_children(k)
+            .iter()
+            .all(|c| only_in(func, *c, keep, vars)),
+    }
+}
+
+/// The variables `e` reads.
+fn free(func: &Func, e: ExprId, out: &mut Vec<VarId>) {
+    match &func.exprs[e].kind {
+        ExprKind::Var(v) => out.push(*v),
+        k => {
+            for c in expr_children(k) {
+                free(func, c, out);
+            }
+        }
+    }
+}
+
+/// `e` is `v` or a conversion of it.
+fn is_var(func: &Func, e: ExprId, v: VarId) -> bool {
+    match func.exprs[e].kind {
+        ExprKind::Var(w) => w == v,
+        ExprKind::Cast(a) => is_var(func, a, v),
+        _ => false,
+    }
+}
+
+/// The fold `e` as a window sliding along `y`, where it qualifies (see the module).
+fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Window> {
+    let x = func.exprs[e].clone();
+    let ExprKind::Fold {
+        op,
+        vars,
+        counts,
+        init,
+        elem,
+    } = &x.kind
+    else {
+        return None;
+    };
+    let int = |func: &Func, c: ExprId| match func.exprs[c].kind {
+        ExprKind::Int(k) => Some(k),
+        _ => None,
+    };
+    let ([i, j], [rows, cols]) = (vars.as_slice(), counts.as_slice()) else {
+        return None;
+    };
+    let (i, j, rows, cols) = (*i, *j, int(func, *rows)?, int(func, *cols)?);
+    if !x.ty.is_int() || x.lanes != 1 || rows < 1 || cols < 2 {
+        return None;
+    }
+    match op {
+        ReduceOp::Sum if int(func, *init) == Some(0) => {}
+        ReduceOp::Min | ReduceOp::Max => {}
+        _ => return None,
+    }
+    // One load; the tap's variables only in its indices; nothing bound in the loop's body
+    // (decided on the tap with its `let`s inlined: a border map binds its indices).
+    let tap = inline_lets(func, *elem);
+    let func = &*func;
+    let mut loads = Vec::new();
+    let mut stack = vec![tap];
+    while let Some(n) = stack.pop() {
+        if let ExprKind::Load { .. } = func.exprs[n].kind {
+            if !loads.contains(&n) {
+                loads.push(n);
+            }
+            continue;
+        }
+        stack.extend(expr_children(&func.exprs[n].kind));
+    }
+    let [load] = loads.as_slice() else {
+        return None;
+    };
+    let ExprKind::Load {
+        buf: Buf::Matrix(_),
+        index,
+        ..
+    } = &func.exprs[*load].kind
+    else {
+        return None;
+    };
+    if !only_in(func, tap, *load, &[i, j, y]) {
+        return None;
+    }
+    let mut used = Vec::new();
+    free(func, tap, &mut used);
+    if used.iter().any(|v| bound.contains(v) && *v != i && *v != j) {
+        return None;
+    }
+    let (last, rest) = index.split_last()?;
+    let mut rest_vars = Vec::new();
+    for r in rest {
+        free(func, *r, &mut rest_vars);
+    }
+    if rest_vars.iter().any(|v| *v == j || *v == y) {
+        return None;
+    }
+    let mut last_vars = Vec::new();
+    free(func, *last, &mut last_vars);
+    if last_vars.contains(&i) {
+        return None;
+    }
+    // The column `S(y) + j`, and every use of `y` and `j` in the column inside it.
+    let sum = column_sum(func, *last, y, j)?;
+    only_in(func, *last, sum, &[y, j]).then_some(Window {
+        fold: e,
+        op: *op,
+        i,
+        j,
+        rows,
+        cols,
+        elem: *elem,
+        ty: x.ty,
+    })
+}
+
+/// `e` with variable `v` replaced by `with`, nodes that do not change kept (so that what
+/// is shared stays shared).
+fn subst(func: &mut Func, e: ExprId, v: VarId, with: ExprId) -> ExprId {
+    fn go(
+        func: &mut Func,
+        e: ExprId,
+        v: VarId,
+        with: ExprId,
+        memo: &mut HashMap<ExprId, ExprId>,
+    ) -> ExprId {
+        if let Some(r) = memo.get(&e) {
+            return *r;
+        }
+        let kind = func.exprs[e].kind.clone();
+        let r = match kind {
+            ExprKind::Var(w) if w == v => with,
+            _ => {
+                let kids = expr_children(&kind);
+                let new: Vec<ExprId> = kids.iter().map(|c| go(func, *c, v, with, memo)).collect();
+                if new == kids {
+                    e
+                } else {
+                    let node = crate::lir::Expr {
+                        kind: crate::lir::visit::with_children(&kind, &new),
+                        ..func.exprs[e].clone()
+                    };
+                    func.exprs.push(node)
+                }
+            }
+        };
+        memo.insert(e, r);
+        r
+    }
+    go(func, e, v, with, &mut HashMap::new())
+}
+
+/// `e` with every `let` inside it inlined (its variable's uses replaced by its value).
+fn inline_lets(func: &mut Func, e: ExprId) -> ExprId {
+    let kind = func.exprs[e].kind.clone();
+    if let ExprKind::Let(v, value, body) = kind {
+        let (value, body) = (inline_lets(func, value), inline_lets(func, body));
+        return subst(func, body, v, value);
+    }
+    let kids = expr_children(&kind);
+    let new: Vec<ExprId> = kids.iter().map(|c| inline_lets(func, *c)).collect();
+    if new == kids {
+        return e;
+    }
+    let t = func.exprs[e].ty;
+    func.expr(crate::lir::visit::with_children(&kind, &new), t)
+}
+
+/// The node `S(y) + j` in `e`: `S` is `y` plus a constant, `j` the tap's column variable.
+fn column_sum(func: &Func, e: ExprId, y: VarId, j: VarId) -> Option<ExprId> {
+    if let ExprKind::Binary(BinOp::Add, a, b) = func.exprs[e].kind {
+        for (s, t) in [(a, b), (b, a)] {
+            if is_var(func, t, j) && affine(func, s, y) == Some((1, affine(func, s, y)?.1)) {
+                let mut vs = Vec::new();
+                free(func, s, &mut vs);
+                if !vs.contains(&j) {
+                    return Some(e);
+                }
+            }
+        }
+    }
+    expr_children(&func.exprs[e].kind)
+        .into_iter()
+        .find_map(|c| column_sum(func, c, y, j))
+}
+
+/// Builds the statements of the rewrite.
+struct Build<'a> {
+    func: &'a mut Func,
+    body: Vec<StmtId>,
+}
+
+impl Build<'_> {
+    fn i64(&mut self, v: i128) -> ExprId {
+        self.func.int(v, Scalar::I64)
+    }
+
+    fn var(&mut self, v: VarId) -> ExprId {
+        let ty = self.func.vars[v].ty;
+        self.func.expr(ExprKind::Var(v), ty)
+    }
+
+    fn add(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        let t = self.func.exprs[a].ty;
+        self.func.binary(BinOp::Add, a, b, t)
+    }
+
+    fn sub(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        let t = self.func.exprs[a].ty;
+        self.func.binary(BinOp::Sub, a, b, t)
+    }
+
+    /// A private row of `n` elements of type `ty`.
+    fn temp(&mut self, name: &str, ty: Scalar, n: ExprId) -> TempId {
+        let t = self.func.temps.push(Temp {
+            name: name.to_string(),
+            elem: ty,
+            memory: Memory::Private,
+        });
+        self.body.push(self.func.stmt(Stmt::Allocate {
+            buf: Buf::Temp(t),
+            elem: ty,
+            memory: Memory::Private,
+            extents: vec![n],
+        }));
+        t
+    }
+
+    fn load(&mut self, t: TempId, i: ExprId) -> ExprId {
+        let ty = self.func.temps[t].elem;
+        let i = self.func.cast(i, Scalar::I64);
+        self.func.expr(
+            ExprKind::Load {
+                buf: Buf::Temp(t),
+                index: vec![i],
+                checked: false,
+            },
+            ty,
+        )
+    }
+
+    fn store(&mut self, t: TempId, i: ExprId, value: ExprId) -> StmtId {
+        let i = self.func.cast(i, Scalar::I64);
+        self.func.stmt(Stmt::Store {
+            buf: Buf::Temp(t),
+            index: vec![i],
+            value,
+            checked: false,
+        })
+    }
+
+    /// `for v in lo..hi { body(v) }` (an `i32` variable, `i64` bounds).
+    fn for_loop(
+        &mut self,
+        name: &str,
+        (lo, hi): (ExprId, ExprId),
+        body: impl FnOnce(&mut Self, ExprId) -> Vec<StmtId>,
+    ) -> StmtId {
+        let v = self.func.var(name, Scalar::I32);
+        let ve = self.var(v);
+        let saved = std::mem::take(&mut self.body);
+        let mut inner = body(self, ve);
+        let mut stmts = std::mem::replace(&mut self.body, saved);
+        stmts.append(&mut inner);
+        let b = self.func.stmt(Stmt::Block(stmts));
+        self.func.for_loop(v, (lo, hi, 1), LoopKind::Serial, b)
+    }
+
+    fn combine(&mut self, op: ReduceOp, a: ExprId, b: ExprId) -> ExprId {
+        let t = self.func.exprs[a].ty;
+        match op {
+            ReduceOp::Min => self.func.expr(ExprKind::Call(Builtin::Min, vec![a, b]), t),
+            ReduceOp::Max => self.func.expr(ExprKind::Call(Builtin::Max, vec![a, b]), t),
+            _ => self.func.binary(BinOp::Add, a, b, t),
+        }
+    }
+}
+
+/// Loop `s` with its qualifying folds slid, or `None` where none qualifies.
+fn slide_loop(func: &mut Func, s: StmtId) -> Option<StmtId> {
+    let Stmt::For {
+        var: y,
+        lo,
+        hi,
+        body,
+        ..
+    } = func.stmts[s]
+    else {
+        return None;
+    };
+    let mut exprs = Vec::new();
+    let mut seen = vec![false; func.exprs.len()];
+    exprs_below(func, body, &mut exprs, &mut seen);
+    let mut bound = Vec::new();
+    bound_below(func, body, &exprs, &mut bound);
+    exprs.extend([lo, hi]);
+    let windows: Vec<Window> = exprs
+        .iter()
+        .filter_map(|e| window(func, *e, y, &bound))
+        .collect();
+    if windows.is_empty() {
+        return None;
+    }
+    let mut b = Build {
+        func,
+        body: Vec::new(),
+    };
+    let (lo64, hi64) = (b.func.cast(lo, Scalar::I64), b.func.cast(hi, Scalar::I64));
+    let lo32 = b.func.cast(lo, Scalar::I32);
+    let yv = b.var(y);
+    let y64 = b.func.cast(yv, Scalar::I64);
+    // The output's place in the row: `y - lo`.
+    let at_y = b.sub(y64, lo64);
+    let outputs = b.sub(hi64, lo64);
+    let mut replace = HashMap::new();
+    for w in &windows {
+        let ext = b.i64(w.cols - 1);
+        let n = b.add(outputs, ext);
+        // col[k] = op over i of tap(i, k): the first row, then the others.
+        let col = b.temp("col", w.ty, n);
+        let tap = |b: &mut Build, i: ExprId, k: ExprId| {
+            let e = subst(b.func, w.elem, y, lo32);
+            let e = subst(b.func, e, w.j, k);
+            subst(b.func, e, w.i, i)
+        };
+        let zero64 = b.i64(0);
+        let first = b.for_loop("sk", (zero64, n), |b, k| {
+            let zero = b.func.int(0, Scalar::I32);
+            let v = tap(b, zero, k);
+            vec![b.store(col, k, v)]
+        });
+        b.body.push(first);
+        if w.rows > 1 {
+            let (one, rows) = (b.i64(1), b.i64(w.rows));
+            let rest = b.for_loop("si", (one, rows), |b, i| {
+                let l = b.for_loop("sk", (zero64, n), |b, k| {
+                    let (old, v) = (b.load(col, k), tap(b, i, k));
+                    let v = b.combine(w.op, old, v);
+                    vec![b.store(col, k, v)]
+                });
+                vec![l]
+            });
+            b.body.push(rest);
+        }
+        let value = match w.op {
+            ReduceOp::Sum => prefix_sums(&mut b, col, n, at_y, w),
+            _ => van_herk(&mut b, col, n, at_y, w),
+        };
+        replace.insert(w.fold, value);
+    }
+    let new_body = Replace(replace).mutate_stmt(b.func, body);
+    let l = b.func.for_loop(y, (lo, hi, 1), LoopKind::Serial, new_body);
+    b.body.push(l);
+    let some = b.func.binary(BinOp::Lt, lo64, hi64, Scalar::Bool);
+    let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
+    Some(b.func.stmt(Stmt::If(some, block, None)))
+}
+
+/// `pre[k] = col[0] + .. + col[k - 1]`; the output at `y` is `pre[y + W] - pre[y]`.
+fn prefix_sums(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) -> ExprId {
+    let one = b.i64(1);
+    let n1 = b.add(n, one);
+    let pre = b.temp("pre", w.ty, n1);
+    let (zero64, zero) = (b.i64(0), b.func.int(0, w.ty));
+    let s = b.store(pre, zero64, zero);
+    b.body.push(s);
+    let l = b.for_loop("sk", (zero64, n), |b, k| {
+        let k64 = b.func.cast(k, Scalar::I64);
+        let next = b.add(k64, one);
+        let (p, c) = (b.load(pre, k), b.load(col, k));
+        let v = b.add(p, c);
+        vec![b.store(pre, next, v)]
+    });
+    b.body.push(l);
+    let width = b.i64(w.cols);
+    let end = b.add(at_y, width);
+    let (hi, lo) = (b.load(pre, end), b.load(pre, at_y));
+    b.sub(hi, lo)
+}
+
+/// Van Herk / Gil-Werman: in blocks of `W` columns, `g` the reductions from each block's
+/// start and `h` those to its end; a window starting at `y` spans the end of one block and the
+/// start of the next (or is one block), so its value is `op(h[y], g[y + W - 1])`.
+fn van_herk(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) -> ExprId {
+    let g = b.temp("vg", w.ty, n);
+    let h = b.temp("vh", w.ty, n);
+    let width = b.i64(w.cols);
+    let (zero64, one) = (b.i64(0), b.i64(1));
+    // Blocks: `ceil(n / W)`.
+    let wm1 = b.i64(w.cols - 1);
+    let np = b.add(n, wm1);
+    let blocks = b.func.binary(BinOp::Div, np, width, Scalar::I64);
+    let op = w.op;
+    let l = b.for_loop("sb", (zero64, blocks), |b, blk| {
+        let blk64 = b.func.cast(blk, Scalar::I64);
+        let start = b.func.binary(BinOp::Mul, blk64, width, Scalar::I64);
+        let past = b.add(start, width);
+        let end = b
+            .func
+            .expr(ExprKind::Call(Builtin::Min, vec![past, n]), Scalar::I64);
+        let c0 = b.load(col, start);
+        let g0 = b.store(g, start, c0);
+        let s1 = b.add(start, one);
+        let fwd = b.for_loop("sk", (s1, end), |b, k| {
+            let k64 = b.func.cast(k, Scalar::I64);
+            let prev = b.sub(k64, one);
+            let (p, c) = (b.load(g, prev), b.load(col, k));
+            let v = b.combine(op, p, c);
+            vec![b.store(g, k, v)]
+        });
+        let last = b.sub(end, one);
+        let cl = b.load(col, last);
+        let h0 = b.store(h, last, cl);
+        let len = b.sub(end, start);
+        let back = b.for_loop("sq", (one, len), |b, q| {
+            let q64 = b.func.cast(q, Scalar::I64);
+            let k = b.sub(last, q64);
+            let next = b.add(k, one);
+            let (p, c) = (b.load(h, next), b.load(col, k));
+            let v = b.combine(op, p, c);
+            vec![b.store(h, k, v)]
+        });
+        vec![g0, fwd, h0, back]
+    });
+    b.body.push(l);
+    let far = b.add(at_y, wm1);
+    let (a, c) = (b.load(h, at_y), b.load(g, far));
+    b.combine(op, a, c)
+}
+
+/// Replaces expressions by others, rebuilding what holds them.
+struct Replace(HashMap<ExprId, ExprId>);
+
+impl Mutator for Replace {
+    fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
+        if let Some(r) = self.0.get(&e) {
+            return *r;
+        }
+        let r = rebuild_expr(self, f, e);
+        self.0.insert(e, r);
+        r
+    }
+}
