@@ -504,6 +504,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     }
     if opts.slide {
         pass::slide::run(&mut func);
+        if opts.simplify {
+            // The rows' first columns, substituted, are constants to fold.
+            pass::simplify::run(&mut func, f);
+        }
         keep("slide", &func);
     }
     if opts.partition {

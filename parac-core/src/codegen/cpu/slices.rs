@@ -17,9 +17,10 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
 
-/// A slice of the interior: a matrix, the indices of its first element, its accesses.
+/// A slice of the interior: a matrix (or a temporary row), the indices of its first element,
+/// its accesses.
 struct Slice {
-    m: usize,
+    buf: Buf,
     /// The indices before the last; the last index is `stride * v + stride * block + lane`
     /// for the loop variable `v` (a slice of `stride`-element chunks where `stride > 1`, the
     /// lanes of `lir::pass::lanes`).
@@ -46,22 +47,18 @@ struct Body {
 fn scan(func: &Func, s: StmtId, b: &mut Body) {
     let (es, ss) = stmt_parts(&func.stmts[s]);
     match &func.stmts[s] {
-        Stmt::Store {
-            buf: Buf::Matrix(_),
-            ..
-        } => b.stores.push(s),
+        Stmt::Store { .. } => b.stores.push(s),
         Stmt::Let(v, _) => b.bound.push(*v),
         _ => {}
     }
     let mut stack = es;
     while let Some(e) = stack.pop() {
         match &func.exprs[e].kind {
-            ExprKind::Load {
-                buf: Buf::Matrix(m),
-                ..
-            } => {
+            ExprKind::Load { buf, .. } => {
                 b.loads.push(e);
-                b.read.push(*m);
+                if let Buf::Matrix(m) = buf {
+                    b.read.push(*m);
+                }
             }
             ExprKind::Let(v, ..) => b.bound.push(*v),
             ExprKind::Fold { vars, .. } => b.bound.extend(vars.iter().copied()),
@@ -80,7 +77,39 @@ fn scan(func: &Func, s: StmtId, b: &mut Body) {
     }
 }
 
+/// The Rust names of a buffer's elements and of its extents (a temporary row's: its length).
+fn buf_names(buf: Buf) -> (TokenStream, TokenStream) {
+    match buf {
+        Buf::Matrix(m) => {
+            let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
+            (quote!(#s), quote!(#d))
+        }
+        Buf::Temp(t) => {
+            let id = super::temp(t);
+            (quote!(#id), quote!([#id.len() as i64]))
+        }
+    }
+}
+
 impl Printer<'_> {
+    /// Whether every load of temporary row `buf` in the loop reads the element a store at
+    /// `index` writes, and that store is the row's only one here.
+    fn temp_updated(&self, body: &Body, buf: Buf, index: &[ExprId]) -> bool {
+        let func = self.x.func;
+        let at = |i: &[ExprId]| i.iter().map(|e| self.x.canon_of(*e)).collect::<Vec<_>>();
+        let want = at(index);
+        let stores = body
+            .stores
+            .iter()
+            .filter(|s| matches!(&func.stmts[**s], Stmt::Store { buf: b, .. } if *b == buf))
+            .count();
+        stores == 1
+            && body.loads.iter().all(|e| match &func.exprs[*e].kind {
+                ExprKind::Load { buf: b, index, .. } if *b == buf => at(index) == want,
+                _ => true,
+            })
+    }
+
     /// The indices before the last, the last one's stride and offset, where an unchecked
     /// access at `index` reads or writes a slice along the loop's variable `v`.
     fn sliceable(
@@ -112,11 +141,11 @@ impl Printer<'_> {
             .then(|| prefix.to_vec())
     }
 
-    /// The key of the slice an access of matrix `m` with these indices reads or writes: one
-    /// per matrix, row, stride and chunk alignment.
-    fn slice_key(&self, m: usize, prefix: &[ExprId], stride: i128, offset: i128) -> String {
+    /// The key of the slice an access of `buf` with these indices reads or writes: one
+    /// per buffer, row, stride and chunk alignment.
+    fn slice_key(&self, buf: Buf, prefix: &[ExprId], stride: i128, offset: i128) -> String {
         let rows: Vec<usize> = prefix.iter().map(|p| self.x.canon_of(*p)).collect();
-        format!("{m}:{rows:?}:{stride}:{}", offset.div_euclid(stride))
+        format!("{buf:?}:{rows:?}:{stride}:{}", offset.div_euclid(stride))
     }
 
     /// The interior loop `l` over slices, falling back to a plain loop.
@@ -134,22 +163,14 @@ impl Printer<'_> {
             .stores
             .iter()
             .filter_map(|s| match &func.stmts[*s] {
-                Stmt::Store {
-                    buf: Buf::Matrix(m),
-                    index,
-                    ..
-                } => Some((*m, index.clone())),
+                Stmt::Store { buf, index, .. } => Some((*buf, index.clone())),
                 _ => None,
             })
             .chain(
                 body.loads
                     .iter()
                     .filter_map(|e| match &func.exprs[*e].kind {
-                        ExprKind::Load {
-                            buf: Buf::Matrix(m),
-                            index,
-                            ..
-                        } => Some((*m, index.clone())),
+                        ExprKind::Load { buf, index, .. } => Some((*buf, index.clone())),
                         _ => None,
                     }),
             );
@@ -161,7 +182,7 @@ impl Printer<'_> {
                 }
             }
         }
-        let chunked = |m: usize, p: &[ExprId], st: i128, o: i128| {
+        let chunked = |m: Buf, p: &[ExprId], st: i128, o: i128| {
             st == 1
                 || lanes_seen
                     .get(&self.slice_key(m, p, st, o))
@@ -169,7 +190,7 @@ impl Printer<'_> {
         };
         // A slice per matrix, row and chunk alignment; each access its lane in it.
         let mut add = |slices: &mut Vec<Slice>,
-                       m: usize,
+                       m: Buf,
                        prefix: Vec<ExprId>,
                        stride: i128,
                        offset: i128,
@@ -178,7 +199,7 @@ impl Printer<'_> {
             let key = x.slice_key(m, &prefix, stride, offset);
             let k = *key_of.entry(key).or_insert_with(|| {
                 slices.push(Slice {
-                    m,
+                    buf: m,
                     prefix,
                     stride,
                     block,
@@ -197,11 +218,11 @@ impl Printer<'_> {
         };
         // Stores: every store of a matrix must be a slice's, and the matrix unread here.
         let mut store_slices: Vec<(StmtId, TokenStream)> = Vec::new();
-        let mut refused: Vec<usize> = Vec::new();
-        let mut candidates: Vec<(StmtId, usize, Vec<ExprId>, i128, i128)> = Vec::new();
+        let mut refused: Vec<Buf> = Vec::new();
+        let mut candidates: Vec<(StmtId, Buf, Vec<ExprId>, i128, i128)> = Vec::new();
         for s in &body.stores {
             let Stmt::Store {
-                buf: Buf::Matrix(m),
+                buf,
                 index,
                 checked,
                 ..
@@ -209,19 +230,29 @@ impl Printer<'_> {
             else {
                 continue;
             };
+            let unread = match buf {
+                Buf::Matrix(m) => !body.read.contains(m),
+                // A temporary row may be read here at the stored element alone (an update).
+                Buf::Temp(_) => self.temp_updated(&body, *buf, index),
+            };
             match (*checked, self.sliceable(index, l.var, &body.bound)) {
-                (false, Some((p, st, o))) if !body.read.contains(m) && chunked(*m, &p, st, o) => {
-                    candidates.push((*s, *m, p, st, o))
+                (false, Some((p, st, o))) if unread && chunked(*buf, &p, st, o) => {
+                    candidates.push((*s, *buf, p, st, o))
                 }
-                _ => refused.push(*m),
+                _ => refused.push(*buf),
             }
         }
+        // Temporary rows stored through a slice: their loads read the stored element.
+        let mut updated: HashMap<Buf, TokenStream> = HashMap::new();
         for (s, m, p, st, o) in candidates {
             if refused.contains(&m) {
                 continue;
             }
             let (k, at) = add(&mut slices, m, p, st, o, self);
             slices[k].stores.push(s);
+            if let Buf::Temp(_) = m {
+                updated.insert(m, at.clone());
+            }
             store_slices.push((s, at));
         }
         // Loads of matrices this region does not write.
@@ -231,21 +262,36 @@ impl Printer<'_> {
         let mut row_loads: Vec<(usize, usize)> = Vec::new();
         for e in &body.loads {
             let ExprKind::Load {
-                buf: Buf::Matrix(m),
+                buf,
                 index,
                 checked,
             } = &func.exprs[*e].kind
             else {
                 continue;
             };
-            if *checked || self.x.written.get(*m).copied().unwrap_or(false) {
+            if let Some(at) = updated.get(buf) {
+                load_slices.push((self.x.canon_of(*e), at.clone()));
+                continue;
+            }
+            let written = match buf {
+                Buf::Matrix(m) => self.x.written.get(*m).copied().unwrap_or(false),
+                Buf::Temp(_) => refused.contains(buf),
+            };
+            if *checked || written {
                 continue;
             }
             let sliced = self
                 .sliceable(index, l.var, &body.bound)
-                .filter(|(p, st, o)| chunked(*m, p, *st, *o));
+                .filter(|(p, st, o)| chunked(*buf, p, *st, *o));
+            let Buf::Matrix(m) = buf else {
+                if let Some((p, st, o)) = sliced {
+                    let (_, at) = add(&mut slices, *buf, p, st, o, self);
+                    load_slices.push((self.x.canon_of(*e), at));
+                }
+                continue;
+            };
             if let Some((p, st, o)) = sliced {
-                let (_, at) = add(&mut slices, *m, p, st, o, self);
+                let (_, at) = add(&mut slices, *buf, p, st, o, self);
                 load_slices.push((self.x.canon_of(*e), at));
             } else if let Some(p) = self.row_invariant(index, l.var, &body.bound) {
                 // A gather from one row: that row's slice, indexed with no branch.
@@ -277,14 +323,13 @@ impl Printer<'_> {
                 Literal::i64_suffixed((s.stride * s.block) as i64),
             );
             idx.push(quote!(__va * #st + #off));
-            let d = format_ident!("__d{}", s.m);
+            let (src, d) = buf_names(s.buf);
             let r = format_ident!("__vr{}", k);
             let st_n = s.stride as usize;
             // A store into a row a task owns: the row of its plane.
-            let plane = if s.stores.is_empty() {
-                None
-            } else {
-                self.x.plane_of(s.m, &s.prefix)
+            let plane = match s.buf {
+                Buf::Matrix(m) if !s.stores.is_empty() => self.x.plane_of(m, &s.prefix),
+                _ => None,
             };
             let span = match plane {
                 Some(j) => {
@@ -297,7 +342,7 @@ impl Printer<'_> {
                 quote!(let ::core::option::Option::Some(#r) = #span else { return ::core::result::Result::Ok(false); };),
             );
             if s.stores.is_empty() {
-                let (v, src) = (format_ident!("__vs{}", k), format_ident!("__m{}", s.m));
+                let v = format_ident!("__vs{}", k);
                 let chunks = (s.stride > 1).then(|| quote!(let (#v, _) = #v.as_chunks::<#st_n>();));
                 take.extend(quote! {
                     let ::core::option::Option::Some(#v) = #src.get(#r) else { return ::core::result::Result::Ok(false); };
@@ -307,7 +352,7 @@ impl Printer<'_> {
             } else {
                 let dst = match plane {
                     Some(j) => format_ident!("__w{}", j),
-                    None => format_ident!("__m{}", s.m),
+                    None => format_ident!("{}", src.to_string()),
                 };
                 match by_dst.iter_mut().find(|(d, _)| *d == dst) {
                     Some((_, ks)) => ks.push(k),

@@ -32,6 +32,10 @@ use crate::lir::{
 };
 use std::collections::HashMap;
 
+/// Windows of up to this many rows have their column reductions written out (one pass over
+/// the row, every row of the window read in it); taller ones loop over their rows.
+const UNROLL_ROWS: i128 = 64;
+
 /// Slides every fold that qualifies in `func`'s innermost serial loops.
 pub fn run(func: &mut Func) {
     mutate_body(&mut Slide, func);
@@ -80,6 +84,11 @@ struct Window {
     cols: i128,
     elem: ExprId,
     ty: Scalar,
+    /// The type the column reductions are kept in: the tap's own before a widening
+    /// conversion, where every column's reduction fits it (a minimum of `u8`s is a `u8`; a
+    /// sum of 31 of them a `u16`), so that a row's vector holds more lanes; `elem` then
+    /// without that conversion.
+    col_ty: Scalar,
 }
 
 /// Every expression below `s`, each once.
@@ -181,7 +190,6 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
     // One load; the tap's variables only in its indices; nothing bound in the loop's body
     // (decided on the tap with its `let`s inlined: a border map binds its indices).
     let tap = inline_lets(func, *elem);
-    let func = &*func;
     let mut loads = Vec::new();
     let mut stack = vec![tap];
     while let Some(n) = stack.pop() {
@@ -227,16 +235,55 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
     }
     // The column `S(y) + j`, and every use of `y` and `j` in the column inside it.
     let sum = column_sum(func, *last, y, j)?;
-    only_in(func, *last, sum, &[y, j]).then_some(Window {
+    if !only_in(func, *last, sum, &[y, j]) {
+        return None;
+    }
+    let (elem, col_ty) = narrow(func, *elem, *op, rows, x.ty).unwrap_or((*elem, x.ty));
+    Some(Window {
         fold: e,
         op: *op,
         i,
         j,
         rows,
         cols,
-        elem: *elem,
+        elem,
         ty: x.ty,
+        col_ty,
     })
+}
+
+/// The tap without its last widening conversion and the narrowest type that holds the
+/// reduction of `rows` of them (see [`Window::col_ty`]), where there is one narrower than `ty`.
+fn narrow(
+    func: &mut Func,
+    elem: ExprId,
+    op: ReduceOp,
+    rows: i128,
+    ty: Scalar,
+) -> Option<(ExprId, Scalar)> {
+    match func.exprs[elem].kind {
+        ExprKind::Let(v, value, body) => {
+            let (body, t) = narrow(func, body, op, rows, ty)?;
+            Some((func.expr(ExprKind::Let(v, value, body), t), t))
+        }
+        ExprKind::Cast(inner) => {
+            let from = func.exprs[inner].ty;
+            let ((lo, hi), (tlo, thi)) = (from.range()?, ty.range()?);
+            if from == Scalar::Bool || lo < tlo || hi > thi {
+                return None;
+            }
+            let (lo, hi) = match op {
+                ReduceOp::Sum => (lo.min(0) * rows, hi.max(0) * rows),
+                _ => (lo, hi),
+            };
+            let t = [from, Scalar::U8, Scalar::I8, Scalar::U16, Scalar::I16, Scalar::I32]
+                .into_iter()
+                .filter(|t| t.range().is_some_and(|(a, b)| a <= lo && hi <= b))
+                .min_by_key(|t| t.bytes())?;
+            (t.bytes() < ty.bytes()).then(|| (func.cast(inner, t), t))
+        }
+        _ => None,
+    }
 }
 
 /// `e` with variable `v` replaced by `with`, nodes that do not change kept (so that what
@@ -391,6 +438,21 @@ impl Build<'_> {
         self.func.for_loop(v, (lo, hi, 1), LoopKind::Serial, b)
     }
 
+    /// `vals` combined as a balanced tree (integers: the order does not change the value).
+    fn combine_all(&mut self, op: ReduceOp, mut vals: Vec<ExprId>) -> ExprId {
+        while vals.len() > 1 {
+            vals = vals
+                .chunks(2)
+                .map(|p| match *p {
+                    [x, y] => self.combine(op, x, y),
+                    [x] => x,
+                    _ => unreachable!("chunks of two"),
+                })
+                .collect();
+        }
+        vals[0]
+    }
+
     fn combine(&mut self, op: ReduceOp, a: ExprId, b: ExprId) -> ExprId {
         let t = self.func.exprs[a].ty;
         match op {
@@ -442,20 +504,33 @@ fn slide_loop(func: &mut Func, s: StmtId) -> Option<StmtId> {
         let ext = b.i64(w.cols - 1);
         let n = b.add(outputs, ext);
         // col[k] = op over i of tap(i, k): the first row, then the others.
-        let col = b.temp("col", w.ty, n);
+        let col = b.temp("col", w.col_ty, n);
         let tap = |b: &mut Build, i: ExprId, k: ExprId| {
             let e = subst(b.func, w.elem, y, lo32);
             let e = subst(b.func, e, w.j, k);
             subst(b.func, e, w.i, i)
         };
         let zero64 = b.i64(0);
-        let first = b.for_loop("sk", (zero64, n), |b, k| {
-            let zero = b.func.int(0, Scalar::I32);
-            let v = tap(b, zero, k);
-            vec![b.store(col, k, v)]
-        });
-        b.body.push(first);
-        if w.rows > 1 {
+        if w.rows <= UNROLL_ROWS {
+            // One pass over the row, the window's rows written out (a balanced tree: integers).
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let vals: Vec<ExprId> = (0..w.rows)
+                    .map(|i| {
+                        let i = b.func.int(i, Scalar::I32);
+                        tap(b, i, k)
+                    })
+                    .collect();
+                let v = b.combine_all(w.op, vals);
+                vec![b.store(col, k, v)]
+            });
+            b.body.push(l);
+        } else {
+            let first = b.for_loop("sk", (zero64, n), |b, k| {
+                let zero = b.func.int(0, Scalar::I32);
+                let v = tap(b, zero, k);
+                vec![b.store(col, k, v)]
+            });
+            b.body.push(first);
             let (one, rows) = (b.i64(1), b.i64(w.rows));
             let rest = b.for_loop("si", (one, rows), |b, i| {
                 let l = b.for_loop("sk", (zero64, n), |b, k| {
@@ -469,8 +544,22 @@ fn slide_loop(func: &mut Func, s: StmtId) -> Option<StmtId> {
         }
         let value = match w.op {
             ReduceOp::Sum => prefix_sums(&mut b, col, n, at_y, w),
+            // Up to 64 columns, a minimum or maximum of `col`'s elements at each output
+            // vectorizes better than van Herk's two scans (which carry from one element to the
+            // next).
+            _ if w.cols <= UNROLL_ROWS => {
+                let vals: Vec<ExprId> = (0..w.cols)
+                    .map(|j| {
+                        let j = b.i64(j);
+                        let at = b.add(at_y, j);
+                        b.load(col, at)
+                    })
+                    .collect();
+                b.combine_all(w.op, vals)
+            }
             _ => van_herk(&mut b, col, n, at_y, w),
         };
+        let value = b.func.cast(value, w.ty);
         replace.insert(w.fold, value);
     }
     let new_body = Replace(replace).mutate_stmt(b.func, body);
@@ -493,6 +582,7 @@ fn prefix_sums(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) 
         let k64 = b.func.cast(k, Scalar::I64);
         let next = b.add(k64, one);
         let (p, c) = (b.load(pre, k), b.load(col, k));
+        let c = b.func.cast(c, w.ty);
         let v = b.add(p, c);
         vec![b.store(pre, next, v)]
     });
@@ -507,8 +597,8 @@ fn prefix_sums(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) 
 /// start and `h` those to its end; a window starting at `y` spans the end of one block and the
 /// start of the next (or is one block), so its value is `op(h[y], g[y + W - 1])`.
 fn van_herk(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) -> ExprId {
-    let g = b.temp("vg", w.ty, n);
-    let h = b.temp("vh", w.ty, n);
+    let g = b.temp("vg", w.col_ty, n);
+    let h = b.temp("vh", w.col_ty, n);
     let width = b.i64(w.cols);
     let (zero64, one) = (b.i64(0), b.i64(1));
     // Blocks: `ceil(n / W)`.
