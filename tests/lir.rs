@@ -218,6 +218,15 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::default()
             },
         ),
+        // Slid windows' rows looped and their columns scanned (prefix sums, van Herk).
+        (
+            "windows looped, slid with scans",
+            Options {
+                unroll_taps: 0,
+                slide_unroll: 0,
+                ..Options::default()
+            },
+        ),
         // The folds computed directly, not slid (`lir::pass::slide` off).
         (
             "windows looped, not slid",

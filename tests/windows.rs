@@ -50,6 +50,28 @@ parac::parac! {
         }
     }
 
+    // The longest windows (64 is the language's limit), slid on the CPU path.
+    pub fn wide_sum(src: &u8[M][N], dst: &mut i32[M][N]) {
+        parac_border_rule b = reflect101(src[1][31]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_sum(src[itx-1:3:1][ity-31:63:1]);
+        }
+    }
+
+    pub fn tall_min(src: &u8[M][N], dst: &mut u8[M][N]) {
+        parac_border_rule b = replicate(src[31][1]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_min(src[itx-31:63:1][ity-1:3:1]);
+        }
+    }
+
+    pub fn wide_max(src: &u8[M][N], dst: &mut u8[M][N]) {
+        parac_border_rule b = wrap(src[*][32]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_max(src[itx:1:1][ity-32:64:1]);
+        }
+    }
+
     pub fn products(a: &u8[M][N], b: &u8[M][N], dst: &mut i32[M][N]) {
         parac_border_rule ra = replicate(a[4][4]);
         parac_border_rule rb = reflect101(b[4][4]);
@@ -212,6 +234,30 @@ fn looped_windows_match_the_references(rt: &Runtime) {
             &out,
             &r::box_sum(&src, 2, 7, refl, refl),
         );
+
+        let mut out = Matrix::<i32>::zeros([m, n]);
+        run("wide_sum", wide_sum(rt, &src, &mut out));
+        failures.same(
+            &at("3x63 sum, reflect101"),
+            &out,
+            &r::box_sum(&src, 1, 31, both, both),
+        );
+
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        run("tall_min", tall_min(rt, &src, &mut out));
+        let want = window(&src, (31, 1), (rep, rep), |t| t.min().unwrap() as u8);
+        failures.same(&at("63x3 min, replicate"), &out, &want);
+
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        run("wide_max", wide_max(rt, &src, &mut out));
+        let want = Matrix::<u8>::from_fn([m, n], |i| {
+            let (x, y) = (i[0] as isize, i[1] as isize);
+            (-32..32)
+                .map(|b| r::border_value(&src, None, wrap, x, y + b))
+                .max()
+                .unwrap() as u8
+        });
+        failures.same(&at("1x64 max, wrap"), &out, &want);
 
         let mut out = Matrix::<i32>::zeros([m, n]);
         run("products", products(rt, &src, &other, &mut out));

@@ -318,6 +318,11 @@ impl Loop {
 /// The default of [`Options::unroll_taps`]: an 8x8 window is written out, a 9x9 one looped.
 pub const UNROLL_TAPS: usize = 64;
 
+/// On the CPU lowering with [`Options::slide`], a reduction of a window of more taps than this
+/// (a 3x3 window is written out, a 5x5 one slid) is a fold where [`pass::slide`] could compute
+/// it per row.
+pub const SLIDE_TAPS: usize = 9;
+
 /// What [`lower`] does.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -368,6 +373,9 @@ pub struct Options {
     /// Folds over windows computed per row, in time independent of the window
     /// ([`pass::slide`]; on the CPU lowering).
     pub slide: bool,
+    /// In a slid window, rows (and columns) up to this many are combined written out rather
+    /// than looped (and scanned) ([`pass::slide`]).
+    pub slide_unroll: usize,
 }
 
 impl Options {
@@ -404,6 +412,7 @@ impl Default for Options {
             region: None,
             unroll_taps: UNROLL_TAPS,
             slide: true,
+            slide_unroll: 64,
         }
     }
 }
@@ -445,7 +454,18 @@ pub struct Lowered {
 /// 10. [`pass::local_tile`] for a plan with local-memory tiles: work-groups that fill a tile
 ///     of each matrix their work-items read at neighbouring points, then read it.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
-    let mut func = lower::function(f, opts.host_proofs, opts.region, opts.unroll_taps);
+    // On the CPU, windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
+    let slide_taps = if opts.slide && !opts.gpu {
+        SLIDE_TAPS
+    } else {
+        usize::MAX
+    };
+    let mut func = lower::function(
+        f,
+        opts.host_proofs,
+        opts.region,
+        (opts.unroll_taps, slide_taps),
+    );
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
         if opts.dump {
@@ -503,7 +523,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         keep("parallel", &func);
     }
     if opts.slide {
-        pass::slide::run(&mut func);
+        pass::slide::run(&mut func, opts.slide_unroll);
         if opts.simplify {
             // The rows' first columns, substituted, are constants to fold.
             pass::simplify::run(&mut func, f);

@@ -68,7 +68,11 @@ impl<'a> Lower<'a> {
             return None;
         };
         let taps = rows as usize * cols as usize;
-        if !matches!(mode, Mode::Body) || self.cond > 0 || taps <= self.unroll || !self.tappable(a)
+        let slides = taps > self.slide_taps && self.slidable(op, a, t);
+        if !matches!(mode, Mode::Body)
+            || self.cond > 0
+            || (taps <= self.unroll && !slides)
+            || !self.tappable(a)
         {
             return None;
         }
@@ -117,6 +121,36 @@ impl<'a> Lower<'a> {
             self.out.int(count as i128, t)
         };
         self.out.binary(BinOp::Div, s, c, t)
+    }
+
+    /// Whether `lir::pass::slide` could compute the reduction `op` of block `a` in type `t`
+    /// per row: an integer sum, mean, minimum or maximum of one window of a matrix read
+    /// plainly or through a shorthand border rule (the pass decides the rest).
+    fn slidable(&self, op: ReduceOp, a: &ir::Expr, t: Scalar) -> bool {
+        let access = match &a.kind {
+            H::Block(x) => *x,
+            H::Cast(inner, _) => match inner.kind {
+                H::Block(x) => x,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let m = self.accesses()[access].matrix;
+        let plain = self.r.is_some_and(|r| {
+            match self.f.shorthand_for(r, m) {
+                Some(sh) => !matches!(sh.mode, ir::BorderMode::Constant(_)),
+                None => r
+                    .rules
+                    .iter()
+                    .all(|id| self.f.rules[*id].entries.iter().all(|e| e.matrix != m)),
+            }
+        });
+        let wide = matches!(a.ty, Type::Block { cols, .. } if cols >= 2);
+        let op_ok = matches!(
+            op,
+            ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Min | ReduceOp::Max
+        );
+        t.is_int() && op_ok && wide && plain
     }
 
     /// Whether every element of block `e` can be read at a symbolic cell ([`Lower::tap`]).

@@ -65,6 +65,9 @@ struct Lower<'a> {
     cond: usize,
     /// Reductions of windows with more taps than this are folds (loops), not written out.
     unroll: usize,
+    /// Reductions of windows with more taps than this that `lir::pass::slide` may compute per
+    /// row (integer sums, means, minima and maxima of one matrix's window) are folds too.
+    slide_taps: usize,
 }
 
 /// A function with an empty body, its names from `f`.
@@ -98,18 +101,20 @@ pub(super) fn host_expr(f: &Function, e: &ir::Expr) -> (Func, ExprId) {
         branch: 0,
         cond: 0,
         unroll: usize::MAX,
+        slide_taps: usize::MAX,
     };
     let e = l.scalar(e, Mode::Body);
     (l.out, e)
 }
 
 /// The LIR of a checked function (of its region `only` alone, if given); reductions of
-/// windows of more than `unroll` taps are folds.
+/// windows of more than `unroll` taps are folds, and those of more than `slide_taps` that
+/// could slide.
 pub(super) fn function(
     f: &Function,
     host_proofs: bool,
     only: Option<ir::RegionId>,
-    unroll: usize,
+    (unroll, slide_taps): (usize, usize),
 ) -> Func {
     let out = empty(f);
     let mut l = Lower {
@@ -122,6 +127,7 @@ pub(super) fn function(
         branch: 0,
         cond: 0,
         unroll,
+        slide_taps,
     };
     let mut body = Vec::new();
     for (m, mat) in f.matrices.iter().enumerate() {

@@ -32,16 +32,16 @@ use crate::lir::{
 };
 use std::collections::HashMap;
 
-/// Windows of up to this many rows have their column reductions written out (one pass over
-/// the row, every row of the window read in it); taller ones loop over their rows.
-const UNROLL_ROWS: i128 = 64;
-
-/// Slides every fold that qualifies in `func`'s innermost serial loops.
-pub fn run(func: &mut Func) {
-    mutate_body(&mut Slide, func);
+/// Slides every fold that qualifies in `func`'s innermost serial loops. A window of up to
+/// `unroll` rows has its column reductions written out (one pass over the row, every row of
+/// the window read in it), a taller one loops over its rows; one of up to `unroll` columns
+/// combines its columns at each output directly (a vector's lanes each an output), a wider
+/// one through prefix sums or van Herk's blocks (time independent of the width).
+pub fn run(func: &mut Func, unroll: usize) {
+    mutate_body(&mut Slide(unroll as i128), func);
 }
 
-struct Slide;
+struct Slide(i128);
 
 impl Mutator for Slide {
     fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
@@ -57,7 +57,7 @@ impl Mutator for Slide {
         } = func.stmts[s]
         {
             if !has_loop(func, body) {
-                return slide_loop(func, s).unwrap_or(s);
+                return slide_loop(func, s, self.0).unwrap_or(s);
             }
         }
         rebuild_stmt(self, func, s)
@@ -89,6 +89,8 @@ struct Window {
     /// sum of 31 of them a `u16`), so that a row's vector holds more lanes; `elem` then
     /// without that conversion.
     col_ty: Scalar,
+    /// The type a whole window's sum fits (the fold's, or narrower).
+    sum_ty: Scalar,
 }
 
 /// Every expression below `s`, each once.
@@ -238,7 +240,13 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
     if !only_in(func, *last, sum, &[y, j]) {
         return None;
     }
-    let (elem, col_ty) = narrow(func, *elem, *op, rows, x.ty).unwrap_or((*elem, x.ty));
+    // Built from the inlined tap: written out, one `let` per tap would bind one variable
+    // many times, where a shared index is one node.
+    let (elem, col_ty) = narrow(func, tap, *op, rows, x.ty).unwrap_or((tap, x.ty));
+    let sum_ty = match narrow(func, elem, *op, rows * cols, x.ty) {
+        Some((_, t)) if col_ty != x.ty => t,
+        _ => x.ty,
+    };
     Some(Window {
         fold: e,
         op: *op,
@@ -249,6 +257,7 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
         elem,
         ty: x.ty,
         col_ty,
+        sum_ty,
     })
 }
 
@@ -464,7 +473,7 @@ impl Build<'_> {
 }
 
 /// Loop `s` with its qualifying folds slid, or `None` where none qualifies.
-fn slide_loop(func: &mut Func, s: StmtId) -> Option<StmtId> {
+fn slide_loop(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
     let Stmt::For {
         var: y,
         lo,
@@ -511,7 +520,7 @@ fn slide_loop(func: &mut Func, s: StmtId) -> Option<StmtId> {
             subst(b.func, e, w.i, i)
         };
         let zero64 = b.i64(0);
-        if w.rows <= UNROLL_ROWS {
+        if w.rows <= unroll {
             // One pass over the row, the window's rows written out (a balanced tree: integers).
             let l = b.for_loop("sk", (zero64, n), |b, k| {
                 let vals: Vec<ExprId> = (0..w.rows)
@@ -543,11 +552,24 @@ fn slide_loop(func: &mut Func, s: StmtId) -> Option<StmtId> {
             b.body.push(rest);
         }
         let value = match w.op {
+            ReduceOp::Sum if w.cols <= unroll => {
+                // The row's sums in the narrowest type that holds a window's sum.
+                let t = w.sum_ty;
+                let vals: Vec<ExprId> = (0..w.cols)
+                    .map(|j| {
+                        let j = b.i64(j);
+                        let at = b.add(at_y, j);
+                        let c = b.load(col, at);
+                        b.func.cast(c, t)
+                    })
+                    .collect();
+                b.combine_all(w.op, vals)
+            }
             ReduceOp::Sum => prefix_sums(&mut b, col, n, at_y, w),
             // Up to 64 columns, a minimum or maximum of `col`'s elements at each output
             // vectorizes better than van Herk's two scans (which carry from one element to the
             // next).
-            _ if w.cols <= UNROLL_ROWS => {
+            _ if w.cols <= unroll => {
                 let vals: Vec<ExprId> = (0..w.cols)
                     .map(|j| {
                         let j = b.i64(j);
