@@ -136,14 +136,12 @@ impl<'a> Lower<'a> {
             _ => return false,
         };
         let m = self.accesses()[access].matrix;
-        let plain = self.r.is_some_and(|r| {
-            match self.f.shorthand_for(r, m) {
-                Some(sh) => !matches!(sh.mode, ir::BorderMode::Constant(_)),
-                None => r
-                    .rules
-                    .iter()
-                    .all(|id| self.f.rules[*id].entries.iter().all(|e| e.matrix != m)),
-            }
+        let plain = self.r.is_some_and(|r| match self.f.shorthand_for(r, m) {
+            Some(sh) => !matches!(sh.mode, ir::BorderMode::Constant(_)),
+            None => r
+                .rules
+                .iter()
+                .all(|id| self.f.rules[*id].entries.iter().all(|e| e.matrix != m)),
         });
         let wide = matches!(a.ty, Type::Block { cols, .. } if cols >= 2);
         let op_ok = matches!(

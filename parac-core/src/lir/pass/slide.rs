@@ -285,10 +285,17 @@ fn narrow(
                 ReduceOp::Sum => (lo.min(0) * rows, hi.max(0) * rows),
                 _ => (lo, hi),
             };
-            let t = [from, Scalar::U8, Scalar::I8, Scalar::U16, Scalar::I16, Scalar::I32]
-                .into_iter()
-                .filter(|t| t.range().is_some_and(|(a, b)| a <= lo && hi <= b))
-                .min_by_key(|t| t.bytes())?;
+            let t = [
+                from,
+                Scalar::U8,
+                Scalar::I8,
+                Scalar::U16,
+                Scalar::I16,
+                Scalar::I32,
+            ]
+            .into_iter()
+            .filter(|t| t.range().is_some_and(|(a, b)| a <= lo && hi <= b))
+            .min_by_key(|t| t.bytes())?;
             (t.bytes() < ty.bytes()).then(|| (func.cast(inner, t), t))
         }
         _ => None,
