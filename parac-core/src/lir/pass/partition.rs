@@ -145,7 +145,7 @@ fn constant(func: &Func, c: ExprId) -> Option<bool> {
     }
 }
 
-fn has_loop(func: &Func, s: StmtId) -> bool {
+pub(super) fn has_loop(func: &Func, s: StmtId) -> bool {
     matches!(func.stmts[s], Stmt::For { .. })
         || stmt_parts(&func.stmts[s])
             .1

@@ -23,6 +23,7 @@
 //! are.
 
 use super::facts::affine;
+use super::partition::has_loop;
 use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
 use crate::lir::visit::{
     Mutator, expr_children, mutate_body, rebuild_expr, rebuild_stmt, stmt_parts,
@@ -62,14 +63,6 @@ impl Mutator for Slide {
         }
         rebuild_stmt(self, func, s)
     }
-}
-
-fn has_loop(func: &Func, s: StmtId) -> bool {
-    matches!(func.stmts[s], Stmt::For { .. })
-        || stmt_parts(&func.stmts[s])
-            .1
-            .iter()
-            .any(|c| has_loop(func, *c))
 }
 
 /// A fold that slides along the loop's variable.
@@ -271,10 +264,6 @@ fn narrow(
     ty: Scalar,
 ) -> Option<(ExprId, Scalar)> {
     match func.exprs[elem].kind {
-        ExprKind::Let(v, value, body) => {
-            let (body, t) = narrow(func, body, op, rows, ty)?;
-            Some((func.expr(ExprKind::Let(v, value, body), t), t))
-        }
         ExprKind::Cast(inner) => {
             let from = func.exprs[inner].ty;
             let ((lo, hi), (tlo, thi)) = (from.range()?, ty.range()?);
