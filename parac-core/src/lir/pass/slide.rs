@@ -76,6 +76,8 @@ struct Window {
     rows: i128,
     cols: i128,
     elem: ExprId,
+    /// The one load in `elem`.
+    load: ExprId,
     ty: Scalar,
     /// The type the column reductions are kept in: the tap's own before a widening
     /// conversion, where every column's reduction fits it (a minimum of `u8`s is a `u8`; a
@@ -248,6 +250,7 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
         rows,
         cols,
         elem,
+        load: *load,
         ty: x.ty,
         col_ty,
         sum_ty,
@@ -510,36 +513,76 @@ fn slide_loop(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
         let n = b.add(outputs, ext);
         // col[k] = op over i of tap(i, k): the first row, then the others.
         let col = b.temp("col", w.col_ty, n);
-        let tap = |b: &mut Build, i: ExprId, k: ExprId| {
-            let e = subst(b.func, w.elem, y, lo32);
-            let e = subst(b.func, e, w.j, k);
-            subst(b.func, e, w.i, i)
+        // A row of the window's taps, its row indices bound before the loop over the columns
+        // (a border map computed once per row of the window, not once per column); the tap of
+        // column `k` is that row with `j` at `k`.
+        let row = |b: &mut Build, i: ExprId| -> ExprId {
+            let at = subst(b.func, w.load, w.i, i);
+            let at = subst(b.func, at, y, lo32);
+            let ExprKind::Load {
+                buf,
+                index,
+                checked,
+            } = b.func.exprs[at].kind.clone()
+            else {
+                unreachable!("a load");
+            };
+            let last = index.len() - 1;
+            let index = index
+                .iter()
+                .enumerate()
+                .map(|(d, e)| {
+                    if d == last || matches!(b.func.exprs[*e].kind, ExprKind::Int(_)) {
+                        return *e;
+                    }
+                    let v = b.func.var("sr", Scalar::I64);
+                    let s = b.func.stmt(Stmt::Let(v, *e));
+                    b.body.push(s);
+                    b.var(v)
+                })
+                .collect();
+            let ty = b.func.exprs[at].ty;
+            let load = b.func.expr(
+                ExprKind::Load {
+                    buf,
+                    index,
+                    checked,
+                },
+                ty,
+            );
+            let e = Replace(HashMap::from([(w.load, load)])).mutate_expr(b.func, w.elem);
+            let e = subst(b.func, e, w.i, i);
+            subst(b.func, e, y, lo32)
         };
+        let tap = |b: &mut Build, row: ExprId, k: ExprId| subst(b.func, row, w.j, k);
         let zero64 = b.i64(0);
         if w.rows <= unroll {
             // One pass over the row, the window's rows written out (a balanced tree: integers).
+            let rows: Vec<ExprId> = (0..w.rows)
+                .map(|i| {
+                    let i = b.func.int(i, Scalar::I32);
+                    row(&mut b, i)
+                })
+                .collect();
             let l = b.for_loop("sk", (zero64, n), |b, k| {
-                let vals: Vec<ExprId> = (0..w.rows)
-                    .map(|i| {
-                        let i = b.func.int(i, Scalar::I32);
-                        tap(b, i, k)
-                    })
-                    .collect();
+                let vals: Vec<ExprId> = rows.iter().map(|r| tap(b, *r, k)).collect();
                 let v = b.combine_all(w.op, vals);
                 vec![b.store(col, k, v)]
             });
             b.body.push(l);
         } else {
+            let zero = b.func.int(0, Scalar::I32);
+            let r0 = row(&mut b, zero);
             let first = b.for_loop("sk", (zero64, n), |b, k| {
-                let zero = b.func.int(0, Scalar::I32);
-                let v = tap(b, zero, k);
+                let v = tap(b, r0, k);
                 vec![b.store(col, k, v)]
             });
             b.body.push(first);
             let (one, rows) = (b.i64(1), b.i64(w.rows));
             let rest = b.for_loop("si", (one, rows), |b, i| {
+                let ri = row(b, i);
                 let l = b.for_loop("sk", (zero64, n), |b, k| {
-                    let (old, v) = (b.load(col, k), tap(b, i, k));
+                    let (old, v) = (b.load(col, k), tap(b, ri, k));
                     let v = b.combine(w.op, old, v);
                     vec![b.store(col, k, v)]
                 });
