@@ -200,6 +200,14 @@ pub enum LoopKind {
     Vectorized(u32),
     /// Written out.
     Unrolled,
+    /// In parallel, in chunks of rows: iteration `v` (the loop's step apart, from 0) owns rows
+    /// `v` to `v + step - 1` of every plane written, which its inner [`LoopKind::ChunkRows`]
+    /// loop runs in order (a CPU task carries what it computed for one row to the next:
+    /// `pass::slide`).
+    ParallelChunks,
+    /// The rows of a [`LoopKind::ParallelChunks`] iteration, in order, from its first: each
+    /// iteration writes its own row of every plane written.
+    ChunkRows,
     /// OpenCL work-groups along dimension `d`: the launch has exactly the loop's iterations as
     /// groups (from 0, step 1), so a back end prints the group's index alone, untested.
     GpuBlock(u8),

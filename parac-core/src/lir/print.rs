@@ -110,6 +110,8 @@ fn kind(k: LoopKind) -> String {
         LoopKind::Parallel => "parallel for".into(),
         LoopKind::Vectorized(w) => format!("vectorized({w}) for"),
         LoopKind::Unrolled => "unrolled for".into(),
+        LoopKind::ParallelChunks => "parallel chunks for".into(),
+        LoopKind::ChunkRows => "chunk rows for".into(),
         LoopKind::GpuBlock(d) => format!("gpu_block({d}) for"),
         LoopKind::GpuThread(d) => format!("gpu_thread({d}) for"),
     }

@@ -114,10 +114,10 @@ impl Printer<'_> {
             }
             Stmt::For { kind, .. } => {
                 let l = Loop::of(func, s).expect("a loop");
-                let code = if matches!(kind, LoopKind::Vectorized(_)) {
-                    self.vectorized(l, out)
-                } else {
-                    self.serial(l, out)
+                let code = match kind {
+                    LoopKind::Vectorized(_) => self.vectorized(l, out),
+                    LoopKind::ChunkRows => self.chunk_rows(l, out),
+                    _ => self.serial(l, out),
                 };
                 out.extend(code);
             }
@@ -238,6 +238,43 @@ impl Printer<'_> {
         }}
     }
 
+    /// The rows of a task's chunk (`LoopKind::ChunkRows`), in order: each iteration's row of
+    /// every plane written (`__w<j>`) taken from the chunk's rows (`__cw<j>`), an empty slice
+    /// where the plane has no such row (a store to it fails its bounds check).
+    fn chunk_rows(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
+        let (lo, hi) = (self.x.expr(l.lo, out), self.x.expr(l.hi, out));
+        self.x.epoch += 1;
+        let inner = self.braced(l.body);
+        self.x.epoch += 1;
+        let id = var(l.var);
+        let mut rows = TokenStream::new();
+        for (j, (m, _)) in self.x.planes.iter().enumerate() {
+            let (w, cw, len) = (
+                format_ident!("__w{}", j),
+                format_ident!("__cw{}", j),
+                format_ident!("__len{}", j),
+            );
+            let t = rty(self.f.matrices[*m].elem);
+            rows.extend(quote! {
+                let #w: &mut [#t] = {
+                    let __o = ((__cr - __crlo) as usize) * #len;
+                    #cw.get_mut(__o..__o + #len).unwrap_or(&mut [])
+                };
+            });
+        }
+        quote! {{
+            let __crhi: i64 = (#hi) as i64;
+            let __crlo: i64 = (#lo) as i64;
+            let mut __cr: i64 = __crlo;
+            while __cr < __crhi {
+                let #id: i32 = __cr as i32;
+                #rows
+                #inner
+                __cr += 1;
+            }
+        }}
+    }
+
     /// A region: the host's proof, the slices it reaches, its loops.
     fn region(&mut self, id: RegionId, name: &str, body: StmtId) -> TokenStream {
         let f = self.f;
@@ -247,7 +284,7 @@ impl Printer<'_> {
         buffers(self.func(), body, &mut stores, &mut loads);
         let parallel = match self.func().stmts[body] {
             Stmt::For {
-                kind: LoopKind::Parallel,
+                kind: LoopKind::Parallel | LoopKind::ParallelChunks,
                 ..
             } => Loop::of(self.func(), body),
             _ => None,
@@ -279,7 +316,9 @@ impl Printer<'_> {
             }
             Some(l) => {
                 let mut planes = Vec::new();
-                store_planes(self.func(), l.body, l.var, &mut planes);
+                // A chunk's rows are its inner loop's.
+                let row = chunk_rows(self.func(), l.body).map_or(l.var, |r| r.var);
+                store_planes(self.func(), l.body, row, &mut planes);
                 self.x.planes = planes;
                 let code = self.parallel(l, &mut out);
                 self.x.planes.clear();
@@ -299,6 +338,9 @@ impl Printer<'_> {
     fn parallel(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
         let (v, lo, hi, step, body) = (l.var, l.lo, l.hi, l.step, l.body);
         let f = self.f;
+        // In chunks of `step` rows (`LoopKind::ParallelChunks`): a task's slices hold its rows.
+        let chunked = chunk_rows(self.func(), body).is_some();
+        let rows_per = if chunked { step as usize } else { 1 };
         let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
         self.x.epoch += 1;
         self.x.push();
@@ -335,11 +377,15 @@ impl Printer<'_> {
         for (j, (m, consts)) in planes.iter().enumerate() {
             let k = consts.len();
             let d = format_ident!("__d{}", m);
-            let (w, pl) = (format_ident!("__w{}", j), format_ident!("__p{}", j));
+            let w = match chunked {
+                true => format_ident!("__cw{}", j),
+                false => format_ident!("__w{}", j),
+            };
+            let pl = format_ident!("__p{}", j);
             let (len, pr) = (format_ident!("__len{}", j), format_ident!("__pr{}", j));
             let t = rty(f.matrices[*m].elem);
             let cs = consts.iter().map(|c| Literal::i64_suffixed(*c as i64));
-            let chunks = quote!(#pl.par_chunks_mut(#len.max(1)));
+            let chunks = quote!(#pl.par_chunks_mut((#len * #rows_per).max(1)));
             if j == 0 {
                 iter = chunks;
                 pat = quote!(#w);
@@ -354,7 +400,8 @@ impl Printer<'_> {
             // store to it fails its bounds check, with its index.
             serial_rows.extend(quote! {
                 let #w: &mut [#t] = if __r >= 0 && __r < #d[#k] {
-                    #pl.get_mut((__r as usize) * #len..(__r as usize + 1) * #len)
+                    let __end = (__r + #rows_per as i64).min(#d[#k]) as usize;
+                    #pl.get_mut((__r as usize) * #len..__end * #len)
                         .unwrap_or(&mut [])
                 } else {
                     &mut []
@@ -379,12 +426,16 @@ impl Printer<'_> {
             // In parallel when every iteration owns an existing row; otherwise in order, so
             // that a store fails where it runs and only there.
             let __parallel = __hi <= __lo || {
-                let __last = __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64;
+                let __last = if #chunked {
+                    __hi as i64 - 1
+                } else {
+                    __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64
+                };
                 __lo >= 0 && #have_rows
             };
             if __parallel {
                 #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
-                    let #id: i32 = __row as i32;
+                    let #id: i32 = (__row * #rows_per) as i32;
                     if #id < __lo || #id >= __hi || (#id - __lo) % #step != 0 {
                         return ::core::result::Result::Ok(());
                     }
@@ -417,6 +468,19 @@ fn temp_store(t: lir::TempId, idx: &[TokenStream], v: TokenStream) -> TokenStrea
         if let ::core::option::Option::Some(__r) = #id.get_mut((#i) as usize) {
             *__r = __v;
         }
+    }
+}
+
+/// The `LoopKind::ChunkRows` loop directly below `s` (a chunk's body), if any.
+fn chunk_rows(func: &Func, s: StmtId) -> Option<Loop> {
+    match &func.stmts[s] {
+        Stmt::For {
+            kind: LoopKind::ChunkRows,
+            ..
+        } => Loop::of(func, s),
+        Stmt::Block(b) => b.iter().find_map(|c| chunk_rows(func, *c)),
+        Stmt::If(_, t, None) => chunk_rows(func, *t),
+        _ => None,
     }
 }
 

@@ -50,6 +50,9 @@ impl Mutator for Slide {
     }
 
     fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        if let Some(chunked) = slide_rows(func, s, self.0) {
+            return chunked;
+        }
         if let Stmt::For {
             step: 1,
             kind: LoopKind::Serial,
@@ -471,6 +474,196 @@ impl Build<'_> {
     }
 }
 
+/// The folds of loop `y`'s body that slide along it, or `None` where none does.
+fn windows_of(func: &mut Func, y: VarId, lo: ExprId, hi: ExprId, body: StmtId) -> Option<Vec<Window>> {
+    let mut exprs = Vec::new();
+    let mut seen = vec![false; func.exprs.len()];
+    exprs_below(func, body, &mut exprs, &mut seen);
+    let mut bound = Vec::new();
+    bound_below(func, body, &exprs, &mut bound);
+    exprs.extend([lo, hi]);
+    let windows: Vec<Window> = exprs
+        .iter()
+        .filter_map(|e| window(func, *e, y, &bound))
+        .collect();
+    (!windows.is_empty()).then_some(windows)
+}
+
+/// Where the taps' rows are: the loop over the columns' variable `y` at its first value, and
+/// the region's row variable `x` at a given row (`None`: `x` itself).
+#[derive(Clone, Copy)]
+struct At {
+    y: VarId,
+    first: ExprId,
+    x: Option<(VarId, ExprId)>,
+}
+
+impl Window {
+    /// Row `i` of the window's taps at `at`, its row indices bound before the loop over the
+    /// columns (a border map computed once per row of the window, not once per column); the
+    /// tap of column `k` is that row with `j` at `k` ([`Window::tap`]).
+    fn row(&self, b: &mut Build, i: ExprId, at: At) -> ExprId {
+        let mut ld = subst(b.func, self.load, self.i, i);
+        ld = subst(b.func, ld, at.y, at.first);
+        if let Some((x, row)) = at.x {
+            ld = subst(b.func, ld, x, row);
+        }
+        let ExprKind::Load {
+            buf,
+            index,
+            checked,
+        } = b.func.exprs[ld].kind.clone()
+        else {
+            unreachable!("a load");
+        };
+        let last = index.len() - 1;
+        let index = index
+            .iter()
+            .enumerate()
+            .map(|(d, e)| {
+                if d == last || matches!(b.func.exprs[*e].kind, ExprKind::Int(_)) {
+                    return *e;
+                }
+                let v = b.func.var("sr", Scalar::I64);
+                let s = b.func.stmt(Stmt::Let(v, *e));
+                b.body.push(s);
+                b.var(v)
+            })
+            .collect();
+        let ty = b.func.exprs[ld].ty;
+        let load = b.func.expr(
+            ExprKind::Load {
+                buf,
+                index,
+                checked,
+            },
+            ty,
+        );
+        let mut e = Replace(HashMap::from([(self.load, load)])).mutate_expr(b.func, self.elem);
+        e = subst(b.func, e, self.i, i);
+        subst(b.func, e, at.y, at.first)
+    }
+
+    /// Column `k` of a row of taps.
+    fn tap(&self, b: &mut Build, row: ExprId, k: ExprId) -> ExprId {
+        subst(b.func, row, self.j, k)
+    }
+
+    /// `col[k] = op over i of tap(i, k)` for `k` in `0..n`: the window's rows written out in
+    /// one pass (a balanced tree: integers), or, past `unroll` rows, the first row and then
+    /// each other in a pass of its own.
+    fn columns(&self, b: &mut Build, col: TempId, n: ExprId, unroll: i128, at: At) {
+        let zero64 = b.i64(0);
+        if self.rows <= unroll {
+            let rows: Vec<ExprId> = (0..self.rows)
+                .map(|i| {
+                    let i = b.func.int(i, Scalar::I32);
+                    self.row(b, i, at)
+                })
+                .collect();
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let vals: Vec<ExprId> = rows.iter().map(|r| self.tap(b, *r, k)).collect();
+                let v = b.combine_all(self.op, vals);
+                vec![b.store(col, k, v)]
+            });
+            b.body.push(l);
+            return;
+        }
+        let zero = b.func.int(0, Scalar::I32);
+        let r0 = self.row(b, zero, at);
+        let first = b.for_loop("sk", (zero64, n), |b, k| {
+            let v = self.tap(b, r0, k);
+            vec![b.store(col, k, v)]
+        });
+        b.body.push(first);
+        let (one, rows) = (b.i64(1), b.i64(self.rows));
+        let rest = b.for_loop("si", (one, rows), |b, i| {
+            let ri = self.row(b, i, at);
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let (old, v) = (b.load(col, k), self.tap(b, ri, k));
+                let v = b.combine(self.op, old, v);
+                vec![b.store(col, k, v)]
+            });
+            vec![l]
+        });
+        b.body.push(rest);
+    }
+
+    /// The window's value at the output `at_y` of the row from its columns `col` (of `n`),
+    /// at the fold's type.
+    fn across(&self, b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, unroll: i128) -> ExprId {
+        let value = match self.op {
+            ReduceOp::Sum if self.cols <= unroll => {
+                // The row's sums in the narrowest type that holds a window's sum.
+                let t = self.sum_ty;
+                let vals: Vec<ExprId> = (0..self.cols)
+                    .map(|j| {
+                        let j = b.i64(j);
+                        let at = b.add(at_y, j);
+                        let c = b.load(col, at);
+                        b.func.cast(c, t)
+                    })
+                    .collect();
+                b.combine_all(self.op, vals)
+            }
+            ReduceOp::Sum => prefix_sums(b, col, n, at_y, self),
+            // Up to 64 columns, a minimum or maximum of `col`'s elements at each output
+            // vectorizes better than van Herk's two scans (which carry from one element to
+            // the next).
+            _ if self.cols <= unroll => {
+                let vals: Vec<ExprId> = (0..self.cols)
+                    .map(|j| {
+                        let j = b.i64(j);
+                        let at = b.add(at_y, j);
+                        b.load(col, at)
+                    })
+                    .collect();
+                b.combine_all(self.op, vals)
+            }
+            _ => van_herk(b, col, n, at_y, self),
+        };
+        b.func.cast(value, self.ty)
+    }
+
+    /// Whether the window's rows slide along the region's row variable `x` as its columns do
+    /// along `y`: its row index `g(S(x) + i)`, `x` nowhere else in the tap.
+    fn slides_down(&self, func: &Func, x: VarId) -> bool {
+        let ExprKind::Load { index, .. } = &func.exprs[self.load].kind else {
+            return false;
+        };
+        let Some((last, rest)) = index.split_last() else {
+            return false;
+        };
+        let mut vs = Vec::new();
+        free(func, *last, &mut vs);
+        if vs.contains(&x) || !only_in(func, self.elem, self.load, &[x]) {
+            return false;
+        }
+        let mut rows = 0;
+        for r in rest {
+            let mut vs = Vec::new();
+            free(func, *r, &mut vs);
+            if !vs.contains(&x) && !vs.contains(&self.i) {
+                continue;
+            }
+            rows += 1;
+            match column_sum(func, *r, x, self.i) {
+                Some(sum) if only_in(func, *r, sum, &[x, self.i]) => {}
+                _ => return false,
+            }
+        }
+        rows == 1
+    }
+}
+
+/// The row's outputs' place (`y - first`, `i64`) and count, for loop `y` from `lo` to `hi`.
+fn outputs(b: &mut Build, y: VarId, lo: ExprId, hi: ExprId) -> (ExprId, ExprId) {
+    let (lo64, hi64) = (b.func.cast(lo, Scalar::I64), b.func.cast(hi, Scalar::I64));
+    let yv = b.var(y);
+    let y64 = b.func.cast(yv, Scalar::I64);
+    (b.sub(y64, lo64), b.sub(hi64, lo64))
+}
+
 /// Loop `s` with its qualifying folds slid, or `None` where none qualifies.
 fn slide_loop(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
     let Stmt::For {
@@ -483,152 +676,154 @@ fn slide_loop(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
     else {
         return None;
     };
-    let mut exprs = Vec::new();
-    let mut seen = vec![false; func.exprs.len()];
-    exprs_below(func, body, &mut exprs, &mut seen);
-    let mut bound = Vec::new();
-    bound_below(func, body, &exprs, &mut bound);
-    exprs.extend([lo, hi]);
-    let windows: Vec<Window> = exprs
+    let windows = windows_of(func, y, lo, hi, body)?;
+    let mut b = Build {
+        func,
+        body: Vec::new(),
+    };
+    let first = b.func.cast(lo, Scalar::I32);
+    let at = At { y, first, x: None };
+    let (at_y, count) = outputs(&mut b, y, lo, hi);
+    let mut replace = HashMap::new();
+    for w in &windows {
+        let ext = b.i64(w.cols - 1);
+        let n = b.add(count, ext);
+        let col = b.temp("col", w.col_ty, n);
+        w.columns(&mut b, col, n, unroll, at);
+        let value = w.across(&mut b, col, n, at_y, unroll);
+        replace.insert(w.fold, value);
+    }
+    let new_body = Replace(replace).mutate_stmt(b.func, body);
+    let l = b.func.for_loop(y, (lo, hi, 1), LoopKind::Serial, new_body);
+    b.body.push(l);
+    let zero = b.i64(0);
+    let some = b.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
+    let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
+    Some(b.func.stmt(Stmt::If(some, block, None)))
+}
+
+/// Rows per task where the windows' column sums slide down the rows ([`slide_rows`]).
+const CHUNK_ROWS: i64 = 32;
+
+/// A row-parallel region loop `s` (`for x in 0..hi`, its body one loop over the columns) whose
+/// windows are all sums sliding down its rows as well: its rows in chunks of
+/// [`CHUNK_ROWS`] per task, each chunk's column sums computed for its first row and then
+/// carried from one row to the next (`col += the row entering - the row leaving`, exact in
+/// the column's integer type, which wraps). `None` where the loop does not qualify.
+fn slide_rows(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
+    let Stmt::For {
+        var: x,
+        lo: xlo,
+        hi: xhi,
+        step: 1,
+        kind: LoopKind::Parallel,
+        body,
+    } = func.stmts[s]
+    else {
+        return None;
+    };
+    if !matches!(func.exprs[xlo].kind, ExprKind::Int(0)) {
+        return None;
+    }
+    let ys = match &func.stmts[body] {
+        Stmt::For { .. } => body,
+        Stmt::Block(b) if b.len() == 1 => b[0],
+        _ => return None,
+    };
+    let Stmt::For {
+        var: y,
+        lo,
+        hi,
+        step: 1,
+        kind: LoopKind::Serial,
+        body: ybody,
+    } = func.stmts[ys]
+    else {
+        return None;
+    };
+    if has_loop(func, ybody) {
+        return None;
+    }
+    let windows = windows_of(func, y, lo, hi, ybody)?;
+    if !windows
         .iter()
-        .filter_map(|e| window(func, *e, y, &bound))
-        .collect();
-    if windows.is_empty() {
+        .all(|w| w.op == ReduceOp::Sum && w.slides_down(func, x))
+    {
         return None;
     }
     let mut b = Build {
         func,
         body: Vec::new(),
     };
-    let (lo64, hi64) = (b.func.cast(lo, Scalar::I64), b.func.cast(hi, Scalar::I64));
-    let lo32 = b.func.cast(lo, Scalar::I32);
-    let yv = b.var(y);
-    let y64 = b.func.cast(yv, Scalar::I64);
-    // The output's place in the row: `y - lo`.
-    let at_y = b.sub(y64, lo64);
-    let outputs = b.sub(hi64, lo64);
-    let mut replace = HashMap::new();
+    // The chunk: rows `x0..x1`.
+    let xo = b.func.var("sx", Scalar::I32);
+    let x0 = b.var(xo);
+    let (x0_64, xhi64) = (b.func.cast(x0, Scalar::I64), b.func.cast(xhi, Scalar::I64));
+    let k = b.i64(CHUNK_ROWS as i128);
+    let past = b.add(x0_64, k);
+    let x1 = b.func.expr(ExprKind::Call(Builtin::Min, vec![past, xhi64]), Scalar::I64);
+    let first = b.func.cast(lo, Scalar::I32);
+    let (at_y, count) = outputs(&mut b, y, lo, hi);
+    // The columns of the chunk's first row.
+    let mut cols = Vec::new();
     for w in &windows {
         let ext = b.i64(w.cols - 1);
-        let n = b.add(outputs, ext);
-        // col[k] = op over i of tap(i, k): the first row, then the others.
+        let n = b.add(count, ext);
         let col = b.temp("col", w.col_ty, n);
-        // A row of the window's taps, its row indices bound before the loop over the columns
-        // (a border map computed once per row of the window, not once per column); the tap of
-        // column `k` is that row with `j` at `k`.
-        let row = |b: &mut Build, i: ExprId| -> ExprId {
-            let at = subst(b.func, w.load, w.i, i);
-            let at = subst(b.func, at, y, lo32);
-            let ExprKind::Load {
-                buf,
-                index,
-                checked,
-            } = b.func.exprs[at].kind.clone()
-            else {
-                unreachable!("a load");
-            };
-            let last = index.len() - 1;
-            let index = index
-                .iter()
-                .enumerate()
-                .map(|(d, e)| {
-                    if d == last || matches!(b.func.exprs[*e].kind, ExprKind::Int(_)) {
-                        return *e;
-                    }
-                    let v = b.func.var("sr", Scalar::I64);
-                    let s = b.func.stmt(Stmt::Let(v, *e));
-                    b.body.push(s);
-                    b.var(v)
-                })
-                .collect();
-            let ty = b.func.exprs[at].ty;
-            let load = b.func.expr(
-                ExprKind::Load {
-                    buf,
-                    index,
-                    checked,
-                },
-                ty,
-            );
-            let e = Replace(HashMap::from([(w.load, load)])).mutate_expr(b.func, w.elem);
-            let e = subst(b.func, e, w.i, i);
-            subst(b.func, e, y, lo32)
+        let at = At {
+            y,
+            first,
+            x: Some((x, x0)),
         };
-        let tap = |b: &mut Build, row: ExprId, k: ExprId| subst(b.func, row, w.j, k);
+        w.columns(&mut b, col, n, unroll, at);
+        cols.push((col, n));
+    }
+    // Each row: past the first, the row leaving and the row entering; then its outputs.
+    let xv = b.var(x);
+    let outer = std::mem::take(&mut b.body);
+    let mut replace = HashMap::new();
+    for (w, (col, n)) in windows.iter().zip(&cols) {
+        let (col, n) = (*col, *n);
+        let saved = std::mem::take(&mut b.body);
+        let one = b.func.int(1, Scalar::I32);
+        let prev = b.sub(xv, one);
+        let zero = b.func.int(0, Scalar::I32);
+        let last = b.func.int(w.rows - 1, Scalar::I32);
+        let leaving = w.row(&mut b, zero, At { y, first, x: Some((x, prev)) });
+        let entering = w.row(&mut b, last, At { y, first, x: Some((x, xv)) });
         let zero64 = b.i64(0);
-        if w.rows <= unroll {
-            // One pass over the row, the window's rows written out (a balanced tree: integers).
-            let rows: Vec<ExprId> = (0..w.rows)
-                .map(|i| {
-                    let i = b.func.int(i, Scalar::I32);
-                    row(&mut b, i)
-                })
-                .collect();
-            let l = b.for_loop("sk", (zero64, n), |b, k| {
-                let vals: Vec<ExprId> = rows.iter().map(|r| tap(b, *r, k)).collect();
-                let v = b.combine_all(w.op, vals);
-                vec![b.store(col, k, v)]
-            });
-            b.body.push(l);
-        } else {
-            let zero = b.func.int(0, Scalar::I32);
-            let r0 = row(&mut b, zero);
-            let first = b.for_loop("sk", (zero64, n), |b, k| {
-                let v = tap(b, r0, k);
-                vec![b.store(col, k, v)]
-            });
-            b.body.push(first);
-            let (one, rows) = (b.i64(1), b.i64(w.rows));
-            let rest = b.for_loop("si", (one, rows), |b, i| {
-                let ri = row(b, i);
-                let l = b.for_loop("sk", (zero64, n), |b, k| {
-                    let (old, v) = (b.load(col, k), tap(b, ri, k));
-                    let v = b.combine(w.op, old, v);
-                    vec![b.store(col, k, v)]
-                });
-                vec![l]
-            });
-            b.body.push(rest);
-        }
-        let value = match w.op {
-            ReduceOp::Sum if w.cols <= unroll => {
-                // The row's sums in the narrowest type that holds a window's sum.
-                let t = w.sum_ty;
-                let vals: Vec<ExprId> = (0..w.cols)
-                    .map(|j| {
-                        let j = b.i64(j);
-                        let at = b.add(at_y, j);
-                        let c = b.load(col, at);
-                        b.func.cast(c, t)
-                    })
-                    .collect();
-                b.combine_all(w.op, vals)
-            }
-            ReduceOp::Sum => prefix_sums(&mut b, col, n, at_y, w),
-            // Up to 64 columns, a minimum or maximum of `col`'s elements at each output
-            // vectorizes better than van Herk's two scans (which carry from one element to the
-            // next).
-            _ if w.cols <= unroll => {
-                let vals: Vec<ExprId> = (0..w.cols)
-                    .map(|j| {
-                        let j = b.i64(j);
-                        let at = b.add(at_y, j);
-                        b.load(col, at)
-                    })
-                    .collect();
-                b.combine_all(w.op, vals)
-            }
-            _ => van_herk(&mut b, col, n, at_y, w),
-        };
-        let value = b.func.cast(value, w.ty);
+        let l = b.for_loop("sk", (zero64, n), |b, k| {
+            let old = b.load(col, k);
+            let (out, inn) = (w.tap(b, leaving, k), w.tap(b, entering, k));
+            let v = b.sub(old, out);
+            let v = b.add(v, inn);
+            vec![b.store(col, k, v)]
+        });
+        b.body.push(l);
+        let update = b.func.stmt(Stmt::Block(std::mem::replace(&mut b.body, saved)));
+        let later = b.func.binary(BinOp::Gt, xv, x0, Scalar::Bool);
+        let s = b.func.stmt(Stmt::If(later, update, None));
+        b.body.push(s);
+        let value = w.across(&mut b, col, n, at_y, unroll);
         replace.insert(w.fold, value);
     }
-    let new_body = Replace(replace).mutate_stmt(b.func, body);
-    let l = b.func.for_loop(y, (lo, hi, 1), LoopKind::Serial, new_body);
-    b.body.push(l);
-    let some = b.func.binary(BinOp::Lt, lo64, hi64, Scalar::Bool);
+    let new_body = Replace(replace).mutate_stmt(b.func, ybody);
+    let yl = b.func.for_loop(y, (lo, hi, 1), LoopKind::Serial, new_body);
+    b.body.push(yl);
+    let row_body = b.func.stmt(Stmt::Block(std::mem::replace(&mut b.body, outer)));
+    let x0_as_x = b.func.cast(x0, b.func.vars[x].ty);
+    let rows = b.func.for_loop(x, (x0_as_x, x1, 1), LoopKind::ChunkRows, row_body);
+    b.body.push(rows);
+    let zero = b.i64(0);
+    let some = b.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
     let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
-    Some(b.func.stmt(Stmt::If(some, block, None)))
+    let chunk = b.func.stmt(Stmt::If(some, block, None));
+    Some(b.func.for_loop(
+        xo,
+        (xlo, xhi, CHUNK_ROWS),
+        LoopKind::ParallelChunks,
+        chunk,
+    ))
 }
 
 /// `pre[k] = col[0] + .. + col[k - 1]`; the output at `y` is `pre[y + W] - pre[y]`.
