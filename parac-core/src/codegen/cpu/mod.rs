@@ -179,13 +179,14 @@ impl Printer<'_> {
                 elem,
                 memory: lir::Memory::Private,
                 extents,
-            } if extents.len() == 1 => {
-                // A row of the task's own (`lir::pass::slide`): its elements start at zero.
-                let n = self.x.expr(extents[0], out);
-                let (id, ty) = (temp(*t), rty(*elem));
+            } => {
+                // Rows of the task's own (`lir::pass::slide`): their elements start at zero.
+                let ns: Vec<TokenStream> = extents.iter().map(|e| self.x.expr(*e, out)).collect();
+                let (id, d, ty) = (temp(*t), temp_dims(*t), rty(*elem));
                 out.extend(quote! {
+                    let #d = [#((#ns).max(0) as i64),*];
                     let mut #id: ::std::vec::Vec<#ty> =
-                        ::std::vec![<#ty>::default(); (#n).max(0) as usize];
+                        ::std::vec![<#ty>::default(); #d.iter().product::<i64>() as usize];
                 });
             }
             Stmt::Allocate { .. } => {
@@ -458,14 +459,20 @@ pub(super) fn temp(t: lir::TempId) -> proc_macro2::Ident {
     format_ident!("__row{}", t.index())
 }
 
+/// The Rust name of a temporary's extents (`[i64; N]`).
+pub(super) fn temp_dims(t: lir::TempId) -> proc_macro2::Ident {
+    format_ident!("__rowd{}", t.index())
+}
+
 /// A store into a temporary row at an index a pass proved inside (a wrong proof writes
 /// nothing; nothing can panic).
 fn temp_store(t: lir::TempId, idx: &[TokenStream], v: TokenStream) -> TokenStream {
-    let id = temp(t);
-    let i = &idx[0];
+    let (id, d) = (temp(t), temp_dims(t));
     quote! {
         let __v = #v;
-        if let ::core::option::Option::Some(__r) = #id.get_mut((#i) as usize) {
+        if let ::core::option::Option::Some(__r) =
+            #id.get_mut(::parac::__private::cpu::lin([#(#idx),*], &#d))
+        {
             *__r = __v;
         }
     }

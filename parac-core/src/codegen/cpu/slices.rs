@@ -85,8 +85,8 @@ fn buf_names(buf: Buf) -> (TokenStream, TokenStream) {
             (quote!(#s), quote!(#d))
         }
         Buf::Temp(t) => {
-            let id = super::temp(t);
-            (quote!(#id), quote!([#id.len() as i64]))
+            let (id, d) = (super::temp(t), super::temp_dims(t));
+            (quote!(#id), quote!(#d))
         }
     }
 }

@@ -33,6 +33,10 @@ use crate::lir::{
 };
 use std::collections::HashMap;
 
+/// Windows whose columns take up to this many bytes at the output's type (and up to `unroll`
+/// columns) combine them at each output directly; wider ones by doubling.
+const DIRECT_BYTES: i128 = 128;
+
 /// Slides every fold that qualifies in `func`'s innermost serial loops. A window of up to
 /// `unroll` rows has its column reductions written out (one pass over the row, every row of
 /// the window read in it), a taller one loops over its rows; one of up to `unroll` columns
@@ -87,8 +91,16 @@ struct Window {
     /// sum of 31 of them a `u16`), so that a row's vector holds more lanes; `elem` then
     /// without that conversion.
     col_ty: Scalar,
-    /// The type a whole window's sum fits (the fold's, or narrower).
-    sum_ty: Scalar,
+}
+
+impl Window {
+    /// The type `op` over `count` columns fits: the fold's, or narrower where the columns are.
+    fn level_ty(&self, func: &mut Func, count: i128) -> Scalar {
+        match narrow(func, self.elem, self.op, self.rows * count, self.ty) {
+            Some((_, t)) if self.col_ty != self.ty => t,
+            _ => self.ty,
+        }
+    }
 }
 
 /// Every expression below `s`, each once.
@@ -241,10 +253,6 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
     // Built from the inlined tap: written out, one `let` per tap would bind one variable
     // many times, where a shared index is one node.
     let (elem, col_ty) = narrow(func, tap, *op, rows, x.ty).unwrap_or((tap, x.ty));
-    let sum_ty = match narrow(func, elem, *op, rows * cols, x.ty) {
-        Some((_, t)) if col_ty != x.ty => t,
-        _ => x.ty,
-    };
     Some(Window {
         fold: e,
         op: *op,
@@ -256,7 +264,6 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
         load: *load,
         ty: x.ty,
         col_ty,
-        sum_ty,
     })
 }
 
@@ -367,6 +374,29 @@ fn column_sum(func: &Func, e: ExprId, y: VarId, j: VarId) -> Option<ExprId> {
         .find_map(|c| column_sum(func, c, y, j))
 }
 
+/// Whether `s` is stores to temporaries of values that read no matrix (no loop, no `let`).
+fn temps_only(func: &Func, s: StmtId) -> bool {
+    fn pure(func: &Func, e: ExprId) -> bool {
+        match &func.exprs[e].kind {
+            ExprKind::Load {
+                buf: Buf::Matrix(_),
+                ..
+            } => false,
+            k => expr_children(k).iter().all(|c| pure(func, *c)),
+        }
+    }
+    match &func.stmts[s] {
+        Stmt::Store {
+            buf: Buf::Temp(_),
+            index,
+            value,
+            ..
+        } => index.iter().all(|i| pure(func, *i)) && pure(func, *value),
+        Stmt::Block(b) => b.iter().all(|c| temps_only(func, *c)),
+        _ => false,
+    }
+}
+
 /// Builds the statements of the rewrite.
 struct Build<'a> {
     func: &'a mut Func,
@@ -409,6 +439,52 @@ impl Build<'_> {
         t
     }
 
+    /// A private buffer of `extents` elements of type `ty`.
+    fn temp_of(&mut self, name: &str, ty: Scalar, extents: Vec<ExprId>) -> TempId {
+        let t = self.func.temps.push(Temp {
+            name: name.to_string(),
+            elem: ty,
+            memory: Memory::Private,
+        });
+        self.body.push(self.func.stmt(Stmt::Allocate {
+            buf: Buf::Temp(t),
+            elem: ty,
+            memory: Memory::Private,
+            extents,
+        }));
+        t
+    }
+
+    /// Element `[r, i]` of a two-dimensional temporary.
+    fn load2(&mut self, t: TempId, r: ExprId, i: ExprId) -> ExprId {
+        let ty = self.func.temps[t].elem;
+        let index = vec![
+            self.func.cast(r, Scalar::I64),
+            self.func.cast(i, Scalar::I64),
+        ];
+        self.func.expr(
+            ExprKind::Load {
+                buf: Buf::Temp(t),
+                index,
+                checked: false,
+            },
+            ty,
+        )
+    }
+
+    fn store2(&mut self, t: TempId, r: ExprId, i: ExprId, value: ExprId) -> StmtId {
+        let index = vec![
+            self.func.cast(r, Scalar::I64),
+            self.func.cast(i, Scalar::I64),
+        ];
+        self.func.stmt(Stmt::Store {
+            buf: Buf::Temp(t),
+            index,
+            value,
+            checked: false,
+        })
+    }
+
     fn load(&mut self, t: TempId, i: ExprId) -> ExprId {
         let ty = self.func.temps[t].elem;
         let i = self.func.cast(i, Scalar::I64);
@@ -445,8 +521,14 @@ impl Build<'_> {
         let mut inner = body(self, ve);
         let mut stmts = std::mem::replace(&mut self.body, saved);
         stmts.append(&mut inner);
+        // A loop over temporary rows alone (inside by construction) is an interior to
+        // vectorize as it is: `partition` would make none of a loop with nothing to assume.
+        let kind = match stmts.iter().all(|s| temps_only(self.func, *s)) {
+            true => LoopKind::Vectorized(0),
+            false => LoopKind::Serial,
+        };
         let b = self.func.stmt(Stmt::Block(stmts));
-        self.func.for_loop(v, (lo, hi, 1), LoopKind::Serial, b)
+        self.func.for_loop(v, (lo, hi, 1), kind, b)
     }
 
     /// `vals` combined as a balanced tree (integers: the order does not change the value).
@@ -475,7 +557,13 @@ impl Build<'_> {
 }
 
 /// The folds of loop `y`'s body that slide along it, or `None` where none does.
-fn windows_of(func: &mut Func, y: VarId, lo: ExprId, hi: ExprId, body: StmtId) -> Option<Vec<Window>> {
+fn windows_of(
+    func: &mut Func,
+    y: VarId,
+    lo: ExprId,
+    hi: ExprId,
+    body: StmtId,
+) -> Option<Vec<Window>> {
     let mut exprs = Vec::new();
     let mut seen = vec![false; func.exprs.len()];
     exprs_below(func, body, &mut exprs, &mut seen);
@@ -592,37 +680,103 @@ impl Window {
     /// The window's value at the output `at_y` of the row from its columns `col` (of `n`),
     /// at the fold's type.
     fn across(&self, b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, unroll: i128) -> ExprId {
-        let value = match self.op {
-            ReduceOp::Sum if self.cols <= unroll => {
-                // The row's sums in the narrowest type that holds a window's sum.
-                let t = self.sum_ty;
-                let vals: Vec<ExprId> = (0..self.cols)
-                    .map(|j| {
-                        let j = b.i64(j);
-                        let at = b.add(at_y, j);
-                        let c = b.load(col, at);
-                        b.func.cast(c, t)
-                    })
-                    .collect();
-                b.combine_all(self.op, vals)
-            }
-            ReduceOp::Sum => prefix_sums(b, col, n, at_y, self),
-            // Up to 64 columns, a minimum or maximum of `col`'s elements at each output
-            // vectorizes better than van Herk's two scans (which carry from one element to
-            // the next).
-            _ if self.cols <= unroll => {
-                let vals: Vec<ExprId> = (0..self.cols)
-                    .map(|j| {
-                        let j = b.i64(j);
-                        let at = b.add(at_y, j);
-                        b.load(col, at)
-                    })
-                    .collect();
-                b.combine_all(self.op, vals)
-            }
-            _ => van_herk(b, col, n, at_y, self),
+        let t = self.level_ty(b.func, self.cols);
+        // The model: the direct form reads `cols` elements of `t` per output, doubling
+        // `log2(cols)` passes and as many terms; measured on the 2-core VM (AVX2), direct wins
+        // up to about 128 bytes (a 63-wide minimum of `u8`s, a 31-wide sum in `i32`).
+        let direct = self.cols * t.bytes() as i128 <= DIRECT_BYTES;
+        let value = if self.cols <= unroll && direct {
+            // Each output combines its columns directly (a vector's lanes each an output).
+            let vals: Vec<ExprId> = (0..self.cols)
+                .map(|j| {
+                    let j = b.i64(j);
+                    let at = b.add(at_y, j);
+                    let c = b.load(col, at);
+                    b.func.cast(c, t)
+                })
+                .collect();
+            b.combine_all(self.op, vals)
+        } else {
+            doubling(b, col, n, at_y, self)
         };
         b.func.cast(value, self.ty)
+    }
+
+    /// Van Herk / Gil-Werman down a chunk's source rows (`t` in `0..T`, `T` the chunk's rows
+    /// plus the window's less one; row `t` is tap row `t` of the chunk's first row `x0`), in
+    /// blocks of the window's height: `g[t]` the reduction from its block's first row to `t`,
+    /// `h[t]` from `t` to its block's last, each a row of `n` columns. A window starting at
+    /// source row `a` spans the end of one block and the start of the next (or is one block),
+    /// so its columns are `op(h[a], g[a + rows - 1])`.
+    fn down_blocks(
+        &self,
+        b: &mut Build,
+        n: ExprId,
+        x0: ExprId,
+        x1: ExprId,
+        at: At,
+    ) -> (TempId, TempId) {
+        let span = b.sub(x1, x0);
+        let more = b.i64(self.rows - 1);
+        let count = b.add(span, more);
+        let g = b.temp_of("vg", self.col_ty, vec![count, n]);
+        let h = b.temp_of("vh", self.col_ty, vec![count, n]);
+        let cur = b.temp("cur", self.col_ty, n);
+        // The reduction's identity: `min` starts from the type's largest value.
+        let (lo, hi) = self.col_ty.range().expect("an integer type");
+        let identity = if self.op == ReduceOp::Min { hi } else { lo };
+        let height = b.i64(self.rows);
+        let (zero64, one) = (b.i64(0), b.i64(1));
+        let last = b.i64(self.rows - 1);
+        let up = b.add(count, last);
+        let blocks = b.func.binary(BinOp::Div, up, height, Scalar::I64);
+        let op = self.op;
+        let reset = |b: &mut Build| {
+            b.for_loop("sk", (zero64, n), |b, k| {
+                let v = b.func.int(identity, self.col_ty);
+                vec![b.store(cur, k, v)]
+            })
+        };
+        let l = b.for_loop("sb", (zero64, blocks), |b, blk| {
+            let blk64 = b.func.cast(blk, Scalar::I64);
+            let start = b.func.binary(BinOp::Mul, blk64, height, Scalar::I64);
+            let past = b.add(start, height);
+            let end = b
+                .func
+                .expr(ExprKind::Call(Builtin::Min, vec![past, count]), Scalar::I64);
+            let r0 = reset(b);
+            let down = b.for_loop("st", (start, end), |b, t| {
+                let row = self.row(b, t, at);
+                let l = b.for_loop("sk", (zero64, n), |b, k| {
+                    let (c, v) = (b.load(cur, k), self.tap(b, row, k));
+                    let v = b.combine(op, c, v);
+                    let s1 = b.store(cur, k, v);
+                    let c = b.load(cur, k);
+                    vec![s1, b.store2(g, t, k, c)]
+                });
+                vec![l]
+            });
+            let r1 = reset(b);
+            let len = b.sub(end, start);
+            let upward = b.for_loop("sq", (zero64, len), |b, q| {
+                let q64 = b.func.cast(q, Scalar::I64);
+                let t = b.sub(end, one);
+                let t = b.sub(t, q64);
+                let t32 = b.func.cast(t, Scalar::I32);
+                let row = self.row(b, t32, at);
+                let l = b.for_loop("sk", (zero64, n), |b, k| {
+                    let (c, v) = (b.load(cur, k), self.tap(b, row, k));
+                    let v = b.combine(op, c, v);
+                    let s1 = b.store(cur, k, v);
+                    let c = b.load(cur, k);
+                    vec![s1, b.store2(h, t, k, c)]
+                });
+                vec![l]
+            });
+            vec![r0, down, r1, upward]
+        });
+        b.body.push(l);
+        (g, h)
     }
 
     /// Whether the window's rows slide along the region's row variable `x` as its columns do
@@ -745,10 +899,7 @@ fn slide_rows(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
         return None;
     }
     let windows = windows_of(func, y, lo, hi, ybody)?;
-    if !windows
-        .iter()
-        .all(|w| w.op == ReduceOp::Sum && w.slides_down(func, x))
-    {
+    if !windows.iter().all(|w| w.slides_down(func, x)) {
         return None;
     }
     let mut b = Build {
@@ -761,36 +912,78 @@ fn slide_rows(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
     let (x0_64, xhi64) = (b.func.cast(x0, Scalar::I64), b.func.cast(xhi, Scalar::I64));
     let k = b.i64(CHUNK_ROWS as i128);
     let past = b.add(x0_64, k);
-    let x1 = b.func.expr(ExprKind::Call(Builtin::Min, vec![past, xhi64]), Scalar::I64);
+    let x1 = b
+        .func
+        .expr(ExprKind::Call(Builtin::Min, vec![past, xhi64]), Scalar::I64);
     let first = b.func.cast(lo, Scalar::I32);
     let (at_y, count) = outputs(&mut b, y, lo, hi);
-    // The columns of the chunk's first row.
+    // Sums: the columns of the chunk's first row. Minima and maxima: van Herk's blocks down
+    // the chunk's source rows.
     let mut cols = Vec::new();
+    let at0 = At {
+        y,
+        first,
+        x: Some((x, x0)),
+    };
     for w in &windows {
         let ext = b.i64(w.cols - 1);
         let n = b.add(count, ext);
         let col = b.temp("col", w.col_ty, n);
-        let at = At {
-            y,
-            first,
-            x: Some((x, x0)),
+        let blocks = match w.op {
+            ReduceOp::Sum => {
+                w.columns(&mut b, col, n, unroll, at0);
+                None
+            }
+            _ => Some(w.down_blocks(&mut b, n, x0_64, x1, at0)),
         };
-        w.columns(&mut b, col, n, unroll, at);
-        cols.push((col, n));
+        cols.push((col, n, blocks));
     }
     // Each row: past the first, the row leaving and the row entering; then its outputs.
     let xv = b.var(x);
     let outer = std::mem::take(&mut b.body);
     let mut replace = HashMap::new();
-    for (w, (col, n)) in windows.iter().zip(&cols) {
+    for (w, (col, n, blocks)) in windows.iter().zip(&cols) {
         let (col, n) = (*col, *n);
+        if let Some((g, h)) = *blocks {
+            // The row's columns: `op(h[a], g[a + rows - 1])`, `a` the row's place in the chunk.
+            let x64 = b.func.cast(xv, Scalar::I64);
+            let a = b.sub(x64, x0_64);
+            let far = b.i64(w.rows - 1);
+            let far = b.add(a, far);
+            let zero64 = b.i64(0);
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let (p, q) = (b.load2(h, a, k), b.load2(g, far, k));
+                let v = b.combine(w.op, p, q);
+                vec![b.store(col, k, v)]
+            });
+            b.body.push(l);
+            let value = w.across(&mut b, col, n, at_y, unroll);
+            replace.insert(w.fold, value);
+            continue;
+        }
         let saved = std::mem::take(&mut b.body);
         let one = b.func.int(1, Scalar::I32);
         let prev = b.sub(xv, one);
         let zero = b.func.int(0, Scalar::I32);
         let last = b.func.int(w.rows - 1, Scalar::I32);
-        let leaving = w.row(&mut b, zero, At { y, first, x: Some((x, prev)) });
-        let entering = w.row(&mut b, last, At { y, first, x: Some((x, xv)) });
+        let leaving = w.row(
+            &mut b,
+            zero,
+            At {
+                y,
+                first,
+                x: Some((x, prev)),
+            },
+        );
+        let entering = w.row(
+            &mut b,
+            last,
+            At {
+                y,
+                first,
+                x: Some((x, xv)),
+            },
+        );
         let zero64 = b.i64(0);
         let l = b.for_loop("sk", (zero64, n), |b, k| {
             let old = b.load(col, k);
@@ -800,7 +993,9 @@ fn slide_rows(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
             vec![b.store(col, k, v)]
         });
         b.body.push(l);
-        let update = b.func.stmt(Stmt::Block(std::mem::replace(&mut b.body, saved)));
+        let update = b
+            .func
+            .stmt(Stmt::Block(std::mem::replace(&mut b.body, saved)));
         let later = b.func.binary(BinOp::Gt, xv, x0, Scalar::Bool);
         let s = b.func.stmt(Stmt::If(later, update, None));
         b.body.push(s);
@@ -810,93 +1005,64 @@ fn slide_rows(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
     let new_body = Replace(replace).mutate_stmt(b.func, ybody);
     let yl = b.func.for_loop(y, (lo, hi, 1), LoopKind::Serial, new_body);
     b.body.push(yl);
-    let row_body = b.func.stmt(Stmt::Block(std::mem::replace(&mut b.body, outer)));
+    let row_body = b
+        .func
+        .stmt(Stmt::Block(std::mem::replace(&mut b.body, outer)));
     let x0_as_x = b.func.cast(x0, b.func.vars[x].ty);
-    let rows = b.func.for_loop(x, (x0_as_x, x1, 1), LoopKind::ChunkRows, row_body);
+    let rows = b
+        .func
+        .for_loop(x, (x0_as_x, x1, 1), LoopKind::ChunkRows, row_body);
     b.body.push(rows);
     let zero = b.i64(0);
     let some = b.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
     let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
     let chunk = b.func.stmt(Stmt::If(some, block, None));
-    Some(b.func.for_loop(
-        xo,
-        (xlo, xhi, CHUNK_ROWS),
-        LoopKind::ParallelChunks,
-        chunk,
-    ))
+    Some(
+        b.func
+            .for_loop(xo, (xlo, xhi, CHUNK_ROWS), LoopKind::ParallelChunks, chunk),
+    )
 }
 
-/// `pre[k] = col[0] + .. + col[k - 1]`; the output at `y` is `pre[y + W] - pre[y]`.
-fn prefix_sums(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) -> ExprId {
-    let one = b.i64(1);
-    let n1 = b.add(n, one);
-    let pre = b.temp("pre", w.ty, n1);
-    let (zero64, zero) = (b.i64(0), b.func.int(0, w.ty));
-    let s = b.store(pre, zero64, zero);
-    b.body.push(s);
-    let l = b.for_loop("sk", (zero64, n), |b, k| {
-        let k64 = b.func.cast(k, Scalar::I64);
-        let next = b.add(k64, one);
-        let (p, c) = (b.load(pre, k), b.load(col, k));
-        let c = b.func.cast(c, w.ty);
-        let v = b.add(p, c);
-        vec![b.store(pre, next, v)]
-    });
-    b.body.push(l);
-    let width = b.i64(w.cols);
-    let end = b.add(at_y, width);
-    let (hi, lo) = (b.load(pre, end), b.load(pre, at_y));
-    b.sub(hi, lo)
-}
-
-/// Van Herk / Gil-Werman: in blocks of `W` columns, `g` the reductions from each block's
-/// start and `h` those to its end; a window starting at `y` spans the end of one block and the
-/// start of the next (or is one block), so its value is `op(h[y], g[y + W - 1])`.
-fn van_herk(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) -> ExprId {
-    let g = b.temp("vg", w.col_ty, n);
-    let h = b.temp("vh", w.col_ty, n);
-    let width = b.i64(w.cols);
-    let (zero64, one) = (b.i64(0), b.i64(1));
-    // Blocks: `ceil(n / W)`.
-    let wm1 = b.i64(w.cols - 1);
-    let np = b.add(n, wm1);
-    let blocks = b.func.binary(BinOp::Div, np, width, Scalar::I64);
-    let op = w.op;
-    let l = b.for_loop("sb", (zero64, blocks), |b, blk| {
-        let blk64 = b.func.cast(blk, Scalar::I64);
-        let start = b.func.binary(BinOp::Mul, blk64, width, Scalar::I64);
-        let past = b.add(start, width);
-        let end = b
-            .func
-            .expr(ExprKind::Call(Builtin::Min, vec![past, n]), Scalar::I64);
-        let c0 = b.load(col, start);
-        let g0 = b.store(g, start, c0);
-        let s1 = b.add(start, one);
-        let fwd = b.for_loop("sk", (s1, end), |b, k| {
+/// The window's columns combined by doubling: level `p` holds `op` over `p` consecutive
+/// columns (`L[p][k] = op(L[p/2][k], L[p/2][k + p/2])`, one vectorized pass each), and an
+/// output combines one level per bit of the width (`31 = 16 + 8 + 4 + 2 + 1`): exact for
+/// integers, `log2` of the width passes and terms.
+fn doubling(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) -> ExprId {
+    let mut levels = vec![(1i128, col)];
+    let mut p = 2;
+    while p <= w.cols {
+        let (q, prev) = *levels.last().expect("level 1");
+        let t = w.level_ty(b.func, p);
+        let one = b.i64(1 - p);
+        let len = b.add(n, one);
+        let cur = b.temp("lv", t, len);
+        let zero = b.i64(0);
+        let l = b.for_loop("sk", (zero, len), |b, k| {
+            let qe = b.i64(q);
             let k64 = b.func.cast(k, Scalar::I64);
-            let prev = b.sub(k64, one);
-            let (p, c) = (b.load(g, prev), b.load(col, k));
-            let v = b.combine(op, p, c);
-            vec![b.store(g, k, v)]
+            let far = b.add(k64, qe);
+            let (x, y) = (b.load(prev, k), b.load(prev, far));
+            let (x, y) = (b.func.cast(x, t), b.func.cast(y, t));
+            let v = b.combine(w.op, x, y);
+            vec![b.store(cur, k, v)]
         });
-        let last = b.sub(end, one);
-        let cl = b.load(col, last);
-        let h0 = b.store(h, last, cl);
-        let len = b.sub(end, start);
-        let back = b.for_loop("sq", (one, len), |b, q| {
-            let q64 = b.func.cast(q, Scalar::I64);
-            let k = b.sub(last, q64);
-            let next = b.add(k, one);
-            let (p, c) = (b.load(h, next), b.load(col, k));
-            let v = b.combine(op, p, c);
-            vec![b.store(h, k, v)]
-        });
-        vec![g0, fwd, h0, back]
-    });
-    b.body.push(l);
-    let far = b.add(at_y, wm1);
-    let (a, c) = (b.load(h, at_y), b.load(g, far));
-    b.combine(op, a, c)
+        b.body.push(l);
+        levels.push((p, cur));
+        p *= 2;
+    }
+    let t = w.level_ty(b.func, w.cols);
+    let mut terms = Vec::new();
+    let mut off = 0;
+    for (p, level) in levels.iter().rev() {
+        if w.cols - off >= *p {
+            let o = b.i64(off);
+            let at = b.add(at_y, o);
+            let v = b.load(*level, at);
+            terms.push(b.func.cast(v, t));
+            off += p;
+        }
+    }
+    b.combine_all(w.op, terms)
 }
 
 /// Replaces expressions by others, rebuilding what holds them.

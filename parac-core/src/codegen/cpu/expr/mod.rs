@@ -214,8 +214,9 @@ impl<'a> Exprs<'a> {
                     Buf::Temp(t) => {
                         // A temporary row (`lir::pass::slide`), read inside by construction:
                         // a wrong proof reads a default, never outside.
-                        let (id, i) = (super::temp(t), &idx[0]);
-                        return quote!(#id.get((#i) as usize).copied().unwrap_or_default());
+                        let (id, d) = (super::temp(t), super::temp_dims(t));
+                        return quote!(#id.get(::parac::__private::cpu::lin([#(#idx),*], &#d))
+                            .copied().unwrap_or_default());
                     }
                 };
                 let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
