@@ -425,18 +425,7 @@ impl Build<'_> {
 
     /// A private row of `n` elements of type `ty`.
     fn temp(&mut self, name: &str, ty: Scalar, n: ExprId) -> TempId {
-        let t = self.func.temps.push(Temp {
-            name: name.to_string(),
-            elem: ty,
-            memory: Memory::Private,
-        });
-        self.body.push(self.func.stmt(Stmt::Allocate {
-            buf: Buf::Temp(t),
-            elem: ty,
-            memory: Memory::Private,
-            extents: vec![n],
-        }));
-        t
+        self.temp_of(name, ty, vec![n])
     }
 
     /// A private buffer of `extents` elements of type `ty`.
@@ -455,13 +444,13 @@ impl Build<'_> {
         t
     }
 
-    /// Element `[r, i]` of a two-dimensional temporary.
-    fn load2(&mut self, t: TempId, r: ExprId, i: ExprId) -> ExprId {
+    /// A temporary's element at `index` (inside by construction).
+    fn load_at(&mut self, t: TempId, index: &[ExprId]) -> ExprId {
         let ty = self.func.temps[t].elem;
-        let index = vec![
-            self.func.cast(r, Scalar::I64),
-            self.func.cast(i, Scalar::I64),
-        ];
+        let index = index
+            .iter()
+            .map(|i| self.func.cast(*i, Scalar::I64))
+            .collect();
         self.func.expr(
             ExprKind::Load {
                 buf: Buf::Temp(t),
@@ -472,11 +461,11 @@ impl Build<'_> {
         )
     }
 
-    fn store2(&mut self, t: TempId, r: ExprId, i: ExprId, value: ExprId) -> StmtId {
-        let index = vec![
-            self.func.cast(r, Scalar::I64),
-            self.func.cast(i, Scalar::I64),
-        ];
+    fn store_at(&mut self, t: TempId, index: &[ExprId], value: ExprId) -> StmtId {
+        let index = index
+            .iter()
+            .map(|i| self.func.cast(*i, Scalar::I64))
+            .collect();
         self.func.stmt(Stmt::Store {
             buf: Buf::Temp(t),
             index,
@@ -486,26 +475,19 @@ impl Build<'_> {
     }
 
     fn load(&mut self, t: TempId, i: ExprId) -> ExprId {
-        let ty = self.func.temps[t].elem;
-        let i = self.func.cast(i, Scalar::I64);
-        self.func.expr(
-            ExprKind::Load {
-                buf: Buf::Temp(t),
-                index: vec![i],
-                checked: false,
-            },
-            ty,
-        )
+        self.load_at(t, &[i])
     }
 
     fn store(&mut self, t: TempId, i: ExprId, value: ExprId) -> StmtId {
-        let i = self.func.cast(i, Scalar::I64);
-        self.func.stmt(Stmt::Store {
-            buf: Buf::Temp(t),
-            index: vec![i],
-            value,
-            checked: false,
-        })
+        self.store_at(t, &[i], value)
+    }
+
+    fn load2(&mut self, t: TempId, r: ExprId, i: ExprId) -> ExprId {
+        self.load_at(t, &[r, i])
+    }
+
+    fn store2(&mut self, t: TempId, r: ExprId, i: ExprId, value: ExprId) -> StmtId {
+        self.store_at(t, &[r, i], value)
     }
 
     /// `for v in lo..hi { body(v) }` (an `i32` variable, `i64` bounds).
