@@ -17,6 +17,7 @@ mod matrix;
 pub mod opencl;
 pub mod pipeline;
 mod runtime;
+mod scratch;
 
 pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig};
 pub use error::Error;
@@ -32,6 +33,7 @@ pub mod __private {
     /// The CPU path printed from the loop IR: checked positions and their errors.
     pub mod cpu {
         pub use crate::cpu::*;
+        pub use crate::scratch::{Scratch, scratch};
     }
     pub use crate::error::{check_rank, check_shape};
     /// The CPU path: inputs and outputs as contiguous slices.

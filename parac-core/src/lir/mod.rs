@@ -252,7 +252,9 @@ pub enum Stmt {
         /// True while no pass proved the write inside.
         checked: bool,
     },
-    /// A buffer's storage for the rest of the block.
+    /// A buffer's storage for the rest of the block. A temporary's elements are unspecified
+    /// until written (the evaluator starts them at zero, the CPU path reuses rows): passes
+    /// write every element before reading it.
     Allocate {
         /// The buffer.
         buf: Buf,

@@ -180,13 +180,13 @@ impl Printer<'_> {
                 memory: lir::Memory::Private,
                 extents,
             } => {
-                // Rows of the task's own (`lir::pass::slide`): their elements start at zero.
+                // Rows of the task's own (`lir::pass::slide`), from the thread's pool: their elements are
+                // unspecified until written.
                 let ns: Vec<TokenStream> = extents.iter().map(|e| self.x.expr(*e, out)).collect();
                 let (id, d, ty) = (temp(*t), temp_dims(*t), rty(*elem));
                 out.extend(quote! {
                     let #d = [#((#ns).max(0) as i64),*];
-                    let mut #id: ::std::vec::Vec<#ty> =
-                        ::std::vec![<#ty>::default(); #d.iter().product::<i64>() as usize];
+                    let mut #id = ::parac::__private::cpu::scratch::<#ty>(#d.iter().product::<i64>());
                 });
             }
             Stmt::Allocate { .. } => {
