@@ -81,7 +81,9 @@ parac::parac! {
     }
 }
 
-const SIZES: [(usize, usize); 9] = [
+/// From 1x1 to larger than the windows; 32, 33 and 65 rows: one chunk of `lir::pass::slide`'s
+/// rows, one past it, two past it.
+const SIZES: [(usize, usize); 11] = [
     (1, 1),
     (1, 2),
     (2, 3),
@@ -90,7 +92,9 @@ const SIZES: [(usize, usize); 9] = [
     (9, 9),
     (4, 40),
     (12, 17),
+    (32, 9),
     (33, 20),
+    (65, 6),
 ];
 
 /// `f` over the `(2 hr + 1) x (2 hc + 1)` window of each element, outside reads through the

@@ -2682,7 +2682,8 @@ impl<'a> G<'a> {
     }
 
     /// A block shape (rows, columns): any small shape, a row in 1-D programs; now and then one
-    /// past `lir::UNROLL_TAPS` (64 taps), whose reductions are loops.
+    /// past `lir::UNROLL_TAPS` (64 taps), whose reductions are loops; the longest windows (63),
+    /// which `lir::pass::slide` computes per row on the CPU path.
     fn block_shape(&mut self) -> (usize, usize) {
         if self.rank == 1 {
             return (1, self.pick(&[3, 2, 5, 1, 4, 7]));
@@ -2704,6 +2705,8 @@ impl<'a> G<'a> {
             (7, 1),
             (9, 9),
             (5, 13),
+            (3, 63),
+            (63, 2),
         ])
     }
 
