@@ -72,6 +72,21 @@ parac::parac! {
         }
     }
 
+    // An outer-product filter (two 1-D passes on the CPU path) and one that is not.
+    pub fn gauss5(src: &u8[M][N], dst: &mut i32[M][N], other: &mut i32[M][N]) {
+        const G: u8[5][5] = [
+            [1, 4, 6, 4, 1], [4, 16, 24, 16, 4], [6, 24, 36, 24, 6],
+            [4, 16, 24, 16, 4], [1, 4, 6, 4, 1]];
+        const P: i8[5][5] = [
+            [1, 2, 3, 4, 5], [2, 3, 4, 5, 6], [3, 4, 5, 6, -7],
+            [4, 5, 6, 7, 8], [5, 6, 7, 8, 9]];
+        parac_border_rule b = reflect101(src[2][2]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_convolution(G, src[itx-2:5:1][ity-2:5:1]);
+            other[itx][ity] = parac_convolution(P, src[itx-2:5:1][ity-2:5:1]);
+        }
+    }
+
     pub fn products(a: &u8[M][N], b: &u8[M][N], dst: &mut i32[M][N]) {
         parac_border_rule ra = replicate(a[4][4]);
         parac_border_rule rb = reflect101(b[4][4]);
@@ -262,6 +277,38 @@ fn looped_windows_match_the_references(rt: &Runtime) {
                 .unwrap() as u8
         });
         failures.same(&at("1x64 max, wrap"), &out, &want);
+
+        let (mut out, mut out2) = (Matrix::<i32>::zeros([m, n]), Matrix::<i32>::zeros([m, n]));
+        run("gauss5", gauss5(rt, &src, &mut out, &mut out2));
+        let conv = |f: &dyn Fn(usize, usize) -> i32| {
+            Matrix::<i32>::from_fn([m, n], |i| {
+                let (x, y) = (i[0] as isize, i[1] as isize);
+                let mut s = 0i32;
+                for a in 0..5 {
+                    for b in 0..5 {
+                        let v = r::border_value(
+                            &src,
+                            both,
+                            both,
+                            x + a as isize - 2,
+                            y + b as isize - 2,
+                        );
+                        s = s.wrapping_add(f(a, b) * v as i32);
+                    }
+                }
+                s
+            })
+        };
+        let g = [1, 4, 6, 4, 1];
+        failures.same(&at("5x5 binomial filter"), &out, &conv(&|a, b| g[a] * g[b]));
+        let p = |a: usize, b: usize| {
+            if (a, b) == (2, 4) {
+                -7
+            } else {
+                (a + b + 1) as i32
+            }
+        };
+        failures.same(&at("5x5 filter, not an outer product"), &out2, &conv(&p));
 
         let mut out = Matrix::<i32>::zeros([m, n]);
         run("products", products(rt, &src, &other, &mut out));

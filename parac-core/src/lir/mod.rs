@@ -533,7 +533,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         keep("parallel", &func);
     }
     if opts.slide {
-        pass::slide::run(&mut func, opts.slide_unroll);
+        pass::slide::run(&mut func, f, opts.slide_unroll);
         if opts.simplify {
             // The rows' first columns, substituted, are constants to fold.
             pass::simplify::run(&mut func, f);

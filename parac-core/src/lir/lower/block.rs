@@ -113,6 +113,55 @@ impl<'a> Lower<'a> {
         Some(s)
     }
 
+    /// A convolution of window `w` with constant filter `fl` in type `t` as a fold (each tap
+    /// the filter's element times the window's), where `lir::pass::slide` could compute it as
+    /// two one-dimensional passes: on the CPU lowering, past `slide_taps` taps, an integer
+    /// filter that is an outer product of two integer vectors (`filter_rank1`), over a window
+    /// that could slide.
+    pub(super) fn conv_fold(
+        &mut self,
+        fl: &ir::Expr,
+        w: &ir::Expr,
+        t: Scalar,
+        mode: Mode<'a, '_>,
+    ) -> Option<ExprId> {
+        let Type::Block { rows, cols, .. } = w.ty else {
+            return None;
+        };
+        let taps = rows as usize * cols as usize;
+        if !matches!(mode, Mode::Body)
+            || self.cond > 0
+            || taps <= self.slide_taps
+            || !t.is_int()
+            || !self.slidable(ReduceOp::Sum, w, t)
+        {
+            return None;
+        }
+        filter_rank1(self.f, self.block_matrix(fl)?)?;
+        let i32t = Scalar::I32;
+        let vars = [self.out.var("wi", i32t), self.out.var("wj", i32t)];
+        let [i, j] = vars.map(|v| self.out.expr(ExprKind::Var(v), i32t));
+        let fe = fl.ty.elem();
+        let (a, b) = (self.tap(fl, At::Tap(i, j)), self.tap(w, At::Tap(i, j)));
+        let p = self.out.binary(BinOp::Mul, a, b, fe);
+        let elem = self.out.cast(p, t);
+        let counts = vec![
+            self.out.int(rows as i128, i32t),
+            self.out.int(cols as i128, i32t),
+        ];
+        let init = self.zero(t);
+        Some(self.out.expr(
+            ExprKind::Fold {
+                op: ReduceOp::Sum,
+                vars: vars.to_vec(),
+                counts,
+                init,
+                elem,
+            },
+            t,
+        ))
+    }
+
     /// A mean from its sum `s` of `count` elements, in type `t`.
     fn mean(&mut self, s: ExprId, count: usize, t: Scalar) -> ExprId {
         let c = if t.is_float() {
@@ -123,19 +172,26 @@ impl<'a> Lower<'a> {
         self.out.binary(BinOp::Div, s, c, t)
     }
 
-    /// Whether `lir::pass::slide` could compute the reduction `op` of block `a` in type `t`
-    /// per row: an integer sum, mean, minimum or maximum of one window of a matrix read
-    /// plainly or through a shorthand border rule (the pass decides the rest).
-    fn slidable(&self, op: ReduceOp, a: &ir::Expr, t: Scalar) -> bool {
+    /// The matrix of a block that is one window (or a conversion of one).
+    fn block_matrix(&self, a: &ir::Expr) -> Option<usize> {
         let access = match &a.kind {
             H::Block(x) => *x,
             H::Cast(inner, _) => match inner.kind {
                 H::Block(x) => x,
-                _ => return false,
+                _ => return None,
             },
-            _ => return false,
+            _ => return None,
         };
-        let m = self.accesses()[access].matrix;
+        Some(self.accesses()[access].matrix)
+    }
+
+    /// Whether `lir::pass::slide` could compute the reduction `op` of block `a` in type `t`
+    /// per row: an integer sum, mean, minimum or maximum of one window of a matrix read
+    /// plainly or through a shorthand border rule (the pass decides the rest).
+    fn slidable(&self, op: ReduceOp, a: &ir::Expr, t: Scalar) -> bool {
+        let Some(m) = self.block_matrix(a) else {
+            return false;
+        };
         let plain = self.r.is_some_and(|r| match self.f.shorthand_for(r, m) {
             Some(sh) => !matches!(sh.mode, ir::BorderMode::Constant(_)),
             None => r
@@ -278,4 +334,44 @@ impl<'a> Lower<'a> {
             _ => vec![self.scalar(e, mode)],
         }
     }
+}
+
+/// The constant integer matrix `m` of `f` as an outer product `v[i] * h[j]` of two integer
+/// vectors, where it is one (and not all zero).
+pub(crate) fn filter_rank1(f: &ir::Function, m: usize) -> Option<(Vec<i128>, Vec<i128>)> {
+    let mat = &f.matrices[m];
+    let ir::MatrixKind::Const(values) = &mat.kind else {
+        return None;
+    };
+    if !mat.elem.is_int() || mat.dims.len() != 2 {
+        return None;
+    }
+    let dim = |k: usize| match mat.dims[k].kind {
+        H::Int(d) => usize::try_from(d).ok(),
+        _ => None,
+    };
+    let (rows, cols) = (dim(0)?, dim(1)?);
+    if values.len() != rows * cols || values.iter().any(|v| v.fract() != 0.0 || v.abs() > 1e15) {
+        return None;
+    }
+    let at = |i: usize, j: usize| values[i * cols + j] as i128;
+    let (r0, c0) = (0..rows * cols)
+        .map(|k| (k / cols, k % cols))
+        .find(|(i, j)| at(*i, *j) != 0)?;
+    let gcd = |mut a: i128, mut b: i128| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a.abs()
+    };
+    let g = (0..cols).fold(0, |g, j| gcd(g, at(r0, j)));
+    let h: Vec<i128> = (0..cols).map(|j| at(r0, j) / g).collect();
+    let v: Vec<i128> = (0..rows)
+        .map(|i| {
+            let (x, d) = (at(i, c0), h[c0]);
+            (x % d == 0).then_some(x / d)
+        })
+        .collect::<Option<_>>()?;
+    let exact = (0..rows).all(|i| (0..cols).all(|j| v[i] * h[j] == at(i, j)));
+    exact.then_some((v, h))
 }

@@ -14,6 +14,8 @@ use crate::ir::{
 mod block;
 mod border;
 
+pub(crate) use block::filter_rank1;
+
 /// A kernel local: one variable, or one per block element (row-major).
 #[derive(Clone)]
 enum LocalVal {
@@ -558,6 +560,9 @@ impl<'a> Lower<'a> {
                 self.reduce(*op, vals, t)
             }
             H::Conv(fl, w) => {
+                if let Some(f) = self.conv_fold(fl, w, t, mode) {
+                    return f;
+                }
                 let fe = fl.ty.elem();
                 let (xf, xw) = (self.block(fl, mode), self.block(w, mode));
                 let products = xf

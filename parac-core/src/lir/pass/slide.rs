@@ -24,7 +24,7 @@
 
 use super::facts::affine;
 use super::partition::has_loop;
-use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
+use crate::ir::{BinOp, Builtin, Function, ReduceOp, Scalar};
 use crate::lir::visit::{
     Mutator, expr_children, mutate_body, rebuild_expr, rebuild_stmt, stmt_parts,
 };
@@ -42,19 +42,19 @@ const DIRECT_BYTES: i128 = 128;
 /// the window read in it), a taller one loops over its rows; one of up to `unroll` columns
 /// combines its columns at each output directly (a vector's lanes each an output), a wider
 /// one through prefix sums or van Herk's blocks (time independent of the width).
-pub fn run(func: &mut Func, unroll: usize) {
-    mutate_body(&mut Slide(unroll as i128), func);
+pub fn run(func: &mut Func, f: &Function, unroll: usize) {
+    mutate_body(&mut Slide(f, unroll as i128), func);
 }
 
-struct Slide(i128);
+struct Slide<'a>(&'a Function, i128);
 
-impl Mutator for Slide {
+impl Mutator for Slide<'_> {
     fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
         e
     }
 
     fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
-        if let Some(chunked) = slide_rows(func, s, self.0) {
+        if let Some(chunked) = slide_rows(func, self.0, s, self.1) {
             return chunked;
         }
         if let Stmt::For {
@@ -65,7 +65,7 @@ impl Mutator for Slide {
         } = func.stmts[s]
         {
             if !has_loop(func, body) {
-                return slide_loop(func, s, self.0).unwrap_or(s);
+                return slide_loop(func, self.0, s, self.1).unwrap_or(s);
             }
         }
         rebuild_stmt(self, func, s)
@@ -91,6 +91,9 @@ struct Window {
     /// sum of 31 of them a `u16`), so that a row's vector holds more lanes; `elem` then
     /// without that conversion.
     col_ty: Scalar,
+    /// A convolution's filter as an outer product `v[i] * h[j]` (`elem` then the window's tap
+    /// alone): the columns are `sum of v[i] * tap`, an output `sum of h[j] * col`.
+    weights: Option<(Vec<i128>, Vec<i128>)>,
 }
 
 impl Window {
@@ -171,7 +174,7 @@ fn is_var(func: &Func, e: ExprId, v: VarId) -> bool {
 }
 
 /// The fold `e` as a window sliding along `y`, where it qualifies (see the module).
-fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Window> {
+fn window(func: &mut Func, f: &Function, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Window> {
     let x = func.exprs[e].clone();
     let ExprKind::Fold {
         op,
@@ -201,7 +204,17 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
     }
     // One load; the tap's variables only in its indices; nothing bound in the loop's body
     // (decided on the tap with its `let`s inlined: a border map binds its indices).
-    let tap = inline_lets(func, *elem);
+    let mut tap = inline_lets(func, *elem);
+    // A convolution's tap: a constant filter's element at `[i, j]`, an outer product
+    // `v[i] * h[j]`, times the window's.
+    let mut weights = None;
+    if let Some((w, data)) = weighted(func, f, tap, i, j, x.ty) {
+        if *op != ReduceOp::Sum {
+            return None;
+        }
+        weights = Some(w);
+        tap = data;
+    }
     let mut loads = Vec::new();
     let mut stack = vec![tap];
     while let Some(n) = stack.pop() {
@@ -252,7 +265,10 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
     }
     // Built from the inlined tap: written out, one `let` per tap would bind one variable
     // many times, where a shared index is one node.
-    let (elem, col_ty) = narrow(func, tap, *op, rows, x.ty).unwrap_or((tap, x.ty));
+    let (elem, col_ty) = match weights {
+        Some(_) => (tap, x.ty),
+        None => narrow(func, tap, *op, rows, x.ty).unwrap_or((tap, x.ty)),
+    };
     Some(Window {
         fold: e,
         op: *op,
@@ -264,7 +280,64 @@ fn window(func: &mut Func, e: ExprId, y: VarId, bound: &[VarId]) -> Option<Windo
         load: *load,
         ty: x.ty,
         col_ty,
+        weights,
     })
+}
+
+/// `tap` as `F[i][j] * data` in type `t` (`F` a constant integer matrix read at the fold's
+/// variables, an outer product of two integer vectors that `t` holds): the vectors and `data`.
+#[allow(clippy::type_complexity)]
+fn weighted(
+    func: &Func,
+    f: &Function,
+    tap: ExprId,
+    i: VarId,
+    j: VarId,
+    t: Scalar,
+) -> Option<((Vec<i128>, Vec<i128>), ExprId)> {
+    let strip = |mut e: ExprId| {
+        while let ExprKind::Cast(a) = func.exprs[e].kind {
+            e = a;
+        }
+        e
+    };
+    let mut e = tap;
+    if let ExprKind::Cast(a) = func.exprs[e].kind {
+        if func.exprs[a].ty == t {
+            e = a;
+        }
+    }
+    let ExprKind::Binary(BinOp::Mul, a, b) = func.exprs[e].kind else {
+        return None;
+    };
+    if func.exprs[e].ty != t {
+        return None;
+    }
+    for (wgt, data) in [(a, b), (b, a)] {
+        let ExprKind::Load {
+            buf: Buf::Matrix(m),
+            index,
+            ..
+        } = &func.exprs[strip(wgt)].kind
+        else {
+            continue;
+        };
+        let [r, c] = index.as_slice() else {
+            continue;
+        };
+        if !is_var(func, *r, i) || !is_var(func, *c, j) {
+            continue;
+        }
+        let (v, h) = crate::lir::lower::filter_rank1(f, *m)?;
+        // The weights as `t` holds them: every value of the filter's type fits `t`.
+        let ((flo, fhi), (tlo, thi)) = (func.exprs[strip(wgt)].ty.range()?, t.range()?);
+        let fits = |x: &i128| (tlo..=thi).contains(x);
+        if flo < tlo || fhi > thi || !v.iter().chain(&h).all(fits) {
+            return None;
+        }
+        return Some(((v, h), data));
+    }
+    None
 }
 
 /// The tap without its last widening conversion and the narrowest type that holds the
@@ -513,6 +586,16 @@ impl Build<'_> {
         self.func.for_loop(v, (lo, hi, 1), kind, b)
     }
 
+    /// `e * w` (`e` itself for a weight of one).
+    fn weigh(&mut self, e: ExprId, w: i128) -> ExprId {
+        if w == 1 {
+            return e;
+        }
+        let t = self.func.exprs[e].ty;
+        let k = self.func.int(w, t);
+        self.func.binary(BinOp::Mul, k, e, t)
+    }
+
     /// `vals` combined as a balanced tree (integers: the order does not change the value).
     fn combine_all(&mut self, op: ReduceOp, mut vals: Vec<ExprId>) -> ExprId {
         while vals.len() > 1 {
@@ -541,6 +624,7 @@ impl Build<'_> {
 /// The folds of loop `y`'s body that slide along it, or `None` where none does.
 fn windows_of(
     func: &mut Func,
+    f: &Function,
     y: VarId,
     lo: ExprId,
     hi: ExprId,
@@ -554,7 +638,7 @@ fn windows_of(
     exprs.extend([lo, hi]);
     let windows: Vec<Window> = exprs
         .iter()
-        .filter_map(|e| window(func, *e, y, &bound))
+        .filter_map(|e| window(func, f, *e, y, &bound))
         .collect();
     (!windows.is_empty()).then_some(windows)
 }
@@ -624,15 +708,27 @@ impl Window {
     /// each other in a pass of its own.
     fn columns(&self, b: &mut Build, col: TempId, n: ExprId, unroll: i128, at: At) {
         let zero64 = b.i64(0);
-        if self.rows <= unroll {
-            let rows: Vec<ExprId> = (0..self.rows)
+        if self.rows <= unroll || self.weights.is_some() {
+            // A filter's rows weigh their taps (rows of weight zero left out).
+            let weight = |i: i128| self.weights.as_ref().map_or(1, |(v, _)| v[i as usize]);
+            let rows: Vec<(ExprId, i128)> = (0..self.rows)
+                .filter(|i| weight(*i) != 0)
                 .map(|i| {
-                    let i = b.func.int(i, Scalar::I32);
-                    self.row(b, i, at)
+                    let ie = b.func.int(i, Scalar::I32);
+                    (self.row(b, ie, at), weight(i))
                 })
                 .collect();
             let l = b.for_loop("sk", (zero64, n), |b, k| {
-                let vals: Vec<ExprId> = rows.iter().map(|r| self.tap(b, *r, k)).collect();
+                let mut vals: Vec<ExprId> = rows
+                    .iter()
+                    .map(|(r, w)| {
+                        let tap = self.tap(b, *r, k);
+                        b.weigh(tap, *w)
+                    })
+                    .collect();
+                if vals.is_empty() {
+                    vals.push(b.func.int(0, self.col_ty));
+                }
                 let v = b.combine_all(self.op, vals);
                 vec![b.store(col, k, v)]
             });
@@ -667,7 +763,22 @@ impl Window {
         // `log2(cols)` passes and as many terms; measured on the 2-core VM (AVX2), direct wins
         // up to about 128 bytes (a 63-wide minimum of `u8`s, a 31-wide sum in `i32`).
         let direct = self.cols * t.bytes() as i128 <= DIRECT_BYTES;
-        let value = if self.cols <= unroll && direct {
+        let value = if let Some((_, h)) = &self.weights {
+            // A filter's columns: `sum of h[j] * col[y + j]`.
+            let mut vals: Vec<ExprId> = (0..self.cols)
+                .filter(|j| h[*j as usize] != 0)
+                .map(|j| {
+                    let je = b.i64(j);
+                    let at = b.add(at_y, je);
+                    let c = b.load(col, at);
+                    b.weigh(c, h[j as usize])
+                })
+                .collect();
+            if vals.is_empty() {
+                vals.push(b.func.int(0, t));
+            }
+            b.combine_all(self.op, vals)
+        } else if self.cols <= unroll && direct {
             // Each output combines its columns directly (a vector's lanes each an output).
             let vals: Vec<ExprId> = (0..self.cols)
                 .map(|j| {
@@ -764,6 +875,9 @@ impl Window {
     /// Whether the window's rows slide along the region's row variable `x` as its columns do
     /// along `y`: its row index `g(S(x) + i)`, `x` nowhere else in the tap.
     fn slides_down(&self, func: &Func, x: VarId) -> bool {
+        if self.weights.is_some() {
+            return false;
+        }
         let ExprKind::Load { index, .. } = &func.exprs[self.load].kind else {
             return false;
         };
@@ -801,7 +915,7 @@ fn outputs(b: &mut Build, y: VarId, lo: ExprId, hi: ExprId) -> (ExprId, ExprId) 
 }
 
 /// Loop `s` with its qualifying folds slid, or `None` where none qualifies.
-fn slide_loop(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
+fn slide_loop(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<StmtId> {
     let Stmt::For {
         var: y,
         lo,
@@ -812,7 +926,7 @@ fn slide_loop(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
     else {
         return None;
     };
-    let windows = windows_of(func, y, lo, hi, body)?;
+    let windows = windows_of(func, f, y, lo, hi, body)?;
     let mut b = Build {
         func,
         body: Vec::new(),
@@ -846,7 +960,7 @@ const CHUNK_ROWS: i64 = 32;
 /// [`CHUNK_ROWS`] per task, each chunk's column sums computed for its first row and then
 /// carried from one row to the next (`col += the row entering - the row leaving`, exact in
 /// the column's integer type, which wraps). `None` where the loop does not qualify.
-fn slide_rows(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
+fn slide_rows(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<StmtId> {
     let Stmt::For {
         var: x,
         lo: xlo,
@@ -880,7 +994,7 @@ fn slide_rows(func: &mut Func, s: StmtId, unroll: i128) -> Option<StmtId> {
     if has_loop(func, ybody) {
         return None;
     }
-    let windows = windows_of(func, y, lo, hi, ybody)?;
+    let windows = windows_of(func, f, y, lo, hi, ybody)?;
     if !windows.iter().all(|w| w.slides_down(func, x)) {
         return None;
     }
