@@ -41,6 +41,20 @@ windows! {
     box63, erode63, 63, 31, 1984, 3969;
 }
 
+parac::parac! {
+    /// A 5x5 binomial blur (`cv2.GaussianBlur(src, (5, 5), 0)`'s filter, reflect-101): an outer
+    /// product, two 1-D passes on the CPU path (`lir::pass::slide`).
+    pub fn gauss5(src: &u8[H][W], dst: &mut u8[H][W]) {
+        const G: u16[5][5] = [
+            [1, 4, 6, 4, 1], [4, 16, 24, 16, 4], [6, 24, 36, 24, 6],
+            [4, 16, 24, 16, 4], [1, 4, 6, 4, 1]];
+        parac_border_rule b = reflect101(src[2][2]);
+        parac_iterator it(0:H:1; 0:W:1) parac_border_rule(b) {
+            dst[itx][ity] = (parac_convolution(G, src[itx-2:5:1][ity-2:5:1]) + 128) / 256;
+        }
+    }
+}
+
 fn main() {
     let mut c = Criterion::default()
         .configure_from_args()
@@ -85,6 +99,11 @@ fn main() {
                 b.iter(|| erode(rt, &src, &mut dst).expect("erosion"))
             });
         }
+    }
+    for (path, rt) in &runtimes {
+        g.bench_function(BenchmarkId::new(format!("gauss5_{path}"), 5), |b| {
+            b.iter(|| gauss5(rt, &src, &mut dst).expect("gauss5"))
+        });
     }
     g.finish();
     c.final_summary();
