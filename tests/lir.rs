@@ -218,9 +218,9 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::default()
             },
         ),
-        // Slid windows' rows looped and their columns scanned (prefix sums, van Herk).
+        // Slid windows: rows looped, columns combined by doubling.
         (
-            "windows looped, slid with scans",
+            "windows looped, slid with rows looped and columns doubled",
             Options {
                 unroll_taps: 0,
                 slide_unroll: 0,

@@ -384,7 +384,7 @@ pub struct Options {
     /// ([`pass::slide`]; on the CPU lowering).
     pub slide: bool,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
-    /// than looped (and scanned) ([`pass::slide`]).
+    /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
 }
 

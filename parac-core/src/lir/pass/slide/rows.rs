@@ -1,0 +1,313 @@
+//! A window's rows of column reductions: a row of taps, the columns of one output row, the
+//! outputs across it (directly or by doubling), van Herk's blocks down a chunk.
+
+use super::build::Build;
+use super::window::{At, Window, column_sum, free, only_in, subst};
+use super::{DIRECT_BYTES, Replace};
+use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
+use crate::lir::visit::Mutator;
+use crate::lir::{ExprId, ExprKind, Func, Stmt, TempId, VarId};
+use std::collections::HashMap;
+
+impl Window {
+    /// Row `i` of the window's taps at `at`, its row indices bound before the loop over the
+    /// columns (a border map computed once per row of the window, not once per column); the
+    /// tap of column `k` is that row with `j` at `k` ([`Window::tap`]).
+    pub(super) fn row(&self, b: &mut Build, i: ExprId, at: At) -> ExprId {
+        let mut ld = subst(b.func, self.load, self.i, i);
+        ld = subst(b.func, ld, at.y, at.first);
+        if let Some((x, row)) = at.x {
+            ld = subst(b.func, ld, x, row);
+        }
+        let ExprKind::Load {
+            buf,
+            index,
+            checked,
+        } = b.func.exprs[ld].kind.clone()
+        else {
+            unreachable!("a load");
+        };
+        let last = index.len() - 1;
+        let index = index
+            .iter()
+            .enumerate()
+            .map(|(d, e)| {
+                if d == last || matches!(b.func.exprs[*e].kind, ExprKind::Int(_)) {
+                    return *e;
+                }
+                let v = b.func.var("sr", Scalar::I64);
+                let s = b.func.stmt(Stmt::Let(v, *e));
+                b.body.push(s);
+                b.var(v)
+            })
+            .collect();
+        let ty = b.func.exprs[ld].ty;
+        let load = b.func.expr(
+            ExprKind::Load {
+                buf,
+                index,
+                checked,
+            },
+            ty,
+        );
+        let mut e = Replace(HashMap::from([(self.load, load)])).mutate_expr(b.func, self.elem);
+        e = subst(b.func, e, self.i, i);
+        subst(b.func, e, at.y, at.first)
+    }
+
+    /// Column `k` of a row of taps.
+    pub(super) fn tap(&self, b: &mut Build, row: ExprId, k: ExprId) -> ExprId {
+        subst(b.func, row, self.j, k)
+    }
+
+    /// `col[k] = op over i of tap(i, k)` for `k` in `0..n`: the window's rows written out in
+    /// one pass (a balanced tree: integers), or, past `unroll` rows, the first row and then
+    /// each other in a pass of its own.
+    pub(super) fn columns(&self, b: &mut Build, col: TempId, n: ExprId, unroll: i128, at: At) {
+        let zero64 = b.i64(0);
+        if self.rows <= unroll || self.weights.is_some() {
+            // A filter's rows weigh their taps (rows of weight zero left out).
+            let weight = |i: i128| self.weights.as_ref().map_or(1, |(v, _)| v[i as usize]);
+            let rows: Vec<(ExprId, i128)> = (0..self.rows)
+                .filter(|i| weight(*i) != 0)
+                .map(|i| {
+                    let ie = b.func.int(i, Scalar::I32);
+                    (self.row(b, ie, at), weight(i))
+                })
+                .collect();
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let mut vals: Vec<ExprId> = rows
+                    .iter()
+                    .map(|(r, w)| {
+                        let tap = self.tap(b, *r, k);
+                        b.weigh(tap, *w)
+                    })
+                    .collect();
+                if vals.is_empty() {
+                    vals.push(b.func.int(0, self.col_ty));
+                }
+                let v = b.combine_all(self.op, vals);
+                vec![b.store(col, k, v)]
+            });
+            b.body.push(l);
+            return;
+        }
+        let zero = b.func.int(0, Scalar::I32);
+        let r0 = self.row(b, zero, at);
+        let first = b.for_loop("sk", (zero64, n), |b, k| {
+            let v = self.tap(b, r0, k);
+            vec![b.store(col, k, v)]
+        });
+        b.body.push(first);
+        let (one, rows) = (b.i64(1), b.i64(self.rows));
+        let rest = b.for_loop("si", (one, rows), |b, i| {
+            let ri = self.row(b, i, at);
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let (old, v) = (b.load(col, k), self.tap(b, ri, k));
+                let v = b.combine(self.op, old, v);
+                vec![b.store(col, k, v)]
+            });
+            vec![l]
+        });
+        b.body.push(rest);
+    }
+
+    /// The window's value at the output `at_y` of the row from its columns `col` (of `n`),
+    /// at the fold's type.
+    pub(super) fn across(
+        &self,
+        b: &mut Build,
+        col: TempId,
+        n: ExprId,
+        at_y: ExprId,
+        unroll: i128,
+    ) -> ExprId {
+        let t = self.level_ty(b.func, self.cols);
+        // The model: the direct form reads `cols` elements of `t` per output, doubling
+        // `log2(cols)` passes and as many terms; measured on the 2-core VM (AVX2), direct wins
+        // up to about 128 bytes (a 63-wide minimum of `u8`s, a 31-wide sum in `i32`).
+        let direct = self.cols * t.bytes() as i128 <= DIRECT_BYTES;
+        let value = if let Some((_, h)) = &self.weights {
+            // A filter's columns: `sum of h[j] * col[y + j]`.
+            let mut vals: Vec<ExprId> = (0..self.cols)
+                .filter(|j| h[*j as usize] != 0)
+                .map(|j| {
+                    let je = b.i64(j);
+                    let at = b.add(at_y, je);
+                    let c = b.load(col, at);
+                    b.weigh(c, h[j as usize])
+                })
+                .collect();
+            if vals.is_empty() {
+                vals.push(b.func.int(0, t));
+            }
+            b.combine_all(self.op, vals)
+        } else if self.cols <= unroll && direct {
+            // Each output combines its columns directly (a vector's lanes each an output).
+            let vals: Vec<ExprId> = (0..self.cols)
+                .map(|j| {
+                    let j = b.i64(j);
+                    let at = b.add(at_y, j);
+                    let c = b.load(col, at);
+                    b.func.cast(c, t)
+                })
+                .collect();
+            b.combine_all(self.op, vals)
+        } else {
+            doubling(b, col, n, at_y, self)
+        };
+        b.func.cast(value, self.ty)
+    }
+
+    /// Van Herk / Gil-Werman down a chunk's source rows (`t` in `0..T`, `T` the chunk's rows
+    /// plus the window's less one; row `t` is tap row `t` of the chunk's first row `x0`), in
+    /// blocks of the window's height: `g[t]` the reduction from its block's first row to `t`,
+    /// `h[t]` from `t` to its block's last, each a row of `n` columns. A window starting at
+    /// source row `a` spans the end of one block and the start of the next (or is one block),
+    /// so its columns are `op(h[a], g[a + rows - 1])`.
+    pub(super) fn down_blocks(
+        &self,
+        b: &mut Build,
+        n: ExprId,
+        x0: ExprId,
+        x1: ExprId,
+        at: At,
+    ) -> (TempId, TempId) {
+        let span = b.sub(x1, x0);
+        let more = b.i64(self.rows - 1);
+        let count = b.add(span, more);
+        let g = b.temp_of("vg", self.col_ty, vec![count, n]);
+        let h = b.temp_of("vh", self.col_ty, vec![count, n]);
+        let cur = b.temp("cur", self.col_ty, n);
+        // The reduction's identity: `min` starts from the type's largest value.
+        let (lo, hi) = self.col_ty.range().expect("an integer type");
+        let identity = if self.op == ReduceOp::Min { hi } else { lo };
+        let height = b.i64(self.rows);
+        let (zero64, one) = (b.i64(0), b.i64(1));
+        let last = b.i64(self.rows - 1);
+        let up = b.add(count, last);
+        let blocks = b.func.binary(BinOp::Div, up, height, Scalar::I64);
+        let op = self.op;
+        let reset = |b: &mut Build| {
+            b.for_loop("sk", (zero64, n), |b, k| {
+                let v = b.func.int(identity, self.col_ty);
+                vec![b.store(cur, k, v)]
+            })
+        };
+        let l = b.for_loop("sb", (zero64, blocks), |b, blk| {
+            let blk64 = b.func.cast(blk, Scalar::I64);
+            let start = b.func.binary(BinOp::Mul, blk64, height, Scalar::I64);
+            let past = b.add(start, height);
+            let end = b
+                .func
+                .expr(ExprKind::Call(Builtin::Min, vec![past, count]), Scalar::I64);
+            let r0 = reset(b);
+            let down = b.for_loop("st", (start, end), |b, t| {
+                let row = self.row(b, t, at);
+                let l = b.for_loop("sk", (zero64, n), |b, k| {
+                    let (c, v) = (b.load(cur, k), self.tap(b, row, k));
+                    let v = b.combine(op, c, v);
+                    let s1 = b.store(cur, k, v);
+                    let c = b.load(cur, k);
+                    vec![s1, b.store2(g, t, k, c)]
+                });
+                vec![l]
+            });
+            let r1 = reset(b);
+            let len = b.sub(end, start);
+            let upward = b.for_loop("sq", (zero64, len), |b, q| {
+                let q64 = b.func.cast(q, Scalar::I64);
+                let t = b.sub(end, one);
+                let t = b.sub(t, q64);
+                let t32 = b.func.cast(t, Scalar::I32);
+                let row = self.row(b, t32, at);
+                let l = b.for_loop("sk", (zero64, n), |b, k| {
+                    let (c, v) = (b.load(cur, k), self.tap(b, row, k));
+                    let v = b.combine(op, c, v);
+                    let s1 = b.store(cur, k, v);
+                    let c = b.load(cur, k);
+                    vec![s1, b.store2(h, t, k, c)]
+                });
+                vec![l]
+            });
+            vec![r0, down, r1, upward]
+        });
+        b.body.push(l);
+        (g, h)
+    }
+
+    /// Whether the window's rows slide along the region's row variable `x` as its columns do
+    /// along `y`: its row index `g(S(x) + i)`, `x` nowhere else in the tap.
+    pub(super) fn slides_down(&self, func: &Func, x: VarId) -> bool {
+        if self.weights.is_some() {
+            return false;
+        }
+        let ExprKind::Load { index, .. } = &func.exprs[self.load].kind else {
+            return false;
+        };
+        let Some((last, rest)) = index.split_last() else {
+            return false;
+        };
+        let mut vs = Vec::new();
+        free(func, *last, &mut vs);
+        if vs.contains(&x) || !only_in(func, self.elem, self.load, &[x]) {
+            return false;
+        }
+        let mut rows = 0;
+        for r in rest {
+            let mut vs = Vec::new();
+            free(func, *r, &mut vs);
+            if !vs.contains(&x) && !vs.contains(&self.i) {
+                continue;
+            }
+            rows += 1;
+            match column_sum(func, *r, x, self.i) {
+                Some(sum) if only_in(func, *r, sum, &[x, self.i]) => {}
+                _ => return false,
+            }
+        }
+        rows == 1
+    }
+}
+
+/// The window's columns combined by doubling: level `p` holds `op` over `p` consecutive
+/// columns (`L[p][k] = op(L[p/2][k], L[p/2][k + p/2])`, one vectorized pass each), and an
+/// output combines one level per bit of the width (`31 = 16 + 8 + 4 + 2 + 1`): exact for
+/// integers, `log2` of the width passes and terms.
+pub(super) fn doubling(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &Window) -> ExprId {
+    let mut levels = vec![(1i128, col)];
+    let mut p = 2;
+    while p <= w.cols {
+        let (q, prev) = *levels.last().expect("level 1");
+        let t = w.level_ty(b.func, p);
+        let one = b.i64(1 - p);
+        let len = b.add(n, one);
+        let cur = b.temp("lv", t, len);
+        let zero = b.i64(0);
+        let l = b.for_loop("sk", (zero, len), |b, k| {
+            let qe = b.i64(q);
+            let k64 = b.func.cast(k, Scalar::I64);
+            let far = b.add(k64, qe);
+            let (x, y) = (b.load(prev, k), b.load(prev, far));
+            let (x, y) = (b.func.cast(x, t), b.func.cast(y, t));
+            let v = b.combine(w.op, x, y);
+            vec![b.store(cur, k, v)]
+        });
+        b.body.push(l);
+        levels.push((p, cur));
+        p *= 2;
+    }
+    let t = w.level_ty(b.func, w.cols);
+    let mut terms = Vec::new();
+    let mut off = 0;
+    for (p, level) in levels.iter().rev() {
+        if w.cols - off >= *p {
+            let o = b.i64(off);
+            let at = b.add(at_y, o);
+            let v = b.load(*level, at);
+            terms.push(b.func.cast(v, t));
+            off += p;
+        }
+    }
+    b.combine_all(w.op, terms)
+}

@@ -1,0 +1,419 @@
+//! Which folds slide, and the expression surgery the pass needs (substitution, inlined `let`s).
+
+use super::super::facts::affine;
+use crate::ir::{BinOp, Function, ReduceOp, Scalar};
+use crate::lir::visit::{expr_children, stmt_parts};
+use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
+use std::collections::HashMap;
+
+/// A fold that slides along the loop's variable.
+pub(super) struct Window {
+    pub(super) fold: ExprId,
+    pub(super) op: ReduceOp,
+    /// Row and column tap variables.
+    pub(super) i: VarId,
+    pub(super) j: VarId,
+    /// The window's rows and columns.
+    pub(super) rows: i128,
+    pub(super) cols: i128,
+    pub(super) elem: ExprId,
+    /// The one load in `elem`.
+    pub(super) load: ExprId,
+    pub(super) ty: Scalar,
+    /// The type the column reductions are kept in: the tap's own before a widening
+    /// conversion, where every column's reduction fits it (a minimum of `u8`s is a `u8`; a
+    /// sum of 31 of them a `u16`), so that a row's vector holds more lanes; `elem` then
+    /// without that conversion.
+    pub(super) col_ty: Scalar,
+    /// A convolution's filter as an outer product `v[i] * h[j]` (`elem` then the window's tap
+    /// alone): the columns are `sum of v[i] * tap`, an output `sum of h[j] * col`.
+    pub(super) weights: Option<(Vec<i128>, Vec<i128>)>,
+}
+
+impl Window {
+    /// The type `op` over `count` columns fits: the fold's, or narrower where the columns are.
+    pub(super) fn level_ty(&self, func: &mut Func, count: i128) -> Scalar {
+        match narrow(func, self.elem, self.op, self.rows * count, self.ty) {
+            Some((_, t)) if self.col_ty != self.ty => t,
+            _ => self.ty,
+        }
+    }
+}
+
+/// Every expression below `s`, each once.
+pub(super) fn exprs_below(func: &Func, s: StmtId, out: &mut Vec<ExprId>, seen: &mut Vec<bool>) {
+    let (es, ss) = stmt_parts(&func.stmts[s]);
+    let mut stack = es;
+    while let Some(e) = stack.pop() {
+        if std::mem::replace(&mut seen[e.index()], true) {
+            continue;
+        }
+        out.push(e);
+        stack.extend(expr_children(&func.exprs[e].kind));
+    }
+    for c in ss {
+        exprs_below(func, c, out, seen);
+    }
+}
+
+/// Variables bound below `s` (statement and expression `let`s, folds' variables).
+pub(super) fn bound_below(func: &Func, s: StmtId, exprs: &[ExprId], out: &mut Vec<VarId>) {
+    if let Stmt::Let(v, _) = func.stmts[s] {
+        out.push(v);
+    }
+    for c in stmt_parts(&func.stmts[s]).1 {
+        bound_below(func, c, &[], out);
+    }
+    for e in exprs {
+        match &func.exprs[*e].kind {
+            ExprKind::Let(v, ..) => out.push(*v),
+            ExprKind::Fold { vars, .. } => out.extend(vars.iter().copied()),
+            _ => {}
+        }
+    }
+}
+
+/// Whether every use of a variable of `vars` in `e` is inside node `keep`.
+pub(super) fn only_in(func: &Func, e: ExprId, keep: ExprId, vars: &[VarId]) -> bool {
+    if e == keep {
+        return true;
+    }
+    match &func.exprs[e].kind {
+        ExprKind::Var(v) => !vars.contains(v),
+        k => expr_children(k)
+            .iter()
+            .all(|c| only_in(func, *c, keep, vars)),
+    }
+}
+
+/// The variables `e` reads.
+pub(super) fn free(func: &Func, e: ExprId, out: &mut Vec<VarId>) {
+    match &func.exprs[e].kind {
+        ExprKind::Var(v) => out.push(*v),
+        k => {
+            for c in expr_children(k) {
+                free(func, c, out);
+            }
+        }
+    }
+}
+
+/// `e` is `v` or a conversion of it.
+pub(super) fn is_var(func: &Func, e: ExprId, v: VarId) -> bool {
+    match func.exprs[e].kind {
+        ExprKind::Var(w) => w == v,
+        ExprKind::Cast(a) => is_var(func, a, v),
+        _ => false,
+    }
+}
+
+/// The fold `e` as a window sliding along `y`, where it qualifies (see the module).
+pub(super) fn window(
+    func: &mut Func,
+    f: &Function,
+    e: ExprId,
+    y: VarId,
+    bound: &[VarId],
+) -> Option<Window> {
+    let x = func.exprs[e].clone();
+    let ExprKind::Fold {
+        op,
+        vars,
+        counts,
+        init,
+        elem,
+    } = &x.kind
+    else {
+        return None;
+    };
+    let int = |func: &Func, c: ExprId| match func.exprs[c].kind {
+        ExprKind::Int(k) => Some(k),
+        _ => None,
+    };
+    let ([i, j], [rows, cols]) = (vars.as_slice(), counts.as_slice()) else {
+        return None;
+    };
+    let (i, j, rows, cols) = (*i, *j, int(func, *rows)?, int(func, *cols)?);
+    if !x.ty.is_int() || x.lanes != 1 || rows < 1 || cols < 2 {
+        return None;
+    }
+    match op {
+        ReduceOp::Sum if int(func, *init) == Some(0) => {}
+        ReduceOp::Min | ReduceOp::Max => {}
+        _ => return None,
+    }
+    // One load; the tap's variables only in its indices; nothing bound in the loop's body
+    // (decided on the tap with its `let`s inlined: a border map binds its indices).
+    let mut tap = inline_lets(func, *elem);
+    // A convolution's tap: a constant filter's element at `[i, j]`, an outer product
+    // `v[i] * h[j]`, times the window's.
+    let mut weights = None;
+    if let Some((w, data)) = weighted(func, f, tap, i, j, x.ty) {
+        if *op != ReduceOp::Sum {
+            return None;
+        }
+        weights = Some(w);
+        tap = data;
+    }
+    let mut loads = Vec::new();
+    let mut stack = vec![tap];
+    while let Some(n) = stack.pop() {
+        if let ExprKind::Load { .. } = func.exprs[n].kind {
+            if !loads.contains(&n) {
+                loads.push(n);
+            }
+            continue;
+        }
+        stack.extend(expr_children(&func.exprs[n].kind));
+    }
+    let [load] = loads.as_slice() else {
+        return None;
+    };
+    let ExprKind::Load {
+        buf: Buf::Matrix(_),
+        index,
+        ..
+    } = &func.exprs[*load].kind
+    else {
+        return None;
+    };
+    if !only_in(func, tap, *load, &[i, j, y]) {
+        return None;
+    }
+    let mut used = Vec::new();
+    free(func, tap, &mut used);
+    if used.iter().any(|v| bound.contains(v) && *v != i && *v != j) {
+        return None;
+    }
+    let (last, rest) = index.split_last()?;
+    let mut rest_vars = Vec::new();
+    for r in rest {
+        free(func, *r, &mut rest_vars);
+    }
+    if rest_vars.iter().any(|v| *v == j || *v == y) {
+        return None;
+    }
+    let mut last_vars = Vec::new();
+    free(func, *last, &mut last_vars);
+    if last_vars.contains(&i) {
+        return None;
+    }
+    // The column `S(y) + j`, and every use of `y` and `j` in the column inside it.
+    let sum = column_sum(func, *last, y, j)?;
+    if !only_in(func, *last, sum, &[y, j]) {
+        return None;
+    }
+    // Built from the inlined tap: written out, one `let` per tap would bind one variable
+    // many times, where a shared index is one node.
+    let (elem, col_ty) = match weights {
+        Some(_) => (tap, x.ty),
+        None => narrow(func, tap, *op, rows, x.ty).unwrap_or((tap, x.ty)),
+    };
+    Some(Window {
+        fold: e,
+        op: *op,
+        i,
+        j,
+        rows,
+        cols,
+        elem,
+        load: *load,
+        ty: x.ty,
+        col_ty,
+        weights,
+    })
+}
+
+/// `tap` as `F[i][j] * data` in type `t` (`F` a constant integer matrix read at the fold's
+/// variables, an outer product of two integer vectors that `t` holds): the vectors and `data`.
+#[allow(clippy::type_complexity)]
+pub(super) fn weighted(
+    func: &Func,
+    f: &Function,
+    tap: ExprId,
+    i: VarId,
+    j: VarId,
+    t: Scalar,
+) -> Option<((Vec<i128>, Vec<i128>), ExprId)> {
+    let strip = |mut e: ExprId| {
+        while let ExprKind::Cast(a) = func.exprs[e].kind {
+            e = a;
+        }
+        e
+    };
+    let mut e = tap;
+    if let ExprKind::Cast(a) = func.exprs[e].kind {
+        if func.exprs[a].ty == t {
+            e = a;
+        }
+    }
+    let ExprKind::Binary(BinOp::Mul, a, b) = func.exprs[e].kind else {
+        return None;
+    };
+    if func.exprs[e].ty != t {
+        return None;
+    }
+    for (wgt, data) in [(a, b), (b, a)] {
+        let ExprKind::Load {
+            buf: Buf::Matrix(m),
+            index,
+            ..
+        } = &func.exprs[strip(wgt)].kind
+        else {
+            continue;
+        };
+        let [r, c] = index.as_slice() else {
+            continue;
+        };
+        if !is_var(func, *r, i) || !is_var(func, *c, j) {
+            continue;
+        }
+        let (v, h) = crate::lir::lower::filter_rank1(f, *m)?;
+        // The weights as `t` holds them: every value of the filter's type fits `t`.
+        let ((flo, fhi), (tlo, thi)) = (func.exprs[strip(wgt)].ty.range()?, t.range()?);
+        let fits = |x: &i128| (tlo..=thi).contains(x);
+        if flo < tlo || fhi > thi || !v.iter().chain(&h).all(fits) {
+            return None;
+        }
+        return Some(((v, h), data));
+    }
+    None
+}
+
+/// The tap without its last widening conversion and the narrowest type that holds the
+/// reduction of `rows` of them (see [`Window::col_ty`]), where there is one narrower than `ty`.
+pub(super) fn narrow(
+    func: &mut Func,
+    elem: ExprId,
+    op: ReduceOp,
+    rows: i128,
+    ty: Scalar,
+) -> Option<(ExprId, Scalar)> {
+    match func.exprs[elem].kind {
+        ExprKind::Cast(inner) => {
+            let from = func.exprs[inner].ty;
+            let ((lo, hi), (tlo, thi)) = (from.range()?, ty.range()?);
+            if from == Scalar::Bool || lo < tlo || hi > thi {
+                return None;
+            }
+            let (lo, hi) = match op {
+                ReduceOp::Sum => (lo.min(0) * rows, hi.max(0) * rows),
+                _ => (lo, hi),
+            };
+            let t = [
+                from,
+                Scalar::U8,
+                Scalar::I8,
+                Scalar::U16,
+                Scalar::I16,
+                Scalar::I32,
+            ]
+            .into_iter()
+            .filter(|t| t.range().is_some_and(|(a, b)| a <= lo && hi <= b))
+            .min_by_key(|t| t.bytes())?;
+            (t.bytes() < ty.bytes()).then(|| (func.cast(inner, t), t))
+        }
+        _ => None,
+    }
+}
+
+/// `e` with variable `v` replaced by `with`, nodes that do not change kept (so that what
+/// is shared stays shared).
+pub(super) fn subst(func: &mut Func, e: ExprId, v: VarId, with: ExprId) -> ExprId {
+    pub(super) fn go(
+        func: &mut Func,
+        e: ExprId,
+        v: VarId,
+        with: ExprId,
+        memo: &mut HashMap<ExprId, ExprId>,
+    ) -> ExprId {
+        if let Some(r) = memo.get(&e) {
+            return *r;
+        }
+        let kind = func.exprs[e].kind.clone();
+        let r = match kind {
+            ExprKind::Var(w) if w == v => with,
+            _ => {
+                let kids = expr_children(&kind);
+                let new: Vec<ExprId> = kids.iter().map(|c| go(func, *c, v, with, memo)).collect();
+                if new == kids {
+                    e
+                } else {
+                    let node = crate::lir::Expr {
+                        kind: crate::lir::visit::with_children(&kind, &new),
+                        ..func.exprs[e].clone()
+                    };
+                    func.exprs.push(node)
+                }
+            }
+        };
+        memo.insert(e, r);
+        r
+    }
+    go(func, e, v, with, &mut HashMap::new())
+}
+
+/// `e` with every `let` inside it inlined (its variable's uses replaced by its value).
+pub(super) fn inline_lets(func: &mut Func, e: ExprId) -> ExprId {
+    let kind = func.exprs[e].kind.clone();
+    if let ExprKind::Let(v, value, body) = kind {
+        let (value, body) = (inline_lets(func, value), inline_lets(func, body));
+        return subst(func, body, v, value);
+    }
+    let kids = expr_children(&kind);
+    let new: Vec<ExprId> = kids.iter().map(|c| inline_lets(func, *c)).collect();
+    if new == kids {
+        return e;
+    }
+    let t = func.exprs[e].ty;
+    func.expr(crate::lir::visit::with_children(&kind, &new), t)
+}
+
+/// The node `S(y) + j` in `e`: `S` is `y` plus a constant, `j` the tap's column variable.
+pub(super) fn column_sum(func: &Func, e: ExprId, y: VarId, j: VarId) -> Option<ExprId> {
+    if let ExprKind::Binary(BinOp::Add, a, b) = func.exprs[e].kind {
+        for (s, t) in [(a, b), (b, a)] {
+            if is_var(func, t, j) && affine(func, s, y) == Some((1, affine(func, s, y)?.1)) {
+                let mut vs = Vec::new();
+                free(func, s, &mut vs);
+                if !vs.contains(&j) {
+                    return Some(e);
+                }
+            }
+        }
+    }
+    expr_children(&func.exprs[e].kind)
+        .into_iter()
+        .find_map(|c| column_sum(func, c, y, j))
+}
+
+/// The folds of loop `y`'s body that slide along it, or `None` where none does.
+pub(super) fn windows_of(
+    func: &mut Func,
+    f: &Function,
+    y: VarId,
+    lo: ExprId,
+    hi: ExprId,
+    body: StmtId,
+) -> Option<Vec<Window>> {
+    let mut exprs = Vec::new();
+    let mut seen = vec![false; func.exprs.len()];
+    exprs_below(func, body, &mut exprs, &mut seen);
+    let mut bound = Vec::new();
+    bound_below(func, body, &exprs, &mut bound);
+    exprs.extend([lo, hi]);
+    let windows: Vec<Window> = exprs
+        .iter()
+        .filter_map(|e| window(func, f, *e, y, &bound))
+        .collect();
+    (!windows.is_empty()).then_some(windows)
+}
+
+/// Where the taps' rows are: the loop over the columns' variable `y` at its first value, and
+/// the region's row variable `x` at a given row (`None`: `x` itself).
+#[derive(Clone, Copy)]
+pub(super) struct At {
+    pub(super) y: VarId,
+    pub(super) first: ExprId,
+    pub(super) x: Option<(VarId, ExprId)>,
+}
