@@ -83,27 +83,46 @@ pub(crate) fn affine(func: &Func, e: ExprId, var: VarId) -> Option<(i128, i128)>
     }
 }
 
-/// `e` with the variable `var` replaced by `y` (an `i32`). Where `y` is a constant, a
-/// conversion of it is folded (when the value fits the target type), so that the result's
-/// affine form is plain ([`affine`]).
+/// `e` with the variable `var` replaced by `y` (of the variable's type). Where `y` is a
+/// constant, a conversion of a constant is folded (when the value fits the target type), so
+/// that the result's affine form is plain ([`affine`]). Other nodes that do not read `var` are
+/// kept as they are (what is shared stays shared, each node visited once); rebuilt ones lose `exact`, which
+/// was proved of the old operands.
 pub(super) fn at(func: &mut Func, e: ExprId, var: VarId, y: ExprId) -> ExprId {
-    let kind = func.exprs[e].kind.clone();
-    if let ExprKind::Var(v) = kind {
-        return if v == var { y } else { e };
-    }
-    let kids = expr_children(&kind);
-    if kids.is_empty() {
-        return e;
-    }
-    let new: Vec<ExprId> = kids.iter().map(|c| at(func, *c, var, y)).collect();
-    let t = func.exprs[e].ty;
-    if let (ExprKind::Cast(_), ExprKind::Int(k)) = (&kind, &func.exprs[new[0]].kind) {
-        if t.range().is_some_and(|(lo, hi)| (lo..=hi).contains(k)) {
-            let k = *k;
-            return func.int(k, t);
+    fn go(
+        func: &mut Func,
+        e: ExprId,
+        var: VarId,
+        y: ExprId,
+        memo: &mut HashMap<ExprId, ExprId>,
+    ) -> ExprId {
+        if let Some(r) = memo.get(&e) {
+            return *r;
         }
+        let kind = func.exprs[e].kind.clone();
+        let kids = expr_children(&kind);
+        let r = match kind {
+            ExprKind::Var(v) if v == var => y,
+            _ if kids.is_empty() => e,
+            _ => {
+                let new: Vec<ExprId> = kids.iter().map(|c| go(func, *c, var, y, memo)).collect();
+                let t = func.exprs[e].ty;
+                match (&kind, &func.exprs[new[0]].kind) {
+                    (ExprKind::Cast(_), ExprKind::Int(k))
+                        if t.range().is_some_and(|(lo, hi)| (lo..=hi).contains(k)) =>
+                    {
+                        let k = *k;
+                        func.int(k, t)
+                    }
+                    _ if new == kids => e,
+                    _ => func.expr(with_children(&kind, &new), t),
+                }
+            }
+        };
+        memo.insert(e, r);
+        r
     }
-    func.expr(with_children(&kind, &new), t)
+    go(func, e, var, y, &mut HashMap::new())
 }
 
 /// The guard's test of one fact over `[y_first, y_last]`.

@@ -1,8 +1,9 @@
 //! A window's rows of column reductions: a row of taps, the columns of one output row, the
 //! outputs across it (directly or by doubling), van Herk's blocks down a chunk.
 
+use super::super::facts::at as subst;
 use super::build::Build;
-use super::window::{At, Window, column_sum, free, only_in, subst};
+use super::window::{At, Window, column_sum, free, only_in};
 use super::{DIRECT_BYTES, Replace};
 use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
 use crate::lir::visit::Mutator;

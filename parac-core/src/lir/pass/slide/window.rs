@@ -1,10 +1,9 @@
-//! Which folds slide, and the expression surgery the pass needs (substitution, inlined `let`s).
+//! Which folds slide, and the expression surgery the pass needs (inlined `let`s).
 
-use super::super::facts::affine;
+use super::super::facts::{affine, at};
 use crate::ir::{BinOp, Function, ReduceOp, Scalar};
 use crate::lir::visit::{expr_children, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
-use std::collections::HashMap;
 
 /// A fold that slides along the loop's variable.
 pub(super) struct Window {
@@ -317,48 +316,12 @@ pub(super) fn narrow(
     }
 }
 
-/// `e` with variable `v` replaced by `with`, nodes that do not change kept (so that what
-/// is shared stays shared).
-pub(super) fn subst(func: &mut Func, e: ExprId, v: VarId, with: ExprId) -> ExprId {
-    pub(super) fn go(
-        func: &mut Func,
-        e: ExprId,
-        v: VarId,
-        with: ExprId,
-        memo: &mut HashMap<ExprId, ExprId>,
-    ) -> ExprId {
-        if let Some(r) = memo.get(&e) {
-            return *r;
-        }
-        let kind = func.exprs[e].kind.clone();
-        let r = match kind {
-            ExprKind::Var(w) if w == v => with,
-            _ => {
-                let kids = expr_children(&kind);
-                let new: Vec<ExprId> = kids.iter().map(|c| go(func, *c, v, with, memo)).collect();
-                if new == kids {
-                    e
-                } else {
-                    let node = crate::lir::Expr {
-                        kind: crate::lir::visit::with_children(&kind, &new),
-                        ..func.exprs[e].clone()
-                    };
-                    func.exprs.push(node)
-                }
-            }
-        };
-        memo.insert(e, r);
-        r
-    }
-    go(func, e, v, with, &mut HashMap::new())
-}
-
 /// `e` with every `let` inside it inlined (its variable's uses replaced by its value).
 pub(super) fn inline_lets(func: &mut Func, e: ExprId) -> ExprId {
     let kind = func.exprs[e].kind.clone();
     if let ExprKind::Let(v, value, body) = kind {
         let (value, body) = (inline_lets(func, value), inline_lets(func, body));
-        return subst(func, body, v, value);
+        return at(func, body, v, value);
     }
     let kids = expr_children(&kind);
     let new: Vec<ExprId> = kids.iter().map(|c| inline_lets(func, *c)).collect();
