@@ -632,6 +632,32 @@ impl Func {
     pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: Scalar) -> ExprId {
         self.expr(ExprKind::Binary(op, a, b), ty)
     }
+
+    /// One step of reduction `op` in type `ty`: `a + b` (a sum or mean; wrapping for
+    /// integers), `min(a, b)` or `max(a, b)`.
+    pub(crate) fn combine(&mut self, op: ReduceOp, a: ExprId, b: ExprId, ty: Scalar) -> ExprId {
+        match op {
+            ReduceOp::Sum | ReduceOp::Mean => self.binary(BinOp::Add, a, b, ty),
+            ReduceOp::Min => self.expr(ExprKind::Call(Builtin::Min, vec![a, b]), ty),
+            ReduceOp::Max => self.expr(ExprKind::Call(Builtin::Max, vec![a, b]), ty),
+        }
+    }
+
+    /// `vals` (at least one) combined by `op` as a balanced tree, so that the expression is
+    /// log-deep; for integers, where the order cannot change the value.
+    pub(crate) fn balanced(&mut self, op: ReduceOp, mut vals: Vec<ExprId>, ty: Scalar) -> ExprId {
+        while vals.len() > 1 {
+            vals = vals
+                .chunks(2)
+                .map(|p| match *p {
+                    [a, b] => self.combine(op, a, b, ty),
+                    [a] => a,
+                    _ => unreachable!("chunks of two"),
+                })
+                .collect();
+        }
+        vals[0]
+    }
 }
 
 /// Whether `e` can be evaluated anywhere, any number of times, with the same result: it reads

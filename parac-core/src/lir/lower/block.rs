@@ -14,43 +14,19 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// `a op b` for the combining step of a reduction.
-    fn combine(&mut self, op: ReduceOp, a: ExprId, b: ExprId, t: Scalar) -> ExprId {
-        match op {
-            ReduceOp::Sum | ReduceOp::Mean => self.out.binary(BinOp::Add, a, b, t),
-            ReduceOp::Min => self
-                .out
-                .expr(ExprKind::Call(ir::Builtin::Min, vec![a, b]), t),
-            ReduceOp::Max => self
-                .out
-                .expr(ExprKind::Call(ir::Builtin::Max, vec![a, b]), t),
-        }
-    }
-
     /// `vals` combined in order: `((0 op v0) op v1) ..` as C would, or, where the order cannot
     /// change the value (integers wrap; `min` and `max` of integers), as a balanced tree, so that
     /// a large window's expression is log-deep, not as deep as its taps.
-    pub(super) fn combine_all(&mut self, op: ReduceOp, mut vals: Vec<ExprId>, t: Scalar) -> ExprId {
+    pub(super) fn combine_all(&mut self, op: ReduceOp, vals: Vec<ExprId>, t: Scalar) -> ExprId {
         let sum = matches!(op, ReduceOp::Sum | ReduceOp::Mean);
         if t.is_float() || vals.len() < 4 {
             let mut s = if sum { self.zero(t) } else { vals[0] };
             for v in vals {
-                s = self.combine(op, s, v, t);
+                s = self.out.combine(op, s, v, t);
             }
             return s;
         }
-        while vals.len() > 1 {
-            let next = vals
-                .chunks(2)
-                .map(|p| match *p {
-                    [a, b] => self.combine(op, a, b, t),
-                    [a] => a,
-                    _ => unreachable!("chunks of two"),
-                })
-                .collect();
-            vals = next;
-        }
-        vals[0]
+        self.out.balanced(op, vals, t)
     }
 
     /// The reduction of block `a` in type `t` as a fold (its taps a loop nest, not written

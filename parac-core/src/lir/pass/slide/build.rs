@@ -1,6 +1,6 @@
 //! Building the rewrite's statements: temporaries, their loads and stores, loops.
 
-use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
+use crate::ir::{BinOp, ReduceOp, Scalar};
 use crate::lir::visit::expr_children;
 use crate::lir::{
     Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
@@ -8,7 +8,7 @@ use crate::lir::{
 
 /// Whether `s` is stores to temporaries of values that read no matrix (no loop, no `let`).
 pub(super) fn temps_only(func: &Func, s: StmtId) -> bool {
-    pub(super) fn pure(func: &Func, e: ExprId) -> bool {
+    fn pure(func: &Func, e: ExprId) -> bool {
         match &func.exprs[e].kind {
             ExprKind::Load {
                 buf: Buf::Matrix(_),
@@ -156,26 +156,13 @@ impl Build<'_> {
     }
 
     /// `vals` combined as a balanced tree (integers: the order does not change the value).
-    pub(super) fn combine_all(&mut self, op: ReduceOp, mut vals: Vec<ExprId>) -> ExprId {
-        while vals.len() > 1 {
-            vals = vals
-                .chunks(2)
-                .map(|p| match *p {
-                    [x, y] => self.combine(op, x, y),
-                    [x] => x,
-                    _ => unreachable!("chunks of two"),
-                })
-                .collect();
-        }
-        vals[0]
+    pub(super) fn combine_all(&mut self, op: ReduceOp, vals: Vec<ExprId>) -> ExprId {
+        let t = self.func.exprs[vals[0]].ty;
+        self.func.balanced(op, vals, t)
     }
 
     pub(super) fn combine(&mut self, op: ReduceOp, a: ExprId, b: ExprId) -> ExprId {
         let t = self.func.exprs[a].ty;
-        match op {
-            ReduceOp::Min => self.func.expr(ExprKind::Call(Builtin::Min, vec![a, b]), t),
-            ReduceOp::Max => self.func.expr(ExprKind::Call(Builtin::Max, vec![a, b]), t),
-            _ => self.func.binary(BinOp::Add, a, b, t),
-        }
+        self.func.combine(op, a, b, t)
     }
 }
