@@ -413,6 +413,13 @@ impl Printer<'_> {
                 let #pr = ::parac::__private::cpu::plane(&[#(#cs),*], &#d);
             });
         }
+        // The last row iterated: a chunk's rows run to the loop's end.
+        let last = match chunked {
+            true => quote!(__hi as i64 - 1),
+            false => quote! {
+                __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64
+            },
+        };
         quote! {
             use ::parac::__private::rayon::prelude::*;
             #out
@@ -427,11 +434,7 @@ impl Printer<'_> {
             // In parallel when every iteration owns an existing row; otherwise in order, so
             // that a store fails where it runs and only there.
             let __parallel = __hi <= __lo || {
-                let __last = if #chunked {
-                    __hi as i64 - 1
-                } else {
-                    __lo as i64 + ((__hi as i64 - __lo as i64 - 1) / #step as i64) * #step as i64
-                };
+                let __last: i64 = #last;
                 __lo >= 0 && #have_rows
             };
             if __parallel {

@@ -30,7 +30,7 @@ impl Visitor for Uses {
 }
 
 /// True when `e` is `var` (or a cast of it).
-fn is_var(f: &Func, e: ExprId, var: VarId) -> bool {
+pub(crate) fn is_var(f: &Func, e: ExprId, var: VarId) -> bool {
     match f.exprs[e].kind {
         ExprKind::Var(v) => v == var,
         ExprKind::Cast(a) => matches!(f.exprs[a].kind, ExprKind::Var(v) if v == var),

@@ -114,6 +114,13 @@ impl Build<'_> {
         self.store_at(t, &[i], value)
     }
 
+    /// Element `at + off` of a row (`off` a constant).
+    pub(super) fn load_past(&mut self, t: TempId, at: ExprId, off: i128) -> ExprId {
+        let off = self.i64(off);
+        let i = self.add(at, off);
+        self.load(t, i)
+    }
+
     pub(super) fn load2(&mut self, t: TempId, r: ExprId, i: ExprId) -> ExprId {
         self.load_at(t, &[r, i])
     }

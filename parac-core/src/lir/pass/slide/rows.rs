@@ -133,9 +133,7 @@ impl Window {
             let mut vals: Vec<ExprId> = (0..self.cols)
                 .filter(|j| h[*j as usize] != 0)
                 .map(|j| {
-                    let je = b.i64(j);
-                    let at = b.add(at_y, je);
-                    let c = b.load(col, at);
+                    let c = b.load_past(col, at_y, j);
                     b.weigh(c, h[j as usize])
                 })
                 .collect();
@@ -147,9 +145,7 @@ impl Window {
             // Each output combines its columns directly (a vector's lanes each an output).
             let vals: Vec<ExprId> = (0..self.cols)
                 .map(|j| {
-                    let j = b.i64(j);
-                    let at = b.add(at_y, j);
-                    let c = b.load(col, at);
+                    let c = b.load_past(col, at_y, j);
                     b.func.cast(c, t)
                 })
                 .collect();
@@ -188,12 +184,23 @@ impl Window {
         let last = b.i64(self.rows - 1);
         let up = b.add(count, last);
         let blocks = b.func.binary(BinOp::Div, up, height, Scalar::I64);
-        let op = self.op;
         let reset = |b: &mut Build| {
             b.for_loop("sk", (zero64, n), |b, k| {
                 let v = b.func.int(identity, self.col_ty);
                 vec![b.store(cur, k, v)]
             })
+        };
+        // Source row `t` into the running reduction `cur`, which is then row `t` of `out`.
+        let scan = |b: &mut Build, t: ExprId, out: TempId| {
+            let row = self.row(b, t, at);
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let (c, v) = (b.load(cur, k), self.tap(b, row, k));
+                let v = b.combine(self.op, c, v);
+                let s1 = b.store(cur, k, v);
+                let c = b.load(cur, k);
+                vec![s1, b.store2(out, t, k, c)]
+            });
+            vec![l]
         };
         let l = b.for_loop("sb", (zero64, blocks), |b, blk| {
             let blk64 = b.func.cast(blk, Scalar::I64);
@@ -203,17 +210,7 @@ impl Window {
                 .func
                 .expr(ExprKind::Call(Builtin::Min, vec![past, count]), Scalar::I64);
             let r0 = reset(b);
-            let down = b.for_loop("st", (start, end), |b, t| {
-                let row = self.row(b, t, at);
-                let l = b.for_loop("sk", (zero64, n), |b, k| {
-                    let (c, v) = (b.load(cur, k), self.tap(b, row, k));
-                    let v = b.combine(op, c, v);
-                    let s1 = b.store(cur, k, v);
-                    let c = b.load(cur, k);
-                    vec![s1, b.store2(g, t, k, c)]
-                });
-                vec![l]
-            });
+            let down = b.for_loop("st", (start, end), |b, t| scan(b, t, g));
             let r1 = reset(b);
             let len = b.sub(end, start);
             let upward = b.for_loop("sq", (zero64, len), |b, q| {
@@ -221,15 +218,7 @@ impl Window {
                 let t = b.sub(end, one);
                 let t = b.sub(t, q64);
                 let t32 = b.func.cast(t, Scalar::I32);
-                let row = self.row(b, t32, at);
-                let l = b.for_loop("sk", (zero64, n), |b, k| {
-                    let (c, v) = (b.load(cur, k), self.tap(b, row, k));
-                    let v = b.combine(op, c, v);
-                    let s1 = b.store(cur, k, v);
-                    let c = b.load(cur, k);
-                    vec![s1, b.store2(h, t, k, c)]
-                });
-                vec![l]
+                scan(b, t32, h)
             });
             vec![r0, down, r1, upward]
         });
@@ -303,9 +292,7 @@ pub(super) fn doubling(b: &mut Build, col: TempId, n: ExprId, at_y: ExprId, w: &
     let mut off = 0;
     for (p, level) in levels.iter().rev() {
         if w.cols - off >= *p {
-            let o = b.i64(off);
-            let at = b.add(at_y, o);
-            let v = b.load(*level, at);
+            let v = b.load_past(*level, at_y, off);
             terms.push(b.func.cast(v, t));
             off += p;
         }

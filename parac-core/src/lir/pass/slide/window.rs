@@ -1,6 +1,7 @@
 //! Which folds slide, and the expression surgery the pass needs (inlined `let`s).
 
 use super::super::facts::{affine, at};
+use super::super::parallel::is_var;
 use crate::ir::{BinOp, Function, ReduceOp, Scalar};
 use crate::lir::visit::{expr_children, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
@@ -31,9 +32,9 @@ pub(super) struct Window {
 
 impl Window {
     /// The type `op` over `count` columns fits: the fold's, or narrower where the columns are.
-    pub(super) fn level_ty(&self, func: &mut Func, count: i128) -> Scalar {
-        match narrow(func, self.elem, self.op, self.rows * count, self.ty) {
-            Some((_, t)) if self.col_ty != self.ty => t,
+    pub(super) fn level_ty(&self, func: &Func, count: i128) -> Scalar {
+        match narrow_ty(func, self.elem, self.op, self.rows * count, self.ty) {
+            Some(t) if self.col_ty != self.ty => t,
             _ => self.ty,
         }
     }
@@ -94,15 +95,6 @@ pub(super) fn free(func: &Func, e: ExprId, out: &mut Vec<VarId>) {
                 free(func, c, out);
             }
         }
-    }
-}
-
-/// `e` is `v` or a conversion of it.
-pub(super) fn is_var(func: &Func, e: ExprId, v: VarId) -> bool {
-    match func.exprs[e].kind {
-        ExprKind::Var(w) => w == v,
-        ExprKind::Cast(a) => is_var(func, a, v),
-        _ => false,
     }
 }
 
@@ -279,41 +271,54 @@ pub(super) fn weighted(
     None
 }
 
-/// The tap without its last widening conversion and the narrowest type that holds the
-/// reduction of `rows` of them (see [`Window::col_ty`]), where there is one narrower than `ty`.
-pub(super) fn narrow(
+/// The narrowest type that holds the reduction `op` of `count` taps `elem`, where `elem` is a
+/// widening conversion and there is one narrower than `ty` (see [`Window::col_ty`]).
+pub(super) fn narrow_ty(
+    func: &Func,
+    elem: ExprId,
+    op: ReduceOp,
+    count: i128,
+    ty: Scalar,
+) -> Option<Scalar> {
+    let ExprKind::Cast(inner) = func.exprs[elem].kind else {
+        return None;
+    };
+    let from = func.exprs[inner].ty;
+    let ((lo, hi), (tlo, thi)) = (from.range()?, ty.range()?);
+    if from == Scalar::Bool || lo < tlo || hi > thi {
+        return None;
+    }
+    let (lo, hi) = match op {
+        ReduceOp::Sum => (lo.min(0) * count, hi.max(0) * count),
+        _ => (lo, hi),
+    };
+    let t = [
+        from,
+        Scalar::U8,
+        Scalar::I8,
+        Scalar::U16,
+        Scalar::I16,
+        Scalar::I32,
+    ]
+    .into_iter()
+    .filter(|t| t.range().is_some_and(|(a, b)| a <= lo && hi <= b))
+    .min_by_key(|t| t.bytes())?;
+    (t.bytes() < ty.bytes()).then_some(t)
+}
+
+/// The tap converted to [`narrow_ty`]'s type instead, and that type.
+fn narrow(
     func: &mut Func,
     elem: ExprId,
     op: ReduceOp,
     rows: i128,
     ty: Scalar,
 ) -> Option<(ExprId, Scalar)> {
-    match func.exprs[elem].kind {
-        ExprKind::Cast(inner) => {
-            let from = func.exprs[inner].ty;
-            let ((lo, hi), (tlo, thi)) = (from.range()?, ty.range()?);
-            if from == Scalar::Bool || lo < tlo || hi > thi {
-                return None;
-            }
-            let (lo, hi) = match op {
-                ReduceOp::Sum => (lo.min(0) * rows, hi.max(0) * rows),
-                _ => (lo, hi),
-            };
-            let t = [
-                from,
-                Scalar::U8,
-                Scalar::I8,
-                Scalar::U16,
-                Scalar::I16,
-                Scalar::I32,
-            ]
-            .into_iter()
-            .filter(|t| t.range().is_some_and(|(a, b)| a <= lo && hi <= b))
-            .min_by_key(|t| t.bytes())?;
-            (t.bytes() < ty.bytes()).then(|| (func.cast(inner, t), t))
-        }
-        _ => None,
-    }
+    let t = narrow_ty(func, elem, op, rows, ty)?;
+    let ExprKind::Cast(inner) = func.exprs[elem].kind else {
+        return None;
+    };
+    Some((func.cast(inner, t), t))
 }
 
 /// `e` with every `let` inside it inlined (its variable's uses replaced by its value).
@@ -336,10 +341,11 @@ pub(super) fn inline_lets(func: &mut Func, e: ExprId) -> ExprId {
 pub(super) fn column_sum(func: &Func, e: ExprId, y: VarId, j: VarId) -> Option<ExprId> {
     if let ExprKind::Binary(BinOp::Add, a, b) = func.exprs[e].kind {
         for (s, t) in [(a, b), (b, a)] {
-            if is_var(func, t, j) && affine(func, s, y) == Some((1, affine(func, s, y)?.1)) {
+            if is_var(func, t, j) {
+                let (stride, _) = affine(func, s, y)?;
                 let mut vs = Vec::new();
                 free(func, s, &mut vs);
-                if !vs.contains(&j) {
+                if stride == 1 && !vs.contains(&j) {
                     return Some(e);
                 }
             }
