@@ -77,17 +77,11 @@ fn scan(func: &Func, s: StmtId, b: &mut Body) {
     }
 }
 
-/// The Rust names of a buffer's elements and of its extents (a temporary row's: its length).
-fn buf_names(buf: Buf) -> (TokenStream, TokenStream) {
+/// The Rust names of a buffer's elements and of its extents (`[i64; N]`).
+fn buf_names(buf: Buf) -> (proc_macro2::Ident, proc_macro2::Ident) {
     match buf {
-        Buf::Matrix(m) => {
-            let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
-            (quote!(#s), quote!(#d))
-        }
-        Buf::Temp(t) => {
-            let (id, d) = (super::temp(t), super::temp_dims(t));
-            (quote!(#id), quote!(#d))
-        }
+        Buf::Matrix(m) => (format_ident!("__m{}", m), format_ident!("__d{}", m)),
+        Buf::Temp(t) => (super::temp(t), super::temp_dims(t)),
     }
 }
 
@@ -283,17 +277,12 @@ impl Printer<'_> {
             let sliced = self
                 .sliceable(index, l.var, &body.bound)
                 .filter(|(p, st, o)| chunked(*buf, p, *st, *o));
-            let Buf::Matrix(m) = buf else {
-                if let Some((p, st, o)) = sliced {
-                    let (_, at) = add(&mut slices, *buf, p, st, o, self);
-                    load_slices.push((self.x.canon_of(*e), at));
-                }
-                continue;
-            };
             if let Some((p, st, o)) = sliced {
                 let (_, at) = add(&mut slices, *buf, p, st, o, self);
                 load_slices.push((self.x.canon_of(*e), at));
-            } else if let Some(p) = self.row_invariant(index, l.var, &body.bound) {
+            } else if let (Buf::Matrix(m), Some(p)) =
+                (buf, self.row_invariant(index, l.var, &body.bound))
+            {
                 // A gather from one row: that row's slice, indexed with no branch.
                 let key = format!(
                     "{m}:{:?}",
@@ -352,7 +341,7 @@ impl Printer<'_> {
             } else {
                 let dst = match plane {
                     Some(j) => format_ident!("__w{}", j),
-                    None => format_ident!("{}", src.to_string()),
+                    None => src,
                 };
                 match by_dst.iter_mut().find(|(d, _)| *d == dst) {
                     Some((_, ks)) => ks.push(k),
