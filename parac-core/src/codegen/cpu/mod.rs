@@ -180,8 +180,8 @@ impl Printer<'_> {
                 memory: lir::Memory::Private,
                 extents,
             } => {
-                // Rows of the task's own (`lir::pass::slide`), from the thread's pool: their elements are
-                // unspecified until written.
+                // Rows of the task's own (`lir::pass::slide`), from the thread's pool: their
+                // elements are unspecified until written.
                 let ns: Vec<TokenStream> = extents.iter().map(|e| self.x.expr(*e, out)).collect();
                 let (id, d, ty) = (temp(*t), temp_dims(*t), rty(*elem));
                 out.extend(quote! {

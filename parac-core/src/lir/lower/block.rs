@@ -52,37 +52,23 @@ impl<'a> Lower<'a> {
         {
             return None;
         }
-        let i32t = Scalar::I32;
-        let vars = [self.out.var("wi", i32t), self.out.var("wj", i32t)];
-        let [i, j] = vars.map(|v| self.out.expr(ExprKind::Var(v), i32t));
-        let elem = self.tap(a, At::Tap(i, j));
-        let elem = self.out.cast(elem, t);
-        let init = match op {
-            ReduceOp::Sum | ReduceOp::Mean => self.zero(t),
-            // The first tap (taking it again changes nothing).
-            ReduceOp::Min | ReduceOp::Max => {
-                let first = self.tap(a, At::Cell(0, 0));
-                self.out.cast(first, t)
-            }
-        };
-        let counts = vec![
-            self.out.int(rows as i128, i32t),
-            self.out.int(cols as i128, i32t),
-        ];
         let fold_op = match op {
             ReduceOp::Mean => ReduceOp::Sum,
             o => o,
         };
-        let mut s = self.out.expr(
-            ExprKind::Fold {
-                op: fold_op,
-                vars: vars.to_vec(),
-                counts,
-                init,
-                elem,
-            },
-            t,
-        );
+        let mut s = self.fold_of(fold_op, (rows, cols), t, |l, i, j| {
+            let elem = l.tap(a, At::Tap(i, j));
+            let elem = l.out.cast(elem, t);
+            let init = match op {
+                ReduceOp::Sum | ReduceOp::Mean => l.zero(t),
+                // The first tap (taking it again changes nothing).
+                ReduceOp::Min | ReduceOp::Max => {
+                    let first = l.tap(a, At::Cell(0, 0));
+                    l.out.cast(first, t)
+                }
+            };
+            (init, elem)
+        });
         if op == ReduceOp::Mean {
             s = self.mean(s, taps, t);
         }
@@ -114,28 +100,41 @@ impl<'a> Lower<'a> {
             return None;
         }
         filter_rank1(self.f, self.block_matrix(fl)?)?;
+        let fe = fl.ty.elem();
+        Some(self.fold_of(ReduceOp::Sum, (rows, cols), t, |l, i, j| {
+            let (a, b) = (l.tap(fl, At::Tap(i, j)), l.tap(w, At::Tap(i, j)));
+            let p = l.out.binary(BinOp::Mul, a, b, fe);
+            (l.zero(t), l.out.cast(p, t))
+        }))
+    }
+
+    /// `ExprKind::Fold` of `op` in type `t` over a `rows x cols` loop nest; `make` gives its
+    /// first value and its tap from the loop's variables.
+    fn fold_of(
+        &mut self,
+        op: ReduceOp,
+        (rows, cols): (u32, u32),
+        t: Scalar,
+        make: impl FnOnce(&mut Self, ExprId, ExprId) -> (ExprId, ExprId),
+    ) -> ExprId {
         let i32t = Scalar::I32;
         let vars = [self.out.var("wi", i32t), self.out.var("wj", i32t)];
         let [i, j] = vars.map(|v| self.out.expr(ExprKind::Var(v), i32t));
-        let fe = fl.ty.elem();
-        let (a, b) = (self.tap(fl, At::Tap(i, j)), self.tap(w, At::Tap(i, j)));
-        let p = self.out.binary(BinOp::Mul, a, b, fe);
-        let elem = self.out.cast(p, t);
+        let (init, elem) = make(self, i, j);
         let counts = vec![
             self.out.int(rows as i128, i32t),
             self.out.int(cols as i128, i32t),
         ];
-        let init = self.zero(t);
-        Some(self.out.expr(
+        self.out.expr(
             ExprKind::Fold {
-                op: ReduceOp::Sum,
+                op,
                 vars: vars.to_vec(),
                 counts,
                 init,
                 elem,
             },
             t,
-        ))
+        )
     }
 
     /// A mean from its sum `s` of `count` elements, in type `t`.
