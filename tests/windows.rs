@@ -94,6 +94,28 @@ parac::parac! {
             dst[itx][ity] = parac_matrix_sum(a[itx-4:9:1][ity-4:9:1] .* b[itx-4:9:1][ity-4:9:1]) - 3 * a[itx][ity];
         }
     }
+
+    // Windows whose lengths are host expressions: loops over their taps at any length.
+    pub fn matmul(a: &f32[M][K], b: &f32[K][N], c: &mut f32[M][N]) {
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            c[x][y] = a[x][0:K] * b[0:K][y];
+        }
+    }
+
+    pub fn dots(a: &i16[M][K], b: &i16[K][N], d: &mut i32[M][N], e: &mut i32[M][N]) {
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            d[x][y] = parac_matrix_sum(a[x][0:K] .* transe(b[0:K][y]));
+            e[x][y] = parac_matrix_min(a[x][0:K]) - parac_matrix_max(b[0:K][y])
+                + parac_matrix_mean(a[x][0:K:1]);
+        }
+    }
+
+    pub fn box_r(src: &u8[M][N], dst: &mut i32[M][N], r: i32) {
+        parac_border_rule b = reflect101(src[16][16]);
+        parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+            dst[itx][ity] = parac_matrix_sum(src[itx-r:2*r+1][ity-r:2*r+1]);
+        }
+    }
 }
 
 /// From 1x1 to larger than the windows; 32, 33 and 65 rows: one chunk of `lir::pass::slide`'s
@@ -142,6 +164,83 @@ where
 
 on_every_runtime! {
     looped_windows_match_the_references,
+    host_length_windows_match_the_references,
+}
+
+/// Windows whose lengths are host expressions: a float matrix product and integer dot products
+/// and reductions over `K` = 1, 7 and 512 (floats that are exact in `f32` whatever the order or
+/// contraction, so every path must agree bit for bit), a box sum whose radius is a parameter
+/// (0 to past the image, through reflect-101), against references; a length below 1 is
+/// `Error::WindowLength`, naming the matrix, before anything runs.
+fn host_length_windows_match_the_references(rt: &Runtime) {
+    let runtime = runtimes::name(rt);
+    let mut failures = Failures::new();
+    for k in [1usize, 7, 512] {
+        for (m, n) in [(1, 1), (3, 5), (17, 9)] {
+            let seed = data::seed_for(0x71D2 ^ k as u64, m, n);
+            let (a8, b8) = (
+                data::random_u8(m, k, seed),
+                data::random_u8(k, n, seed ^ 0x33),
+            );
+            let at = |what: &str| format!("{what} on {runtime}, {m}x{k} by {k}x{n}");
+            let run = |what: &str, r: Result<(), parac::Error>| {
+                r.unwrap_or_else(|e| panic!("{}: {e}", at(what)));
+            };
+            // Quarters from -2 to 1.75: products and sums of 512 of them are exact in f32.
+            let quarter = |v: u8| f32::from(v % 16) / 4.0 - 2.0;
+            let af = Matrix::<f32>::from_fn([m, k], |i| quarter(a8.get(&[i[0], i[1]])));
+            let bf = Matrix::<f32>::from_fn([k, n], |i| quarter(b8.get(&[i[0], i[1]])));
+            let mut c = Matrix::<f32>::zeros([m, n]);
+            run("matmul", matmul(rt, &af, &bf, &mut c));
+            let want = Matrix::<f32>::from_fn([m, n], |i| {
+                (0..k).fold(0.0, |s, q| s + af.get(&[i[0], q]) * bf.get(&[q, i[1]]))
+            });
+            failures.same(&at("f32 matrix product"), &c, &want);
+
+            let wide = |v: u8| i16::from(v) * 127 - 16000;
+            let ai = Matrix::<i16>::from_fn([m, k], |i| wide(a8.get(&[i[0], i[1]])));
+            let bi = Matrix::<i16>::from_fn([k, n], |i| wide(b8.get(&[i[0], i[1]])));
+            let (mut d, mut e) = (Matrix::<i32>::zeros([m, n]), Matrix::<i32>::zeros([m, n]));
+            run("dots", dots(rt, &ai, &bi, &mut d, &mut e));
+            let (ar, br) = (&ai, &bi);
+            let row = |x: usize| (0..k).map(move |q| i32::from(ar.get(&[x, q])));
+            let col = |y: usize| (0..k).map(move |q| i32::from(br.get(&[q, y])));
+            let want = Matrix::<i32>::from_fn([m, n], |i| {
+                row(i[0])
+                    .zip(col(i[1]))
+                    .fold(0i32, |s, (p, q)| s.wrapping_add(p.wrapping_mul(q)))
+            });
+            failures.same(&at("i16 dot product, wrapping in i32"), &d, &want);
+            let want = Matrix::<i32>::from_fn([m, n], |i| {
+                let mean = row(i[0]).sum::<i32>() / k as i32;
+                row(i[0]).min().unwrap() - col(i[1]).max().unwrap() + mean
+            });
+            failures.same(&at("minimum, maximum and mean"), &e, &want);
+        }
+    }
+    let both = Some(Border::Reflect101);
+    for (m, n) in [(1, 1), (2, 3), (9, 9), (20, 33)] {
+        let src = data::random_u8(m, n, data::seed_for(0x71D3, m, n));
+        for radius in [0usize, 1, 5, 16] {
+            let mut out = Matrix::<i32>::zeros([m, n]);
+            let r = box_r(rt, &src, &mut out, radius as i32);
+            r.unwrap_or_else(|e| panic!("box_r({radius}) on {runtime}, {m}x{n}: {e}"));
+            failures.same(
+                &format!("box of radius {radius} on {runtime}, {m}x{n}"),
+                &out,
+                &r::box_sum(&src, radius, radius, both, both),
+            );
+        }
+        let mut out = Matrix::<i32>::zeros([m, n]);
+        match box_r(rt, &src, &mut out, -1) {
+            Err(parac::Error::WindowLength { matrix, lens, .. }) => failures
+                .expect(matrix == "src" && lens == [-1, -1], || {
+                    format!("box_r(-1) on {runtime}: {matrix} {lens:?}")
+                }),
+            other => failures.fail(format!("box_r(-1) on {runtime}, {m}x{n}: {other:?}")),
+        }
+    }
+    failures.finish();
 }
 
 /// Every plan of two looped windows on the OpenCL device (several points per work-item, shared

@@ -3,7 +3,7 @@
 
 use parac_core::compile_str;
 use parac_core::ir::{
-    ExprKind, HostStep, KStmt, MatrixKind, RegionKind, Scalar, Type, display::dump,
+    ExprKind, HostStep, KStmt, Len, MatrixKind, RegionKind, Scalar, Type, display::dump,
 };
 
 fn ok(src: &str) -> parac_core::ir::Function {
@@ -72,8 +72,8 @@ fn c_promotion_rules_type_expressions() {
         let_type("a[itx:3:1][ity:3:1]"),
         Type::Block {
             elem: Scalar::U8,
-            rows: 3,
-            cols: 3
+            rows: Len::Const(3),
+            cols: Len::Const(3),
         }
     );
     assert_eq!(
@@ -92,40 +92,40 @@ fn window_shapes_count_points_as_one() {
         let_type("a[itx][ity-2:5:1]"),
         Type::Block {
             elem: Scalar::U8,
-            rows: 1,
-            cols: 5
+            rows: Len::Const(1),
+            cols: Len::Const(5),
         }
     );
     assert_eq!(
         let_type("a[itx*2-2:5:1][ity]"),
         Type::Block {
             elem: Scalar::U8,
-            rows: 5,
-            cols: 1
+            rows: Len::Const(5),
+            cols: Len::Const(1),
         }
     );
     assert_eq!(
         let_type("transe(a[itx:2:1][ity:3:2])"),
         Type::Block {
             elem: Scalar::U8,
-            rows: 3,
-            cols: 2
+            rows: Len::Const(3),
+            cols: Len::Const(2),
         }
     );
     assert_eq!(
         let_type("a[itx:4:1][ity:2:1] * a[itx:2:1][ity:3:1]"),
         Type::Block {
             elem: Scalar::I32,
-            rows: 4,
-            cols: 3
+            rows: Len::Const(4),
+            cols: Len::Const(3),
         }
     );
     assert_eq!(
         let_type("2.0 * a[itx:2:1][ity:2:1]"),
         Type::Block {
             elem: Scalar::F32,
-            rows: 2,
-            cols: 2
+            rows: Len::Const(2),
+            cols: Len::Const(2),
         }
     );
 }
@@ -275,4 +275,47 @@ fn tokens_and_strings_compile_alike() {
         matches!(e.kind, ExprKind::Load(1)),
         "the target is access 0, the read access 1"
     );
+}
+
+#[test]
+fn host_length_windows_are_loops_checked_at_their_tokens() {
+    let f = ok(
+        "fn f(a: &u8[M][K], b: &u8[K][N], c: &mut i32[M][N], l: &u8[M][128], r: i32) {
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            c[x][y] = a[x][0:K] * b[0:K][y] + parac_matrix_sum(a[x][0:2*r+1] .* a[x][0:2*r+1])
+                + parac_matrix_max(l[x][0:100]);
+        }
+    }",
+    );
+    let texts: Vec<&str> = f.lens.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(texts, ["K", "(2 * r) + 1", "100"], "one entry per text");
+    let errs = errors(
+        "fn f(a: &u8[M][K], b: &u8[K][N], c: &mut i32[M][N], d: &mut u8[M][K]) {
+        const F: i32[3][3] = [[1, 2, 1], [2, 4, 2], [1, 2, 1]];
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            let w = a[x][0:K];
+            c[x][y] = parac_matrix_sum(a[x][0:K] * b[0:K][0:N]);
+            d[x][0:K] = a[x][0:K];
+            c[x][y] = parac_matrix_sum(a[x][0:x]);
+            c[x][y] = (x > 0 && parac_matrix_sum(a[x][0:K]) > 3) as i32;
+            c[x][y] = parac_matrix_sum(F[0:K][0:3]);
+            c[x][y] = parac_matrix_sum(a[x][0:K] + b[0:K][y]);
+            c[x][y] = parac_convolution(F, a[x:K][y:3]);
+        }
+    }",
+    );
+    let expect = [
+        "cannot be bound by `let`",
+        "its result must have a constant shape (here 1xN)",
+        "a window of host length (1xK) cannot be written",
+        "a window's length is the same at every point",
+        "it cannot be the right operand of `&&`",
+        "a window of the constant matrix `F` has a constant length",
+        "they are 1xK and Kx1",
+        "the filter is 3x3 but the window is Kx3",
+    ];
+    assert_eq!(errs.len(), expect.len(), "{errs:#?}");
+    for (e, want) in errs.iter().zip(expect) {
+        assert!(e.contains(want), "{e:?} should say {want:?}");
+    }
 }

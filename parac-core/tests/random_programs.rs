@@ -187,6 +187,7 @@ fn outcome_name(r: &Result<Option<Val>, InterpError>) -> String {
         Ok(_) => "Ok".into(),
         Err(InterpError::OutOfBounds { what, .. }) => format!("OutOfBounds ({what})"),
         Err(InterpError::DivisionByZero { .. }) => "DivisionByZero".into(),
+        Err(InterpError::WindowLength { .. }) => "WindowLength".into(),
         Err(InterpError::Shape { .. }) => "Shape".into(),
         Err(InterpError::Rank { .. }) => "Rank".into(),
         Err(InterpError::Unsupported(_)) => "Unsupported".into(),

@@ -42,6 +42,25 @@ pub fn check_access(
     Ok(())
 }
 
+/// Checks the lengths of an access's windows where one is a host expression
+/// (`parac_core::codegen::safety::host_lens`): else [`Error::WindowLength`].
+pub fn check_lens(
+    function: &'static str,
+    region: &'static str,
+    matrix: &'static str,
+    lens: &[i64],
+) -> Result<(), Error> {
+    if parac_core::codegen::safety::lens_ok(lens) {
+        return Ok(());
+    }
+    Err(Error::WindowLength {
+        function,
+        region,
+        matrix,
+        lens: lens.to_vec(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -185,6 +185,22 @@ pub enum Error {
         /// The matrix's shape.
         shape: Vec<usize>,
     },
+    /// A window whose length is a host expression has a length below 1, or more than
+    /// `i32::MAX` elements in all (checked before its region runs).
+    #[error(
+        "`{function}`, region `{region}`: a window of `{matrix}` has lengths {}; each must be at least 1, and their product at most 2147483647",
+        Brackets(lens)
+    )]
+    WindowLength {
+        /// The pipeline function.
+        function: &'static str,
+        /// The iterator.
+        region: &'static str,
+        /// The matrix the window reads.
+        matrix: &'static str,
+        /// The window's lengths, one per window subscript, in order.
+        lens: Vec<i64>,
+    },
     /// Integer division or remainder by zero in a pipeline.
     #[error("`{function}`, region `{region}`: integer division by zero")]
     DivisionByZero {

@@ -109,6 +109,12 @@ pub fn run_error(e: &parac::Error) -> String {
             ..
         } => format!("OutOfBounds {region} {what} {matrix}"),
         parac::Error::DivisionByZero { region, .. } => format!("DivisionByZero {region}"),
+        parac::Error::WindowLength {
+            region,
+            matrix,
+            lens,
+            ..
+        } => format!("WindowLength {region} {matrix} {lens:?}"),
         parac::Error::Shape { matrix, .. } => format!("Shape {matrix}"),
         parac::Error::Rank { matrix, .. } => format!("Rank {matrix}"),
         e => format!("{e}"),
@@ -125,6 +131,11 @@ pub fn interp_error(e: &InterpError) -> String {
             ..
         } => format!("OutOfBounds {region} {what} {matrix}"),
         InterpError::DivisionByZero { region } => format!("DivisionByZero {region}"),
+        InterpError::WindowLength {
+            region,
+            matrix,
+            lens,
+        } => format!("WindowLength {region} {matrix} {lens:?}"),
         InterpError::Shape { matrix, .. } => format!("Shape {matrix}"),
         InterpError::Rank { matrix, .. } => format!("Rank {matrix}"),
         e => format!("{e}"),

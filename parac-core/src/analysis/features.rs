@@ -202,6 +202,8 @@ impl Footprint {
                     let (var, coef, c) = single_var(form(*a, d)?)?;
                     let last = match r.accesses[*a].subs[d] {
                         Sub::Window { len, stride, .. } => {
+                            // A host length has no constant footprint.
+                            let len = len.known()?;
                             c.saturating_add((len as i64 - 1).saturating_mul(stride))
                         }
                         _ => c,
@@ -234,7 +236,9 @@ impl Footprint {
                             return vec![Key::Off(0)];
                         };
                         let (len, stride) = match sub {
-                            Sub::Window { len, stride, .. } => (*len as i64, *stride),
+                            Sub::Window { len, stride, .. } => {
+                                (len.known().map_or(i64::MAX, i64::from), *stride)
+                            }
                             _ => (1, 1),
                         };
                         // Longer windows take the bounding-box path anyway.

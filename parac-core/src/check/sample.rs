@@ -296,8 +296,15 @@ impl Walker<'_> {
             let positions = match s {
                 Sub::Point(e) => eval(e, &self.env).and_then(Val::int).map(|v| vec![v]),
                 Sub::Window { start, len, stride } => {
-                    eval(start, &self.env).and_then(Val::int).map(|v| {
-                        (0..*len as i64)
+                    let n = match len {
+                        Len::Const(n) => Some(i64::from(*n)),
+                        Len::Host(i) => eval(&self.f.lens[*i].expr, &self.env)
+                            .and_then(Val::int)
+                            .filter(|n| (1..=4096).contains(n)),
+                    };
+                    let st = eval(start, &self.env).and_then(Val::int);
+                    st.zip(n).map(|(v, n)| {
+                        (0..n)
                             .map(|j| v.saturating_add(j.saturating_mul(*stride)))
                             .collect()
                     })

@@ -243,6 +243,39 @@ pub fn host_divisor(r: &Region, b: &Expr, depth: usize) -> bool {
     depth == 0 && !matches!(b.kind, ExprKind::Int(_)) && uniform(r, b)
 }
 
+/// The accesses of `r` with a window of host length (`Len::Host`), each with its windows'
+/// lengths in order: the host checks, before anything else of the region, that each length is
+/// at least 1 and that their product (the block's taps) is at most `i32::MAX`
+/// (`Error::WindowLength`), so that a loop over the taps has a first tap and an `i32` count.
+pub fn host_lens(r: &Region) -> Vec<(AccessId, Vec<Len>)> {
+    r.accesses
+        .iter()
+        .enumerate()
+        .filter_map(|(a, acc)| {
+            let lens: Vec<Len> = acc
+                .subs
+                .iter()
+                .filter_map(|s| match s {
+                    Sub::Window { len, .. } => Some(*len),
+                    _ => None,
+                })
+                .collect();
+            lens.iter()
+                .any(|l| l.known().is_none())
+                .then_some((a, lens))
+        })
+        .collect()
+}
+
+/// Whether window lengths `lens` (see [`host_lens`]) are legal.
+pub fn lens_ok(lens: &[i64]) -> bool {
+    lens.iter().all(|l| *l >= 1)
+        && lens
+            .iter()
+            .try_fold(1i64, |p, l| p.checked_mul(*l))
+            .is_some_and(|p| p <= i32::MAX as i64)
+}
+
 /// The divisors of the integer divisions that run in every iteration of `r` with a uniform
 /// divisor (see [`host_divisor`]), in the order of the body.
 pub fn host_divisors(r: &Region) -> Vec<&Expr> {

@@ -100,6 +100,14 @@ impl Machine<'_> {
         Some(lin as usize)
     }
 
+    /// A block extent's value (a host length evaluated with the call's sizes and scalars).
+    pub(crate) fn extent(&self, l: Len) -> Result<i64, InterpError> {
+        match l {
+            Len::Const(n) => Ok(i64::from(n)),
+            Len::Host(i) => Ok(self.host_expr(&self.f.lens[i].expr)?.as_i64()),
+        }
+    }
+
     /// A host expression (host steps).
     pub(crate) fn host_expr(&self, e: &Expr) -> Result<Val, InterpError> {
         self.scalar(&Frame::host(), e, Mode::Body)
@@ -333,7 +341,8 @@ impl Machine<'_> {
         let Type::Block { elem, rows, cols } = e.ty else {
             return unsupported("a scalar where a block is expected");
         };
-        let (rows, cols) = (rows as usize, cols as usize);
+        // Host lengths were checked (at least 1) before the region ran.
+        let (rows, cols) = (self.extent(rows)? as usize, self.extent(cols)? as usize);
         let fill = |f: &mut dyn FnMut(usize, usize) -> Result<Val, InterpError>| {
             let mut v = Vec::with_capacity(rows * cols);
             for bi in 0..rows {

@@ -117,7 +117,9 @@ fn access_intervals(cx: &Ctx, r: &Region, checked: Vec<AccessId>) -> Vec<(Access
                 .map(|(k, s)| match s {
                     Sub::Point(e) => cx.interval(e),
                     Sub::Window { start, len, stride } => {
-                        cx.interval(start).window(*len as i64, *stride)
+                        // Checked (at least 1) before.
+                        let len = cx.m.extent(*len).unwrap_or(1);
+                        cx.interval(start).window(len, *stride)
                     }
                     Sub::Star => Iv::var(0, cx.m.d[acc.matrix][k], 1),
                 })
@@ -152,8 +154,9 @@ pub(crate) fn intervals_in(
     Ok(access_intervals(&cx, r, checked))
 }
 
-/// The host's whole check before iterator `rid` runs (`safety::region_check`): the proven
-/// accesses inside their matrices ([`check_in`]), then every divisor the host checks
+/// The host's whole check before iterator `rid` runs (`safety::region_check`): the windows of
+/// host length legal (`safety::host_lens`), the proven accesses inside their matrices
+/// ([`check_in`]), then every divisor the host checks
 /// (`safety::host_divisors`: uniform divisors of divisions that run in every iteration) not
 /// 0, by its interval (an [`InterpError::DivisionByZero`] if it contains 0).
 pub(crate) fn region_check_in(m: &Machine, rid: RegionId) -> Result<(), InterpError> {
@@ -164,12 +167,26 @@ pub(crate) fn region_check_in(m: &Machine, rid: RegionId) -> Result<(), InterpEr
     }
     let checked = proven(f, r);
     let divisors = safety::host_divisors(r);
-    if checked.is_empty() && divisors.is_empty() {
+    let lens = safety::host_lens(r);
+    if checked.is_empty() && divisors.is_empty() && lens.is_empty() {
         return Ok(());
     }
     let Some(vars) = vars_in(m, r)? else {
         return Ok(());
     };
+    for (a, ls) in lens {
+        let vals = ls
+            .iter()
+            .map(|l| m.extent(*l))
+            .collect::<Result<Vec<i64>, _>>()?;
+        if !safety::lens_ok(&vals) {
+            return Err(InterpError::WindowLength {
+                region: r.name.clone(),
+                matrix: f.matrices[r.accesses[a].matrix].name.clone(),
+                lens: vals,
+            });
+        }
+    }
     let cx = Ctx {
         m,
         lets: lets(r),

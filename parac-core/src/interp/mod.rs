@@ -100,6 +100,16 @@ pub enum InterpError {
         /// The matrix's shape.
         shape: Vec<usize>,
     },
+    /// A window whose length is a host expression has a length below 1, or more than
+    /// `i32::MAX` elements in all (`codegen::safety::host_lens`).
+    WindowLength {
+        /// The region.
+        region: String,
+        /// The matrix the window reads.
+        matrix: String,
+        /// Its window lengths, in order.
+        lens: Vec<i64>,
+    },
     /// An integer division or remainder by zero (or the mean of an empty matrix).
     DivisionByZero {
         /// The region (`(host code)` for host steps, `mean_<matrix>` for a global mean).
@@ -139,6 +149,14 @@ impl std::fmt::Display for InterpError {
             } => write!(
                 f,
                 "{region}: {what} `{matrix}` at {index:?} is outside its shape {shape:?}"
+            ),
+            InterpError::WindowLength {
+                region,
+                matrix,
+                lens,
+            } => write!(
+                f,
+                "{region}: a window of `{matrix}` has lengths {lens:?}; each must be at least 1, and their product at most 2147483647"
             ),
             InterpError::DivisionByZero { region } => write!(f, "{region}: division by zero"),
             InterpError::Unsupported(s) => write!(f, "not supported by the interpreter: {s}"),

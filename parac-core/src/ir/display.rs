@@ -89,6 +89,7 @@ impl Ctx<'_> {
                     let _ = write!(s, "[{}]", self.expr(e));
                 }
                 Sub::Window { start, len, stride } => {
+                    let len = self.f.len_text(*len);
                     let _ = write!(s, "[{}:{len}:{stride}]", self.expr(start));
                 }
                 Sub::Star => s.push_str("[*]"),
@@ -104,6 +105,11 @@ fn host<'a>(f: &'a Function) -> Ctx<'a> {
         region: None,
         accesses: &[],
     }
+}
+
+/// A host expression of `f` (sizes, scalars, constants) as text: `(2 * r) + 1`.
+pub fn host_text(f: &Function, e: &Expr) -> String {
+    host(f).expr(e)
 }
 
 fn dims(f: &Function, d: &[Expr]) -> String {
@@ -294,7 +300,12 @@ fn relative_text(f: &Function, r: &Region, a: &Access) -> String {
     for sub in &a.subs {
         let (e, last) = match sub {
             Sub::Point(e) => (e, None),
-            Sub::Window { start, len, stride } => (start, Some((*len as i64 - 1) * stride)),
+            Sub::Window {
+                start,
+                len: Len::Const(len),
+                stride,
+            } => (start, Some((*len as i64 - 1) * stride)),
+            Sub::Window { .. } => return String::new(),
             Sub::Star => return String::new(),
         };
         let Some(aff) = affine(f, r, e) else {

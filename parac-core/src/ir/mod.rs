@@ -9,7 +9,7 @@ mod types;
 pub use crate::syntax::ast::{BinOp, Sel, UnOp};
 pub use border::{BorderMode, Shorthand};
 pub use features::{AxisUse, Features, MatrixUse, RegionClass};
-pub use types::{Scalar, Type};
+pub use types::{Len, Scalar, Type};
 
 use crate::diag::Sp;
 
@@ -58,6 +58,17 @@ pub struct Function {
     pub ret: Option<Scalar>,
     /// The parameters in order: matrices and scalars.
     pub params: Vec<ParamRef>,
+    /// The window lengths that are host expressions or constants past 64 (`Len::Host`).
+    pub lens: Vec<HostLen>,
+}
+
+/// A window length given by a host expression (`Len::Host`).
+#[derive(Debug, Clone)]
+pub struct HostLen {
+    /// The integer expression, of sizes, host scalars and constants.
+    pub expr: Expr,
+    /// As written (one entry per text).
+    pub text: String,
 }
 
 /// A parameter of the function.
@@ -285,8 +296,8 @@ pub enum Sub {
     Window {
         /// First index.
         start: Expr,
-        /// Number of elements (constant).
-        len: u32,
+        /// Number of elements.
+        len: Len,
         /// Distance between elements (constant, > 0).
         stride: i64,
     },
@@ -472,9 +483,35 @@ impl KStmt {
 }
 
 impl Function {
+    /// A block extent as written: `5`, `K`.
+    pub fn len_text(&self, l: Len) -> String {
+        match l {
+            Len::Const(n) => n.to_string(),
+            Len::Host(i) => self.lens[i].text.clone(),
+        }
+    }
+
     /// Looks a matrix up by name.
     pub fn matrix(&self, name: &str) -> Option<&Matrix> {
         self.matrices.iter().find(|m| m.name == name)
+    }
+}
+
+/// Whether every element of block `e` can be read at a cell given by loop variables, without
+/// the block written out: windows (`constant(a)`: access `a` reads a constant matrix, which is
+/// written out), conversions, elementwise operators with blocks or scalars, transposes. A block
+/// with a `Len::Host` extent is used only where it is one.
+pub fn tappable(e: &Expr, constant: &dyn Fn(AccessId) -> bool) -> bool {
+    if !e.ty.is_block() {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Block(a) => !constant(*a),
+        ExprKind::Cast(x, _) | ExprKind::Unary(_, x) | ExprKind::Transpose(x) => {
+            tappable(x, constant)
+        }
+        ExprKind::Binary(_, x, y) => tappable(x, constant) && tappable(y, constant),
+        _ => false,
     }
 }
 

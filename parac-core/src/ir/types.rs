@@ -152,7 +152,37 @@ impl std::fmt::Display for Scalar {
     }
 }
 
-/// The type of an expression: a scalar, or a block (a small matrix value of constant shape).
+/// A block's extent in one dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Len {
+    /// A constant from 1 to 64: the block can be written out element by element.
+    Const(u32),
+    /// A host expression of sizes and scalars, or a constant past 64 (`Function::lens`, by
+    /// index; one index per expression text): the block is read tap by tap, in a loop.
+    Host(usize),
+}
+
+impl Len {
+    /// The extent, where it is a constant that can be written out.
+    pub fn known(self) -> Option<u32> {
+        match self {
+            Len::Const(n) => Some(n),
+            Len::Host(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Len {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Len::Const(n) => write!(f, "{n}"),
+            Len::Host(i) => write!(f, "L{i}"),
+        }
+    }
+}
+
+/// The type of an expression: a scalar, or a block (a matrix value; its shape is known at
+/// compile time, or given by host expressions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Type {
     /// A scalar.
@@ -162,9 +192,9 @@ pub enum Type {
         /// Element type.
         elem: Scalar,
         /// Rows.
-        rows: u32,
+        rows: Len,
         /// Columns.
-        cols: u32,
+        cols: Len,
     },
 }
 
@@ -180,6 +210,21 @@ impl Type {
     /// True for a block.
     pub fn is_block(self) -> bool {
         matches!(self, Type::Block { .. })
+    }
+
+    /// A block's constant shape, where both extents are constants (`None` for a scalar).
+    pub fn shape(self) -> Option<(usize, usize)> {
+        match self {
+            Type::Block { rows, cols, .. } => {
+                Some((rows.known()? as usize, cols.known()? as usize))
+            }
+            Type::Scalar(_) => None,
+        }
+    }
+
+    /// True for a block with an extent of `Len::Host` (read tap by tap only).
+    pub fn is_long(self) -> bool {
+        matches!(self, Type::Block { rows, cols, .. } if rows.known().is_none() || cols.known().is_none())
     }
 }
 

@@ -50,6 +50,10 @@ impl Lowerer<'_> {
         let (ExprKind::Load(aid) | ExprKind::Block(aid)) = target.kind else {
             return None;
         };
+        if target.ty.is_long() {
+            self.err(t.span, format!("a window of host length ({}) cannot be written: only reductions and matrix products read such windows (as loops)\nhelp: write each element, e.g. `dst[x][y] = ...` over an iterator of the window's range", self.shape_text(super::typing::block_shape(target.ty))));
+            return None;
+        }
         Some((aid, target.ty, elem))
     }
 
@@ -93,8 +97,17 @@ impl Lowerer<'_> {
                 v = nv;
             }
             match (tty, v.ty) {
+                // A 1x1 block (a row times a column) is an element.
+                (
+                    Type::Scalar(_),
+                    Type::Block {
+                        rows: Len::Const(1),
+                        cols: Len::Const(1),
+                        ..
+                    },
+                ) => {}
                 (Type::Scalar(_), Type::Block { .. }) => {
-                    self.err(value.span, format!("a matrix block ({}) cannot be stored into the single element `{}`\nhelp: reduce it (e.g. `parac_matrix_sum(..)`) or assign to a window of the same shape", v.ty, expr::show(t)));
+                    self.err(value.span, format!("a matrix block ({}) cannot be stored into the single element `{}`\nhelp: reduce it (e.g. `parac_matrix_sum(..)`) or assign to a window of the same shape", self.ty_text(v.ty), expr::show(t)));
                     return;
                 }
                 (
@@ -103,7 +116,14 @@ impl Lowerer<'_> {
                         rows: r2, cols: c2, ..
                     },
                 ) if (rows, cols) != (r2, c2) => {
-                    self.err(value.span, format!("shape mismatch: the window `{}` is {rows}x{cols} but the value is {r2}x{c2}", expr::show(t)));
+                    let (ws, vs) = (self.shape_text((rows, cols)), self.shape_text((r2, c2)));
+                    self.err(
+                        value.span,
+                        format!(
+                            "shape mismatch: the window `{}` is {ws} but the value is {vs}",
+                            expr::show(t)
+                        ),
+                    );
                     return;
                 }
                 _ => {}

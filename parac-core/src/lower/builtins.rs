@@ -88,9 +88,12 @@ impl Lowerer<'_> {
             }
             let a = self.expr(&args[0], cx)?;
             let Type::Block { elem, .. } = a.ty else {
-                self.err(args[0].span, format!("`{s}` takes a window (`m[x:3:1][y:3:1]`) or a whole matrix, but this is a scalar of type {}", a.ty));
+                self.err(args[0].span, format!("`{s}` takes a window (`m[x:3:1][y:3:1]`) or a whole matrix, but this is a scalar of type {}", self.ty_text(a.ty)));
                 return None;
             };
+            if !self.long_read(&a, &format!("`{s}`")) {
+                return None;
+            }
             let t = reduce_type(*op, elem, false);
             // The window is read at the reduction's type, as C promotes each element before
             // adding it: border values outside the element type's range stay whole.
@@ -123,7 +126,8 @@ impl Lowerer<'_> {
                         },
                     ) => {
                         if (r1, c1) != (r2, c2) {
-                            self.err(args[1].span, format!("the filter is {r1}x{c1} but the window is {r2}x{c2}; `parac_convolution` needs equal shapes\nhelp: a window `[a:len:1]` has `len` elements in that dimension, and a single index counts as 1"));
+                            let (fs, ws) = (self.shape_text((r1, c1)), self.shape_text((r2, c2)));
+                            self.err(args[1].span, format!("the filter is {fs} but the window is {ws}; `parac_convolution` needs equal shapes\nhelp: a window `[a:len:1]` has `len` elements in that dimension, and a single index counts as 1"));
                             return None;
                         }
                         let t = Scalar::arith(e1, e2);
@@ -181,7 +185,10 @@ impl Lowerer<'_> {
                     if x.ty.is_block() {
                         self.err(
                             x.span,
-                            format!("`{s}` works on scalars, but this is a {} block", x.ty),
+                            format!(
+                                "`{s}` works on scalars, but this is a {} block",
+                                self.ty_text(x.ty)
+                            ),
                         );
                         return None;
                     }

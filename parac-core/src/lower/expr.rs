@@ -199,12 +199,12 @@ impl Lowerer<'_> {
                 if let (Cx::Kernel(k), true) = (&mut *cx, is_const) {
                     // A whole constant matrix is a block value (a filter, `mp`, ...).
                     let mat = &self.f.matrices[m];
-                    let lens: Vec<u32> = mat
+                    let lens: Vec<Len> = mat
                         .dims
                         .iter()
                         .map(|d| match d.kind {
-                            ExprKind::Int(v) => v as u32,
-                            _ => 1,
+                            ExprKind::Int(v) => Len::Const(v as u32),
+                            _ => Len::Const(1),
                         })
                         .collect();
                     let subs = lens
@@ -223,7 +223,7 @@ impl Lowerer<'_> {
                         span,
                     });
                     let (rows, cols) = if lens.len() == 1 {
-                        (1, lens[0])
+                        (Len::Const(1), lens[0])
                     } else {
                         (lens[lens.len() - 2], lens[lens.len() - 1])
                     };

@@ -57,7 +57,7 @@ impl Lowerer<'_> {
                 ast::SubKind::Star => match cx {
                     Cx::Border(b) if b.sels[d] == Sel::Star => {
                         out.push(Sub::Star);
-                        lens.push(1);
+                        lens.push(Len::Const(1));
                     }
                     Cx::Border(_) => {
                         self.err(sub.span, format!("a border value depends on another border value: `*` here stands for the out-of-image index of this position in dimension {d}\nhelp: read an index inside the image, e.g. `{n}[0]` for the first row/column"));
@@ -78,7 +78,7 @@ impl Lowerer<'_> {
                     match self.expr(e, c).and_then(|e| self.int(e, "an index")) {
                         Some(e) => {
                             out.push(Sub::Point(e));
-                            lens.push(1);
+                            lens.push(Len::Const(1));
                         }
                         None => ok = false,
                     }
@@ -95,20 +95,7 @@ impl Lowerer<'_> {
                     let st = self
                         .expr(start, cx)
                         .and_then(|e| self.int(e, "a window start"));
-                    let l = match super::const_int(len) {
-                        Some(l) if l > 0 && l <= 64 => Some(l as u32),
-                        Some(l) => {
-                            self.err(
-                                len.span,
-                                format!("a window length must be between 1 and 64, not {l}"),
-                            );
-                            None
-                        }
-                        None => {
-                            self.err(len.span, "a window length must be a constant (the shape of a block is known at compile time)\nhelp: write an integer literal, e.g. `[ity-2:5:1]`");
-                            None
-                        }
-                    };
+                    let l = self.window_len(len, cx);
                     let s = match stride.as_ref().map(super::const_int) {
                         None => Some(1),
                         Some(Some(s)) if s > 0 => Some(s),
@@ -133,8 +120,13 @@ impl Lowerer<'_> {
         if !ok {
             return None;
         }
-        if ndims == 3 && lens[0] != 1 {
+        if ndims == 3 && lens[0] != Len::Const(1) {
             self.err(subs[0].span, "a window cannot span the channel dimension; index one channel, e.g. `img[c][..][..]`");
+            return None;
+        }
+        let long = lens.iter().any(|l| l.known().is_none());
+        if long && matches!(self.f.matrices[m].kind, MatrixKind::Const(_)) {
+            self.err(span, format!("a window of the constant matrix `{n}` has a constant length from 1 to 64\nhelp: read the whole constant, `{n}`, or a window of it such as `{n}[0:3:1][0:3:1]`"));
             return None;
         }
         let is_block = out.iter().any(|s| matches!(s, Sub::Window { .. }));
@@ -157,7 +149,7 @@ impl Lowerer<'_> {
         };
         if is_block {
             let (rows, cols) = if lens.len() == 1 {
-                (1, lens[0])
+                (Len::Const(1), lens[0])
             } else {
                 (lens[lens.len() - 2], lens[lens.len() - 1])
             };
@@ -173,5 +165,55 @@ impl Lowerer<'_> {
                 span,
             })
         }
+    }
+
+    /// A window's length: a constant from 1 to 64 as it is; a longer constant, or an integer
+    /// expression of sizes and host scalars, as a `Len::Host` (one per text).
+    fn window_len(&mut self, len: &ast::Expr, cx: &mut Cx) -> Option<Len> {
+        let e = match super::const_int(len) {
+            Some(l) if (1..=64).contains(&l) => return Some(Len::Const(l as u32)),
+            Some(l) if l > 64 && l <= i32::MAX as i64 => Expr {
+                kind: ExprKind::Int(l as i128),
+                ty: Type::Scalar(Scalar::I64),
+                span: len.span,
+            },
+            Some(l) => {
+                self.err(
+                    len.span,
+                    format!(
+                        "a window length must be between 1 and {}, not {l}",
+                        i32::MAX
+                    ),
+                );
+                return None;
+            }
+            None => {
+                let e = self.expr(len, cx)?;
+                let mut varies = false;
+                e.walk(&mut |x| {
+                    varies |= matches!(
+                        x.kind,
+                        ExprKind::Var(_)
+                            | ExprKind::Local(_)
+                            | ExprKind::Load(_)
+                            | ExprKind::Block(_)
+                    )
+                });
+                if varies {
+                    self.err(len.span, "a window's length is the same at every point: an expression of sizes, scalar parameters and constants, not of index variables, `let`s or matrix elements");
+                    return None;
+                }
+                self.int(e, "a window length")?
+            }
+        };
+        let text = crate::ir::display::host_text(&self.f, &e);
+        let id = match self.f.lens.iter().position(|l| l.text == text) {
+            Some(id) => id,
+            None => {
+                self.f.lens.push(HostLen { expr: e, text });
+                self.f.lens.len() - 1
+            }
+        };
+        Some(Len::Host(id))
     }
 }

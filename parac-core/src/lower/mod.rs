@@ -118,6 +118,7 @@ impl<'d> Lowerer<'d> {
                 steps: vec![],
                 ret: None,
                 params: vec![],
+                lens: vec![],
             },
             names: HashMap::new(),
             pending_runs: vec![],

@@ -150,9 +150,16 @@ impl Lowerer<'_> {
                         Self::new_local(k, &name.to_string(), fallback);
                         continue;
                     };
+                    if v.ty.is_long() {
+                        self.err(l.value.span, format!("a block of host length ({}) is computed as a loop where it is reduced, not kept: it cannot be bound by `let`\nhelp: write the window inside its reduction or matrix product", self.shape_text(typing::block_shape(v.ty))));
+                        // Bound with its type (no `let` kept), so that its uses raise no
+                        // second error (`long_read`).
+                        Self::new_local(k, &name.to_string(), v.ty);
+                        continue;
+                    }
                     if let Some(t) = ty {
                         if v.ty.is_block() {
-                            self.err(l.value.span, format!("a matrix block ({}) cannot be stored into the scalar `{name}: {t}`\nhelp: reduce it (e.g. `parac_matrix_sum(..)`), or drop the type to keep a block", v.ty));
+                            self.err(l.value.span, format!("a matrix block ({}) cannot be stored into the scalar `{name}: {t}`\nhelp: reduce it (e.g. `parac_matrix_sum(..)`), or drop the type to keep a block", self.ty_text(v.ty)));
                             Self::new_local(k, &name.to_string(), fallback);
                             continue;
                         }

@@ -49,6 +49,14 @@ pub(super) fn truth(e: Expr) -> Expr {
     }
 }
 
+/// A block type's extents.
+pub(super) fn block_shape(t: Type) -> (Len, Len) {
+    match t {
+        Type::Block { rows, cols, .. } => (rows, cols),
+        Type::Scalar(_) => (Len::Const(1), Len::Const(1)),
+    }
+}
+
 pub(super) fn scalar_ty(s: Scalar) -> Type {
     Type::Scalar(s)
 }
@@ -96,7 +104,7 @@ impl Lowerer<'_> {
                 let (sa, sb) = (shape(ta), shape(tb));
                 let result = match (op, sa, sb) {
                     (BinOp::Add | BinOp::Sub | BinOp::ElemMul, Some(p), Some(q)) if p != q => {
-                        self.err(span, format!("shape mismatch: `{}` needs blocks of one shape, but they are {}x{} and {}x{}", op.symbol(), p.0, p.1, q.0, q.1));
+                        self.err(span, format!("shape mismatch: `{}` needs blocks of one shape, but they are {} and {}", op.symbol(), self.shape_text(p), self.shape_text(q)));
                         return None;
                     }
                     (BinOp::Add | BinOp::Sub | BinOp::ElemMul, Some(p), _)
@@ -106,7 +114,10 @@ impl Lowerer<'_> {
                     | (BinOp::Div, Some(p), None) => p,
                     (BinOp::Mul, Some(p), Some(q)) => {
                         if p.1 != q.0 {
-                            self.err(span, format!("matrix product of a {}x{} and a {}x{} block: the inner sizes differ ({} and {})\nhelp: for an elementwise product write `.*`", p.0, p.1, q.0, q.1, p.1, q.0));
+                            self.err(span, format!("matrix product of a {} and a {} block: the inner sizes differ ({} and {})\nhelp: for an elementwise product write `.*`", self.shape_text(p), self.shape_text(q), self.len_text(p.1), self.len_text(q.0)));
+                            return None;
+                        }
+                        if !self.long_product(&a, &b, (p.0, q.1), span) {
                             return None;
                         }
                         let (a, b) = (convert(a, elem), convert(b, elem));
@@ -121,7 +132,7 @@ impl Lowerer<'_> {
                         });
                     }
                     _ => {
-                        self.err(span, format!("operator `{}` is not defined between {} and {}\nhelp: blocks support `+ - .*` with a block of the same shape, `*` (matrix product or scaling) and `/` by a scalar", op.symbol(), ta, tb));
+                        self.err(span, format!("operator `{}` is not defined between {} and {}\nhelp: blocks support `+ - .*` with a block of the same shape, `*` (matrix product or scaling) and `/` by a scalar", op.symbol(), self.ty_text(ta), self.ty_text(tb)));
                         return None;
                     }
                 };
@@ -144,6 +155,54 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A block shape as written: `3x5`, `1xK`.
+    pub(super) fn shape_text(&self, (rows, cols): (Len, Len)) -> String {
+        format!("{}x{}", self.len_text(rows), self.len_text(cols))
+    }
+
+    /// A type as written, a block's host lengths by their text: `f32[1][K]`.
+    pub(super) fn ty_text(&self, t: Type) -> String {
+        match t {
+            Type::Block { elem, rows, cols } => {
+                format!("{elem}[{}][{}]", self.len_text(rows), self.len_text(cols))
+            }
+            Type::Scalar(s) => s.to_string(),
+        }
+    }
+
+    /// A block extent as written.
+    pub(super) fn len_text(&self, l: Len) -> String {
+        self.f.len_text(l)
+    }
+
+    /// Whether a matrix product of `a` and `b` (result `shape`) can be computed where an
+    /// operand's extents are host lengths (`Len::Host`): its shape constant, each of its
+    /// elements a loop over the inner extent of operands read tap by tap. Reports it if not.
+    fn long_product(&mut self, a: &Expr, b: &Expr, shape: (Len, Len), span: Sp) -> bool {
+        if !a.ty.is_long() && !b.ty.is_long() {
+            return true;
+        }
+        let constant = shape.0.known().is_some() && shape.1.known().is_some();
+        if constant && tappable(a, &|_| false) && tappable(b, &|_| false) {
+            return true;
+        }
+        self.err(span, format!("a matrix product with a window of host length is computed as a loop per element: its result must have a constant shape (here {}), and its operands must be windows or elementwise expressions of windows\nhelp: e.g. `a[x][0:K] * b[0:K][y]` is a 1x1 block", self.shape_text(shape)));
+        false
+    }
+
+    /// Whether block `e`, reduced or stored as `what`, can be read tap by tap where it has a
+    /// host length (`Len::Host`). Reports it if not.
+    pub(super) fn long_read(&mut self, e: &Expr, what: &str) -> bool {
+        // A local of host length exists only after its `let` was reported.
+        let mut reported = false;
+        e.walk(&mut |x| reported |= matches!(x.kind, ExprKind::Local(_)) && x.ty.is_long());
+        if !e.ty.is_long() || reported || tappable(e, &|_| false) {
+            return true;
+        }
+        self.err(e.span, format!("{what} of a block of host length ({}) must read windows directly, or elementwise expressions of them: such a block is computed as a loop, not kept\nhelp: write the windows inside the reduction, e.g. `parac_matrix_sum(a[x][0:K] .* transe(b[0:K][y]))`", self.shape_text(block_shape(e.ty))));
+        false
+    }
+
     fn scalar_binary(
         &mut self,
         op: BinOp,
@@ -156,7 +215,24 @@ impl Lowerer<'_> {
         use BinOp::*;
         let op = if op == ElemMul { Mul } else { op };
         let (a, b, t) = match op {
-            And | Or => (truth(a), truth(b), Scalar::Bool),
+            And | Or => {
+                let mut long = None;
+                b.walk(&mut |e| {
+                    let loops = match &e.kind {
+                        ExprKind::Reduce(_, w) => w.ty.is_long(),
+                        ExprKind::MatMul(x, y) => x.ty.is_long() || y.ty.is_long(),
+                        _ => false,
+                    };
+                    if loops && long.is_none() {
+                        long = Some(e.span);
+                    }
+                });
+                if let Some(at) = long {
+                    self.err(at, format!("a reduction over a window of host length is a loop, which runs before its statement: it cannot be the right operand of `{}`, which may skip it\nhelp: compute it in a `let` before the condition", op.symbol()));
+                    return None;
+                }
+                (truth(a), truth(b), Scalar::Bool)
+            }
             Eq | Ne | Lt | Le | Gt | Ge => {
                 let t = Scalar::arith(x, y);
                 return Some(Expr {
@@ -190,7 +266,7 @@ impl Lowerer<'_> {
 
     pub(super) fn scalar(&mut self, e: Expr, what: &str) -> Option<Expr> {
         if e.ty.is_block() {
-            self.err(e.span, format!("{what} must be a scalar, but this is a matrix block of type {}\nhelp: reduce it, e.g. with `parac_matrix_sum(..)`", e.ty));
+            self.err(e.span, format!("{what} must be a scalar, but this is a matrix block of type {}\nhelp: reduce it, e.g. with `parac_matrix_sum(..)`", self.ty_text(e.ty)));
             None
         } else {
             Some(e)

@@ -667,6 +667,11 @@ struct Kx {
     /// Whether the last read generated may reach outside its matrix (a border value: not
     /// converted to the element type, so a `u8` read may be negative or above 255).
     last_out: bool,
+    /// Inside the right operand of `&&` or `||` (no reduction over a window of host length).
+    short: usize,
+    /// The window being generated writes its lengths as host expressions of the same value
+    /// (`(5 + N - N)`), so its reduction is a loop over a host length.
+    host_len: bool,
 }
 
 /// A store target of an iterator: the matrix, its subscripts, its block shape.
@@ -2148,7 +2153,10 @@ impl<'a> G<'a> {
                 }
                 6 => {
                     let op = self.pick(&["&&", "||"]);
-                    let (a, b) = (self.kbool(kx, depth - 1), self.kbool(kx, depth - 1));
+                    let a = self.kbool(kx, depth - 1);
+                    kx.short += 1;
+                    let b = self.kbool(kx, depth - 1);
+                    kx.short -= 1;
                     return Ex::new(format!("{} {op} {}", a.p(), b.p()), Scalar::Bool);
                 }
                 7 => {
@@ -2721,15 +2729,23 @@ impl<'a> G<'a> {
             .filter(|l| l.block == Some(shape) && ((l.ty == Scalar::F32) == float || !float))
             .cloned()
             .collect();
+        let op = self.n(6);
         let (w, elem) = if !lets.is_empty() && self.chance(60) {
             let l = self.pick(&lets);
             self.tag("block_let_use");
             (l.name, l.ty)
         } else {
-            let b = self.window(kx, shape, if float { Want::Num } else { Want::Int })?;
+            // A reduction's window, now and then of host length.
+            kx.host_len = op >= 2 && kx.short == 0 && self.chance(15);
+            let b = self.window(kx, shape, if float { Want::Num } else { Want::Int });
+            if kx.host_len && b.is_some() {
+                self.tag("host_length_window");
+            }
+            kx.host_len = false;
+            let b = b?;
             (b.t, b.elem)
         };
-        match self.n(6) {
+        match op {
             0 | 1 => {
                 // A convolution with a constant filter (1-D or 2-D).
                 let ft = if float || elem == Scalar::F32 {
@@ -3220,6 +3236,12 @@ impl<'a> G<'a> {
                 };
                 let reach = self.reach(kx, &start, span, &e, s)?;
                 let text = if len > 1 || force_window {
+                    // Of host length: the same value, from the dimension's size expression.
+                    let len = if kx.host_len {
+                        format!("({len} + {} - {})", e.text_p(3), e.text_p(3))
+                    } else {
+                        len.to_string()
+                    };
                     if stride == 1 && self.chance(40) {
                         format!("{}:{len}", start.text())
                     } else {

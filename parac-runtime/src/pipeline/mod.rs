@@ -472,6 +472,16 @@ pub(crate) fn from_interp(f: &Function, e: InterpError) -> Error {
             index,
             shape,
         },
+        InterpError::WindowLength {
+            region,
+            matrix,
+            lens,
+        } => Error::WindowLength {
+            function: fname,
+            region: intern(&region),
+            matrix: intern(&matrix),
+            lens,
+        },
         InterpError::DivisionByZero { region } => Error::DivisionByZero {
             function: fname,
             region: intern(&region),

@@ -94,7 +94,21 @@ pub fn region_check(f: &Function, rid: RegionId) -> TokenStream {
         vars.extend(quote!(let #v = ::parac::__private::bounds::Iv::var((#lo) as i64, (#hi) as i64, #step as i64);));
     }
     let (fname, rname) = (&f.name, &r.name);
+    let extent = |l: Len| match l {
+        Len::Const(n) => quote!(#n as i64),
+        Len::Host(i) => {
+            let h = host(&f.lens[i].expr);
+            quote!((#h) as i64)
+        }
+    };
     let mut checks = TokenStream::new();
+    for (a, lens) in crate::codegen::safety::host_lens(r) {
+        let mname = &f.matrices[r.accesses[a].matrix].name;
+        let lens = lens.into_iter().map(extent);
+        checks.extend(
+            quote!(::parac::__private::bounds::check_lens(#fname, #rname, #mname, &[#(#lens),*])?;),
+        );
+    }
     for (a, acc) in r.accesses.iter().enumerate() {
         if guarded(f, r, a) || (!acc.write && has_rule(f, r, acc.matrix)) {
             continue;
@@ -103,7 +117,7 @@ pub fn region_check(f: &Function, rid: RegionId) -> TokenStream {
             Sub::Point(e) => interval(e, &lets),
             Sub::Window { start, len, stride } => {
                 let st = interval(start, &lets);
-                let (len, stride) = (*len as i64, *stride);
+                let len = extent(*len);
                 quote!(#st.window(#len, #stride))
             }
             Sub::Star => {

@@ -2,7 +2,7 @@
 //! (row-major), a reduction over them, the zero of a type.
 
 use super::{At, LocalVal, Lower, Mode};
-use crate::ir::{self, BinOp, ExprKind as H, ReduceOp, Scalar, Type};
+use crate::ir::{self, AccessId, BinOp, ExprKind as H, Len, ReduceOp, Scalar, Type};
 use crate::lir::{ExprId, ExprKind};
 
 impl<'a> Lower<'a> {
@@ -43,12 +43,15 @@ impl<'a> Lower<'a> {
         let Type::Block { rows, cols, .. } = a.ty else {
             return None;
         };
-        let taps = rows as usize * cols as usize;
-        let slides = taps > self.slide_taps && self.slidable(op, a, t);
-        if !matches!(mode, Mode::Body)
-            || self.cond > 0
-            || (taps <= self.unroll && !slides)
-            || !self.tappable(a)
+        // A block of host length is only ever a fold (the front end allows no other use).
+        let long = a.ty.is_long();
+        let taps = a.ty.shape().map_or(usize::MAX, |(r, c)| r * c);
+        let slides = !long && taps > self.slide_taps && self.slidable(op, a, t);
+        if !long
+            && (!matches!(mode, Mode::Body)
+                || self.cond > 0
+                || (taps <= self.unroll && !slides)
+                || !self.tappable(a))
         {
             return None;
         }
@@ -70,7 +73,9 @@ impl<'a> Lower<'a> {
             (init, elem)
         });
         if op == ReduceOp::Mean {
-            s = self.mean(s, taps, t);
+            let (r, c) = (self.extent(rows), self.extent(cols));
+            let count = self.out.binary(BinOp::Mul, r, c, Scalar::I32);
+            s = self.mean(s, count, t);
         }
         Some(s)
     }
@@ -90,7 +95,7 @@ impl<'a> Lower<'a> {
         let Type::Block { rows, cols, .. } = w.ty else {
             return None;
         };
-        let taps = rows as usize * cols as usize;
+        let taps = w.ty.shape().map_or(0, |(r, c)| r * c);
         if !matches!(mode, Mode::Body)
             || self.cond > 0
             || taps <= self.slide_taps
@@ -113,7 +118,7 @@ impl<'a> Lower<'a> {
     fn fold_of(
         &mut self,
         op: ReduceOp,
-        (rows, cols): (u32, u32),
+        (rows, cols): (Len, Len),
         t: Scalar,
         make: impl FnOnce(&mut Self, ExprId, ExprId) -> (ExprId, ExprId),
     ) -> ExprId {
@@ -121,10 +126,7 @@ impl<'a> Lower<'a> {
         let vars = [self.out.var("wi", i32t), self.out.var("wj", i32t)];
         let [i, j] = vars.map(|v| self.out.expr(ExprKind::Var(v), i32t));
         let (init, elem) = make(self, i, j);
-        let counts = vec![
-            self.out.int(rows as i128, i32t),
-            self.out.int(cols as i128, i32t),
-        ];
+        let counts = vec![self.extent(rows), self.extent(cols)];
         self.out.expr(
             ExprKind::Fold {
                 op,
@@ -137,12 +139,24 @@ impl<'a> Lower<'a> {
         )
     }
 
-    /// A mean from its sum `s` of `count` elements, in type `t`.
-    fn mean(&mut self, s: ExprId, count: usize, t: Scalar) -> ExprId {
-        let c = if t.is_float() {
-            self.out.expr(ExprKind::Float(count as f64), t)
-        } else {
-            self.out.int(count as i128, t)
+    /// A block extent as an `i32` expression (a host length: its expression; the host checks
+    /// it is from 1 to `i32::MAX`, `safety::host_lens`).
+    fn extent(&mut self, l: Len) -> ExprId {
+        match l {
+            Len::Const(n) => self.out.int(n as i128, Scalar::I32),
+            Len::Host(i) => {
+                let e = self.scalar(&self.f.lens[i].expr, Mode::Body);
+                self.out.cast(e, Scalar::I32)
+            }
+        }
+    }
+
+    /// A mean from its sum `s` of `count` elements (an `i32` expression), in type `t`.
+    fn mean(&mut self, s: ExprId, count: ExprId, t: Scalar) -> ExprId {
+        let c = match self.out.exprs[count].kind {
+            ExprKind::Int(n) if t.is_float() => self.out.expr(ExprKind::Float(n as f64), t),
+            ExprKind::Int(n) => self.out.int(n, t),
+            _ => self.out.cast(count, t),
         };
         self.out.binary(BinOp::Div, s, c, t)
     }
@@ -174,7 +188,7 @@ impl<'a> Lower<'a> {
                 .iter()
                 .all(|id| self.f.rules[*id].entries.iter().all(|e| e.matrix != m)),
         });
-        let wide = matches!(a.ty, Type::Block { cols, .. } if cols >= 2);
+        let wide = matches!(a.ty, Type::Block { cols: Len::Const(c), .. } if c >= 2);
         let op_ok = matches!(
             op,
             ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Min | ReduceOp::Max
@@ -184,18 +198,11 @@ impl<'a> Lower<'a> {
 
     /// Whether every element of block `e` can be read at a symbolic cell ([`Lower::tap`]).
     fn tappable(&self, e: &ir::Expr) -> bool {
-        if !e.ty.is_block() {
-            return true;
-        }
-        match &e.kind {
-            H::Block(a) => {
-                let m = self.accesses()[*a].matrix;
-                !matches!(self.f.matrices[m].kind, ir::MatrixKind::Const(_))
-            }
-            H::Cast(x, _) | H::Unary(_, x) => self.tappable(x),
-            H::Binary(_, x, y) => self.tappable(x) && self.tappable(y),
-            _ => false,
-        }
+        let constant = |a: AccessId| {
+            let m = self.accesses()[a].matrix;
+            matches!(self.f.matrices[m].kind, ir::MatrixKind::Const(_))
+        };
+        ir::tappable(e, &constant)
     }
 
     /// Element `at` of block `e` (a scalar operand: itself).
@@ -221,6 +228,14 @@ impl<'a> Lower<'a> {
                 let y = self.tap(b, at);
                 self.out.binary(*op, x, y, elem)
             }
+            H::Transpose(a) => {
+                let at = match at {
+                    At::First => At::First,
+                    At::Cell(i, j) => At::Cell(j, i),
+                    At::Tap(i, j) => At::Tap(j, i),
+                };
+                self.tap(a, at)
+            }
             _ => unreachable!("checked by tappable"),
         }
     }
@@ -231,6 +246,7 @@ impl<'a> Lower<'a> {
         let vals: Vec<ExprId> = vals.into_iter().map(|v| self.out.cast(v, t)).collect();
         let mut s = self.combine_all(op, vals, t);
         if op == ReduceOp::Mean {
+            let count = self.out.int(count as i128, Scalar::I32);
             s = self.mean(s, count, t);
         }
         s
@@ -238,10 +254,10 @@ impl<'a> Lower<'a> {
 
     /// A block-valued expression, its elements row-major.
     pub(super) fn block(&mut self, e: &ir::Expr, mode: Mode<'a, '_>) -> Vec<ExprId> {
-        let Type::Block { elem, rows, cols } = e.ty else {
+        let Type::Block { elem, .. } = e.ty else {
             return vec![self.scalar(e, mode)];
         };
-        let (rows, cols) = (rows as usize, cols as usize);
+        let (rows, cols) = e.ty.shape().expect("a block of host length is only folded");
         let cells = || (0..rows).flat_map(move |i| (0..cols).map(move |j| (i, j)));
         match &e.kind {
             H::Block(a) => cells()
@@ -280,11 +296,26 @@ impl<'a> Lower<'a> {
                     .map(|k| self.out.binary(*op, pick(&xa, k), pick(&xb, k), elem))
                     .collect()
             }
-            H::MatMul(a, b) => {
-                let inner = match a.ty {
-                    Type::Block { cols, .. } => cols as usize,
-                    _ => 1,
+            H::MatMul(a, b) if a.ty.is_long() || b.ty.is_long() => {
+                // The front end allows a constant shape only: each element a fold over the
+                // inner extent.
+                let Type::Block { cols: inner, .. } = a.ty else {
+                    unreachable!("a block operand")
                 };
+                let one = Len::Const(1);
+                cells()
+                    .map(|(i, j)| {
+                        self.fold_of(ReduceOp::Sum, (one, inner), elem, |l, _, k| {
+                            let [ci, cj] = [i, j].map(|c| l.out.int(c as i128, Scalar::I32));
+                            let x = l.tap(a, At::Tap(ci, k));
+                            let y = l.tap(b, At::Tap(k, cj));
+                            (l.zero(elem), l.out.binary(BinOp::Mul, x, y, elem))
+                        })
+                    })
+                    .collect()
+            }
+            H::MatMul(a, b) => {
+                let inner = a.ty.shape().map_or(1, |(_, c)| c);
                 let (xa, xb) = (self.block(a, mode), self.block(b, mode));
                 cells()
                     .map(|(i, j)| {

@@ -258,7 +258,10 @@ impl<'a> Lower<'a> {
         let a = &self.accesses()[aid];
         let elem = self.f.matrices[a.matrix].elem;
         let (vals, cols) = match value.ty {
-            Type::Block { cols, .. } => (self.block(value, Mode::Body), cols as usize),
+            Type::Block { .. } => {
+                let cols = value.ty.shape().map_or(1, |(_, c)| c);
+                (self.block(value, Mode::Body), cols)
+            }
             Type::Scalar(_) => (vec![self.scalar(value, Mode::Body)], 1),
         };
         let blk = value.ty.is_block();

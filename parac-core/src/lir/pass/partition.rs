@@ -161,10 +161,12 @@ struct Part<'a> {
     lets: HashMap<VarId, ExprId>,
     /// Variables bound inside the body (not loop-invariant, unless inlined).
     inner: Vec<VarId>,
-    /// The variables of the body's folds with a constant trip count: that count. An index
-    /// that moves with them is assumed at their ends (it is monotone in each), so a window's
-    /// taps, looped, are proven inside as written-out ones are.
-    folds: HashMap<VarId, i128>,
+    /// The variables of the body's folds with a positive constant trip count, or one that
+    /// does not vary in the body (a window's host length, which the host checks is at least
+    /// 1): their last value. An index that moves with them is assumed at their ends (it is
+    /// monotone in each), so a window's taps, looped, are proven inside as written-out ones
+    /// are. (Were a count below 1, the fold would read nothing: any assumption is safe.)
+    folds: HashMap<VarId, ExprId>,
     /// The assumptions made so far.
     facts: Vec<Fact>,
     /// Their keys (kind, index, bound), so that each is recorded once in constant time.
@@ -356,12 +358,21 @@ impl Part<'_> {
                 }
             }
             if let ExprKind::Fold { vars, counts, .. } = &self.func.exprs[e].kind {
-                for (v, c) in vars.iter().zip(counts) {
+                let (vars, counts) = (vars.clone(), counts.clone());
+                for (v, c) in vars.iter().zip(&counts) {
                     self.inner.push(*v);
-                    if let ExprKind::Int(n) = self.func.exprs[*c].kind {
-                        if n > 0 {
-                            self.folds.insert(*v, n);
+                    let ty = self.func.exprs[*c].ty;
+                    let last = match self.func.exprs[*c].kind {
+                        ExprKind::Int(n) if n > 0 => Some(self.func.int(n - 1, ty)),
+                        ExprKind::Int(_) => None,
+                        _ if self.invariant_leaves(*c) => {
+                            let one = self.func.int(1, ty);
+                            Some(self.func.binary(BinOp::Sub, *c, one, ty))
                         }
+                        _ => None,
+                    };
+                    if let Some(last) = last {
+                        self.folds.insert(*v, last);
                     }
                 }
             }
@@ -394,12 +405,11 @@ impl Part<'_> {
         let mut out = vec![e];
         for v in vars {
             mono(self.func, e, v, &HashMap::new())?;
-            let last = self.folds[&v] - 1;
+            let ends = [self.func.int(0, Scalar::I32), self.folds[&v]];
             let mut next = Vec::new();
             for x in out {
-                for end in [0, last] {
-                    let c = self.func.int(end, Scalar::I32);
-                    next.push(at(self.func, x, v, c));
+                for end in ends {
+                    next.push(at(self.func, x, v, end));
                 }
             }
             out = next;
