@@ -236,6 +236,25 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::default()
             },
         ),
+        // A work-item's points slide their windows (a plan's `slide`), odd counts included.
+        (
+            "opencl, 8 points a row slid",
+            Options {
+                lanes: [8, 1],
+                slide: true,
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 3 points a row slid, rows looped and columns doubled",
+            Options {
+                lanes: [3, 1],
+                slide: true,
+                slide_unroll: 0,
+                unroll_taps: 0,
+                ..Options::gpu()
+            },
+        ),
         (
             "opencl, windows looped",
             Options {

@@ -13,6 +13,10 @@ pub enum Directive {
         /// Adjacent rows (1: none).
         rows: u32,
     },
+    /// A work-item's points (its `h<cols>` lanes along a row) slide their windows' reductions
+    /// across the row as `lir::pass::slide` does on the CPU (`slide`): column reductions in a
+    /// private array, then each output from its columns, not tap by tap.
+    Slide,
     /// Constant windows unrolled, constant filters folded into the code (`unroll`).
     Unroll,
     /// Loads of one element by several lanes done once and hoisted (`cse`).
@@ -58,6 +62,7 @@ impl Directive {
                 }
                 p.join("+")
             }
+            Directive::Slide => "slide".into(),
             Directive::Unroll => "unroll".into(),
             Directive::ShareLoads => "cse".into(),
             Directive::VectorMemory => "vmem".into(),
@@ -159,6 +164,11 @@ impl Schedule {
     /// Whether lanes (several iteration points per work-item) are used.
     pub fn lanes(&self) -> bool {
         self.cols() > 1 || self.rows() > 1
+    }
+
+    /// [`Directive::Slide`].
+    pub fn slide(&self) -> bool {
+        self.has(Directive::Slide)
     }
 
     /// [`Directive::Unroll`].

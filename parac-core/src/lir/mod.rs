@@ -381,7 +381,8 @@ pub struct Options {
     /// folds, loop nests over the taps ([`ExprKind::Fold`]); smaller ones are written out.
     pub unroll_taps: usize,
     /// Folds over windows computed per row, in time independent of the window
-    /// ([`pass::slide`]; on the CPU lowering).
+    /// ([`pass::slide`]); on the OpenCL lowering (a plan's `slide`), along each work-item's
+    /// `lanes[0]` points of a row ([`pass::slide::items`]).
     pub slide: bool,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
@@ -396,6 +397,7 @@ impl Options {
             host_proofs: true,
             narrow: true,
             parallel: false,
+            slide: false,
             ..Options::default()
         }
     }
@@ -447,7 +449,9 @@ pub struct Lowered {
 ///    interior.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
-/// 3. [`pass::gpu`]: a region's loops become work-items;
+/// 3. [`pass::gpu`]: a region's loops become work-items (before it, for a plan with `slide`,
+///    [`pass::slide::items`]: a work-item's `lanes[0]` points of a row slide their windows as
+///    the CPU's rows do; such a region takes no other lanes nor `points`);
 /// 4. [`pass::item_lanes`] where a work-item has several points (its own interior test), else
 ///    [`pass::partition::points`]: each work-item tests its point, then runs the interior or
 ///    the border body;
@@ -464,12 +468,8 @@ pub struct Lowered {
 /// 10. [`pass::local_tile`] for a plan with local-memory tiles: work-groups that fill a tile
 ///     of each matrix their work-items read at neighbouring points, then read it.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
-    // On the CPU, windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
-    let slide_taps = if opts.slide && !opts.gpu {
-        SLIDE_TAPS
-    } else {
-        usize::MAX
-    };
+    // Windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
+    let slide_taps = if opts.slide { SLIDE_TAPS } else { usize::MAX };
     let mut func = lower::function(
         f,
         opts.host_proofs,
@@ -488,9 +488,18 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         keep("simplify", &func);
     }
     if opts.gpu {
+        // A work-item's points slide their windows (its region then has no other lanes).
+        let slid = opts.slide
+            && opts.lanes[1] == 1
+            && pass::slide::items(&mut func, f, opts.lanes[0], opts.slide_unroll);
+        if slid {
+            keep("slide", &func);
+        }
         pass::gpu::run(&mut func);
         keep("gpu", &func);
-        if opts.lanes != [1, 1] {
+        if slid {
+            // The work-items' loops check their own reads.
+        } else if opts.lanes != [1, 1] {
             pass::item_lanes::run(&mut func, opts.lanes[0], opts.lanes[1], opts.partition);
             keep("item_lanes", &func);
         } else if opts.partition {

@@ -60,9 +60,21 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         mul24: v.m24(),
         split: v.split(),
         local_tile: v.lds().map(|(c, r)| [c, r]),
+        slide: v.slide(),
         region: Some(rid),
         ..lir::Options::gpu()
     }
+}
+
+/// Whether plan `v`'s kernel of region `rid` slides its windows (`v` has `slide` and the
+/// region has a window's reduction that slides along its rows: `lir::pass::slide::items`).
+pub fn slides(f: &Function, rid: RegionId, v: &Schedule) -> bool {
+    v.slide()
+        && lir::lower(f, &options(rid, v))
+            .func
+            .temps
+            .iter()
+            .any(|(_, t)| t.memory == lir::Memory::Private)
 }
 
 /// Bytes of local memory plan `v`'s kernel of region `rid` declares (its tiles; 0: none).
@@ -382,11 +394,12 @@ impl<'a> Printer<'a> {
                 self.stmt(out, b, depth);
                 return;
             }
-            // A work-group's tile, at the kernel's scope (where OpenCL C allows `__local`).
+            // A work-group's tile, at the kernel's scope (where OpenCL C allows `__local`), or a
+            // work-item's private row (`lir::pass::slide::items`); their extents are constants.
             Stmt::Allocate {
                 buf,
                 elem,
-                memory: lir::Memory::Local,
+                memory: memory @ (lir::Memory::Local | lir::Memory::Private),
                 extents,
             } => {
                 let n: Vec<String> = extents
@@ -394,8 +407,13 @@ impl<'a> Printer<'a> {
                     .iter()
                     .map(|e| self.expr(*e, &mut pre, false))
                     .collect();
+                let space = if *memory == lir::Memory::Local {
+                    "__local "
+                } else {
+                    ""
+                };
                 format!(
-                    "__local {} {}[{}];",
+                    "{space}{} {}[{}];",
                     cty(*elem),
                     self.buffer(*buf).0,
                     n.join(" * ")

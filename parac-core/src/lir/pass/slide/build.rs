@@ -29,10 +29,33 @@ pub(super) fn temps_only(func: &Func, s: StmtId) -> bool {
     }
 }
 
+/// The largest value of `e`, an output count (`cap.0`, at most `cap.1`) plus and minus
+/// constants; `None` for any other form.
+fn largest(func: &Func, e: ExprId, cap: (ExprId, i128)) -> Option<i128> {
+    if e == cap.0 {
+        return Some(cap.1);
+    }
+    match func.exprs[e].kind {
+        ExprKind::Int(k) => Some(k),
+        ExprKind::Cast(a) => largest(func, a, cap),
+        ExprKind::Binary(BinOp::Add, a, b) => Some(largest(func, a, cap)? + largest(func, b, cap)?),
+        ExprKind::Binary(BinOp::Sub, a, b) => match func.exprs[b].kind {
+            ExprKind::Int(k) => Some(largest(func, a, cap)? - k),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Builds the statements of the rewrite.
 pub(super) struct Build<'a> {
     pub(super) func: &'a mut Func,
     pub(super) body: Vec<StmtId>,
+    /// A row's output count and its largest value, where the temporaries must have constant
+    /// extents (OpenCL's private arrays, [`super::items`]): each extent is then its largest
+    /// value, from the count's (`unbounded` where one is not a count plus constants).
+    pub(super) cap: Option<(ExprId, i128)>,
+    pub(super) unbounded: bool,
 }
 
 impl Build<'_> {
@@ -62,6 +85,19 @@ impl Build<'_> {
 
     /// A private buffer of `extents` elements of type `ty`.
     pub(super) fn temp_of(&mut self, name: &str, ty: Scalar, extents: Vec<ExprId>) -> TempId {
+        let extents = match self.cap {
+            Some(cap) => extents
+                .into_iter()
+                .map(|e| match largest(self.func, e, cap) {
+                    Some(n) => self.func.int(n, Scalar::I64),
+                    None => {
+                        self.unbounded = true;
+                        e
+                    }
+                })
+                .collect(),
+            None => extents,
+        };
         let t = self.func.temps.push(Temp {
             name: name.to_string(),
             elem: ty,

@@ -73,7 +73,7 @@ impl Mutator for Slide<'_> {
         } = func.stmts[s]
         {
             if !has_loop(func, body) {
-                return slide_loop(func, self.0, s, self.1).unwrap_or(s);
+                return slide_loop(func, self.0, s, self.1, None).unwrap_or(s);
             }
         }
         rebuild_stmt(self, func, s)
@@ -88,8 +88,15 @@ fn outputs(b: &mut Build, y: VarId, lo: ExprId, hi: ExprId) -> (ExprId, ExprId) 
     (b.sub(y64, lo64), b.sub(hi64, lo64))
 }
 
-/// Loop `s` with its qualifying folds slid, or `None` where none qualifies.
-fn slide_loop(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<StmtId> {
+/// Loop `s` with its qualifying folds slid, or `None` where none qualifies; with `cap`, the
+/// loop runs at most that many times and the temporaries have constant extents.
+fn slide_loop(
+    func: &mut Func,
+    f: &Function,
+    s: StmtId,
+    unroll: i128,
+    cap: Option<i128>,
+) -> Option<StmtId> {
     let Stmt::For {
         var: y,
         lo,
@@ -104,10 +111,13 @@ fn slide_loop(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<
     let mut b = Build {
         func,
         body: Vec::new(),
+        cap: None,
+        unbounded: false,
     };
     let first = b.func.cast(lo, Scalar::I32);
     let at = At { y, first, x: None };
     let (at_y, count) = outputs(&mut b, y, lo, hi);
+    b.cap = cap.map(|c| (count, c));
     let mut replace = HashMap::new();
     for w in &windows {
         let ext = b.i64(w.cols - 1);
@@ -120,10 +130,70 @@ fn slide_loop(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<
     let new_body = Replace(replace).mutate_stmt(b.func, body);
     let l = b.func.for_loop(y, (lo, hi, 1), LoopKind::Serial, new_body);
     b.body.push(l);
+    if b.unbounded {
+        return None;
+    }
     let zero = b.i64(0);
     let some = b.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
     let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
     Some(b.func.stmt(Stmt::If(some, block, None)))
+}
+
+/// The OpenCL lowering's slide (a plan's `h<W>+slide`, before [`super::gpu`] makes loops
+/// work-items): in each region whose innermost loop (step 1, no loop inside) has a fold that
+/// slides along it, that loop runs `w` outputs at a time, `for y0 in lo..hi step w { for y in
+/// y0..min(y0 + w, hi) { .. } }`, and the inner loop is slid as [`slide_loop`] slides a CPU
+/// row: a work-item (one `y0`) computes its outputs' column reductions in a private array of
+/// `w` plus the window's width less one, then each output from its columns. Whether a region
+/// was slid (else the function is as it was).
+pub fn items(func: &mut Func, f: &Function, w: u32, unroll: usize) -> bool {
+    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
+        return false;
+    };
+    let mut slid = false;
+    for s in steps {
+        let Stmt::Region { body, .. } = func.stmts[s] else {
+            continue;
+        };
+        let Some(&inner) = super::gpu::nest(func, body).last() else {
+            continue;
+        };
+        let Stmt::For {
+            var,
+            lo,
+            hi,
+            step: 1,
+            kind: LoopKind::Serial,
+            body: inner_body,
+        } = func.stmts[inner]
+        else {
+            continue;
+        };
+        if w < 2 || has_loop(func, inner_body) {
+            continue;
+        }
+        let ty = func.vars[var].ty;
+        let y0 = func.var(&format!("{}_first", func.vars[var].name), ty);
+        let y0e = func.expr(ExprKind::Var(y0), ty);
+        let wide = func.int(i128::from(w), ty);
+        let end = func.binary(BinOp::Add, y0e, wide, ty);
+        let end = func.expr(ExprKind::Call(Builtin::Min, vec![end, hi]), ty);
+        let strip = func.for_loop(var, (y0e, end, 1), LoopKind::Serial, inner_body);
+        let Some(slid_strip) = slide_loop(func, f, strip, unroll as i128, Some(i128::from(w)))
+        else {
+            continue;
+        };
+        func.stmts[inner] = Stmt::For {
+            var: y0,
+            lo,
+            hi,
+            step: i64::from(w),
+            kind: LoopKind::Serial,
+            body: slid_strip,
+        };
+        slid = true;
+    }
+    slid
 }
 
 /// Rows per task where the windows' column sums slide down the rows ([`slide_rows`]).
@@ -175,6 +245,8 @@ fn slide_rows(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<
     let mut b = Build {
         func,
         body: Vec::new(),
+        cap: None,
+        unbounded: false,
     };
     // The chunk: rows `x0..x1`.
     let xo = b.func.var("sx", Scalar::I32);
