@@ -61,6 +61,13 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         split: v.split(),
         local_tile: v.lds().map(|(c, r)| [c, r]),
         slide: v.slide(),
+        // `unroll`: windows up to `lir::UNROLL_TAPS` written out tap by tap, constant filters
+        // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops.
+        unroll_taps: if v.unroll() {
+            lir::UNROLL_TAPS
+        } else {
+            lir::SLIDE_TAPS
+        },
         region: Some(rid),
         ..lir::Options::gpu()
     }
