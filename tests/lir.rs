@@ -255,6 +255,25 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..Options::gpu()
             },
         ),
+        // Sums carried down a work-item's rows.
+        (
+            "opencl, 4x3 points slid down the rows",
+            Options {
+                lanes: [4, 3],
+                slide: true,
+                ..Options::gpu()
+            },
+        ),
+        (
+            "opencl, 5x2 points slid down the rows, rows looped",
+            Options {
+                lanes: [5, 2],
+                slide: true,
+                slide_unroll: 0,
+                unroll_taps: 0,
+                ..Options::gpu()
+            },
+        ),
         (
             "opencl, windows looped",
             Options {

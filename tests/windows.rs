@@ -264,6 +264,12 @@ fn every_opencl_plan_of_a_looped_window() {
             parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
                 dst[itx][ity] = parac_matrix_min(src[itx-5:11:1][ity-5:11:1]);
             }
+        }
+        pub fn box9(src: &u8[M][N], dst: &mut i32[M][N]) {
+            parac_border_rule b = reflect101(src[4][4]);
+            parac_iterator it(0:M:1; 0:N:1) parac_border_rule(b) {
+                dst[itx][ity] = parac_matrix_sum(src[itx-4:9:1][ity-4:9:1]);
+            }
         }";
     let _b = runtimes::shared_buffers();
     let Some(mut rt) = runtimes::fresh_opencl() else {
@@ -272,18 +278,18 @@ fn every_opencl_plan_of_a_looped_window() {
     let p = Pipeline::compile(SOURCE).expect("compiles");
     let arg = |m: &Matrix<u8>| Arg::Matrix(tensor_of(m.clone()).expect("u8"));
     let mut failures = Failures::new();
-    for name in ["products", "erode11"] {
+    for name in ["products", "erode11", "box9"] {
         let f = p.function(name).expect("defined");
         let inputs = if name == "products" { 2 } else { 1 };
         let out = |m: usize, n: usize| -> Arg {
-            if name == "products" {
+            if name != "erode11" {
                 Arg::Matrix(tensor_of(Matrix::<i32>::zeros([m, n])).expect("i32"))
             } else {
                 Arg::Matrix(tensor_of(Matrix::<u8>::zeros([m, n])).expect("u8"))
             }
         };
         for label in plan_labels(f) {
-            for (m, n) in [(5, 7), (33, 20)] {
+            for (m, n) in [(1, 1), (5, 7), (33, 20), (70, 41)] {
                 let seed = data::seed_for(0x71D1, m, n);
                 let mut args: Vec<Arg> = (0..inputs)
                     .map(|k| arg(&data::random_u8(m, n, seed ^ k)))

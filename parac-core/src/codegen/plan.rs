@@ -146,9 +146,13 @@ pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) 
         RegionKind::Iterator => {
             let u = reuse(f, rid);
             // A window that slides: its plan first on a CPU device at any size past
-            // `lir::SLIDE_TAPS` (PoCL, 3840x2160 u8: a 7x7 box mean 108 against 138 ms, 31x31
-            // 0.79 against 1.46 s; docs/benchmarks.md).
-            first.extend(cands.iter().position(Schedule::slide));
+            // `lir::SLIDE_TAPS`, sums carried down the rows where they can be (PoCL, 3840x2160
+            // u8; docs/benchmarks.md).
+            let down = slide(32, 32);
+            first.extend(
+                (cands.iter().position(|c| *c == down))
+                    .or_else(|| cands.iter().position(Schedule::slide)),
+            );
             if u.contiguous && !u.self_read {
                 let lanes_pay = |c: &Schedule| {
                     c.cols() == 1 && c.rows() > 1 && u.v_reuse >= c.rows() && u.two_d
@@ -184,17 +188,11 @@ fn largest_window(f: &Function, rid: RegionId) -> usize {
         .unwrap_or(0)
 }
 
-/// Outputs per work-item of a [`Directive::Slide`] plan.
-pub const SLIDE_POINTS: u32 = 32;
-
-/// The plan that slides windows along `SLIDE_POINTS` outputs per work-item, with peephole
-/// rewrites (a box mean's division).
-fn slide() -> Schedule {
+/// The plan that slides windows across `cols` outputs of `rows` rows per work-item, with
+/// peephole rewrites (a box mean's division).
+fn slide(cols: u32, rows: u32) -> Schedule {
     Schedule::baseline()
-        .with(Directive::Lanes {
-            cols: SLIDE_POINTS,
-            rows: 1,
-        })
+        .with(Directive::Lanes { cols, rows })
         .with(Directive::Slide)
         .with(Directive::Peephole)
 }
@@ -248,14 +246,19 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                     .with_if(split, D::SplitBorder)
             };
             // A window's reduction that slides along the rows (past `lir::SLIDE_TAPS` taps):
-            // each work-item slides it across its `SLIDE_POINTS` outputs, about `2 + width /
-            // SLIDE_POINTS` reads per tap row instead of the window's width. First (on a GPU)
-            // where the window is large (a loop over its taps otherwise), else one more
-            // candidate (first on a CPU device, `ranking`).
-            let slid = Some(slide()).filter(|v| u.windows && super::opencl::slides(f, rid, v));
-            let large = largest_window(f, rid) > crate::lir::UNROLL_TAPS;
-            if let (Some(v), true) = (&slid, large) {
-                add(v.clone());
+            // each work-item slides it across its outputs of a row, from column reductions
+            // in a private array, and sums down its rows too (`lir::pass::slide::items`).
+            // On a GPU, first where the window is large (a loop over its taps otherwise):
+            // sums carried down 8x8 outputs (many work-items), else 32 outputs of a row. On a
+            // CPU device (`ranking`), 32x32 outputs, else 32 of a row, at any size.
+            let slid: Vec<Schedule> = [slide(8, 8), slide(32, 1), slide(32, 32)]
+                .into_iter()
+                .filter(|v| u.windows && super::opencl::slides(f, rid, v))
+                .collect();
+            if largest_window(f, rid) > crate::lir::UNROLL_TAPS {
+                if let Some(v) = slid.first() {
+                    add(v.clone());
+                }
             }
             // Algorithm 1: horizontal reuse (or plain streaming) → horizontal vector
             // parallelism; vertical-only reuse → vertical vector parallelism first.
@@ -302,7 +305,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
             if split {
                 add(alone(D::SplitBorder));
             }
-            if let Some(v) = slid {
+            for v in slid {
                 add(v);
             }
         }
@@ -340,11 +343,15 @@ mod tests {
                 }}"
             )
         };
-        let slide = "h32+slide+peep";
-        assert_eq!(firsts(&sum(31), Target::Gpu), [slide]);
-        assert_eq!(firsts(&sum(31), Target::Cpu), [slide]);
-        assert_eq!(firsts(&sum(5), Target::Cpu), [slide]);
-        assert_ne!(firsts(&sum(5), Target::Gpu), [slide]);
+        // Sums carry their columns down the rows: 8x8 outputs per work-item on a GPU, 32x32
+        // on a CPU device; a minimum slides along a row of 32.
+        assert_eq!(firsts(&sum(31), Target::Gpu), ["h8+v8+slide+peep"]);
+        assert_eq!(firsts(&sum(31), Target::Cpu), ["h32+v32+slide+peep"]);
+        assert_eq!(firsts(&sum(5), Target::Cpu), ["h32+v32+slide+peep"]);
+        assert!(!firsts(&sum(5), Target::Gpu)[0].contains("slide"));
+        let min31 = sum(31).replace("parac_matrix_sum", "parac_matrix_min");
+        assert_eq!(firsts(&min31, Target::Gpu), ["h32+slide+peep"]);
+        assert_eq!(firsts(&min31, Target::Cpu), ["h32+slide+peep"]);
         // 3x3 is written out: nothing to slide.
         let c = crate::compile_str(&sum(3));
         let f = &c.module.functions[0];

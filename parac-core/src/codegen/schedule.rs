@@ -13,9 +13,9 @@ pub enum Directive {
         /// Adjacent rows (1: none).
         rows: u32,
     },
-    /// A work-item's points (its `h<cols>` lanes along a row) slide their windows' reductions
-    /// across the row as `lir::pass::slide` does on the CPU (`slide`): column reductions in a
-    /// private array, then each output from its columns, not tap by tap.
+    /// A work-item's points (its `h<cols>` lanes along a row, and `v<rows>` rows) slide their
+    /// windows' reductions as `lir::pass::slide` does on the CPU (`slide`): column reductions
+    /// in a private array, each output from its columns, sums carried down the rows.
     Slide,
     /// Constant windows unrolled, constant filters folded into the code (`unroll`).
     Unroll,

@@ -381,8 +381,8 @@ pub struct Options {
     /// folds, loop nests over the taps ([`ExprKind::Fold`]); smaller ones are written out.
     pub unroll_taps: usize,
     /// Folds over windows computed per row, in time independent of the window
-    /// ([`pass::slide`]); on the OpenCL lowering (a plan's `slide`), along each work-item's
-    /// `lanes[0]` points of a row ([`pass::slide::items`]).
+    /// ([`pass::slide`]); on the OpenCL lowering (a plan's `slide`), across each work-item's
+    /// `lanes[0]` points of a row and down its `lanes[1]` rows ([`pass::slide::items`]).
     pub slide: bool,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
@@ -450,8 +450,8 @@ pub struct Lowered {
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
 /// 3. [`pass::gpu`]: a region's loops become work-items (before it, for a plan with `slide`,
-///    [`pass::slide::items`]: a work-item's `lanes[0]` points of a row slide their windows as
-///    the CPU's rows do; such a region takes no other lanes nor `points`);
+///    [`pass::slide::items`]: a work-item's `lanes[0]` x `lanes[1]` points slide their windows
+///    as the CPU's rows do; such a region takes no other lanes nor `points`);
 /// 4. [`pass::item_lanes`] where a work-item has several points (its own interior test), else
 ///    [`pass::partition::points`]: each work-item tests its point, then runs the interior or
 ///    the border body;
@@ -489,9 +489,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     }
     if opts.gpu {
         // A work-item's points slide their windows (its region then has no other lanes).
-        let slid = opts.slide
-            && opts.lanes[1] == 1
-            && pass::slide::items(&mut func, f, opts.lanes[0], opts.slide_unroll);
+        let slid = opts.slide && pass::slide::items(&mut func, f, opts.lanes, opts.slide_unroll);
         if slid {
             keep("slide", &func);
         }

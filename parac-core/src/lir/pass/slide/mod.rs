@@ -62,7 +62,7 @@ impl Mutator for Slide<'_> {
     }
 
     fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
-        if let Some(chunked) = slide_rows(func, self.0, s, self.1) {
+        if let Some(chunked) = slide_rows(func, self.0, s, self.1, Tiles::Tasks) {
             return chunked;
         }
         if let Stmt::For {
@@ -139,14 +139,17 @@ fn slide_loop(
     Some(b.func.stmt(Stmt::If(some, block, None)))
 }
 
-/// The OpenCL lowering's slide (a plan's `h<W>+slide`, before [`super::gpu`] makes loops
-/// work-items): in each region whose innermost loop (step 1, no loop inside) has a fold that
-/// slides along it, that loop runs `w` outputs at a time, `for y0 in lo..hi step w { for y in
-/// y0..min(y0 + w, hi) { .. } }`, and the inner loop is slid as [`slide_loop`] slides a CPU
-/// row: a work-item (one `y0`) computes its outputs' column reductions in a private array of
-/// `w` plus the window's width less one, then each output from its columns. Whether a region
-/// was slid (else the function is as it was).
-pub fn items(func: &mut Func, f: &Function, w: u32, unroll: usize) -> bool {
+/// The OpenCL lowering's slide (a plan's `h<W>+slide` or `h<W>+v<R>+slide`, before
+/// [`super::gpu`] makes loops work-items). With one row per work-item: in each region whose
+/// innermost loop (step 1, no loop inside) has a fold that slides along it, that loop runs `w`
+/// outputs at a time, `for y0 in lo..hi step w { for y in y0..min(y0 + w, hi) { .. } }`, and
+/// the inner loop is slid as [`slide_loop`] slides a CPU row: a work-item (one `y0`) computes
+/// its outputs' column reductions in a private array of `w` plus the window's width less one,
+/// then each output from its columns in serial passes (`Window::across_serial`). With `rows`
+/// rows: where every window is a sum sliding down the rows too, a work-item's `rows` x `w`
+/// outputs carry their columns from row to row ([`slide_rows`]), a time per output
+/// independent of the window. Whether a region was slid (else the function is as it was).
+pub fn items(func: &mut Func, f: &Function, [w, rows]: [u32; 2], unroll: usize) -> bool {
     let Stmt::Block(steps) = func.stmts[func.body].clone() else {
         return false;
     };
@@ -155,7 +158,20 @@ pub fn items(func: &mut Func, f: &Function, w: u32, unroll: usize) -> bool {
         let Stmt::Region { body, .. } = func.stmts[s] else {
             continue;
         };
-        let Some(&inner) = super::gpu::nest(func, body).last() else {
+        let nest = super::gpu::nest(func, body);
+        if rows > 1 {
+            // Sums carried down `rows` rows ([`slide_rows`]), else nothing.
+            let Some(&xl) = nest.len().checked_sub(2).and_then(|k| nest.get(k)) else {
+                continue;
+            };
+            let tiles = Tiles::Items { rows, cols: w };
+            if let Some(new) = slide_rows(func, f, xl, unroll as i128, tiles) {
+                func.stmts[xl] = func.stmts[new].clone();
+                slid = true;
+            }
+            continue;
+        }
+        let Some(&inner) = nest.last() else {
             continue;
         };
         let Stmt::For {
@@ -172,12 +188,7 @@ pub fn items(func: &mut Func, f: &Function, w: u32, unroll: usize) -> bool {
         if w < 2 || has_loop(func, inner_body) {
             continue;
         }
-        let ty = func.vars[var].ty;
-        let y0 = func.var(&format!("{}_first", func.vars[var].name), ty);
-        let y0e = func.expr(ExprKind::Var(y0), ty);
-        let wide = func.int(i128::from(w), ty);
-        let end = func.binary(BinOp::Add, y0e, wide, ty);
-        let end = func.expr(ExprKind::Call(Builtin::Min, vec![end, hi]), ty);
+        let (y0, y0e, end) = strip(func, var, hi, w);
         let strip = func.for_loop(var, (y0e, end, 1), LoopKind::Serial, inner_body);
         let Some(slid_strip) = slide_loop(func, f, strip, unroll as i128, Some(i128::from(w)))
         else {
@@ -196,25 +207,61 @@ pub fn items(func: &mut Func, f: &Function, w: u32, unroll: usize) -> bool {
     slid
 }
 
+/// A work-item's strip of loop `y` (to `hi`): its first index `y0` (a new variable, and its
+/// value) and its end `min(y0 + w, hi)`.
+fn strip(func: &mut Func, y: VarId, hi: ExprId, w: u32) -> (VarId, ExprId, ExprId) {
+    let ty = func.vars[y].ty;
+    let y0 = func.var(&format!("{}_first", func.vars[y].name), ty);
+    let y0e = func.expr(ExprKind::Var(y0), ty);
+    let wide = func.int(i128::from(w), ty);
+    let end = func.binary(BinOp::Add, y0e, wide, ty);
+    let end = func.expr(ExprKind::Call(Builtin::Min, vec![end, hi]), ty);
+    (y0, y0e, end)
+}
+
 /// Rows per task where the windows' column sums slide down the rows ([`slide_rows`]).
 const CHUNK_ROWS: i64 = 32;
+
+/// What runs a chunk of rows in [`slide_rows`].
+#[derive(Clone, Copy)]
+enum Tiles {
+    /// The CPU's tasks: [`CHUNK_ROWS`] whole rows each (`ParallelChunks`).
+    Tasks,
+    /// OpenCL's work-items ([`items`]): `rows` rows by `cols` outputs each, their temporaries
+    /// private arrays of constant extent; sums only (a minimum's blocks down the rows would
+    /// be two-dimensional).
+    Items { rows: u32, cols: u32 },
+}
 
 /// A row-parallel region loop `s` (`for x in 0..hi`, its body one loop over the columns) whose
 /// windows are all sums sliding down its rows as well: its rows in chunks of
 /// [`CHUNK_ROWS`] per task, each chunk's column sums computed for its first row and then
 /// carried from one row to the next (`col += the row entering - the row leaving`, exact in
 /// the column's integer type, which wraps). `None` where the loop does not qualify.
-fn slide_rows(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<StmtId> {
+fn slide_rows(
+    func: &mut Func,
+    f: &Function,
+    s: StmtId,
+    unroll: i128,
+    tiles: Tiles,
+) -> Option<StmtId> {
     let Stmt::For {
         var: x,
         lo: xlo,
         hi: xhi,
         step: 1,
-        kind: LoopKind::Parallel,
+        kind,
         body,
     } = func.stmts[s]
     else {
         return None;
+    };
+    let (chunk_rows, row_kind) = match tiles {
+        Tiles::Tasks if kind == LoopKind::Parallel => (CHUNK_ROWS, LoopKind::ChunkRows),
+        Tiles::Items { rows, .. } if kind == LoopKind::Serial => {
+            (i64::from(rows), LoopKind::Serial)
+        }
+        _ => return None,
     };
     if !matches!(func.exprs[xlo].kind, ExprKind::Int(0)) {
         return None;
@@ -238,8 +285,21 @@ fn slide_rows(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<
     if has_loop(func, ybody) {
         return None;
     }
+    // A work-item's outputs: `y0 .. min(y0 + cols, hi)`.
+    let (ylo, yhi) = (lo, hi);
+    let strip = match tiles {
+        Tiles::Items { cols, .. } => {
+            let (y0, y0e, end) = strip(func, y, hi, cols);
+            Some((y0, y0e, end, cols))
+        }
+        Tiles::Tasks => None,
+    };
+    let (lo, hi) = strip.map_or((lo, hi), |(_, a, z, _)| (a, z));
     let windows = windows_of(func, f, y, lo, hi, ybody)?;
     if !windows.iter().all(|w| w.slides_down(func, x)) {
+        return None;
+    }
+    if strip.is_some() && windows.iter().any(|w| w.op != ReduceOp::Sum) {
         return None;
     }
     let mut b = Build {
@@ -252,13 +312,14 @@ fn slide_rows(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<
     let xo = b.func.var("sx", Scalar::I32);
     let x0 = b.var(xo);
     let (x0_64, xhi64) = (b.func.cast(x0, Scalar::I64), b.func.cast(xhi, Scalar::I64));
-    let k = b.i64(CHUNK_ROWS as i128);
+    let k = b.i64(chunk_rows as i128);
     let past = b.add(x0_64, k);
     let x1 = b
         .func
         .expr(ExprKind::Call(Builtin::Min, vec![past, xhi64]), Scalar::I64);
     let first = b.func.cast(lo, Scalar::I32);
     let (at_y, count) = outputs(&mut b, y, lo, hi);
+    b.cap = strip.map(|(.., cols)| (count, i128::from(cols)));
     // Sums: the columns of the chunk's first row. Minima and maxima: van Herk's blocks down
     // the chunk's source rows.
     let mut cols = Vec::new();
@@ -351,18 +412,29 @@ fn slide_rows(func: &mut Func, f: &Function, s: StmtId, unroll: i128) -> Option<
         .func
         .stmt(Stmt::Block(std::mem::replace(&mut b.body, outer)));
     let x0_as_x = b.func.cast(x0, b.func.vars[x].ty);
-    let rows = b
-        .func
-        .for_loop(x, (x0_as_x, x1, 1), LoopKind::ChunkRows, row_body);
+    let rows = b.func.for_loop(x, (x0_as_x, x1, 1), row_kind, row_body);
     b.body.push(rows);
+    if b.unbounded {
+        return None;
+    }
     let zero = b.i64(0);
     let some = b.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
     let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
     let chunk = b.func.stmt(Stmt::If(some, block, None));
-    Some(
-        b.func
-            .for_loop(xo, (xlo, xhi, CHUNK_ROWS), LoopKind::ParallelChunks, chunk),
-    )
+    Some(match strip {
+        // The work-items' loops, `gpu::run`'s nest: rows, then outputs.
+        Some((y0, _, _, cols)) => {
+            let step = i64::from(cols);
+            let outs = b
+                .func
+                .for_loop(y0, (ylo, yhi, step), LoopKind::Serial, chunk);
+            b.func
+                .for_loop(xo, (xlo, xhi, chunk_rows), LoopKind::Serial, outs)
+        }
+        None => b
+            .func
+            .for_loop(xo, (xlo, xhi, chunk_rows), LoopKind::ParallelChunks, chunk),
+    })
 }
 
 /// Replaces expressions by others, rebuilding what holds them.

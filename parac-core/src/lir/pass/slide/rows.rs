@@ -7,7 +7,7 @@ use super::window::{At, Window, column_sum, free, only_in};
 use super::{DIRECT_BYTES, Replace};
 use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
 use crate::lir::visit::Mutator;
-use crate::lir::{ExprId, ExprKind, Func, Stmt, TempId, VarId};
+use crate::lir::{ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, TempId, VarId};
 use std::collections::HashMap;
 
 impl Window {
@@ -123,6 +123,9 @@ impl Window {
         at_y: ExprId,
         unroll: i128,
     ) -> ExprId {
+        if b.cap.is_some() && self.weights.is_none() && self.cols > 2 {
+            return self.across_serial(b, col, n, at_y);
+        }
         let t = self.level_ty(b.func, self.cols);
         // The model: the direct form reads `cols` elements of `t` per output, doubling
         // `log2(cols)` passes and as many terms; measured on the 2-core VM (AVX2), direct wins
@@ -257,6 +260,80 @@ impl Window {
             }
         }
         rows == 1
+    }
+}
+
+impl Window {
+    /// A work-item's outputs across its row (OpenCL, [`super::items`]), each in a time
+    /// independent of the window's width, from serial passes over the row's `n` columns: a
+    /// sum as the difference of two prefix sums (`p[k]`, the first `k` columns, in the output's
+    /// type: exact, integers wrap); a minimum or maximum from van Herk and Gil-Werman's blocks
+    /// of `cols` columns (`g[k]` from its block's first column, `h[k]` to its block's last: an
+    /// output starting at column `y` is `op(h[y], g[y + cols - 1])`).
+    fn across_serial(&self, b: &mut Build, col: TempId, n: ExprId, at_y: ExprId) -> ExprId {
+        let (zero64, one) = (b.i64(0), b.i64(1));
+        let serial = |b: &mut Build, l: StmtId| {
+            if let Stmt::For { kind, .. } = &mut b.func.stmts[l] {
+                *kind = LoopKind::Serial;
+            }
+            b.body.push(l);
+        };
+        let value = if self.op == ReduceOp::Sum {
+            let t = self.ty;
+            let n1 = b.add(n, one);
+            let p = b.temp("pre", t, n1);
+            let z = b.func.int(0, t);
+            let s0 = b.store(p, zero64, z);
+            b.body.push(s0);
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let k64 = b.func.cast(k, Scalar::I64);
+                let next = b.add(k64, one);
+                let (prev, c) = (b.load(p, k), b.load(col, k));
+                let c = b.func.cast(c, t);
+                let v = b.add(prev, c);
+                vec![b.store(p, next, v)]
+            });
+            serial(b, l);
+            let (hi, lo) = (b.load_past(p, at_y, self.cols), b.load(p, at_y));
+            b.sub(hi, lo)
+        } else {
+            let t = self.col_ty;
+            let width = b.i64(self.cols);
+            let (g, h) = (b.temp("vg", t, n), b.temp("vh", t, n));
+            // `g`: forward, restarting at each block's first column.
+            let l = b.for_loop("sk", (zero64, n), |b, k| {
+                let k64 = b.func.cast(k, Scalar::I64);
+                let c = b.load(col, k);
+                let place = b.func.binary(BinOp::Rem, k64, width, Scalar::I64);
+                let first = b.func.binary(BinOp::Eq, place, zero64, Scalar::Bool);
+                let before = b.sub(k64, one);
+                let prev = b.load(g, before);
+                let run = b.combine(self.op, prev, c);
+                let v = b.func.expr(ExprKind::Select(first, c, run), t);
+                vec![b.store(g, k, v)]
+            });
+            serial(b, l);
+            // `h`: backward, restarting at each block's last column and at the row's last.
+            let l = b.for_loop("sk", (zero64, n), |b, r| {
+                let r64 = b.func.cast(r, Scalar::I64);
+                let last = b.sub(n, one);
+                let k = b.sub(last, r64);
+                let c = b.load(col, k);
+                let after = b.add(k, one);
+                let place = b.func.binary(BinOp::Rem, after, width, Scalar::I64);
+                let end = b.func.binary(BinOp::Eq, place, zero64, Scalar::Bool);
+                let edge = b.func.binary(BinOp::Eq, r64, zero64, Scalar::Bool);
+                let restart = b.func.binary(BinOp::Or, end, edge, Scalar::Bool);
+                let next = b.load(h, after);
+                let run = b.combine(self.op, next, c);
+                let v = b.func.expr(ExprKind::Select(restart, c, run), t);
+                vec![b.store(h, k, v)]
+            });
+            serial(b, l);
+            let (x, y) = (b.load(h, at_y), b.load_past(g, at_y, self.cols - 1));
+            b.combine(self.op, x, y)
+        };
+        b.func.cast(value, self.ty)
     }
 }
 
