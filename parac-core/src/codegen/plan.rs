@@ -249,8 +249,8 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
             // each work-item slides it across its outputs of a row, from column reductions
             // in a private array, and sums down its rows too (`lir::pass::slide::items`).
             // On a GPU, first where the window is large (a loop over its taps otherwise):
-            // sums carried down 8x8 outputs (many work-items), else 32 outputs of a row. On a
-            // CPU device (`ranking`), 32x32 outputs, else 32 of a row, at any size.
+            // slid down 8x8 outputs (many work-items), else 32 outputs of a row. On a CPU
+            // device (`ranking`), 32x32 outputs, else 32 of a row, at any size.
             let slid: Vec<Schedule> = [slide(8, 8), slide(32, 1), slide(32, 32)]
                 .into_iter()
                 .filter(|v| u.windows && super::opencl::slides(f, rid, v))
@@ -343,15 +343,15 @@ mod tests {
                 }}"
             )
         };
-        // Sums carry their columns down the rows: 8x8 outputs per work-item on a GPU, 32x32
-        // on a CPU device; a minimum slides along a row of 32.
+        // Windows slide down the rows too: 8x8 outputs per work-item on a GPU, 32x32 on a CPU
+        // device.
         assert_eq!(firsts(&sum(31), Target::Gpu), ["h8+v8+slide+peep"]);
         assert_eq!(firsts(&sum(31), Target::Cpu), ["h32+v32+slide+peep"]);
         assert_eq!(firsts(&sum(5), Target::Cpu), ["h32+v32+slide+peep"]);
         assert!(!firsts(&sum(5), Target::Gpu)[0].contains("slide"));
         let min31 = sum(31).replace("parac_matrix_sum", "parac_matrix_min");
-        assert_eq!(firsts(&min31, Target::Gpu), ["h32+slide+peep"]);
-        assert_eq!(firsts(&min31, Target::Cpu), ["h32+slide+peep"]);
+        assert_eq!(firsts(&min31, Target::Gpu), ["h8+v8+slide+peep"]);
+        assert_eq!(firsts(&min31, Target::Cpu), ["h32+v32+slide+peep"]);
         // 3x3 is written out: nothing to slide.
         let c = crate::compile_str(&sum(3));
         let f = &c.module.functions[0];

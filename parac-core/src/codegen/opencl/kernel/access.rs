@@ -5,7 +5,7 @@
 use super::{Printer, cty};
 use crate::codegen::safety;
 use crate::ir::{MatrixId, MatrixKind, Scalar};
-use crate::lir::{self, Buf, ExprId};
+use crate::lir::{self, Buf, ExprId, Stmt};
 
 impl Printer<'_> {
     pub(super) fn elem(&self, buf: Buf) -> Scalar {
@@ -25,8 +25,28 @@ impl Printer<'_> {
                 }
                 _ => (format!("m{m}"), format!("p{m}")),
             },
-            Buf::Temp(t) => (self.var_temp(t), "0".into()),
+            Buf::Temp(t) => (self.var_temp(t), self.temp_pitch(t)),
         }
+    }
+
+    /// A temporary's row length: its last extent, a constant (a private array's; `0` for a
+    /// one-dimensional one, whose index is its element's).
+    fn temp_pitch(&self, t: lir::TempId) -> String {
+        self.func
+            .stmts
+            .iter()
+            .find_map(|(_, s)| match s {
+                Stmt::Allocate {
+                    buf: Buf::Temp(x),
+                    extents,
+                    ..
+                } if *x == t && extents.len() > 1 => match self.func.exprs[*extents.last()?].kind {
+                    lir::ExprKind::Int(n) => Some(n.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .unwrap_or_else(|| "0".into())
     }
 
     fn var_temp(&self, t: lir::TempId) -> String {

@@ -1,6 +1,6 @@
 //! Building the rewrite's statements: temporaries, their loads and stores, loops.
 
-use crate::ir::{BinOp, ReduceOp, Scalar};
+use crate::ir::{BinOp, Builtin, ReduceOp, Scalar};
 use crate::lir::visit::expr_children;
 use crate::lir::{
     Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
@@ -29,8 +29,8 @@ pub(super) fn temps_only(func: &Func, s: StmtId) -> bool {
     }
 }
 
-/// The largest value of `e`, an output count (`cap.0`, at most `cap.1`) plus and minus
-/// constants; `None` for any other form.
+/// The largest value of `e`, an output count (`cap.0`, at most `cap.1`) or a chunk's rows
+/// (`min(x0 + k, end) - x0`: at most `k`), plus and minus constants; `None` for any other form.
 fn largest(func: &Func, e: ExprId, cap: (ExprId, i128)) -> Option<i128> {
     if e == cap.0 {
         return Some(cap.1);
@@ -39,8 +39,15 @@ fn largest(func: &Func, e: ExprId, cap: (ExprId, i128)) -> Option<i128> {
         ExprKind::Int(k) => Some(k),
         ExprKind::Cast(a) => largest(func, a, cap),
         ExprKind::Binary(BinOp::Add, a, b) => Some(largest(func, a, cap)? + largest(func, b, cap)?),
-        ExprKind::Binary(BinOp::Sub, a, b) => match func.exprs[b].kind {
-            ExprKind::Int(k) => Some(largest(func, a, cap)? - k),
+        ExprKind::Binary(BinOp::Sub, a, b) => match (&func.exprs[a].kind, &func.exprs[b].kind) {
+            (_, ExprKind::Int(k)) => Some(largest(func, a, cap)? - k),
+            (ExprKind::Call(Builtin::Min, xs), _) => match func.exprs[xs[0]].kind {
+                ExprKind::Binary(BinOp::Add, x0, k) if x0 == b => match func.exprs[k].kind {
+                    ExprKind::Int(k) => Some(k),
+                    _ => None,
+                },
+                _ => None,
+            },
             _ => None,
         },
         _ => None,

@@ -146,9 +146,9 @@ fn slide_loop(
 /// the inner loop is slid as [`slide_loop`] slides a CPU row: a work-item (one `y0`) computes
 /// its outputs' column reductions in a private array of `w` plus the window's width less one,
 /// then each output from its columns in serial passes (`Window::across_serial`). With `rows`
-/// rows: where every window is a sum sliding down the rows too, a work-item's `rows` x `w`
-/// outputs carry their columns from row to row ([`slide_rows`]), a time per output
-/// independent of the window. Whether a region was slid (else the function is as it was).
+/// rows: where every window slides down the rows too, a work-item's `rows` x `w` outputs
+/// carry a sum's columns from row to row, a minimum's or maximum's from van Herk's blocks down
+/// its source rows ([`slide_rows`]), a time per output independent of the window. Whether a region was slid (else the function is as it was).
 pub fn items(func: &mut Func, f: &Function, [w, rows]: [u32; 2], unroll: usize) -> bool {
     let Stmt::Block(steps) = func.stmts[func.body].clone() else {
         return false;
@@ -228,8 +228,7 @@ enum Tiles {
     /// The CPU's tasks: [`CHUNK_ROWS`] whole rows each (`ParallelChunks`).
     Tasks,
     /// OpenCL's work-items ([`items`]): `rows` rows by `cols` outputs each, their temporaries
-    /// private arrays of constant extent; sums only (a minimum's blocks down the rows would
-    /// be two-dimensional).
+    /// private arrays of constant extent (a minimum's blocks down the rows two-dimensional).
     Items { rows: u32, cols: u32 },
 }
 
@@ -297,9 +296,6 @@ fn slide_rows(
     let (lo, hi) = strip.map_or((lo, hi), |(_, a, z, _)| (a, z));
     let windows = windows_of(func, f, y, lo, hi, ybody)?;
     if !windows.iter().all(|w| w.slides_down(func, x)) {
-        return None;
-    }
-    if strip.is_some() && windows.iter().any(|w| w.op != ReduceOp::Sum) {
         return None;
     }
     let mut b = Build {
