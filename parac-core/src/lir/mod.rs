@@ -495,12 +495,11 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         }
         pass::gpu::run(&mut func);
         keep("gpu", &func);
-        if slid {
-            // The work-items' loops check their own reads.
-        } else if opts.lanes != [1, 1] {
+        // A slid region's work-items have their points already, each read checked as lowered.
+        if !slid && opts.lanes != [1, 1] {
             pass::item_lanes::run(&mut func, opts.lanes[0], opts.lanes[1], opts.partition);
             keep("item_lanes", &func);
-        } else if opts.partition {
+        } else if !slid && opts.partition {
             pass::partition::points(&mut func);
             keep("points", &func);
         }

@@ -114,7 +114,7 @@ impl Lowerer<'_> {
                     | (BinOp::Div, Some(p), None) => p,
                     (BinOp::Mul, Some(p), Some(q)) => {
                         if p.1 != q.0 {
-                            self.err(span, format!("matrix product of a {} and a {} block: the inner sizes differ ({} and {})\nhelp: for an elementwise product write `.*`", self.shape_text(p), self.shape_text(q), self.len_text(p.1), self.len_text(q.0)));
+                            self.err(span, format!("matrix product of a {} and a {} block: the inner sizes differ ({} and {})\nhelp: for an elementwise product write `.*`", self.shape_text(p), self.shape_text(q), self.f.len_text(p.1), self.f.len_text(q.0)));
                             return None;
                         }
                         if !self.long_product(&a, &b, (p.0, q.1), span) {
@@ -157,22 +157,21 @@ impl Lowerer<'_> {
 
     /// A block shape as written: `3x5`, `1xK`.
     pub(super) fn shape_text(&self, (rows, cols): (Len, Len)) -> String {
-        format!("{}x{}", self.len_text(rows), self.len_text(cols))
+        format!("{}x{}", self.f.len_text(rows), self.f.len_text(cols))
     }
 
     /// A type as written, a block's host lengths by their text: `f32[1][K]`.
     pub(super) fn ty_text(&self, t: Type) -> String {
         match t {
             Type::Block { elem, rows, cols } => {
-                format!("{elem}[{}][{}]", self.len_text(rows), self.len_text(cols))
+                format!(
+                    "{elem}[{}][{}]",
+                    self.f.len_text(rows),
+                    self.f.len_text(cols)
+                )
             }
             Type::Scalar(s) => s.to_string(),
         }
-    }
-
-    /// A block extent as written.
-    pub(super) fn len_text(&self, l: Len) -> String {
-        self.f.len_text(l)
     }
 
     /// Whether a matrix product of `a` and `b` (result `shape`) can be computed where an

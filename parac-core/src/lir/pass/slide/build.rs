@@ -66,6 +66,18 @@ pub(super) struct Build<'a> {
 }
 
 impl Build<'_> {
+    /// The rewrite's statements, run where the row has an output (`0 < count`); `None` where a
+    /// temporary's extent has no constant bound that [`Build::cap`] asks for.
+    pub(super) fn finish(&mut self, count: ExprId) -> Option<StmtId> {
+        if self.unbounded {
+            return None;
+        }
+        let zero = self.i64(0);
+        let some = self.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
+        let block = self.func.stmt(Stmt::Block(std::mem::take(&mut self.body)));
+        Some(self.func.stmt(Stmt::If(some, block, None)))
+    }
+
     pub(super) fn i64(&mut self, v: i128) -> ExprId {
         self.func.int(v, Scalar::I64)
     }

@@ -130,13 +130,7 @@ fn slide_loop(
     let new_body = Replace(replace).mutate_stmt(b.func, body);
     let l = b.func.for_loop(y, (lo, hi, 1), LoopKind::Serial, new_body);
     b.body.push(l);
-    if b.unbounded {
-        return None;
-    }
-    let zero = b.i64(0);
-    let some = b.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
-    let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
-    Some(b.func.stmt(Stmt::If(some, block, None)))
+    b.finish(count)
 }
 
 /// The OpenCL lowering's slide (a plan's `h<W>+slide` or `h<W>+v<R>+slide`, before
@@ -148,7 +142,8 @@ fn slide_loop(
 /// then each output from its columns in serial passes (`Window::across_serial`). With `rows`
 /// rows: where every window slides down the rows too, a work-item's `rows` x `w` outputs
 /// carry a sum's columns from row to row, a minimum's or maximum's from van Herk's blocks down
-/// its source rows ([`slide_rows`]), a time per output independent of the window. Whether a region was slid (else the function is as it was).
+/// its source rows ([`slide_rows`]), a time per output independent of the window. Whether a
+/// region was slid (else the function is as it was).
 pub fn items(func: &mut Func, f: &Function, [w, rows]: [u32; 2], unroll: usize) -> bool {
     let Stmt::Block(steps) = func.stmts[func.body].clone() else {
         return false;
@@ -160,7 +155,7 @@ pub fn items(func: &mut Func, f: &Function, [w, rows]: [u32; 2], unroll: usize) 
         };
         let nest = super::gpu::nest(func, body);
         if rows > 1 {
-            // Sums carried down `rows` rows ([`slide_rows`]), else nothing.
+            // Windows carried down `rows` rows ([`slide_rows`]), else nothing.
             let Some(&xl) = nest.len().checked_sub(2).and_then(|k| nest.get(k)) else {
                 continue;
             };
@@ -232,11 +227,12 @@ enum Tiles {
     Items { rows: u32, cols: u32 },
 }
 
-/// A row-parallel region loop `s` (`for x in 0..hi`, its body one loop over the columns) whose
-/// windows are all sums sliding down its rows as well: its rows in chunks of
-/// [`CHUNK_ROWS`] per task, each chunk's column sums computed for its first row and then
-/// carried from one row to the next (`col += the row entering - the row leaving`, exact in
-/// the column's integer type, which wraps). `None` where the loop does not qualify.
+/// A region loop `s` (`for x in 0..hi`, its body one loop over the columns) whose windows
+/// all slide down its rows as well: its rows in chunks ([`Tiles`]: [`CHUNK_ROWS`] whole rows
+/// per CPU task, or a work-item's tile), a sum's columns computed for the chunk's first row and
+/// then carried from one row to the next (`col += the row entering - the row leaving`, exact
+/// in the column's integer type, which wraps), a minimum's or maximum's from van Herk's blocks
+/// down the chunk's source rows. `None` where the loop does not qualify.
 fn slide_rows(
     func: &mut Func,
     f: &Function,
@@ -410,13 +406,7 @@ fn slide_rows(
     let x0_as_x = b.func.cast(x0, b.func.vars[x].ty);
     let rows = b.func.for_loop(x, (x0_as_x, x1, 1), row_kind, row_body);
     b.body.push(rows);
-    if b.unbounded {
-        return None;
-    }
-    let zero = b.i64(0);
-    let some = b.func.binary(BinOp::Lt, zero, count, Scalar::Bool);
-    let block = b.func.stmt(Stmt::Block(std::mem::take(&mut b.body)));
-    let chunk = b.func.stmt(Stmt::If(some, block, None));
+    let chunk = b.finish(count)?;
     Some(match strip {
         // The work-items' loops, `gpu::run`'s nest: rows, then outputs.
         Some((y0, _, _, cols)) => {
