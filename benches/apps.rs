@@ -746,7 +746,10 @@ fn main() {
     let ocl = match Cl::new() {
         Ok(cl) => {
             let spec = opencl_spec();
-            let rt = |p: PlanPolicy| Runtime::from_spec(&spec).map(|rt| rt.with_policy(p));
+            let rt = |p: PlanPolicy| {
+                Runtime::from_spec(&spec)
+                    .map(|rt| rt.with_policy(p).with_warm_up(parac::WarmUp::Wait))
+            };
             // The searched plan: each region's search runs to its end in the first call
             // (outside the measurement), not within the default budget over several calls.
             let searched = PlanPolicy::SearchBudget(Duration::MAX);

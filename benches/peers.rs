@@ -156,7 +156,7 @@ fn runtimes() -> Vec<(&'static str, Runtime)> {
             continue;
         }
         match Runtime::from_spec("opencl") {
-            Ok(rt) => out.push((name, rt.with_policy(p))),
+            Ok(rt) => out.push((name, rt.with_policy(p).with_warm_up(parac::WarmUp::Wait))),
             Err(e) => eprintln!("peers: no OpenCL device for {name}: {e}"),
         }
     }

@@ -253,7 +253,7 @@ fn pipeline_bench(
 
 fn main() {
     let rt = match Runtime::from_spec("opencl") {
-        Ok(rt) => rt,
+        Ok(rt) => rt.with_warm_up(parac::WarmUp::Wait),
         Err(e) => {
             eprintln!("plans bench skipped: no OpenCL device ({e})");
             return;

@@ -5,7 +5,8 @@ pub use parac_macros::parac;
 pub use parac_runtime::{
     CacheConfig, Config, DeviceKind, DeviceSelector, Element, Elements, ElementsMut, Error,
     LayoutError, LogConfig, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline,
-    Pitch, PlanPolicy, Runtime, RuntimeBuilder, Strided, StridedMut, config, io, opencl, pipeline,
+    Pitch, PlanPolicy, Runtime, RuntimeBuilder, Strided, StridedMut, WarmUp, config, io, opencl,
+    pipeline,
 };
 
 #[doc(hidden)]

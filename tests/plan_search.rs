@@ -27,7 +27,7 @@ fn temp_dir(what: &str) -> tempfile::TempDir {
 /// program binaries go to `<cache>/programs` and plans to `<cache>/plans`; `None` (after
 /// printing "skipped") without OpenCL, a panic then if `PARAC_REQUIRE_OPENCL=1`.
 fn opencl(cache: &Path, budget: Duration) -> Option<Runtime> {
-    match Runtime::from_spec(&spec()) {
+    match Runtime::from_spec(&spec()).map(|rt| rt.with_warm_up(parac::WarmUp::Wait)) {
         Ok(rt) => {
             let d = rt.device().expect("an OpenCL device");
             d.set_program_cache_dir(Some(cache.join("programs")));
@@ -145,6 +145,9 @@ fn a_zero_budget_times_one_plan_per_call_and_later_calls_go_on() {
     loop {
         calls += 1;
         assert!(calls < 80, "the search ends");
+        // Candidates' programs build on the background thread: a call whose next candidate is
+        // not built yet makes no step, so this test waits for them between calls.
+        rt.wait_for_background();
         call_exact(&p, &rt, name, &src, &format!("call {calls}"));
         let rs = records(name);
         assert_eq!(rs.len(), calls, "one search step per call");
@@ -211,6 +214,56 @@ fn a_small_budget_spreads_the_search_over_calls() {
     assert!(rs.len() <= calls);
 }
 
+/// No call waits for a candidate's build: with builds made slow on purpose (3 s each), the calls
+/// after the first (which builds the function's first program, the baseline's kernels and the
+/// model's plans, before the delay is set) take less than the delay, results exact, while the
+/// background thread builds the candidates; once it has, later calls time them and the search
+/// goes on.
+#[test]
+fn no_call_waits_for_a_candidates_build() {
+    let tmp = temp_dir("background");
+    let cache = tmp.path();
+    let Some(rt) = opencl(cache, Duration::from_millis(50)) else {
+        return;
+    };
+    let name = "background_builds";
+    let p = Pipeline::compile(&source(name)).expect("compiles");
+    let src = input(13, 37);
+    call_exact(&p, &rt, name, &src, "call 1");
+    let delay = Duration::from_secs(3);
+    rt.device().expect("a device").set_build_delay(delay);
+    for i in 2..6 {
+        let t = std::time::Instant::now();
+        call_exact(&p, &rt, name, &src, &format!("call {i}"));
+        assert!(
+            t.elapsed() < delay,
+            "call {i} waited for a build: {:?}",
+            t.elapsed()
+        );
+    }
+    let timed = records(name).last().map_or(0, |r| r.times.len());
+    rt.wait_for_background();
+    rt.device()
+        .expect("a device")
+        .set_build_delay(Duration::ZERO);
+    let mut calls = 0;
+    while records(name)
+        .last()
+        .is_none_or(|r| r.times.len() <= timed && !r.complete)
+    {
+        calls += 1;
+        assert!(calls < 200, "the search goes on: {:?}", records(name));
+        rt.wait_for_background();
+        call_exact(
+            &p,
+            &rt,
+            name,
+            &src,
+            &format!("after the builds, call {calls}"),
+        );
+    }
+}
+
 /// A search stopped by its budget goes on in another runtime (another process) from what the
 /// plan cache holds, not from the start.
 #[test]
@@ -224,6 +277,7 @@ fn an_unfinished_search_goes_on_in_another_process() {
     let p = Pipeline::compile(&source(name)).expect("compiles");
     let src = input(9, 40);
     for i in 0..3 {
+        rt.wait_for_background();
         call_exact(&p, &rt, name, &src, &format!("call {i}"));
     }
     let measured = records(name).last().expect("records").times.len();
@@ -235,8 +289,27 @@ fn an_unfinished_search_goes_on_in_another_process() {
     );
     drop(rt);
     let rt2 = opencl(cache, Duration::ZERO).expect("a second runtime");
-    call_exact(&p, &rt2, name, &src, "a new runtime");
-    let last = records(name).last().cloned().expect("records");
+    // The first step of the new runtime goes on from the saved search (a call whose next
+    // candidate's program is not built yet makes no step; its build goes on in the background).
+    let before = records(name).len();
+    let mut tries = 0;
+    while records(name).len() == before {
+        tries += 1;
+        assert!(
+            tries < 5,
+            "the new runtime makes a step: {:?}",
+            records(name)
+        );
+        call_exact(
+            &p,
+            &rt2,
+            name,
+            &src,
+            &format!("a new runtime, call {tries}"),
+        );
+        rt2.wait_for_background();
+    }
+    let last = records(name)[before].clone();
     assert_eq!(last.times.len(), measured + 1, "{last:?}");
     assert_eq!(last.steps, 1);
 }
@@ -306,6 +379,7 @@ fn a_broken_or_unwritable_plan_cache_does_not_fail_a_call() {
     let name = "unwritable";
     let p = Pipeline::compile(&source(name)).expect("compiles");
     for i in 0..3 {
+        rt.wait_for_background();
         call_exact(&p, &rt, name, &src, &format!("unwritable, call {i}"));
     }
     // The search still goes on in the process.

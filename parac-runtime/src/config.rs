@@ -28,6 +28,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "seconds of search per region and call, or `inf`",
     ),
     (
+        "PARAC_WARM_UP",
+        "what a call does while its device program is not ready: `auto`, `cpu` (the CPU path) \
+         or `wait` ([`WarmUp`])",
+    ),
+    (
         "PARAC_CACHE",
         "`0`/`off`: no cache, `1`/`on`, `ro`/`read-only`: read, never written",
     ),
@@ -58,6 +63,9 @@ pub struct Config {
     pub device: DeviceSelector,
     /// How regions pick their plans (`PARAC_PLAN`, `PARAC_SEARCH`, `PARAC_SEARCH_BUDGET`).
     pub policy: PlanPolicy,
+    /// What a call does while its function is not ready on the OpenCL device ([`WarmUp`];
+    /// `PARAC_WARM_UP`).
+    pub warm_up: WarmUp,
     /// The disk cache of program binaries and plans (`PARAC_CACHE`, `PARAC_CACHE_DIR`).
     pub cache: CacheConfig,
     /// Guard bands around device buffers (`PARAC_GUARD_BANDS=1`).
@@ -126,6 +134,14 @@ impl Config {
         if let (PlanPolicy::Search, Some(b)) = (&c.policy, budget) {
             c.policy = PlanPolicy::SearchBudget(b);
         }
+        if let Some(v) = text("PARAC_WARM_UP")? {
+            c.warm_up = match v.to_ascii_lowercase().as_str() {
+                "auto" => WarmUp::Auto,
+                "cpu" | "cpu-path" => WarmUp::CpuPath,
+                "wait" => WarmUp::Wait,
+                _ => return Err(bad("PARAC_WARM_UP", &v, "expected `auto`, `cpu` or `wait`")),
+            };
+        }
         if let Some(v) = text("PARAC_CACHE")? {
             let lower = v.to_ascii_lowercase();
             match lower.as_str() {
@@ -157,6 +173,29 @@ impl Config {
         }
         Ok(c)
     }
+}
+
+/// What a call of a `parac!` function does while the function is not ready on the runtime's
+/// OpenCL device: its program not built, its kernels not compiled for their launches (PoCL
+/// compiles each kernel again at its first launch per work-group size), its plans not searched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WarmUp {
+    /// [`CpuPath`](WarmUp::CpuPath) on an OpenCL device that is not a GPU (PoCL builds a
+    /// program in seconds, a GPU's driver in a fraction of one), [`Wait`](WarmUp::Wait) on a
+    /// GPU.
+    #[default]
+    Auto,
+    /// The call runs on the native CPU path (the same results and errors, bit for bit) while
+    /// the background thread warms the function up on the device: it runs the function there
+    /// once on copies of the call's arguments with the search run to its end (every candidate
+    /// built, compiled and timed). Later calls with the same shapes run on the device once that
+    /// is done; until then they take the CPU path too. Only the code `parac!` emits has a CPU
+    /// path: a [`Pipeline`](crate::Pipeline) compiled at run time waits.
+    CpuPath,
+    /// The call builds the function's first program and runs on the device; the search goes on
+    /// over later calls within its budget, the candidates' programs built in the background.
+    Wait,
 }
 
 fn bad(setting: &str, value: &str, reason: &str) -> Error {

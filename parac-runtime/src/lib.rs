@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+mod background;
 pub mod bounds;
 mod colour;
 pub mod config;
@@ -19,7 +20,7 @@ pub mod pipeline;
 mod runtime;
 mod scratch;
 
-pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig};
+pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig, WarmUp};
 pub use error::Error;
 pub use layout::{Elements, ElementsMut, LayoutError, Pitch, Strided, StridedMut};
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};

@@ -53,7 +53,7 @@ enum Backend {
     /// The CPU path (rayon).
     Cpu,
     /// An OpenCL device.
-    OpenCl(Box<opencl::Device>),
+    OpenCl(std::sync::Arc<opencl::Device>),
 }
 
 impl fmt::Debug for Runtime {
@@ -143,6 +143,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// What a call does while its function is not ready on the device (see
+    /// [`crate::WarmUp`]).
+    pub fn warm_up(mut self, warm_up: crate::WarmUp) -> Self {
+        self.config.warm_up = warm_up;
+        self
+    }
+
     /// The disk cache of programs and plans (see [`crate::CacheConfig`]).
     pub fn cache(mut self, cache: crate::CacheConfig) -> Self {
         self.config.cache = cache;
@@ -223,7 +230,7 @@ impl Runtime {
             Backend::Cpu
         } else {
             match opencl::select(&config, &spec)? {
-                Some(d) => Backend::OpenCl(Box::new(d)),
+                Some(d) => Backend::OpenCl(d.shared()),
                 None => Backend::Cpu,
             }
         };
@@ -258,6 +265,13 @@ impl Runtime {
         self
     }
 
+    /// The same runtime with another [`WarmUp`](crate::WarmUp): tests and benches that
+    /// measure or check the device itself take [`WarmUp::Wait`](crate::WarmUp::Wait).
+    pub fn with_warm_up(mut self, warm_up: crate::WarmUp) -> Runtime {
+        self.config.warm_up = warm_up;
+        self
+    }
+
     /// Changes the plan policy in place (the device, its programs and caches are kept).
     pub fn set_policy(&mut self, policy: PlanPolicy) {
         self.config.policy = policy;
@@ -266,6 +280,45 @@ impl Runtime {
     /// How regions pick their plans.
     pub fn policy(&self) -> &PlanPolicy {
         &self.config.policy
+    }
+
+    /// Whether a `parac!` function's calls take the CPU path while the function warms up on the
+    /// device ([`crate::WarmUp`], `Auto` resolved for this device).
+    pub(crate) fn warms_on_cpu_path(&self) -> bool {
+        match (&self.backend, self.config.warm_up) {
+            (Backend::Cpu, _) | (_, crate::WarmUp::Wait) => false,
+            (_, crate::WarmUp::CpuPath) => true,
+            (Backend::OpenCl(d), _) => !d.info().is_gpu,
+        }
+    }
+
+    /// The runtime a warm-up runs on, on the background thread: the same device, the search (if
+    /// the policy searches) run to its end in one call, no warm-up of its own.
+    pub(crate) fn for_warm_up(&self) -> Option<Runtime> {
+        let Backend::OpenCl(d) = &self.backend else {
+            return None;
+        };
+        let mut config = self.config.clone();
+        if matches!(
+            config.policy,
+            PlanPolicy::Search | PlanPolicy::SearchBudget(_)
+        ) {
+            config.policy = PlanPolicy::SearchBudget(std::time::Duration::MAX);
+        }
+        config.warm_up = crate::WarmUp::Wait;
+        Some(Runtime {
+            backend: Backend::OpenCl(std::sync::Arc::clone(d)),
+            config,
+            scratch: Default::default(),
+        })
+    }
+
+    /// Waits until the background thread is idle: every candidate program a search has asked
+    /// for is built and every warm-up started so far ([`crate::WarmUp::CpuPath`]) is done, so
+    /// that the next calls run on the device with their plans searched. The thread is the
+    /// process's, shared by all runtimes.
+    pub fn wait_for_background(&self) {
+        crate::background::wait_idle();
     }
 
     /// The OpenCL device; `None` on the CPU path.

@@ -237,7 +237,7 @@ pub fn opencl_with_guard_bands() -> Option<Runtime> {
         .filter(|s| s.trim().to_ascii_lowercase().starts_with("opencl"))
         .unwrap_or_else(|| "opencl".to_string());
     let required = std::env::var("PARAC_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-    match Runtime::from_spec(&spec) {
+    match Runtime::from_spec(&spec).map(|rt| rt.with_warm_up(parac::WarmUp::Wait)) {
         Ok(rt) if rt.device().is_some() => {
             let dev = rt.device().unwrap();
             dev.set_guard_bands(true);

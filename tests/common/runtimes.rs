@@ -41,8 +41,11 @@ pub fn fresh_opencl() -> Option<Runtime> {
     let spec = opencl_spec();
     // The environment's settings (`PARAC_PLAN`, `PARAC_GUARD_BANDS`...) on the device of `spec`.
     let config = parac::Config::from_env().expect("the PARAC_* variables");
+    // The device itself from the first call: the tests check its kernels, not the CPU path a
+    // call takes while the function warms up (tests/warm_up.rs covers that).
     match Runtime::builder()
         .config(config)
+        .warm_up(parac::WarmUp::Wait)
         .device_spec(&spec)
         .and_then(parac::RuntimeBuilder::build)
     {

@@ -165,7 +165,8 @@ fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {
 /// The OpenCL path: the function's own source (`__SOURCE`), compiled again by the runtime (once
 /// per thread) and run by its executor on the caller's matrices, borrowed as they are. All the host
 /// logic of a device call (views, programs, plans, proofs, launches, reductions, the error
-/// flag) lives in the runtime, once, for this and for `Pipeline`.
+/// flag) lives in the runtime, once, for this and for `Pipeline`. While the function warms up
+/// on the device the runtime answers `None` and the call goes on to the CPU path below.
 fn device_call(f: &ast::Function, ret: &TokenStream) -> TokenStream {
     let args = f.params.iter().map(|p| {
         let n = &p.name;
@@ -178,8 +179,11 @@ fn device_call(f: &ast::Function, ret: &TokenStream) -> TokenStream {
     quote! {
         if let ::core::option::Option::Some(__dev) = rt.device() {
             let mut __args = [#(#args),*];
-            let __ret = ::parac::__private::run_embedded(rt, __dev, __SOURCE, &mut __args)?;
-            return ::core::result::Result::Ok(::parac::__private::returned::<#ret>(__ret));
+            if let ::core::option::Option::Some(__ret) =
+                ::parac::__private::run_embedded(rt, __dev, __SOURCE, &mut __args)?
+            {
+                return ::core::result::Result::Ok(::parac::__private::returned::<#ret>(__ret));
+            }
         }
     }
 }

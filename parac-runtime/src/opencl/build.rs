@@ -57,8 +57,8 @@ impl Device {
     }
 
     /// Whether [`program`](Device::program) would return `source` (with `options`) without
-    /// compiling it: it is built in this process (or being built), or its binary is in the disk
-    /// cache.
+    /// compiling it or waiting for a build: it is built in this process, or its binary is in the
+    /// disk cache (not while another thread builds it).
     pub(crate) fn has_program(&self, source: &str, options: &str) -> bool {
         let options = &*self.with_build_options(options);
         let slot = self
@@ -73,8 +73,8 @@ impl Device {
             match slot.try_lock() {
                 Ok(p) if p.is_some() => return true,
                 Ok(_) => {}
-                // Another thread is building it.
-                Err(_) => return true,
+                // Another thread is building it: `program` would wait.
+                Err(_) => return false,
             }
         }
         self.program_cache_dir().is_some_and(|dir| {
@@ -113,6 +113,11 @@ impl Device {
             tracing::debug!(target: "parac::cache", program = name, "program not in the disk cache");
         }
         let t = std::time::Instant::now();
+        let delay = *self
+            .build_delay
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        std::thread::sleep(delay);
         let program = self.build_source(name, source, options)?;
         tracing::debug!(
             target: "parac::build",

@@ -4,7 +4,8 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -84,6 +85,10 @@ pub struct Device {
     pub(super) cache_read_only: AtomicBool,
     /// Where generated programs and IR are written (`Config::dump`).
     pub(super) dump: Option<PathBuf>,
+    /// The device itself, for the background thread's builds (`Device::handle`).
+    pub(super) me: Weak<Device>,
+    /// Added to every build from source (`set_build_delay`, for tests).
+    pub(super) build_delay: Mutex<Duration>,
 }
 
 impl fmt::Debug for Device {
@@ -209,6 +214,8 @@ impl Device {
             cache_dir: Mutex::new(cache_dir),
             cache_read_only: AtomicBool::new(config.cache.read_only),
             dump: config.dump.clone(),
+            me: Weak::new(),
+            build_delay: Mutex::new(Duration::ZERO),
         })
     }
 }
@@ -495,6 +502,31 @@ impl Device {
     /// cost is per program (PoCL runs its front end once per program) pays it once.
     pub fn set_one_program(&self, on: bool) {
         self.one_program.store(on, Ordering::Relaxed);
+    }
+
+    /// Makes every later build from source (not from a cache) last at least `delay` longer:
+    /// tests use it to show that no call waits for a build in the background.
+    #[doc(hidden)]
+    pub fn set_build_delay(&self, delay: Duration) {
+        *self
+            .build_delay
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = delay;
+    }
+
+    /// The device as a shared handle, for work that outlives a call (the background thread's
+    /// builds); `None` for a device not opened by [`select`] (never in practice).
+    pub(crate) fn handle(&self) -> Option<Arc<Device>> {
+        self.me.upgrade()
+    }
+
+    /// Wraps a device opened by [`select`] in the shared handle [`handle`](Device::handle)
+    /// returns.
+    pub(crate) fn shared(mut self) -> Arc<Device> {
+        Arc::new_cyclic(|me| {
+            self.me = me.clone();
+            self
+        })
     }
 
     /// Sets options added to every later program build of this device (`clBuildProgram`'s, after

@@ -24,6 +24,7 @@
 //! for each). [`plan_records`] returns the search records to programs (the benches print them).
 
 mod cache;
+mod programs;
 mod search;
 
 pub use cache::{cache_root, clear_cache, export_plans, import_plans};
@@ -31,9 +32,7 @@ pub use cache::{cache_root, clear_cache, export_plans, import_plans};
 use std::any::Any;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -191,9 +190,6 @@ pub(crate) type Memo = HashMap<(String, String), Entry>;
 
 static RECORDS: Mutex<Vec<PlanRecord>> = Mutex::new(Vec::new());
 
-/// Candidate programs that failed to build, by (device, source) hash: their error.
-static BROKEN: Mutex<BTreeMap<u64, String>> = Mutex::new(BTreeMap::new());
-
 /// The searches run in this process so far, oldest first.
 pub fn plan_records() -> Vec<PlanRecord> {
     RECORDS
@@ -299,114 +295,6 @@ impl Device {
         let dir = self.program_cache_dir()?;
         let parent = dir.parent()?.join("plans");
         Some(parent.join(cache::file_name(&program.key_hash)))
-    }
-
-    /// The program holding candidate `c`'s kernel when it has its own (`None`: the region's
-    /// `base`), built on first use and cached as any program. A build that fails is logged
-    /// (`PARAC_LOG=plan`) and remembered for the process, so the candidate is dropped at once
-    /// on later calls.
-    fn own_program(&self, base: &Program, c: &Candidate) -> Result<Option<Arc<Program>>, Error> {
-        let Some(src) = &c.source else {
-            return Ok(None);
-        };
-        // The function's first program holds the model's plans too.
-        if base.has_kernel(&c.kernel) {
-            return Ok(None);
-        }
-        let src = src.text();
-        let name = format!("{}__{}", base.name(), c.label.replace('+', "_"));
-        let key = self.broken_key(src);
-        let mut broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(log) = broken.get(&key) {
-            return Err(Error::Build {
-                program: name,
-                log: log.clone(),
-                source_listing: String::new(),
-            });
-        }
-        drop(broken);
-        match self.program(&name, src, "") {
-            Ok(p) => Ok(Some(p)),
-            Err(e) => {
-                tracing::debug!(
-                    target: "parac::plan",
-                    "{name}: dropped, its program failed to build: {e}"
-                );
-                broken = BROKEN.lock().unwrap_or_else(PoisonError::into_inner);
-                broken.insert(key, e.to_string());
-                Err(e)
-            }
-        }
-    }
-
-    /// The program a call of function `name` starts from: `first` (the baseline's kernels and
-    /// the model's plans, `parac_core::codegen::launch::first_program`) where it builds, else
-    /// `baseline` (the baseline's kernels alone), each candidate then building its own. A
-    /// `first` that fails to build is logged (`PARAC_LOG=plan`) and remembered for the process,
-    /// as a candidate's program is.
-    pub(crate) fn first_program(
-        &self,
-        name: &str,
-        first: &str,
-        baseline: &str,
-    ) -> Result<Arc<Program>, Error> {
-        let key = self.broken_key(first);
-        let broken = BROKEN
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(&key);
-        if !broken {
-            let built = !self.has_program(first, "");
-            let t = Instant::now();
-            match self.program(name, first, "") {
-                Ok(p) => {
-                    // What a build costs here, as the search's steps that build a candidate
-                    // expect it (an over-estimate: this program holds several kernels, so those
-                    // steps wait for a larger carried budget and later calls stay cheap).
-                    if built && !p.from_disk() {
-                        learn(0, t.elapsed().as_secs_f64());
-                    }
-                    return Ok(p);
-                }
-                Err(e) => {
-                    tracing::debug!(
-                        target: "parac::plan",
-                        "{name}: the program with the model's plans failed to build, \
-                         building the baseline's alone: {e}"
-                    );
-                    BROKEN
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(key, e.to_string());
-                }
-            }
-        }
-        self.program(name, baseline, "")
-    }
-
-    /// The key of a candidate's program in [`BROKEN`].
-    fn broken_key(&self, src: &str) -> u64 {
-        let mut h = DefaultHasher::new();
-        (self as *const Device as usize).hash(&mut h);
-        src.hash(&mut h);
-        h.finish()
-    }
-
-    /// Which kind of step (see [`STEP_COST`]) timing candidate `c` is: one that builds its
-    /// program (0) or not (1).
-    fn step_kind(&self, base: &Program, c: &Candidate) -> usize {
-        let Some(src) = &c.source else {
-            return 1;
-        };
-        if base.has_kernel(&c.kernel) {
-            return 1;
-        }
-        let src = src.text();
-        let broken = BROKEN
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(&self.broken_key(src));
-        usize::from(broken || self.has_program(src, ""))
     }
 
     /// The kind of device the model ranks plans for: a GPU, or a CPU device (any other).
@@ -812,6 +700,8 @@ impl Device {
         let allowance = budget.as_secs_f64() + carry;
         // The expected cost of the step that did not fit.
         let mut waits: Option<f64> = None;
+        // The candidate whose program the background thread builds for the next step.
+        let mut building: Option<String> = None;
         let outcome = (|| -> Result<bool, Error> {
             first?;
             self.finish()?;
@@ -820,6 +710,14 @@ impl Device {
                     return Ok(true);
                 };
                 let (label, local, leader, c, kind) = describe_step(&step, &search);
+                // A candidate whose program is not built yet is built on the background thread
+                // and timed by a later call once it is: no call waits for a candidate's build.
+                if kind == 0 && budget != Duration::MAX {
+                    if let Some(c) = c.filter(|c| self.build_later(program, c)) {
+                        building = Some(c.label.to_string());
+                        return Ok(false);
+                    }
+                }
                 if fresh && !budget.is_zero() && budget != Duration::MAX {
                     waits = Some(expected(kind));
                     return Ok(false);
@@ -877,29 +775,35 @@ impl Device {
             e.reported = true;
             e.saved = saved.clone();
         }
+        // What comes next, for the log.
+        let next = match (&building, waits) {
+            (Some(label), _) => {
+                format!("{label}'s program builds in the background, a later call times it")
+            }
+            (None, Some(cost)) => format!(
+                "the next timing (about {cost:.2} s) waits for later calls ({:.2} s saved for it)",
+                (allowance - seconds).max(0.0)
+            ),
+            (None, None) => "later calls go on".to_string(),
+        };
         if steps == 0 {
             // The carry is the file's too: a later process goes on saving for the step.
             self.store_plans(program, key.clone(), saved.clone(), None);
-            {
-                tracing::debug!(
-                    target: "parac::plan",
-                    "{}/{} [{}]: {}; budget {}: the next timing (about {:.2} s) waits for later \
-                     calls ({:.2} s saved for it)",
-                    program.name(),
-                    key.0,
-                    key.1,
-                    choice
-                        .as_ref()
-                        .map_or("the model's plan".to_string(), |c| format!(
-                            "{}@{}",
-                            c.label,
-                            fmt_local(&c.local)
-                        )),
-                    search::fmt_budget(budget),
-                    waits.unwrap_or(0.0),
-                    (allowance - seconds).max(0.0)
-                );
-            }
+            tracing::debug!(
+                target: "parac::plan",
+                "{}/{} [{}]: {}; budget {}: {next}",
+                program.name(),
+                key.0,
+                key.1,
+                choice
+                    .as_ref()
+                    .map_or("the model's plan".to_string(), |c| format!(
+                        "{}@{}",
+                        c.label,
+                        fmt_local(&c.local)
+                    )),
+                search::fmt_budget(budget),
+            );
             outcome?;
             return Ok(choice);
         }
@@ -913,7 +817,7 @@ impl Device {
                 &sizes,
                 budget,
                 outcome.is_err(),
-                waits,
+                &next,
             )
         };
         if seconds > PROGRESS_AFTER.as_secs_f64() {
@@ -969,7 +873,7 @@ impl Device {
         sizes: &[Vec<usize>],
         budget: Duration,
         failed: bool,
-        waits: Option<f64>,
+        next: &str,
     ) -> String {
         let model = cs.first().map_or("baseline", |c| c.label.as_str());
         let model_ms = r
@@ -983,10 +887,6 @@ impl Device {
         } else if r.complete {
             format!("search complete ({n} plans timed)")
         } else {
-            let next = match waits {
-                Some(cost) => format!("the next timing (about {cost:.2} s) waits for later calls"),
-                None => "later calls go on".to_string(),
-            };
             format!(
                 "budget {}: {n} of {} plans timed, {next}",
                 search::fmt_budget(budget),

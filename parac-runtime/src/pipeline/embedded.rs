@@ -54,13 +54,19 @@ pub fn dump_ir(rt: &Runtime, source: &'static str) -> Result<(), Error> {
 }
 
 /// Runs the one function of `source` (a `parac!` function's tokens as text) on `dev`, with its
-/// arguments in parameter order. The macro has compiled the same text already, so a compile
-/// error here is a bug of the compiler's determinism; it is reported as [`Error::Compile`].
+/// arguments in parameter order, and gives its return value; or gives `None` where the call is
+/// to take the CPU path instead, while the function warms up on the device
+/// ([`WarmUp::CpuPath`](crate::WarmUp), `warm.rs`). The macro has compiled the same text
+/// already, so a compile error here is a bug of the compiler's determinism; it is reported as
+/// [`Error::Compile`].
 pub fn run_embedded(
     rt: &Runtime,
     dev: &Device,
     source: &'static str,
     args: &mut [HostArg],
-) -> Result<Option<Val>, Error> {
-    pipeline(source)?.run_device(rt, dev, 0, args)
+) -> Result<Option<Option<Val>>, Error> {
+    if !super::warm::on_device(rt, dev, source, args) {
+        return Ok(None);
+    }
+    pipeline(source)?.run_device(rt, dev, 0, args).map(Some)
 }

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use parac_core::interp::{Arg, Data, Val, cast};
 use parac_core::ir::Scalar;
 
+use crate::layout::gather_strided;
 use crate::{Element, Elements, ElementsMut, MatrixMut, MatrixRef, Pitch};
 
 /// One argument of a call, in `Function::params` order.
@@ -90,6 +91,30 @@ macro_rules! lang {
             SliceMut, ElementsMut, $($t => $v),*
         );
 
+        /// A copy of an input's elements and the pitch it is laid out in (a strided one
+        /// gathered into rows without gaps); `None` for a refused layout.
+        fn copy_in(s: &Slice, shape: &[usize], pitch: Pitch) -> Option<(Data, Pitch)> {
+            Some(match s {
+                $(Slice::$v(Elements::Slice(d)) => (Data::$v(d.to_vec()), pitch),
+                Slice::$v(Elements::Strided(d)) => {
+                    (Data::$v(gather_strided(d)), Pitch::contiguous(shape))
+                }
+                Slice::$v(Elements::Refused(_)) => return None,)*
+            })
+        }
+
+        /// As `copy_in`, of an output (whose elements a function may read before it writes
+        /// them).
+        fn copy_out(s: &SliceMut, shape: &[usize], pitch: Pitch) -> Option<(Data, Pitch)> {
+            Some(match s {
+                $(SliceMut::$v(ElementsMut::Slice(d)) => (Data::$v(d.to_vec()), pitch),
+                SliceMut::$v(ElementsMut::Strided(d)) => {
+                    (Data::$v(gather_strided(&d.as_strided())), Pitch::contiguous(shape))
+                }
+                SliceMut::$v(ElementsMut::Refused(_)) => return None,)*
+            })
+        }
+
         /// Borrows tensor data as a [`Slice`] (`None` for `i64`/`u64`, which no matrix of the
         /// language holds).
         fn data_slice(d: &Data) -> Option<Slice<'_>> {
@@ -142,6 +167,43 @@ impl HostArg<'_> {
             HostArg::In(shape, _, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, s.len())),
             HostArg::Out(shape, _, s) => ArgInfo::Matrix(s.elem(), shape, len(shape, s.len())),
             HostArg::Scalar(v) => ArgInfo::Scalar(*v),
+        }
+    }
+}
+
+/// A call's argument copied, for a run that outlives the call (a warm-up on the background
+/// thread, `warm.rs`).
+pub(crate) enum OwnedArg {
+    In(Vec<usize>, Pitch, Data),
+    Out(Vec<usize>, Pitch, Data),
+    Scalar(Val),
+}
+
+impl OwnedArg {
+    /// A copy of `a`; `None` for a matrix whose layout is refused (the call reports it).
+    pub(crate) fn of(a: &HostArg) -> Option<OwnedArg> {
+        Some(match a {
+            HostArg::In(shape, pitch, s) => {
+                let (d, p) = copy_in(s, shape, *pitch)?;
+                OwnedArg::In(shape.to_vec(), p, d)
+            }
+            HostArg::Out(shape, pitch, s) => {
+                let (d, p) = copy_out(s, shape, *pitch)?;
+                OwnedArg::Out(shape.to_vec(), p, d)
+            }
+            HostArg::Scalar(v) => OwnedArg::Scalar(*v),
+        })
+    }
+
+    /// The copy, borrowed as the call's argument was.
+    pub(crate) fn borrow(&mut self) -> HostArg<'_> {
+        const LANG: &str = "copied from a matrix of the language";
+        match self {
+            OwnedArg::In(shape, pitch, d) => HostArg::In(shape, *pitch, data_slice(d).expect(LANG)),
+            OwnedArg::Out(shape, pitch, d) => {
+                HostArg::Out(Cow::Borrowed(shape), *pitch, data_slice_mut(d).expect(LANG))
+            }
+            OwnedArg::Scalar(v) => HostArg::Scalar(*v),
         }
     }
 }

@@ -25,6 +25,7 @@
 mod device;
 mod embedded;
 mod host_arg;
+mod warm;
 
 use std::cell::OnceCell;
 use std::collections::HashSet;
