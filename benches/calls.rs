@@ -1,8 +1,9 @@
 //! Every call fast (issue 28): a fresh process per pipeline and setting, parac's program and plan
 //! caches empty (a new directory) and PoCL's kernel cache off, the default plan policy: the time
 //! of the first call, of each of the next 30, and (after `Runtime::wait_for_background`) the
-//! median of 10 warm calls. Pipelines: the four of APPS.md at their bench sizes and two of our
-//! own at 3840x2160 (`benches/own`).
+//! median of 10 warm calls (the searched plans), then of 10 calls of the model's plans on the
+//! same runtime (`PlanPolicy::Model`). Pipelines: the four of APPS.md at their bench sizes and two of our
+//! own at 3840x2160 (`benches/own`; the six after the four).
 //!
 //! `cargo bench --bench calls` on the device `PARAC_DEVICE` names (default `opencl`), once with
 //! the default warm-up (`PARAC_WARM_UP=auto`: the CPU path while a CPU device warms up) and once
@@ -34,6 +35,10 @@ const PIPELINES: &[&str] = &[
     "unsharp",
     "sobel_mean",
     "unsharp7",
+    "gauss5",
+    "opening3",
+    "gray_threshold",
+    "half_sharpen",
 ];
 const CALLS: usize = 30;
 
@@ -88,6 +93,31 @@ fn caller(name: &str) -> Box<dyn FnMut(&Runtime)> {
             let mut out = Matrix::<u8>::zeros([m, n]);
             Box::new(move |rt| own::unsharp7(rt, &src, &mut out).expect("unsharp7"))
         }
+        "gauss5" => {
+            let src = data::structured_u8(m, n, 7);
+            let mut out = Matrix::<u8>::zeros([m, n]);
+            Box::new(move |rt| own::gauss5(rt, &src, &mut out).expect("gauss5"))
+        }
+        "opening3" => {
+            let src = data::structured_u8(m, n, 8);
+            let mut out = Matrix::<u8>::zeros([m, n]);
+            Box::new(move |rt| own::opening3(rt, &src, &mut out).expect("opening3"))
+        }
+        "gray_threshold" => {
+            let v: Vec<u8> = (0..3)
+                .flat_map(|c| data::structured_u8(m, n, 9 + c).as_slice().to_vec())
+                .collect();
+            let img = Matrix::<u8>::from_vec([3, m, n], v).expect("shape");
+            let (mut gray, mut mask) = (Matrix::<u8>::zeros([m, n]), Matrix::<u8>::zeros([m, n]));
+            Box::new(move |rt| {
+                own::gray_threshold(rt, &img, &mut gray, &mut mask).expect("gray_threshold")
+            })
+        }
+        "half_sharpen" => {
+            let src = data::structured_u8(m, n, 12);
+            let mut out = Matrix::<u8>::zeros([m / 2, n / 2]);
+            Box::new(move |rt| own::half_sharpen(rt, &src, &mut out).expect("half_sharpen"))
+        }
         _ => panic!("no pipeline {name}"),
     }
 }
@@ -121,6 +151,9 @@ fn child(name: &str) {
             ms(t)
         })
         .collect();
+    if std::env::var_os("PARAC_BENCH_VERBOSE").is_some() {
+        eprintln!("{name}: calls (ms) {calls:.1?}");
+    }
     let t = Instant::now();
     rt.wait_for_background();
     let waited = ms(t);
@@ -131,11 +164,25 @@ fn child(name: &str) {
             ms(t)
         })
         .collect();
+    // The model's first choice, on the same runtime (its kernels built and compiled by the
+    // search): what a call runs until the search is done.
+    let mut rt = rt;
+    rt.set_policy(parac::PlanPolicy::Model);
+    call(&rt);
+    let model: Vec<f64> = (0..10)
+        .map(|_| {
+            let t = Instant::now();
+            call(&rt);
+            ms(t)
+        })
+        .collect();
     let (med, max) = (median(&calls), calls.iter().copied().fold(0.0, f64::max));
+    let (warm, model) = (median(&warm), median(&model));
     println!(
-        "| {name} | {first:.0} | {med:.1} | {max:.1} | {:.2} | {waited:.0} | {:.1} |",
+        "| {name} | {first:.0} | {med:.1} | {max:.1} | {:.2} | {waited:.0} | {warm:.1} | {model:.1} \
+         | {:.2} |",
         max / med,
-        median(&warm)
+        model / warm
     );
 }
 
@@ -156,9 +203,10 @@ fn main() {
         println!("\nPARAC_WARM_UP={mode}, caches empty, default policy");
         println!(
             "| pipeline | first call ms | median of the next {CALLS} ms | max ms | max / median \
-             | wait for the background ms | warm median ms |"
+             | wait for the background ms | warm median ms | model's plan ms | model / \
+             searched |"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for name in PIPELINES {
             if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
                 continue;

@@ -40,6 +40,6 @@ pub mod __private {
     /// The CPU path: inputs and outputs as contiguous slices.
     pub use crate::layout::{Contiguous, ContiguousMut, contiguous, contiguous_mut};
     /// The OpenCL path: the function's source run by the runtime's executor.
-    pub use crate::pipeline::{FromVal, HostArg, dump_ir, returned, run_embedded};
+    pub use crate::pipeline::{FromVal, HostArg, Ran, dump_ir, returned, run_embedded};
     pub use rayon;
 }

@@ -166,7 +166,8 @@ fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {
 /// per thread) and run by its executor on the caller's matrices, borrowed as they are. All the host
 /// logic of a device call (views, programs, plans, proofs, launches, reductions, the error
 /// flag) lives in the runtime, once, for this and for `Pipeline`. While the function warms up
-/// on the device the runtime answers `None` and the call goes on to the CPU path below.
+/// on the device the runtime answers `Ran::CpuPath` and the call goes on to the CPU path below,
+/// holding the turn (`__cpu_turn`) until it returns.
 fn device_call(f: &ast::Function, ret: &TokenStream) -> TokenStream {
     let args = f.params.iter().map(|p| {
         let n = &p.name;
@@ -177,12 +178,14 @@ fn device_call(f: &ast::Function, ret: &TokenStream) -> TokenStream {
         }
     });
     quote! {
+        let __cpu_turn;
         if let ::core::option::Option::Some(__dev) = rt.device() {
             let mut __args = [#(#args),*];
-            if let ::core::option::Option::Some(__ret) =
-                ::parac::__private::run_embedded(rt, __dev, __SOURCE, &mut __args)?
-            {
-                return ::core::result::Result::Ok(::parac::__private::returned::<#ret>(__ret));
+            match ::parac::__private::run_embedded(rt, __dev, __SOURCE, &mut __args)? {
+                ::parac::__private::Ran::Device(__ret) => {
+                    return ::core::result::Result::Ok(::parac::__private::returned::<#ret>(__ret));
+                }
+                ::parac::__private::Ran::CpuPath(__turn) => __cpu_turn = __turn,
             }
         }
     }

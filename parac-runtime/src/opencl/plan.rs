@@ -960,6 +960,8 @@ impl Device {
         let Ok(own) = self.own_program(program, c) else {
             return (None, 0);
         };
+        // A warm-up's timing waits for the calls running on the CPU path meanwhile.
+        crate::background::yield_to_calls();
         let run = || {
             let events = self
                 .enqueue(program, own.as_deref(), &ls, args, true)

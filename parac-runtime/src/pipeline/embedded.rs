@@ -23,7 +23,7 @@ thread_local! {
 }
 
 /// The pipeline of `source`, compiled on this thread's first use.
-fn pipeline(source: &'static str) -> Result<Rc<Pipeline>, Error> {
+pub(super) fn pipeline(source: &'static str) -> Result<Rc<Pipeline>, Error> {
     let key = (source.as_ptr() as usize, source.len());
     if let Some(p) = PIPELINES.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(p);
@@ -53,20 +53,31 @@ pub fn dump_ir(rt: &Runtime, source: &'static str) -> Result<(), Error> {
     Ok(())
 }
 
+/// What [`run_embedded`] did.
+#[derive(Debug)]
+pub enum Ran {
+    /// The call ran on the device and returned this.
+    Device(Option<Val>),
+    /// The call is to run on the CPU path while the function warms up on the device
+    /// ([`WarmUp::CpuPath`](crate::WarmUp), `warm.rs`); the caller holds the turn until it
+    /// returns, so that the background thread's timings wait for it.
+    CpuPath(crate::background::CpuTurn),
+}
+
 /// Runs the one function of `source` (a `parac!` function's tokens as text) on `dev`, with its
-/// arguments in parameter order, and gives its return value; or gives `None` where the call is
-/// to take the CPU path instead, while the function warms up on the device
-/// ([`WarmUp::CpuPath`](crate::WarmUp), `warm.rs`). The macro has compiled the same text
-/// already, so a compile error here is a bug of the compiler's determinism; it is reported as
-/// [`Error::Compile`].
+/// arguments in parameter order (or tells the caller to take the CPU path: [`Ran`]). The macro
+/// has compiled the same text already, so a compile error here is a bug of the compiler's
+/// determinism; it is reported as [`Error::Compile`].
 pub fn run_embedded(
     rt: &Runtime,
     dev: &Device,
     source: &'static str,
     args: &mut [HostArg],
-) -> Result<Option<Option<Val>>, Error> {
+) -> Result<Ran, Error> {
     if !super::warm::on_device(rt, dev, source, args) {
-        return Ok(None);
+        return Ok(Ran::CpuPath(crate::background::CpuTurn::new()));
     }
-    pipeline(source)?.run_device(rt, dev, 0, args).map(Some)
+    pipeline(source)?
+        .run_device(rt, dev, 0, args)
+        .map(Ran::Device)
 }

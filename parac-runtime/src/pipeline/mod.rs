@@ -40,7 +40,8 @@ use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 
 pub use parac_core::interp::{Arg, Data, Tensor, Val};
 
-pub use embedded::{dump_ir, run_embedded};
+pub use crate::background::CpuTurn;
+pub use embedded::{Ran, dump_ir, run_embedded};
 pub use host_arg::{FromVal, HostArg, IntoVal, Lang, Slice, SliceMut, returned};
 
 use host_arg::ArgInfo;

@@ -105,7 +105,8 @@ pub(super) fn on_device(
         let t = Instant::now();
         let mut args: Vec<HostArg> = owned.iter_mut().map(OwnedArg::borrow).collect();
         let dev = warm.device().expect("a warm-up runs on an OpenCL device");
-        match super::embedded::run_embedded(&warm, dev, source, &mut args) {
+        match super::embedded::pipeline(source).and_then(|p| p.run_device(&warm, dev, 0, &mut args))
+        {
             Ok(_) => tracing::info!(
                 target: "parac::warm_up",
                 "`{name}`: warmed up on {} in {:.2} s; its calls run there now",
