@@ -164,6 +164,27 @@ fn child(name: &str) {
             ms(t)
         })
         .collect();
+    if std::env::var_os("PARAC_BENCH_VERBOSE").is_some() {
+        // Per region: the searched choice against the model's first choice (timed first).
+        for r in parac::opencl::plan_records().iter().filter(|r| r.complete) {
+            let ms = |l: &str, wg: &Option<Vec<usize>>| {
+                r.times
+                    .iter()
+                    .find(|t| t.0 == l && (wg.is_none() || &t.1 == wg))
+                    .map_or(f64::NAN, |t| t.2)
+            };
+            let first = r.times.first().map_or("-", |t| t.0.as_str());
+            eprintln!(
+                "{name}/{} [{}]: searched {}@{:?} {:.3} ms, model {first} {:.3} ms",
+                r.region,
+                r.class,
+                r.chosen.0,
+                r.chosen.1,
+                ms(&r.chosen.0, &r.chosen.1),
+                ms(first, &None)
+            );
+        }
+    }
     // The model's first choice, on the same runtime (its kernels built and compiled by the
     // search): what a call runs until the search is done.
     let mut rt = rt;

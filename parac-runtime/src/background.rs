@@ -9,9 +9,9 @@
 //! that builds), so that a build shares the cores with calls mostly when they leave them idle.
 //!
 //! Calls come first: while a call runs on the CPU path for a function that warms up
-//! ([`CpuTurn`]), the background thread starts no timing of a candidate (it waits, at most
-//! [`YIELD_AT_MOST`] each time): a timing would share the cores with the call, slowing the call
-//! and spoiling the timing. A build already under way goes on.
+//! ([`CpuTurn`]), the background thread starts no launch of a region and no run of a timing (it
+//! waits, at most [`YIELD_AT_MOST`] each time): it would share the cores with the call, slowing
+//! the call and spoiling the timing. A build already under way goes on.
 
 use std::cell::Cell;
 use std::collections::HashSet;

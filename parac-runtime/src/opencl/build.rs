@@ -154,7 +154,15 @@ impl Device {
             .map_err(|e| cl_error(format!("clCreateProgramWithSource({name})"), e.0, ""))?;
         let devices = [self.device.id()];
         match program.build(&devices, options) {
-            Ok(()) => Ok(program),
+            Ok(()) => {
+                // The compiler's warnings of a program that built go to the `build` log target,
+                // never to stderr (the generated kernels are meant to compile without any).
+                let log = program.get_build_log(self.device.id()).unwrap_or_default();
+                if !log.trim().is_empty() {
+                    tracing::debug!(target: "parac::build", program = name, "build log: {}", log.trim_end());
+                }
+                Ok(program)
+            }
             Err(e) => {
                 let log = program
                     .get_build_log(self.device.id())

@@ -50,7 +50,7 @@ pub use launch::Arg;
 pub use partition::{Bound, interior};
 pub use plan::{
     Candidate, PlanRecord, RegionPlans, cache_root, clear_cache, describe as describe_plan,
-    export_plans, import_plans, plan_records,
+    export_plans, import_plans, plan_records, timings_made,
 };
 pub(crate) use program::dump;
 pub use program::{Program, Source};

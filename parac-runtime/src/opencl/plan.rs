@@ -4,7 +4,9 @@
 //! candidates are timed with profiling events for each (region, size class), in the model's
 //! order and adaptively (`search.rs`), within a budget of time per region and call
 //! (`PARAC_SEARCH_BUDGET`, default 0.1 s, not counting the build of the model's plan; `0`: one
-//! timing per call; `inf`: the whole search at once). The call that starts a search builds and
+//! timing per call; `inf`: the whole search at once). A candidate whose program is not built is
+//! built on the background thread (`programs.rs`) and timed by a later call once it is, so no
+//! call waits for a candidate's build (a search without a budget builds on its own thread). The call that starts a search builds and
 //! times the model's plan only and leaves its budget to the next call, so that a first call
 //! costs about one build and one run of the model's plan. A timing starts only if it is expected to
 //! fit in what is left ([`STEP_COST`]: what timings cost in this process, those that build a
@@ -189,6 +191,15 @@ fn seed_step_costs(costs: &BTreeMap<usize, f64>) {
 pub(crate) type Memo = HashMap<(String, String), Entry>;
 
 static RECORDS: Mutex<Vec<PlanRecord>> = Mutex::new(Vec::new());
+
+/// Timings made in this process.
+static TIMINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The number of plans the searches of this process have timed so far (each candidate at a
+/// work-group size, and each timing again), for a progress display (`parac tune`).
+pub fn timings_made() -> u64 {
+    TIMINGS.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// The searches run in this process so far, oldest first.
 pub fn plan_records() -> Vec<PlanRecord> {
@@ -480,6 +491,8 @@ impl Device {
         if global.contains(&0) {
             return Ok(0);
         }
+        // A warm-up's launches wait for the calls running on the CPU path meanwhile.
+        crate::background::yield_to_calls();
         let cands = &plans.candidates[..];
         let by_label = |l: &str| cands.iter().position(|c| c.label == l && self.feasible(c));
         // The model's first-ranked candidate on this device that fits it and builds (the
@@ -960,9 +973,10 @@ impl Device {
         let Ok(own) = self.own_program(program, c) else {
             return (None, 0);
         };
-        // A warm-up's timing waits for the calls running on the CPU path meanwhile.
-        crate::background::yield_to_calls();
+        TIMINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let run = || {
+            // A warm-up's runs wait for the calls running on the CPU path meanwhile.
+            crate::background::yield_to_calls();
             let events = self
                 .enqueue(program, own.as_deref(), &ls, args, true)
                 .ok()?;

@@ -1,7 +1,11 @@
 //! `parac tune`: every region's plan search run to its end, ahead of time, into the plan cache.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
 
 use parac::PlanPolicy;
 use parac::pipeline::Arg;
@@ -89,7 +93,10 @@ pub fn tune(args: TuneArgs) -> Outcome {
             .collect();
         let before = parac::opencl::plan_records().len();
         let start = Instant::now();
-        if let Err(e) = p.run(&rt, &f.name, &mut call) {
+        let bar = Progress::start(&f.name, f.regions.len(), before);
+        let ran = p.run(&rt, &f.name, &mut call);
+        bar.finish();
+        if let Err(e) = ran {
             eprintln!("error: `{}`: {e}", f.name);
             failed = true;
             continue;
@@ -195,4 +202,57 @@ fn program_source(path: &Path, text: &str) -> Result<String, String> {
         return Err(format!("{path}: no `parac! {{ ... }}` block"));
     }
     Ok(out)
+}
+
+/// A progress bar on stderr while a function's searches run (drawn only on a terminal): regions
+/// searched of the function's regions, plans timed, time left (from the regions' pace). A
+/// thread polls the search records and the timing count; the search itself runs on the caller's
+/// thread.
+struct Progress {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(function: &str, regions: usize, records_before: usize) -> Progress {
+        let bar = ProgressBar::new(regions as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} regions, {msg}, {elapsed} (left {eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(function.to_string());
+        let done = Arc::new(AtomicBool::new(false));
+        let timings_before = parac::opencl::timings_made();
+        let (stop, name) = (Arc::clone(&done), function.to_string());
+        let thread = std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let searched = parac::opencl::plan_records()
+                    .iter()
+                    .skip(records_before)
+                    .filter(|r| r.program == name)
+                    .count();
+                bar.set_position(searched as u64);
+                bar.set_message(format!(
+                    "{} plans timed",
+                    parac::opencl::timings_made() - timings_before
+                ));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            bar.finish_and_clear();
+        });
+        Progress {
+            done,
+            thread: Some(thread),
+        }
+    }
+
+    fn finish(mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
