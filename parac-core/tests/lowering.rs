@@ -319,3 +319,19 @@ fn host_length_windows_are_loops_checked_at_their_tokens() {
         assert!(e.contains(want), "{e:?} should say {want:?}");
     }
 }
+
+/// Regression (found by the random programs): the peephole's float division of a divisor holding
+/// a window of host length put the window's fold under the zero test's arms, where the OpenCL
+/// printer cannot run it (a panic printing every candidate); such a division stays the checked
+/// one.
+#[test]
+fn a_host_length_window_in_a_divisor_prints_in_every_candidate() {
+    let f = ok("fn f(a: &u8[M][N], o: &mut u8[M][N]) {
+        parac_iterator it(0:M:1; 0:N:1) {
+            let v: i16 = a[itx][ity] / ((parac_matrix_max(a[clamp(itx, 0, M - 3):(3 + M - M):1][clamp(ity, 0, N - 3):(3 + N - N):1]) & 7) + 1);
+            o[itx][ity] = v;
+        }
+    }");
+    let text = parac_core::codegen::launch::all_programs(&f);
+    assert!(text.contains("__kernel"), "{text}");
+}
