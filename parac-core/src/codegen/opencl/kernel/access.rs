@@ -92,6 +92,26 @@ impl Printer<'_> {
         let (name, pitch) = self.buffer(buf);
         if lanes > 1 {
             let at = self.linear(buf, idx, &pitch);
+            let elem = match buf {
+                Buf::Matrix(m) => self.f.matrices[m].elem,
+                Buf::Temp(t) => self.func.temps[t].elem,
+            };
+            // A vector past 32 bytes as an argument of `vloadN`/`vstoreN` changes the call's ABI
+            // on an x86 CPU without AVX-512, which PoCL's compiler warns about on stderr ("AVX
+            // vector argument ... changes the ABI"): two halves instead, the same accesses.
+            if lanes % 2 == 0 && lanes as usize * elem.bytes() > 32 {
+                let h = lanes / 2;
+                let t = format!("{}{lanes}", cty(elem));
+                return match value {
+                    Some(v) => format!(
+                        "{{ const {t} pc_v = {v}; vstore{h}(pc_v.lo, 0, {name} + {at}); \
+                         vstore{h}(pc_v.hi, 0, {name} + {at} + {h}); }}"
+                    ),
+                    None => format!(
+                        "(({t})(vload{h}(0, {name} + {at}), vload{h}(0, {name} + {at} + {h})))"
+                    ),
+                };
+            }
             return match value {
                 Some(v) => format!("vstore{lanes}({v}, 0, {name} + {at});"),
                 None => format!("vload{lanes}(0, {name} + {at})"),
