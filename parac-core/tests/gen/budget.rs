@@ -58,7 +58,12 @@ impl Budget {
             start: Instant::now(),
             done: 0,
         };
-        eprintln!("[{test}] seed {seed:#x}, {}", b.limit());
+        // Past the test harness's capture (it keeps `eprintln!` until the test ends): a run
+        // that aborts (a stack overflow) still leaves its seed on stderr.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("[{test}] seed {seed:#x}, {}\n", b.limit()).as_bytes(),
+        );
         b
     }
 
