@@ -662,8 +662,26 @@ fn known(key: &str) -> bool {
     !strict() && KNOWN.iter().any(|k| key.contains(k))
 }
 
+/// The stack the random programs run on. The default test thread's 2 MiB overflowed in a debug
+/// build on seed 0x6b0a101663fe3 (`PARAC_FUZZ_SECONDS=240`): `lir::pass::select_loads`'
+/// `Merge` recurses once per level of an expression, three frames each, and 16-lane kernels
+/// (the CPU device's first choice since the model's change of 2026-11-27) make deep ones. An
+/// open bug (the compiler should fit 2 MiB, as `tests/fuzz.rs` checks for the front end), not
+/// this test's subject: the test runs on 64 MiB so that it checks results.
+const STACK: usize = 64 * 1024 * 1024;
+
 #[test]
 fn random_programs() {
+    std::thread::Builder::new()
+        .name("random_programs".into())
+        .stack_size(STACK)
+        .spawn(random_programs_body)
+        .expect("a thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+}
+
+fn random_programs_body() {
     let start = Instant::now();
     avoid_known();
     let budget = RefCell::new(progen::budget::Budget::from_env("random_programs", SECONDS));
