@@ -517,6 +517,7 @@ mod tests {
             ("PARAC_SEARCH_BUDGET", "0.25", |c| {
                 c.policy == PlanPolicy::SearchBudget(Duration::from_millis(250))
             }),
+            ("PARAC_WARM_UP", "wait", |c| c.warm_up == WarmUp::Wait),
             ("PARAC_CACHE", "0", |c| {
                 !c.cache.enabled && c.cache.root().is_none()
             }),
