@@ -262,6 +262,8 @@ fn no_call_waits_for_a_candidates_build() {
             &format!("after the builds, call {calls}"),
         );
     }
+    // Builds still queued would write into the cache directory after it is removed.
+    rt.wait_for_background();
 }
 
 /// A search stopped by its budget goes on in another runtime (another process) from what the
