@@ -212,6 +212,8 @@ fn a_small_budget_spreads_the_search_over_calls() {
     let rs = records(name);
     assert!(rs.iter().all(|r| r.steps > 0), "{rs:?}");
     assert!(rs.len() <= calls);
+    // Builds still queued would write into the cache directory after it is removed.
+    rt.wait_for_background();
 }
 
 /// No call waits for a candidate's build: with builds made slow on purpose (3 s each), the calls
@@ -420,6 +422,7 @@ fn a_broken_or_unwritable_plan_cache_does_not_fail_a_call() {
         for i in 0..2 {
             call_exact(&p, &rt, name, &src, &format!("read-only, call {i}"));
         }
+        rt.wait_for_background();
         let _ =
             std::fs::set_permissions(cache.join("plans"), std::fs::Permissions::from_mode(0o755));
     }
