@@ -126,6 +126,17 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// The wall times of `n` calls, in milliseconds.
+fn timed(n: usize, call: &mut dyn FnMut(&Runtime), rt: &Runtime) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            call(rt);
+            ms(t)
+        })
+        .collect()
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -144,26 +155,14 @@ fn child(name: &str) {
     let t = Instant::now();
     call(&rt);
     let first = ms(t);
-    let calls: Vec<f64> = (0..CALLS)
-        .map(|_| {
-            let t = Instant::now();
-            call(&rt);
-            ms(t)
-        })
-        .collect();
+    let calls = timed(CALLS, &mut call, &rt);
     if std::env::var_os("PARAC_BENCH_VERBOSE").is_some() {
         eprintln!("{name}: calls (ms) {calls:.1?}");
     }
     let t = Instant::now();
     rt.wait_for_background();
     let waited = ms(t);
-    let warm: Vec<f64> = (0..10)
-        .map(|_| {
-            let t = Instant::now();
-            call(&rt);
-            ms(t)
-        })
-        .collect();
+    let warm = timed(10, &mut call, &rt);
     if std::env::var_os("PARAC_BENCH_VERBOSE").is_some() {
         // Per region: the searched choice against the model's first choice (timed first).
         for r in parac::opencl::plan_records().iter().filter(|r| r.complete) {
@@ -190,13 +189,7 @@ fn child(name: &str) {
     let mut rt = rt;
     rt.set_policy(parac::PlanPolicy::Model);
     call(&rt);
-    let model: Vec<f64> = (0..10)
-        .map(|_| {
-            let t = Instant::now();
-            call(&rt);
-            ms(t)
-        })
-        .collect();
+    let model = timed(10, &mut call, &rt);
     let (med, max) = (median(&calls), calls.iter().copied().fold(0.0, f64::max));
     let (warm, model) = (median(&warm), median(&model));
     println!(

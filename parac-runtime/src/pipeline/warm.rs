@@ -39,6 +39,13 @@ fn states() -> std::sync::MutexGuard<'static, Option<HashMap<u64, State>>> {
     STATES.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Marks a (device, function, shapes) ready: its calls run on the device.
+fn ready(key: u64) {
+    if let Some(m) = states().as_mut() {
+        m.insert(key, State::Ready);
+    }
+}
+
 /// The name of the function `source` defines (`fn <name> (...`), for the log.
 fn function_name(source: &str) -> &str {
     let rest = source.trim_start().strip_prefix("fn").unwrap_or(source);
@@ -119,15 +126,11 @@ pub(super) fn on_device(
                 dev.info().name
             ),
         }
-        if let Some(m) = states().as_mut() {
-            m.insert(key, State::Ready);
-        }
+        ready(key);
     });
     if !queued {
         // Not queued (the background thread is gone): run on the device.
-        if let Some(m) = states().as_mut() {
-            m.insert(key, State::Ready);
-        }
+        ready(key);
         return true;
     }
     false
