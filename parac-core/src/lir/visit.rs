@@ -3,6 +3,13 @@
 
 use super::{ExprId, ExprKind, Func, Stmt, StmtId};
 
+/// Runs `f`, first moving to a new stack segment (on the heap) if less than 128 KiB of this
+/// one is left: every recursion over the LIR's expressions goes through it, so a deep
+/// expression (a long chain of taps or lanes) compiles on a caller's 2 MiB thread.
+pub fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, f)
+}
+
 /// The children of an expression, in order.
 pub fn expr_children(kind: &ExprKind) -> Vec<ExprId> {
     match kind {
@@ -101,9 +108,11 @@ pub trait Visitor {
 
 /// Visits the children of `e`.
 pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, f: &Func, e: ExprId) {
-    for c in expr_children(&f.exprs[e].kind) {
-        v.visit_expr(f, c);
-    }
+    deep(|| {
+        for c in expr_children(&f.exprs[e].kind) {
+            v.visit_expr(f, c);
+        }
+    })
 }
 
 /// Visits the expressions and child statements of `s`.
@@ -134,7 +143,7 @@ pub trait Mutator {
 pub fn rebuild_expr<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, e: ExprId) -> ExprId {
     let kind = f.exprs[e].kind.clone();
     let old = expr_children(&kind);
-    let new: Vec<ExprId> = old.iter().map(|c| m.mutate_expr(f, *c)).collect();
+    let new: Vec<ExprId> = deep(|| old.iter().map(|c| m.mutate_expr(f, *c)).collect());
     if new == old {
         return e;
     }
