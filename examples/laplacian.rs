@@ -10,7 +10,7 @@
 //!   column).
 //!
 //! ```text
-//! cargo run --release --example laplacian -- [INPUT] [OUT_DIR] [--repeat N] [--levels L]
+//! cargo run --release --example laplacian -- [INPUT] [OUT_DIR] [--repeat N] [--levels L] [--device]
 //! ```
 //!
 //! INPUT: a PNG (read as 8-bit gray) or a `u8` `[M][N]` `.npy` file, M, N >= 4; default
@@ -21,6 +21,10 @@
 //! `up(down) + lap == src` (the upsample of APPS.md §1, written here independently of the
 //! pipeline) and that `recon == input`; exit status 2 if a check fails, 1 on an error.
 //! `--repeat N` times the whole pyramid N more times; `median_ms` is that of the level-0 call.
+//! `--device` keeps the pyramid on the runtime's device (`DeviceMatrix`): one upload of the
+//! input, every level's call on the last one's `down` where it is, one download of each output
+//! at the end (the transfers are counted and printed); with `--repeat`, `median_ms` is that of
+//! the whole pyramid so.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -31,7 +35,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use common::{App, Args, Fail, Outputs, Steps, dims, ms, timed};
-use parac::{Matrix, Runtime};
+use parac::{DeviceMatrix, Matrix, Runtime};
 use pipeline::laplacian;
 
 const APP: App = App {
@@ -64,40 +68,72 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
     let mut out = Outputs::create(args)?;
     steps.add("write", out.write("input", &src)?);
 
-    let mut levels: Vec<Level> = Vec::new();
-    let mut ok = true;
-    for l in 0..args.levels {
-        let cur = levels.last().map_or(&src, |lv| &lv.down);
-        let (m, n) = (cur.rows(), cur.cols());
-        if m < 4 || n < 4 {
-            println!("level {l}: none: {} is smaller than 4x4", dims(cur.shape()));
-            break;
+    // The pyramid: level by level on host matrices (each call timed), or with `--device`
+    // on the device all through (one upload, the calls, one download of each output).
+    let (levels, calls) = if args.device {
+        let before = parac::opencl::transfers();
+        let (r, t) = timed(|| pyramid_on_device(rt, &src, args.levels));
+        let levels = r.map_err(|e| Fail(format!("the pyramid on the device: {e}")))?;
+        let moved = parac::opencl::transfers().since(before);
+        println!(
+            "pyramid on the device: {} levels in {} (upload, calls, downloads): {} transfer(s) \
+             to the device ({} bytes), {} to the host ({} bytes)",
+            levels.len(),
+            ms(t),
+            moved.to_device,
+            moved.bytes_to_device,
+            moved.to_host,
+            moved.bytes_to_host
+        );
+        steps.add("call", t);
+        let calls = vec![None; levels.len()];
+        (levels, calls)
+    } else {
+        let mut levels: Vec<Level> = Vec::new();
+        let mut calls = Vec::new();
+        for l in 0..args.levels {
+            let cur = levels.last().map_or(&src, |lv| &lv.down);
+            let Some((mut lap, mut down)) = outputs_of(cur) else {
+                break;
+            };
+            let (r, call) = timed(|| laplacian(rt, cur, &mut lap, &mut down));
+            r.map_err(|e| Fail(format!("level {l}: {e}")))?;
+            steps.add("call", call);
+            calls.push(Some(call));
+            levels.push(Level { lap, down });
         }
-        let mut lap = Matrix::<i16>::zeros([m, n]);
-        let mut down = Matrix::<u8>::zeros([m.div_ceil(2), n.div_ceil(2)]);
-        let (r, call) = timed(|| laplacian(rt, cur, &mut lap, &mut down));
-        r.map_err(|e| Fail(format!("level {l}: {e}")))?;
-        let (check, check_t) = timed(|| check_level(cur, &lap, &down));
+        (levels, calls)
+    };
+    if levels.len() < args.levels {
+        let last = levels.last().map_or(&src, |lv| &lv.down);
+        println!(
+            "level {}: none: {} is smaller than 4x4",
+            levels.len(),
+            dims(last.shape())
+        );
+    }
+    let mut ok = true;
+    for (l, (lv, call)) in levels.iter().zip(&calls).enumerate() {
+        let cur = if l == 0 { &src } else { &levels[l - 1].down };
+        let (check, check_t) = timed(|| check_level(cur, &lv.lap, &lv.down));
         let write =
-            out.write(&format!("lap_{l}"), &lap)? + out.write(&format!("down_{l}"), &down)?;
+            out.write(&format!("lap_{l}"), &lv.lap)? + out.write(&format!("down_{l}"), &lv.down)?;
         let verdict = match &check {
             Ok(()) => "ok".to_string(),
             Err(why) => format!("FAILED: {why}"),
         };
+        let call = call.map_or(String::new(), |c| format!("call {}, ", ms(c)));
         println!(
-            "level {l}: src {} -> lap i16 {}, down u8 {}: call {}, write {}; \
+            "level {l}: src {} -> lap i16 {}, down u8 {}: {call}write {}; \
              up(down) + lap == src: {verdict}",
             dims(cur.shape()),
-            dims(lap.shape()),
-            dims(down.shape()),
-            ms(call),
+            dims(lv.lap.shape()),
+            dims(lv.down.shape()),
             ms(write),
         );
         ok &= check.is_ok();
-        steps.add("call", call);
         steps.add("check", check_t);
         steps.add("write", write);
-        levels.push(Level { lap, down });
     }
 
     // Rebuild the input from the top of the pyramid down: the last `down`, then for every level
@@ -139,6 +175,13 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
                 down: Matrix::zeros(lv.down.shape()),
             })
             .collect();
+        if args.device {
+            // The whole pyramid on the device each time: upload, calls, downloads.
+            let totals = common::repeat(n, || pyramid_on_device(rt, &src, args.levels).map(drop))?;
+            common::print_stats("whole pyramid on the device", &totals);
+            common::print_median_line(&totals);
+            return Ok(ExitCode::SUCCESS);
+        }
         let mut per_level: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); levels.len()];
         // One sample per whole pyramid; each level's call is also timed alone.
         let totals = common::repeat(n, || {
@@ -156,6 +199,51 @@ fn run(args: &Args, rt: &Runtime) -> Result<ExitCode, Fail> {
         common::print_median_line(&per_level[0]);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A level's outputs for input `cur`, or `None` when `cur` is smaller than 4x4.
+fn outputs_of(cur: &Matrix<u8>) -> Option<(Matrix<i16>, Matrix<u8>)> {
+    let (m, n) = (cur.rows(), cur.cols());
+    (m >= 4 && n >= 4).then(|| {
+        (
+            Matrix::zeros([m, n]),
+            Matrix::zeros([m.div_ceil(2), n.div_ceil(2)]),
+        )
+    })
+}
+
+/// Up to `levels` levels of the pyramid of `src` with every matrix on the runtime's device
+/// (`DeviceMatrix`; on the CPU path, host matrices): one upload of `src`, the calls, each one's
+/// input the last one's `down` without a copy, then one download of each output. The calls do
+/// not wait for one another; the downloads wait, and report any call's error.
+fn pyramid_on_device(
+    rt: &Runtime,
+    src: &Matrix<u8>,
+    levels: usize,
+) -> Result<Vec<Level>, parac::Error> {
+    let mut on_device: Vec<(DeviceMatrix<i16>, DeviceMatrix<u8>)> = Vec::new();
+    let first = rt.upload(src)?;
+    for _ in 0..levels {
+        let cur = on_device.last().map_or(&first, |(_, down)| down);
+        let [m, n] = [cur.shape()[0], cur.shape()[1]];
+        if m < 4 || n < 4 {
+            break;
+        }
+        // Written whole by the call: no zero fill.
+        let mut lap = rt.device_uninit(&[m, n])?;
+        let mut down = rt.device_uninit(&[m.div_ceil(2), n.div_ceil(2)])?;
+        laplacian(rt, cur, &mut lap, &mut down)?;
+        on_device.push((lap, down));
+    }
+    on_device
+        .iter()
+        .map(|(lap, down)| {
+            Ok(Level {
+                lap: lap.to_host()?,
+                down: down.to_host()?,
+            })
+        })
+        .collect()
 }
 
 /// The bilinear upsample of APPS.md §1 to `[m][n]`, as `int`s: `y0 = x/2`,

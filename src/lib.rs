@@ -3,10 +3,10 @@
 
 pub use parac_macros::parac;
 pub use parac_runtime::{
-    CacheConfig, Config, DeviceKind, DeviceSelector, Element, Elements, ElementsMut, Error,
-    LayoutError, LogConfig, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Pipeline,
-    Pitch, PlanPolicy, Runtime, RuntimeBuilder, Strided, StridedMut, WarmUp, config, io, opencl,
-    pipeline,
+    CacheConfig, Config, DeviceKind, DeviceMatrix, DeviceSelector, Element, Elements, ElementsMut,
+    Error, LayoutError, LogConfig, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut,
+    OnDevice, OnDeviceMut, Pipeline, Pitch, PlanPolicy, Runtime, RuntimeBuilder, Strided,
+    StridedMut, WarmUp, config, io, opencl, pipeline,
 };
 
 #[doc(hidden)]
@@ -15,6 +15,7 @@ pub use parac_runtime::__private;
 /// The usual imports: `use parac::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Element, Error, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut, Runtime, parac,
+        DeviceMatrix, Element, Error, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut,
+        Runtime, parac,
     };
 }

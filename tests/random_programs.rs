@@ -400,6 +400,24 @@ fn random_programs_on_every_path() {
         touched == 0 || failures.iter().any(|(k, _, _)| k.contains("guard band")),
         "{touched} guard bands touched, but no call's check saw them"
     );
+    // No program built with a warning (PoCL prints "N warnings generated." on stderr): the
+    // build logs are printed, and fail the test with `PARAC_FUZZ_STRICT=1` (a warning is a
+    // printer's bug to fix, not a wrong result).
+    if let Some(d) = dev.as_ref().and_then(|rt| rt.device()) {
+        let w = d.build_warnings();
+        if !w.is_empty() {
+            eprintln!(
+                "[random programs] {} programs built with warnings; the generated kernels are \
+                 to compile without any:\n{}",
+                w.len(),
+                w.join("\n\n")
+            );
+        }
+        assert!(
+            !strict() || w.is_empty(),
+            "programs built with warnings (above)"
+        );
+    }
     let report: Vec<String> = failures
         .iter()
         .map(|(k, data, d)| {

@@ -57,6 +57,10 @@ pub struct Args {
     // Only `laplacian` reads it; the other examples include this module too.
     #[allow(dead_code)]
     pub levels: usize,
+    /// `--device` (with `--levels`: the pyramid): the matrices stay on the runtime's device
+    /// between levels (`DeviceMatrix`), one upload of the input, one download of each output.
+    #[allow(dead_code)]
+    pub device: bool,
 }
 
 /// A failure to report: the message is printed on stderr, the exit status is 1.
@@ -139,7 +143,7 @@ pub fn main(app: &App, body: fn(&Args, &Runtime) -> Result<ExitCode, Fail>) -> E
 /// The one-line synopsis.
 fn usage_line(app: &App) -> String {
     let levels = if app.levels.is_some() {
-        " [--levels L]"
+        " [--levels L] [--device]"
     } else {
         ""
     };
@@ -153,7 +157,9 @@ fn usage_line(app: &App) -> String {
 pub fn usage(app: &App) -> String {
     let levels = match app.levels {
         Some(l) => format!(
-            "  --levels L    build L pyramid levels (default {l}; fewer if a side gets below 4)\n"
+            "  --levels L    build L pyramid levels (default {l}; fewer if a side gets below 4)\n\
+             \x20 --device      keep the pyramid on the device (one upload, one download of each\n\
+             \x20               output; with --repeat, times the whole pyramid so)\n"
         ),
         None => String::new(),
     };
@@ -190,6 +196,7 @@ fn parse_args(app: &App, args: impl Iterator<Item = OsString>) -> Result<Option<
     let mut positional: Vec<OsString> = Vec::new();
     let mut repeat = None;
     let mut levels = app.levels.unwrap_or(0);
+    let mut device = false;
     let mut only_positional = false;
     while let Some(arg) = args.next() {
         let option = match arg.to_str() {
@@ -210,6 +217,7 @@ fn parse_args(app: &App, args: impl Iterator<Item = OsString>) -> Result<Option<
             "--levels" if app.levels.is_some() => {
                 levels = count(flag, value(flag, inline, &mut args)?)?;
             }
+            "--device" if app.levels.is_some() && inline.is_none() => device = true,
             _ => return Err(format!("unknown option `{option}`")),
         }
     }
@@ -234,6 +242,7 @@ fn parse_args(app: &App, args: impl Iterator<Item = OsString>) -> Result<Option<
         out_dir,
         repeat,
         levels,
+        device,
     }))
 }
 

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
+use crate::resident::{OnDevice, OnDeviceMut};
 use crate::{Element, Error, MatrixMut, MatrixRef};
 
 /// The element strides of a matrix's rows and planes (its last dimension has stride 1): row
@@ -81,6 +82,18 @@ pub enum LayoutError {
         cols: usize,
         /// The matrix's shape.
         shape: Vec<usize>,
+    },
+    /// A matrix on an OpenCL device ([`DeviceMatrix`](crate::DeviceMatrix)) given to the CPU
+    /// path or to another runtime's device: download it first
+    /// ([`DeviceMatrix::to_host`](crate::DeviceMatrix::to_host)).
+    #[error(
+        "it lives on OpenCL device `{device}` (context {context:#x}), which this call does not run on: download it first"
+    )]
+    OnDevice {
+        /// The device's name.
+        device: String,
+        /// The device's OpenCL context.
+        context: usize,
     },
     /// A strided array whose last dimension is not contiguous or whose strides are negative
     /// (`ndarray`): a matrix's rows are contiguous, its rows and planes in increasing order.
@@ -245,6 +258,10 @@ pub enum Elements<'a, T> {
     /// A layout no matrix has (negative strides, a last dimension that is not contiguous, more
     /// than 3 dimensions): a pipeline refuses it with `Error::Layout`.
     Refused(LayoutError),
+    /// A matrix that lives on an OpenCL device ([`DeviceMatrix`](crate::DeviceMatrix)): a call
+    /// on that device uses it where it is; the CPU path and other devices refuse it with
+    /// `Error::Layout` ([`LayoutError::OnDevice`]).
+    Device(OnDevice<'a, T>),
 }
 
 impl<T> Clone for Elements<'_, T> {
@@ -253,6 +270,7 @@ impl<T> Clone for Elements<'_, T> {
             Elements::Slice(s) => Elements::Slice(s),
             Elements::Strided(s) => Elements::Strided(*s),
             Elements::Refused(e) => Elements::Refused(e.clone()),
+            Elements::Device(d) => Elements::Device(*d),
         }
     }
 }
@@ -266,6 +284,8 @@ pub enum ElementsMut<'a, T> {
     Strided(StridedMut<'a, T>),
     /// As [`Elements::Refused`].
     Refused(LayoutError),
+    /// As [`Elements::Device`], mutable.
+    Device(OnDeviceMut<'a, T>),
 }
 
 impl<T> ElementsMut<'_, T> {
@@ -275,6 +295,7 @@ impl<T> ElementsMut<'_, T> {
             ElementsMut::Slice(s) => ElementsMut::Slice(s),
             ElementsMut::Strided(s) => ElementsMut::Strided(s.reborrow()),
             ElementsMut::Refused(e) => ElementsMut::Refused(e.clone()),
+            ElementsMut::Device(d) => ElementsMut::Device(d.reborrow()),
         }
     }
 }
@@ -627,6 +648,7 @@ pub(crate) fn checked_parts<'a, T>(
         Elements::Slice(data) => Strided::of_slice(shape, pitch, data),
         Elements::Strided(s) => same_shape(shape, s.shape()).map(|()| s),
         Elements::Refused(e) => Err(e),
+        Elements::Device(d) => Err(d.elsewhere()),
     }
 }
 
@@ -640,6 +662,7 @@ pub(crate) fn checked_parts_mut<'a, T>(
         ElementsMut::Slice(data) => StridedMut::of_slice(shape, pitch, data),
         ElementsMut::Strided(s) => same_shape(shape, s.shape()).map(|()| s),
         ElementsMut::Refused(e) => Err(e),
+        ElementsMut::Device(d) => Err(d.elsewhere()),
     }
 }
 

@@ -17,6 +17,7 @@ mod layout;
 mod matrix;
 pub mod opencl;
 pub mod pipeline;
+mod resident;
 mod runtime;
 mod scratch;
 
@@ -25,6 +26,7 @@ pub use error::Error;
 pub use layout::{Elements, ElementsMut, LayoutError, Pitch, Strided, StridedMut};
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
 pub use pipeline::Pipeline;
+pub use resident::{DeviceMatrix, OnDevice, OnDeviceMut};
 pub use runtime::{PlanPolicy, Runtime, RuntimeBuilder};
 
 /// Items used by the code that `parac!` emits; not a stable API.

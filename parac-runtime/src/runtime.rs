@@ -321,6 +321,14 @@ impl Runtime {
         crate::background::wait_idle();
     }
 
+    /// The OpenCL device as a shared handle (device matrices hold one); `None` on the CPU path.
+    pub(crate) fn device_handle(&self) -> Option<&std::sync::Arc<opencl::Device>> {
+        match &self.backend {
+            Backend::Cpu => None,
+            Backend::OpenCl(d) => Some(d),
+        }
+    }
+
     /// The OpenCL device; `None` on the CPU path.
     pub fn device(&self) -> Option<&opencl::Device> {
         match &self.backend {

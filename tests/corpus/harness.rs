@@ -213,4 +213,12 @@ pub fn opencl(programs: &[Entry]) {
     );
     eprintln!("{}", budget.report());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // The generated kernels are to compile without a warning (see `tests/random_programs.rs`).
+    let w = rt.device().map(|d| d.build_warnings()).unwrap_or_default();
+    if !w.is_empty() {
+        eprintln!(
+            "[random corpus] programs built with warnings:\n{}",
+            w.join("\n\n")
+        );
+    }
 }

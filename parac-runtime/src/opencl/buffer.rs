@@ -1,5 +1,5 @@
 //! Device matrices with padded rows ([`Buffer`]), one-element buffers for reductions
-//! ([`Scalar`]), and the transfers between them and host [`Matrix`]es.
+//! ([`Scalar`]), and the transfers between them and host [`Matrix`](crate::Matrix)es.
 
 use std::ffi::c_void;
 use std::fmt;
@@ -20,9 +20,7 @@ use super::transfer;
 use super::{RawMem, buffer_created, buffer_released, cl_error, code};
 use super::{guard, pool};
 use crate::layout::{checked, checked_mut, layout_error};
-use crate::{
-    Element, Error, LayoutError, Matrix, MatrixMut, MatrixRef, Pitch, Strided, StridedMut,
-};
+use crate::{Element, Error, LayoutError, MatrixMut, MatrixRef, Pitch, Strided, StridedMut};
 
 pub(super) mod sealed {
     /// Keeps [`Pod`](super::Pod) and [`MemArg`](super::MemArg) to the types of this crate: both
@@ -508,7 +506,7 @@ impl Device {
     }
 
     /// Sets every byte of the buffer, padding included, to zero.
-    pub(super) fn zero<T: Element>(&self, b: &mut Buffer<T>) -> Result<(), Error> {
+    pub(crate) fn zero<T: Element>(&self, b: &mut Buffer<T>) -> Result<(), Error> {
         let elems = b.rows().max(1) * b.pitch;
         let pattern = [T::default()];
         // SAFETY: the pattern is one element (copied at enqueue), the range is the whole buffer.
@@ -589,7 +587,11 @@ impl Device {
 
     /// Overwrites an existing buffer with `m` (blocking: `m` may change as soon as this returns),
     /// which must have the buffer's shape. Padding elements are zero afterwards.
-    pub fn write<T: Element>(&self, b: &mut Buffer<T>, m: &Matrix<T>) -> Result<(), Error> {
+    pub fn write<T: Element, M: MatrixRef<T> + ?Sized>(
+        &self,
+        b: &mut Buffer<T>,
+        m: &M,
+    ) -> Result<(), Error> {
         if b.shape() != m.shape() {
             return Err(Error::Shape {
                 function: "opencl::Device::write",
@@ -599,7 +601,7 @@ impl Device {
                 got: m.shape().to_vec(),
             });
         }
-        if m.as_slice().is_empty() {
+        if m.shape().contains(&0) {
             return Ok(());
         }
         let host = checked(m).map_err(layout_error("m"))?;

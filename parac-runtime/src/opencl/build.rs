@@ -161,6 +161,12 @@ impl Device {
                 if !log.trim().is_empty() {
                     tracing::debug!(target: "parac::build", program = name, "build log: {}", log.trim_end());
                 }
+                if log.contains("warning") {
+                    self.warnings
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(format!("{name}: {}", log.trim_end()));
+                }
                 Ok(program)
             }
             Err(e) => {

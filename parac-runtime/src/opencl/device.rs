@@ -89,6 +89,10 @@ pub struct Device {
     pub(super) me: Weak<Device>,
     /// Added to every build from source (`set_build_delay`, for tests).
     pub(super) build_delay: Mutex<Duration>,
+    /// The build logs of programs that built with warnings (`build_warnings`).
+    pub(super) warnings: Mutex<Vec<String>>,
+    /// The error flags of calls that did not wait for their kernels (`pending.rs`).
+    pub(super) pending: super::pending::Flags,
 }
 
 impl fmt::Debug for Device {
@@ -178,7 +182,7 @@ impl Device {
     }
 
     /// The context's handle, which buffers and programs remember to catch mixing devices.
-    pub(super) fn context_id(&self) -> usize {
+    pub(crate) fn context_id(&self) -> usize {
         self.context.get() as usize
     }
 
@@ -216,6 +220,8 @@ impl Device {
             dump: config.dump.clone(),
             me: Weak::new(),
             build_delay: Mutex::new(Duration::ZERO),
+            warnings: Mutex::new(Vec::new()),
+            pending: Default::default(),
         })
     }
 }
@@ -224,6 +230,12 @@ impl Drop for Device {
     /// Releases the memory kept for reuse; buffers that outlive the device release theirs when
     /// dropped.
     fn drop(&mut self) {
+        // A call's error that no wait read is logged, not lost silently.
+        if self.has_pending() {
+            if let Err(e) = self.check_pending() {
+                tracing::error!(target: "parac::device", "an error no wait reported: {e}");
+            }
+        }
         super::pool::close(&self.pool);
     }
 }
@@ -512,6 +524,18 @@ impl Device {
             .build_delay
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = delay;
+    }
+
+    /// The programs built so far whose build log holds a warning, each as `name: log`: the
+    /// generated kernels are meant to compile without any (a driver such as PoCL prints
+    /// "N warnings generated." on stderr itself), so the random-program tests check that this
+    /// stays empty.
+    #[doc(hidden)]
+    pub fn build_warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The device as a shared handle, for work that outlives a call (the background thread's

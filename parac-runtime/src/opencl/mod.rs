@@ -20,6 +20,8 @@
 //!   plan cache files and their bundles, in `plan/cache.rs`; the policies).
 //! - [`Input`] and [`Output`] (in `view.rs`): a call's host matrices on the device, in place
 //!   where the device's memory is the host's, else copies.
+//! - the error flags of calls that did not wait for their kernels, read at the next wait (in
+//!   `pending.rs`).
 //! - [`transfers`] and [`copying`] (in `transfer.rs`): this thread's copies counted, and the
 //!   copying path forced on a host-memory device.
 //! - guard bands (in `guard.rs`, opt-in: `PARAC_GUARD_BANDS=1`, [`Device::set_guard_bands`]):
@@ -32,6 +34,7 @@ mod device;
 mod guard;
 mod launch;
 mod partition;
+mod pending;
 mod plan;
 mod pool;
 mod program;

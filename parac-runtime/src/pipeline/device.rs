@@ -9,7 +9,7 @@
 //! whole).
 
 use parac_core::codegen::launch::{self as host, KernelArg, Partials};
-use parac_core::codegen::safety::{self, Flag};
+use parac_core::codegen::safety::Flag;
 use parac_core::interp::{self, Data, Val, cast, cast_f64};
 use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scalar};
 
@@ -18,8 +18,8 @@ use super::{Binding, Prepared, from_interp, intern};
 use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
 use crate::{
-    Element, Error, LayoutError, Matrix, MatrixRef, MatrixViewMut, PlanPolicy, Runtime, Strided,
-    StridedMut,
+    Element, Elements, ElementsMut, Error, LayoutError, Matrix, MatrixRef, MatrixViewMut,
+    PlanPolicy, Runtime, Strided, StridedMut,
 };
 
 /// A matrix argument has 1 to 3 dimensions.
@@ -30,17 +30,51 @@ fn rank<T: Element, M: MatrixRef<T>>(m: M) -> Result<M, LayoutError> {
     }
 }
 
-/// A caller's matrix as a host view the device views borrow.
+/// A caller's matrix: a host view the device views borrow, or a matrix on the device.
 enum Src<'a> {
     None,
     In(InSrc<'a>),
     Out(OutSrc<'a>),
+    DevIn(ResIn<'a>),
+    DevOut(ResOut<'a>),
 }
 
 macro_rules! dev_mats {
     ($($t:ty => $v:ident),*) => {
         enum InSrc<'a> { $($v(Strided<'a, $t>),)* }
         enum OutSrc<'a> { $($v(StridedMut<'a, $t>),)* }
+        /// An input on the device ([`DeviceMatrix`](crate::DeviceMatrix)).
+        enum ResIn<'a> { $($v(&'a Buffer<$t>),)* }
+        /// An output on the device.
+        enum ResOut<'a> { $($v(&'a mut Buffer<$t>),)* }
+
+        impl ResIn<'_> {
+            fn mat(&self) -> Mat<'_> {
+                match self {
+                    $(ResIn::$v(b) => Mat::Res(*b, b.pitch()),)*
+                }
+            }
+        }
+
+        impl ResOut<'_> {
+            fn shape(&self) -> &[usize] {
+                match self {
+                    $(ResOut::$v(b) => b.shape(),)*
+                }
+            }
+
+            fn zero(&mut self, dev: &Device) -> Result<(), Error> {
+                match self {
+                    $(ResOut::$v(b) => dev.zero(b),)*
+                }
+            }
+
+            fn mat(&self) -> Mat<'_> {
+                match self {
+                    $(ResOut::$v(b) => Mat::Res(&**b, b.pitch()),)*
+                }
+            }
+        }
 
         /// A device matrix of one of the language's element types: an intermediate's buffer,
         /// or the device view of an input or an output.
@@ -50,6 +84,8 @@ macro_rules! dev_mats {
 
         enum Mat<'v> {
             Buf(DevBuf),
+            /// A matrix on the device (its memory and pitch).
+            Res(&'v dyn MemArg, usize),
             $($v(Input<'v, $t>),)*
             Out(OutView<'v>),
         }
@@ -99,13 +135,26 @@ macro_rules! dev_mats {
         }
 
         impl<'a> Src<'a> {
-            /// The host view of argument `a` (bound: its data fills its shape).
-            fn of(f: &Function, m: usize, a: &'a mut HostArg<'_>) -> Result<Src<'a>, Error> {
+            /// The host view of argument `a` (bound: its data fills its shape), or the matrix
+            /// on `dev` it is; a matrix on another device (another context) is refused.
+            fn of(dev: &Device, f: &Function, m: usize, a: &'a mut HostArg<'_>)
+                -> Result<Src<'a>, Error> {
                 let bad = |source| Error::Layout {
                     matrix: intern(&f.matrices[m].name),
                     source,
                 };
+                let here = |d: &Device, source: LayoutError| {
+                    if d.context_id() == dev.context_id() { Ok(()) } else { Err(bad(source)) }
+                };
                 Ok(match a {
+                    $(HostArg::In(_, _, Slice::$v(Elements::Device(d))) => {
+                        here(d.device(), d.elsewhere())?;
+                        Src::DevIn(ResIn::$v(d.buf))
+                    })*
+                    $(HostArg::Out(_, _, SliceMut::$v(ElementsMut::Device(d))) => {
+                        here(d.device(), d.elsewhere())?;
+                        Src::DevOut(ResOut::$v(&mut *d.buf))
+                    })*
                     $(HostArg::In(shape, p, Slice::$v(d)) => Src::In(InSrc::$v(
                         checked_parts(shape, *p, d.clone()).and_then(rank).map_err(bad)?,
                     )),)*
@@ -150,6 +199,7 @@ macro_rules! dev_mats {
             fn mem(&self) -> &dyn MemArg {
                 match self {
                     Mat::Buf(b) => b.mem(),
+                    Mat::Res(m, _) => *m,
                     $(Mat::$v(b) => b,)*
                     Mat::Out(o) => match o {
                         $(OutView::$v(b) => b,)*
@@ -160,6 +210,7 @@ macro_rules! dev_mats {
             fn pitch(&self) -> usize {
                 match self {
                     Mat::Buf(b) => b.pitch(),
+                    Mat::Res(_, p) => *p,
                     $(Mat::$v(b) => b.pitch(),)*
                     Mat::Out(o) => match o {
                         $(OutView::$v(b) => b.pitch(),)*
@@ -238,10 +289,17 @@ pub(super) fn run(
     for m in 0..f.matrices.len() {
         let i = f.params.iter().position(|p| *p == ParamRef::Matrix(m));
         srcs.push(match i.and_then(|i| by_param[i].take()) {
-            Some(a) => Src::of(f, m, a)?,
+            Some(a) => Src::of(dev, f, m, a)?,
             None => Src::None,
         });
     }
+    // A call whose matrices are all on the device and that reads no result back returns
+    // without waiting for its kernels; its error flag is read at the next wait
+    // (`opencl/pending.rs`).
+    let waits = srcs.iter().any(|s| matches!(s, Src::In(_) | Src::Out(_)))
+        || f.regions
+            .iter()
+            .any(|r| matches!(r.kind, RegionKind::Reduction { .. }));
     let mut bufs: Vec<Option<Mat>> = Vec::with_capacity(f.matrices.len());
     for ((m, mat), src) in f.matrices.iter().enumerate().zip(srcs.iter_mut()) {
         let name = intern(&mat.name);
@@ -250,6 +308,24 @@ pub(super) fn run(
             (MatrixKind::Input, Src::In(v)) => Some(Mat::input(dev, name, v)?),
             (MatrixKind::Output, Src::Out(v)) => {
                 Some(Mat::output(dev, name, v, &shape(m), prep.whole[m])?)
+            }
+            (MatrixKind::Input, Src::DevIn(r)) => Some(r.mat()),
+            (MatrixKind::Output, Src::DevOut(r)) => {
+                if r.shape() != shape(m) {
+                    return Err(Error::Shape {
+                        function: fname,
+                        matrix: name,
+                        declared: "the shape the pipeline computed",
+                        expected: shape(m),
+                        got: r.shape().to_vec(),
+                    });
+                }
+                // As a host output's: what the kernels do not write is zero.
+                if !prep.whole[m] {
+                    r.zero(dev)?;
+                }
+                let r: &ResOut = r;
+                Some(r.mat())
             }
             (MatrixKind::Local, _) => Some(Mat::Buf(
                 DevBuf::alloc(dev, mat.elem, &mat.name, &shape(m), !prep.whole[m])
@@ -276,11 +352,13 @@ pub(super) fn run(
                     RegionKind::Iterator => {
                         // The host's proof (`safety::region_check`): accesses and divisors.
                         if let Err(e) = interp::region_check(f, rid, &sizes, &hosts) {
-                            // A flag an earlier region raised comes first: it happened before.
+                            // A flag an earlier call or region raised comes first: it happened
+                            // before.
+                            dev.check_pending()?;
                             let mut em = Matrix::<i32>::zeros([8usize]);
                             dev.download(&err, &mut em)?;
                             if em.as_slice()[0] != 0 {
-                                return Err(flag_error(f, &dims, em.as_slice()));
+                                return Err(flag_error(f, prep, &dims, em.as_slice()));
                             }
                             return Err(from_interp(f, e));
                         }
@@ -375,12 +453,19 @@ pub(super) fn run(
             }
         }
     }
-    // A raised error flag is the call's error, read back with the results.
+    if !waits {
+        let table = FlagTable::of(f, prep, &dims);
+        dev.defer_check(err, Box::new(move |e| table.error(e)))?;
+        return Ok(ret);
+    }
+    // A raised error flag is the call's error, read back with the results; the flags of the
+    // calls before it that did not wait come first.
+    dev.check_pending()?;
     let mut em = Matrix::<i32>::zeros([8usize]);
     dev.download(&err, &mut em)?;
     let e = em.as_slice();
     if e[0] != 0 {
-        return Err(flag_error(f, &dims, e));
+        return Err(flag_error(f, prep, &dims, e));
     }
     for m in bufs.into_iter().flatten() {
         if let Mat::Out(o) = m {
@@ -424,34 +509,65 @@ fn host_arg(v: Val, t: Scalar) -> opencl::Arg<'static> {
     }
 }
 
-/// The error a raised flag `e` stands for (`safety::flag_error`).
-fn flag_error(f: &Function, dims: &[Vec<i64>], e: &[i32]) -> Error {
-    let function = intern(&f.name);
-    match safety::decode(f, e[0]) {
-        Some(Flag::OutOfBounds {
-            region,
-            what,
-            matrix,
-            indices,
-        }) => Error::OutOfBounds {
-            function,
-            region: intern(&f.regions[region].name),
-            what,
-            matrix: intern(&f.matrices[matrix].name),
-            index: e[1..1 + indices].iter().map(|i| *i as i64).collect(),
-            shape: dims[matrix].iter().map(|d| (*d).max(0) as usize).collect(),
-        },
-        Some(Flag::DivisionByZero { region }) => Error::DivisionByZero {
-            function,
-            region: intern(&f.regions[region].name),
-        },
-        None => Error::OutOfBounds {
-            function,
-            region: "(unknown)",
-            what: "access to",
-            matrix: "(unknown)",
-            index: Vec::new(),
-            shape: Vec::new(),
-        },
+/// What a raised flag of a call stands for, owned (`Send`): read at the end of the call or at
+/// a later wait (`opencl/pending.rs`).
+struct FlagTable {
+    function: &'static str,
+    regions: Vec<&'static str>,
+    matrices: Vec<&'static str>,
+    codes: std::sync::Arc<[(i32, Flag)]>,
+    dims: Vec<Vec<i64>>,
+}
+
+impl FlagTable {
+    fn of(f: &Function, prep: &Prepared, dims: &[Vec<i64>]) -> FlagTable {
+        FlagTable {
+            function: intern(&f.name),
+            regions: f.regions.iter().map(|r| intern(&r.name)).collect(),
+            matrices: f.matrices.iter().map(|m| intern(&m.name)).collect(),
+            codes: prep.flag_codes(f),
+            dims: dims.to_vec(),
+        }
     }
+
+    /// The error the raised flag `e` (its words) stands for (`safety::flag_codes`).
+    fn error(&self, e: &[i32]) -> Error {
+        let function = self.function;
+        let flag = self.codes.iter().find(|(c, _)| *c == e[0]).map(|(_, f)| *f);
+        match flag {
+            Some(Flag::OutOfBounds {
+                region,
+                what,
+                matrix,
+                indices,
+            }) => Error::OutOfBounds {
+                function,
+                region: self.regions[region],
+                what,
+                matrix: self.matrices[matrix],
+                index: e[1..1 + indices].iter().map(|i| *i as i64).collect(),
+                shape: self.dims[matrix]
+                    .iter()
+                    .map(|d| (*d).max(0) as usize)
+                    .collect(),
+            },
+            Some(Flag::DivisionByZero { region }) => Error::DivisionByZero {
+                function,
+                region: self.regions[region],
+            },
+            None => Error::OutOfBounds {
+                function,
+                region: "(unknown)",
+                what: "access to",
+                matrix: "(unknown)",
+                index: Vec::new(),
+                shape: Vec::new(),
+            },
+        }
+    }
+}
+
+/// The error a raised flag `e` of a call of `f` stands for.
+fn flag_error(f: &Function, prep: &Prepared, dims: &[Vec<i64>], e: &[i32]) -> Error {
+    FlagTable::of(f, prep, dims).error(e)
 }

@@ -55,12 +55,19 @@ macro_rules! slice_enum {
                 match self {
                     $($name::$v($elements::Slice(d)) => d.len(),
                     $name::$v($elements::Strided(d)) => d.span(),
-                    $name::$v($elements::Refused(_)) => 0,)*
+                    $name::$v($elements::Refused(_) | $elements::Device(_)) => 0,)*
                 }
             }
             /// Whether there are no elements.
             pub fn is_empty(&self) -> bool {
                 self.len() == 0
+            }
+            /// Whether the elements are on a device ([`DeviceMatrix`](crate::DeviceMatrix)).
+            pub fn on_device(&self) -> bool {
+                match self {
+                    $($name::$v($elements::Device(_)) => true,)*
+                    _ => false,
+                }
             }
         }
     };
@@ -99,7 +106,7 @@ macro_rules! lang {
                 Slice::$v(Elements::Strided(d)) => {
                     (Data::$v(gather_strided(d)), Pitch::contiguous(shape))
                 }
-                Slice::$v(Elements::Refused(_)) => return None,)*
+                Slice::$v(Elements::Refused(_) | Elements::Device(_)) => return None,)*
             })
         }
 
@@ -111,7 +118,7 @@ macro_rules! lang {
                 SliceMut::$v(ElementsMut::Strided(d)) => {
                     (Data::$v(gather_strided(&d.as_strided())), Pitch::contiguous(shape))
                 }
-                SliceMut::$v(ElementsMut::Refused(_)) => return None,)*
+                SliceMut::$v(ElementsMut::Refused(_) | ElementsMut::Device(_)) => return None,)*
             })
         }
 
@@ -136,6 +143,15 @@ macro_rules! lang {
 lang!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32);
 
 impl HostArg<'_> {
+    /// Whether the argument is a matrix on a device ([`DeviceMatrix`](crate::DeviceMatrix)).
+    pub fn on_device(&self) -> bool {
+        match self {
+            HostArg::In(_, _, s) => s.on_device(),
+            HostArg::Out(_, _, s) => s.on_device(),
+            HostArg::Scalar(_) => false,
+        }
+    }
+
     /// An input matrix.
     pub fn input<T: Lang, M: MatrixRef<T> + ?Sized>(m: &M) -> HostArg<'_> {
         HostArg::In(m.shape(), Pitch::of(m), T::slice(m.elements()))

@@ -97,6 +97,9 @@ pub(crate) struct Prepared {
     /// device that forces candidates with one program (`Device::set_one_program`); made when a
     /// call needs it.
     every_source: OnceCell<String>,
+    /// What each code of the error flag stands for (`safety::flag_codes`); made when a call
+    /// needs it.
+    flag_codes: OnceCell<std::sync::Arc<[(i32, parac_core::codegen::safety::Flag)]>>,
     /// Per region: its candidates (`host::plans`).
     pub(crate) plans: Vec<RegionPlans>,
     /// Per region: its kernel arguments (`host::kernel_args`).
@@ -122,6 +125,16 @@ impl Prepared {
         self.every_source
             .get_or_init(|| host::every_candidate_program(f))
     }
+
+    /// [`flag_codes`](Prepared::flag_codes) of function `f` (the one this was made from).
+    pub(crate) fn flag_codes(
+        &self,
+        f: &Function,
+    ) -> std::sync::Arc<[(i32, parac_core::codegen::safety::Flag)]> {
+        self.flag_codes
+            .get_or_init(|| parac_core::codegen::safety::flag_codes(f).into())
+            .clone()
+    }
 }
 
 impl Prepared {
@@ -133,6 +146,7 @@ impl Prepared {
             source: cl::program(f),
             first_source: Default::default(),
             every_source: Default::default(),
+            flag_codes: Default::default(),
             plans: regions
                 .clone()
                 .map(|rid| {

@@ -64,7 +64,8 @@ pub(super) fn on_device(
     source: &'static str,
     args: &[HostArg],
 ) -> bool {
-    if !rt.warms_on_cpu_path() {
+    // A device matrix's call runs where its matrices are.
+    if !rt.warms_on_cpu_path() || args.iter().any(HostArg::on_device) {
         return true;
     }
     let mut h = DefaultHasher::new();
