@@ -158,6 +158,70 @@ fn resident_and_host_matrices_mix() {
     }
 }
 
+/// Regions of interest of device matrices, as inputs and outputs, against the same regions of
+/// host matrices: the same elements written, nothing outside them, no data moved.
+#[test]
+fn resident_regions_of_interest_match_host_views() {
+    for rt in runtimes() {
+        opencl::copying(|| {
+            let big = image(40, 50, 3);
+            for (r, c, rows, cols) in [(3, 5, 20, 30), (0, 0, 40, 50), (39, 49, 1, 1), (1, 2, 5, 1)]
+            {
+                let mut want = Matrix::<u16>::zeros([41, 51]);
+                let mut roi = want.roi_mut(1, 1, rows, cols).expect("roi");
+                resident_box(&rt, &big.roi(r, c, rows, cols).unwrap(), &mut roi).expect("host");
+                let d_big = rt.upload(&big).expect("upload");
+                let mut d_out: DeviceMatrix<u16> = rt.device_zeros(&[41, 51]).expect("alloc");
+                let before = opencl::transfers();
+                {
+                    let src = d_big.roi(r, c, rows, cols).expect("roi");
+                    let mut dst = d_out.roi_mut(1, 1, rows, cols).expect("roi_mut");
+                    resident_box(&rt, &src, &mut dst).expect("device");
+                }
+                let moved = opencl::transfers().since(before);
+                assert_eq!((moved.bytes_to_device, moved.bytes_to_host), (0, 0));
+                assert_eq!(
+                    d_out.to_host().expect("download"),
+                    want,
+                    "{r},{c} {rows}x{cols}"
+                );
+                let view = d_big.roi(r, c, rows, cols).unwrap();
+                assert_eq!(
+                    view.to_host().unwrap(),
+                    big.roi(r, c, rows, cols).unwrap().to_matrix()
+                );
+                // An output region not written whole: zero where the call does not write.
+                let mut odd: DeviceMatrix<u8> = rt.upload(&image(41, 51, 7)).expect("upload");
+                let mut out = Matrix::<u8>::zeros([rows, cols]);
+                let wide = Matrix::<u16>::from_fn([rows, cols], |i| (i[0] * 9 + i[1]) as u16);
+                {
+                    let mut dst = odd.roi_mut(1, 1, rows, cols).unwrap();
+                    resident_narrow(&rt, &wide, &mut out, &mut dst).expect("narrow");
+                }
+                let got = odd.to_host().unwrap();
+                let outside = image(41, 51, 7);
+                for i in 0..41 {
+                    for j in 0..51 {
+                        let inside = (1..=rows).contains(&i) && (1..=cols).contains(&j);
+                        let want = if !inside {
+                            outside.get(&[i, j])
+                        } else if (j - 1) % 2 == 1 {
+                            1
+                        } else if rt.device().is_some() {
+                            0
+                        } else {
+                            outside.get(&[i, j])
+                        };
+                        assert_eq!(got.get(&[i, j]), want, "[{i}][{j}] of {rows}x{cols}");
+                    }
+                }
+            }
+            let d = rt.upload(&big).unwrap();
+            assert!(matches!(d.roi(30, 0, 11, 5), Err(Error::Layout { .. })));
+        });
+    }
+}
+
 #[test]
 fn resident_errors_come_at_the_next_wait_once_each() {
     for rt in runtimes() {

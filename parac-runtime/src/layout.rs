@@ -270,7 +270,7 @@ impl<T> Clone for Elements<'_, T> {
             Elements::Slice(s) => Elements::Slice(s),
             Elements::Strided(s) => Elements::Strided(*s),
             Elements::Refused(e) => Elements::Refused(e.clone()),
-            Elements::Device(d) => Elements::Device(*d),
+            Elements::Device(d) => Elements::Device(d.clone()),
         }
     }
 }

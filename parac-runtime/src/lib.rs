@@ -26,7 +26,7 @@ pub use error::Error;
 pub use layout::{Elements, ElementsMut, LayoutError, Pitch, Strided, StridedMut};
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
 pub use pipeline::Pipeline;
-pub use resident::{DeviceMatrix, OnDevice, OnDeviceMut};
+pub use resident::{DeviceMatrix, DeviceView, DeviceViewMut, OnDevice, OnDeviceMut};
 pub use runtime::{PlanPolicy, Runtime, RuntimeBuilder};
 
 /// Items used by the code that `parac!` emits; not a stable API.

@@ -60,26 +60,41 @@ impl<T: Element> fmt::Debug for DeviceMatrix<T> {
     }
 }
 
-/// The elements of a [`DeviceMatrix`] on a device, as a call reads them
-/// ([`Elements::Device`]).
+/// A region of interest of a device matrix: its shape and the offset of its first element in
+/// the buffer's layout (`plane * rows * pitch + row * pitch + col`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) offset: usize,
+}
+
+/// The elements of a [`DeviceMatrix`] (or of a region of one, [`DeviceView`]) on a device, as
+/// a call reads them ([`Elements::Device`]).
 pub struct OnDevice<'a, T> {
     pub(crate) buf: &'a Buffer<T>,
     pub(crate) dev: &'a Arc<Device>,
+    /// A region of interest; `None`: the whole matrix.
+    pub(crate) region: Option<Region>,
 }
 
-/// The elements of a [`DeviceMatrix`] on a device, as a call writes them
-/// ([`ElementsMut::Device`]).
+/// The elements of a [`DeviceMatrix`] (or of a region of one, [`DeviceViewMut`]) on a device,
+/// as a call writes them ([`ElementsMut::Device`]).
 pub struct OnDeviceMut<'a, T> {
     pub(crate) buf: &'a mut Buffer<T>,
     pub(crate) dev: &'a Arc<Device>,
+    /// A region of interest; `None`: the whole matrix.
+    pub(crate) region: Option<Region>,
 }
 
 impl<T> Clone for OnDevice<'_, T> {
     fn clone(&self) -> Self {
-        *self
+        OnDevice {
+            buf: self.buf,
+            dev: self.dev,
+            region: self.region.clone(),
+        }
     }
 }
-impl<T> Copy for OnDevice<'_, T> {}
 
 /// The error of a device matrix used where its device is not.
 fn elsewhere(dev: &Device) -> LayoutError {
@@ -110,6 +125,7 @@ impl<T> OnDeviceMut<'_, T> {
         OnDeviceMut {
             buf: self.buf,
             dev: self.dev,
+            region: self.region.clone(),
         }
     }
     /// [`LayoutError::OnDevice`] of this matrix.
@@ -302,7 +318,11 @@ impl<T: Element> MatrixRef<T> for DeviceMatrix<T> {
     fn elements(&self) -> Elements<'_, T> {
         match &self.store {
             Store::Host(m) => Elements::Slice(m.as_slice()),
-            Store::Device(buf, dev) => Elements::Device(OnDevice { buf, dev }),
+            Store::Device(buf, dev) => Elements::Device(OnDevice {
+                buf,
+                dev,
+                region: None,
+            }),
         }
     }
 }
@@ -317,7 +337,194 @@ impl<T: Element> MatrixMut<T> for DeviceMatrix<T> {
     fn elements_mut(&mut self) -> ElementsMut<'_, T> {
         match &mut self.store {
             Store::Host(m) => ElementsMut::Slice(m.as_mut_slice()),
-            Store::Device(buf, dev) => ElementsMut::Device(OnDeviceMut { buf, dev }),
+            Store::Device(buf, dev) => ElementsMut::Device(OnDeviceMut {
+                buf,
+                dev,
+                region: None,
+            }),
+        }
+    }
+}
+
+/// A region of interest of a [`DeviceMatrix`] (`rows x cols` at (`row`, `col`) of every
+/// plane), read-only, as [`Matrix::roi`] is of a host matrix: a pipeline function takes it
+/// wherever it takes a matrix. On a device a call copies the region into a matrix of its own on
+/// the device (nothing crosses to the host); on the CPU path it is a [`MatrixView`](crate::MatrixView).
+pub struct DeviceView<'a, T: Element> {
+    of: ViewOf<'a, T>,
+}
+
+enum ViewOf<'a, T: Element> {
+    Host(crate::MatrixView<'a, T>),
+    Device(&'a Buffer<T>, &'a Arc<Device>, Region),
+}
+
+/// A writable region of interest of a [`DeviceMatrix`]: a pipeline writes its output into
+/// that part of the matrix (on a device through a matrix of the region's shape, copied into
+/// the region on the device after the call's kernels).
+pub struct DeviceViewMut<'a, T: Element> {
+    of: ViewOfMut<'a, T>,
+}
+
+enum ViewOfMut<'a, T: Element> {
+    Host(crate::MatrixViewMut<'a, T>),
+    Device(&'a mut Buffer<T>, &'a Arc<Device>, Region),
+}
+
+/// The region `rows x cols` at (`row`, `col`) of every plane of a buffer.
+fn region_of<T>(
+    b: &Buffer<T>,
+    row: usize,
+    col: usize,
+    rows: usize,
+    cols: usize,
+) -> Result<Region, Error> {
+    let n = b.shape().len();
+    let b_rows = if n >= 2 { b.shape()[n - 2] } else { 1 };
+    let pitch = crate::Pitch {
+        row: b.pitch(),
+        plane: b_rows * b.pitch(),
+    };
+    let (shape, offset) = pitch
+        .sub(b.shape(), row, col, rows, cols)
+        .map_err(layout_error("roi"))?;
+    Ok(Region { shape, offset })
+}
+
+impl<T: Element> DeviceMatrix<T> {
+    /// The region of interest `rows x cols` at (`row`, `col`) of every plane, read-only (see
+    /// [`DeviceView`]); `Error::Layout` where it reaches outside the matrix.
+    pub fn roi(
+        &self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<DeviceView<'_, T>, Error> {
+        Ok(DeviceView {
+            of: match &self.store {
+                Store::Host(m) => {
+                    ViewOf::Host(m.roi(row, col, rows, cols).map_err(layout_error("roi"))?)
+                }
+                Store::Device(b, dev) => {
+                    ViewOf::Device(b, dev, region_of(b, row, col, rows, cols)?)
+                }
+            },
+        })
+    }
+
+    /// The region of interest as a writable view (see [`DeviceViewMut`]).
+    pub fn roi_mut(
+        &mut self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<DeviceViewMut<'_, T>, Error> {
+        Ok(DeviceViewMut {
+            of: match &mut self.store {
+                Store::Host(m) => ViewOfMut::Host(
+                    m.roi_mut(row, col, rows, cols)
+                        .map_err(layout_error("roi"))?,
+                ),
+                Store::Device(b, dev) => {
+                    let r = region_of(b, row, col, rows, cols)?;
+                    ViewOfMut::Device(b, dev, r)
+                }
+            },
+        })
+    }
+}
+
+/// A host copy of a region of a device buffer: the region copied into a buffer of its own on
+/// the device, then downloaded (waits; reports the device's calls' errors first).
+fn region_to_host<T: Element>(b: &Buffer<T>, dev: &Device, r: &Region) -> Result<Matrix<T>, Error> {
+    let mut tmp = dev.alloc_uninit::<T>(NAME, &r.shape)?;
+    dev.copy_region(b, r.offset, &mut tmp, 0, &r.shape)?;
+    let mut m = Matrix::zeros(r.shape.as_slice());
+    let read = dev.download(&tmp, &mut m);
+    dev.check_pending()?;
+    read.map(|()| m)
+}
+
+impl<T: Element> DeviceView<'_, T> {
+    /// A host copy of the region (on a device: waits, as [`DeviceMatrix::to_host`]).
+    pub fn to_host(&self) -> Result<Matrix<T>, Error> {
+        match &self.of {
+            ViewOf::Host(v) => Ok(v.to_matrix()),
+            ViewOf::Device(b, dev, r) => region_to_host(b, dev, r),
+        }
+    }
+}
+
+impl<T: Element> DeviceViewMut<'_, T> {
+    /// A host copy of the region (on a device: waits, as [`DeviceMatrix::to_host`]).
+    pub fn to_host(&self) -> Result<Matrix<T>, Error> {
+        match &self.of {
+            ViewOfMut::Host(v) => Matrix::copy_of(v).map_err(layout_error("roi")),
+            ViewOfMut::Device(b, dev, r) => region_to_host(b, dev, r),
+        }
+    }
+}
+
+/// `MatrixRef` of a view type over its host view or its device region.
+macro_rules! view_ref {
+    ($($view:ident($of:ident)),*) => {$(
+        impl<T: Element> MatrixRef<T> for $view<'_, T> {
+            fn shape(&self) -> &[usize] {
+                match &self.of {
+                    $of::Host(v) => v.shape(),
+                    $of::Device(_, _, r) => &r.shape,
+                }
+            }
+            fn as_slice(&self) -> &[T] {
+                match &self.of {
+                    $of::Host(v) => v.as_slice(),
+                    $of::Device(..) => &[],
+                }
+            }
+            fn row_pitch(&self) -> usize {
+                match &self.of {
+                    $of::Host(v) => v.row_pitch(),
+                    $of::Device(_, _, r) => r.shape.last().copied().unwrap_or(1),
+                }
+            }
+            fn plane_pitch(&self) -> usize {
+                match &self.of {
+                    $of::Host(v) => v.plane_pitch(),
+                    $of::Device(..) => crate::Pitch::contiguous(MatrixRef::shape(self)).plane,
+                }
+            }
+            fn elements(&self) -> Elements<'_, T> {
+                match &self.of {
+                    $of::Host(v) => v.elements(),
+                    $of::Device(buf, dev, r) => Elements::Device(OnDevice {
+                        buf,
+                        dev,
+                        region: Some(r.clone()),
+                    }),
+                }
+            }
+        }
+    )*};
+}
+view_ref!(DeviceView(ViewOf), DeviceViewMut(ViewOfMut));
+
+impl<T: Element> MatrixMut<T> for DeviceViewMut<'_, T> {
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match &mut self.of {
+            ViewOfMut::Host(v) => v.as_mut_slice(),
+            ViewOfMut::Device(..) => &mut [],
+        }
+    }
+    fn elements_mut(&mut self) -> ElementsMut<'_, T> {
+        match &mut self.of {
+            ViewOfMut::Host(v) => v.elements_mut(),
+            ViewOfMut::Device(buf, dev, r) => ElementsMut::Device(OnDeviceMut {
+                buf,
+                dev,
+                region: Some(r.clone()),
+            }),
         }
     }
 }

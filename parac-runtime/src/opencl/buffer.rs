@@ -855,6 +855,78 @@ impl Device {
         }
     }
 
+    /// Copies the elements of `shape` (1 to 3 dimensions) at element `from_at` of `from` to
+    /// element `to_at` of `to`, on the device (`clEnqueueCopyBufferRect`; nothing crosses to
+    /// the host, nothing waits): each offset is `plane * rows * pitch + row * pitch + col` in
+    /// its buffer's layout. The region must lie inside both buffers' elements (checked:
+    /// `Error::Layout` otherwise); the buffers must differ (they are borrowed so).
+    pub(crate) fn copy_region<T: Element>(
+        &self,
+        from: &Buffer<T>,
+        from_at: usize,
+        to: &mut Buffer<T>,
+        to_at: usize,
+        shape: &[usize],
+    ) -> Result<(), Error> {
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        let elem = size_of::<T>();
+        let (planes, rows, cols) = match *shape {
+            [c] => (1, 1, c),
+            [r, c] => (1, r, c),
+            [p, r, c] => (p, r, c),
+            _ => return Err(layout_error("region")(LayoutError::Rank(shape.len()))),
+        };
+        // The origin of an offset in a buffer (bytes of its row, row, plane), checked to hold
+        // the region.
+        let origin = |b: &Buffer<T>, at: usize| -> Result<[usize; 3], Error> {
+            let n = b.shape.len();
+            let b_rows = if n >= 2 { b.shape[n - 2] } else { 1 };
+            let b_planes = if n == 3 { b.shape[0] } else { 1 };
+            let plane = b_rows * b.pitch;
+            let (p, r, c) = (at / plane, at % plane / b.pitch, at % b.pitch);
+            let inside = c + cols <= b.shape[n - 1] && r + rows <= b_rows && p + planes <= b_planes;
+            if inside {
+                Ok([c * elem, r, p])
+            } else {
+                Err(layout_error("region")(LayoutError::Outside {
+                    row: r,
+                    col: c,
+                    rows,
+                    cols,
+                    shape: b.shape.clone(),
+                }))
+            }
+        };
+        let (src, dst) = (origin(from, from_at)?, origin(to, to_at)?);
+        let region = [cols * elem, rows, planes];
+        let pitches = |b: &Buffer<T>| {
+            let n = b.shape.len();
+            let b_rows = if n >= 2 { b.shape[n - 2] } else { 1 };
+            (b.pitch * elem, b_rows * b.pitch * elem)
+        };
+        let ((sr, ss), (dr, ds)) = (pitches(from), pitches(to));
+        // SAFETY: both regions lie inside their buffers' elements (checked above); the copy is
+        // enqueued on the in-order queue after the commands that write `from`.
+        unsafe {
+            self.queue.enqueue_copy_buffer_rect(
+                &from.mem,
+                &mut to.mem,
+                src.as_ptr(),
+                dst.as_ptr(),
+                region.as_ptr(),
+                sr,
+                ss,
+                dr,
+                ds,
+                &[],
+            )
+        }
+        .map(drop)
+        .map_err(|e| cl_error(format!("clEnqueueCopyBufferRect({})", to.name), e.0, ""))
+    }
+
     /// A one-element device buffer holding `init` (0 for a sum, the identity of a min or max),
     /// for a reduction's result.
     pub fn scalar<T: Pod>(&self, init: T) -> Result<Scalar<T>, Error> {

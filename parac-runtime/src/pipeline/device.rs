@@ -17,6 +17,7 @@ use super::host_arg::{HostArg, Slice, SliceMut};
 use super::{Binding, Prepared, from_interp, intern};
 use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
+use crate::resident::Region;
 use crate::{
     Element, Elements, ElementsMut, Error, LayoutError, Matrix, MatrixRef, MatrixViewMut,
     PlanPolicy, Runtime, Strided, StridedMut,
@@ -43,35 +44,74 @@ macro_rules! dev_mats {
     ($($t:ty => $v:ident),*) => {
         enum InSrc<'a> { $($v(Strided<'a, $t>),)* }
         enum OutSrc<'a> { $($v(StridedMut<'a, $t>),)* }
-        /// An input on the device ([`DeviceMatrix`](crate::DeviceMatrix)).
-        enum ResIn<'a> { $($v(&'a Buffer<$t>),)* }
-        /// An output on the device.
-        enum ResOut<'a> { $($v(&'a mut Buffer<$t>),)* }
+        /// An input on the device ([`DeviceMatrix`](crate::DeviceMatrix)), or a region of
+        /// one.
+        enum ResIn<'a> { $($v(&'a Buffer<$t>, Option<Region>),)* }
+        /// An output on the device, or a region of one.
+        enum ResOut<'a> { $($v(&'a mut Buffer<$t>, Option<Region>),)* }
 
         impl ResIn<'_> {
-            fn mat(&self) -> Mat<'_> {
-                match self {
-                    $(ResIn::$v(b) => Mat::Res(*b, b.pitch()),)*
-                }
+            /// The matrix the kernels read: the buffer itself, or a copy of the region made on
+            /// the device.
+            fn mat(&self, dev: &Device, name: &str) -> Result<Mat<'_>, Error> {
+                Ok(match self {
+                    $(ResIn::$v(b, None) => Mat::Res(*b, b.pitch()),
+                    ResIn::$v(b, Some(r)) => {
+                        let mut t = dev.alloc_uninit::<$t>(name, &r.shape)?;
+                        dev.copy_region(b, r.offset, &mut t, 0, &r.shape)?;
+                        Mat::Buf(DevBuf::$v(t))
+                    })*
+                })
             }
         }
 
         impl ResOut<'_> {
             fn shape(&self) -> &[usize] {
                 match self {
-                    $(ResOut::$v(b) => b.shape(),)*
+                    $(ResOut::$v(b, None) => b.shape(),
+                    ResOut::$v(_, Some(r)) => &r.shape,)*
                 }
             }
 
-            fn zero(&mut self, dev: &Device) -> Result<(), Error> {
+            fn is_region(&self) -> bool {
                 match self {
-                    $(ResOut::$v(b) => dev.zero(b),)*
+                    $(ResOut::$v(_, r) => r.is_some(),)*
                 }
             }
 
-            fn mat(&self) -> Mat<'_> {
-                match self {
-                    $(ResOut::$v(b) => Mat::Res(&**b, b.pitch()),)*
+            /// The whole buffer as the kernels write it (zero-filled unless `whole`).
+            fn mat(&mut self, dev: &Device, whole: bool) -> Result<Mat<'_>, Error> {
+                Ok(match self {
+                    $(ResOut::$v(b, _) => {
+                        if !whole {
+                            dev.zero(b)?;
+                        }
+                        Mat::Res(&**b, b.pitch())
+                    })*
+                })
+            }
+
+            /// A matrix of the region's shape that the kernels write (zero-filled unless
+            /// `whole`), copied into the region by [`copy_back`](Self::copy_back).
+            fn staging(&self, dev: &Device, name: &str, whole: bool)
+                -> Result<Mat<'static>, Error> {
+                let shape = self.shape();
+                Ok(Mat::Buf(match self {
+                    $(ResOut::$v(..) => DevBuf::$v(if whole {
+                        dev.alloc_uninit::<$t>(name, shape)?
+                    } else {
+                        dev.alloc::<$t>(name, shape)?
+                    }),)*
+                }))
+            }
+
+            /// Copies the staging matrix `from` into the region, on the device.
+            fn copy_back(&mut self, dev: &Device, from: &Mat) -> Result<(), Error> {
+                match (self, from) {
+                    $((ResOut::$v(b, Some(r)), Mat::Buf(DevBuf::$v(t))) => {
+                        dev.copy_region(t, 0, b, r.offset, &r.shape)
+                    })*
+                    _ => unreachable!("a region's staging matrix of its type"),
                 }
             }
         }
@@ -149,11 +189,11 @@ macro_rules! dev_mats {
                 Ok(match a {
                     $(HostArg::In(_, _, Slice::$v(Elements::Device(d))) => {
                         here(d.device(), d.elsewhere())?;
-                        Src::DevIn(ResIn::$v(d.buf))
+                        Src::DevIn(ResIn::$v(d.buf, d.region.clone()))
                     })*
                     $(HostArg::Out(_, _, SliceMut::$v(ElementsMut::Device(d))) => {
                         here(d.device(), d.elsewhere())?;
-                        Src::DevOut(ResOut::$v(&mut *d.buf))
+                        Src::DevOut(ResOut::$v(&mut *d.buf, d.region.clone()))
                     })*
                     $(HostArg::In(shape, p, Slice::$v(d)) => Src::In(InSrc::$v(
                         checked_parts(shape, *p, d.clone()).and_then(rank).map_err(bad)?,
@@ -300,6 +340,29 @@ pub(super) fn run(
         || f.regions
             .iter()
             .any(|r| matches!(r.kind, RegionKind::Reduction { .. }));
+    // Outputs that are regions of device matrices: the kernels write a staging matrix, copied
+    // into the region once they are enqueued.
+    let mut copy_back: Vec<(usize, ResOut)> = Vec::new();
+    for (m, s) in srcs.iter_mut().enumerate() {
+        if matches!(s, Src::DevOut(r) if r.is_region()) {
+            if let Src::DevOut(r) = std::mem::replace(s, Src::None) {
+                copy_back.push((m, r));
+            }
+        }
+    }
+    let out_shape = |m: usize, got: &[usize]| {
+        if got == shape(m) {
+            Ok(())
+        } else {
+            Err(Error::Shape {
+                function: fname,
+                matrix: intern(&f.matrices[m].name),
+                declared: "the shape the pipeline computed",
+                expected: shape(m),
+                got: got.to_vec(),
+            })
+        }
+    };
     let mut bufs: Vec<Option<Mat>> = Vec::with_capacity(f.matrices.len());
     for ((m, mat), src) in f.matrices.iter().enumerate().zip(srcs.iter_mut()) {
         let name = intern(&mat.name);
@@ -309,23 +372,16 @@ pub(super) fn run(
             (MatrixKind::Output, Src::Out(v)) => {
                 Some(Mat::output(dev, name, v, &shape(m), prep.whole[m])?)
             }
-            (MatrixKind::Input, Src::DevIn(r)) => Some(r.mat()),
+            (MatrixKind::Input, Src::DevIn(r)) => Some(r.mat(dev, name)?),
+            // As a host output's, what the kernels do not write is zero.
             (MatrixKind::Output, Src::DevOut(r)) => {
-                if r.shape() != shape(m) {
-                    return Err(Error::Shape {
-                        function: fname,
-                        matrix: name,
-                        declared: "the shape the pipeline computed",
-                        expected: shape(m),
-                        got: r.shape().to_vec(),
-                    });
-                }
-                // As a host output's: what the kernels do not write is zero.
-                if !prep.whole[m] {
-                    r.zero(dev)?;
-                }
-                let r: &ResOut = r;
-                Some(r.mat())
+                out_shape(m, r.shape())?;
+                Some(r.mat(dev, prep.whole[m])?)
+            }
+            (MatrixKind::Output, Src::None) if copy_back.iter().any(|(i, _)| *i == m) => {
+                let (_, r) = copy_back.iter().find(|(i, _)| *i == m).expect("found");
+                out_shape(m, r.shape())?;
+                Some(r.staging(dev, name, prep.whole[m])?)
             }
             (MatrixKind::Local, _) => Some(Mat::Buf(
                 DevBuf::alloc(dev, mat.elem, &mat.name, &shape(m), !prep.whole[m])
@@ -452,6 +508,9 @@ pub(super) fn run(
                 break;
             }
         }
+    }
+    for (m, r) in &mut copy_back {
+        r.copy_back(dev, bufs[*m].as_ref().expect("a staging matrix"))?;
     }
     if !waits {
         let table = FlagTable::of(f, prep, &dims);
