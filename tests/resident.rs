@@ -91,6 +91,12 @@ fn resident_chains(rt: &Runtime) {
         let host_moved = opencl::transfers().since(before);
         if rt.device().is_some() {
             assert!(host_moved.bytes_to_device >= m * n && host_moved.bytes_to_host >= m * n);
+            // Contiguous host matrices: plain copies into rows without padding, no rectangles.
+            assert_eq!(
+                (host_moved.rect_to_device, host_moved.rect_to_host),
+                (0, 0),
+                "{host_moved:?}"
+            );
         }
         let d_src = rt.upload(&src).expect("upload");
         assert_eq!(d_src.is_on_device(), rt.device().is_some());

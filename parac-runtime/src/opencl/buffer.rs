@@ -353,7 +353,12 @@ impl Device {
 
     /// The padded row length and the size in elements and bytes of a device matrix of `shape`,
     /// or the error that `clCreateBuffer` of it would give.
-    fn layout<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Layout, Error> {
+    fn layout<T: Element>(
+        &self,
+        name: &str,
+        shape: &[usize],
+        padded: bool,
+    ) -> Result<Layout, Error> {
         let op = || format!("clCreateBuffer({name})");
         if shape.is_empty() || shape.len() > 3 {
             return Err(cl_error(
@@ -364,7 +369,11 @@ impl Device {
         }
         let cols = shape[shape.len() - 1];
         let elem = size_of::<T>();
-        let pitch = padded_pitch(cols, elem, self.info.cache_line);
+        let pitch = if padded {
+            padded_pitch(cols, elem, self.info.cache_line)
+        } else {
+            cols
+        };
         let too_big = || {
             cl_error(
                 op(),
@@ -409,11 +418,22 @@ impl Device {
 
     /// Creates a buffer without initialising it.
     fn create_buffer<T: Element>(&self, name: &str, shape: &[usize]) -> Result<Buffer<T>, Error> {
+        self.create_buffer_as(name, shape, true)
+    }
+
+    /// As [`create_buffer`](Self::create_buffer), with rows padded to the cache line or not
+    /// (`padded`: the pitch is the last dimension, a host matrix's copy is one plain transfer).
+    pub(super) fn create_buffer_as<T: Element>(
+        &self,
+        name: &str,
+        shape: &[usize],
+        padded: bool,
+    ) -> Result<Buffer<T>, Error> {
         let Layout {
             pitch,
             elems,
             bytes,
-        } = self.layout::<T>(name, shape)?;
+        } = self.layout::<T>(name, shape, padded)?;
         let mem = self.create_mem::<T>(elems, bytes, name).map_err(|e| {
             cl_error(
                 format!("clCreateBuffer({name})"),
@@ -462,7 +482,7 @@ impl Device {
             return None;
         }
         // The padded layout is at least as large: where it fits, the unpadded one does.
-        self.layout::<T>(name, shape).ok()?;
+        self.layout::<T>(name, shape, true).ok()?;
         if shape.contains(&0) {
             return None;
         }
@@ -576,7 +596,17 @@ impl Device {
         name: &str,
         host: Strided<'_, T>,
     ) -> Result<Buffer<T>, Error> {
-        let mut b = self.create_buffer(name, host.shape())?;
+        self.upload_strided_as(name, host, true)
+    }
+
+    /// As [`upload_strided`](Self::upload_strided), into a buffer with padded rows or not.
+    pub(super) fn upload_strided_as<T: Element>(
+        &self,
+        name: &str,
+        host: Strided<'_, T>,
+        padded: bool,
+    ) -> Result<Buffer<T>, Error> {
+        let mut b = self.create_buffer_as(name, host.shape(), padded)?;
         if host.shape().contains(&0) {
             self.zero(&mut b)?;
         } else {

@@ -97,8 +97,13 @@ impl Device {
                 in_place: Some(self),
                 _host: PhantomData,
             },
+            // A contiguous matrix is copied into rows without padding: one plain transfer
+            // (rectangle copies are slow on some drivers; the kernels take the pitch).
             None => Input {
-                buf: self.upload_strided(name, host)?,
+                buf: {
+                    let padded = !host.pitch().is_contiguous(host.shape());
+                    self.upload_strided_as(name, host, padded)?
+                },
                 in_place: None,
                 _host: PhantomData,
             },
@@ -151,10 +156,16 @@ impl Device {
         } else {
             None
         };
+        // A contiguous matrix's copy has rows without padding: one plain read back.
+        let padded = !pitch.is_contiguous(shape);
         let (buf, in_place) = match in_place {
             Some(buf) => (buf, true),
-            None if whole => (self.alloc_uninit(name, shape)?, false),
-            None => (self.alloc(name, shape)?, false),
+            None if whole => (self.create_buffer_as(name, shape, padded)?, false),
+            None => {
+                let mut b = self.create_buffer_as(name, shape, padded)?;
+                self.zero(&mut b)?;
+                (b, false)
+            }
         };
         Ok(Output {
             buf,
