@@ -119,3 +119,55 @@ fn errors_are_the_same_on_both_paths() {
     assert_eq!(err("the device"), first);
     assert!(dev.pooled_buffers() > 0, "the call ran on the device");
 }
+
+/// `WarmUp::Background`: the calls run on the device from the first, with the model's plans,
+/// while the search runs to its end in the background; no call times a candidate (each stays
+/// under the builds' delay, which every candidate's build pays), and once the search is done
+/// the calls run its plans, with the same results.
+#[test]
+fn background_search_leaves_calls_on_the_model_plans() {
+    if runtime().is_none() {
+        return;
+    }
+    // No disk cache: the search is this process's, whatever earlier runs found.
+    let rt = Runtime::builder()
+        .device_spec(&common::runtimes::opencl_spec())
+        .expect("a device specification")
+        .cache(parac::CacheConfig::off())
+        .warm_up(WarmUp::Background)
+        .policy(parac::PlanPolicy::SearchBudget(Duration::from_millis(100)))
+        .build()
+        .expect("the OpenCL runtime");
+    let dev = rt.device().expect("a device");
+    common::runtimes::compile_once(dev);
+    let idx = Matrix::<u8>::from_fn([1001], |i| (i[0] * 7 % 4) as u8);
+    let table = Matrix::<u8>::from_vec([4], vec![10, 20, 30, 40]).expect("shape");
+    let want: Vec<u8> = idx.as_slice().iter().map(|i| [10, 20, 30, 40][*i as usize]).collect();
+    let mut out = Matrix::<u8>::zeros([1001]);
+    // The first call builds the model's program (not slowed) and starts the search.
+    warm_lookup(&rt, &idx, &table, &mut out).expect("first call");
+    assert_eq!(out.as_slice(), &want[..], "the first call");
+    let delay = Duration::from_secs(2);
+    dev.set_build_delay(delay);
+    let timings = parac::opencl::timings_made();
+    for call in 0..4 {
+        let mut out = Matrix::<u8>::zeros([1001]);
+        let t = Instant::now();
+        warm_lookup(&rt, &idx, &table, &mut out).expect("a call");
+        assert!(
+            t.elapsed() < delay,
+            "call {call} waited for a build: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(out.as_slice(), &want[..], "call {call}");
+    }
+    rt.wait_for_background();
+    dev.set_build_delay(Duration::ZERO);
+    assert!(
+        parac::opencl::timings_made() > timings,
+        "the search ran in the background"
+    );
+    let mut out = Matrix::<u8>::zeros([1001]);
+    warm_lookup(&rt, &idx, &table, &mut out).expect("after the search");
+    assert_eq!(out.as_slice(), &want[..], "after the search");
+}

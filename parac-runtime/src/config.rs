@@ -29,8 +29,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     (
         "PARAC_WARM_UP",
-        "what a call does while its device program is not ready: `auto`, `cpu` (the CPU path) \
-         or `wait` ([`WarmUp`])",
+        "what a call does while its device program is not ready: `auto`, `cpu` (the CPU path), \
+         `background` (the model's plans while the search runs in the background) or `wait` \
+         ([`WarmUp`])",
     ),
     (
         "PARAC_CACHE",
@@ -139,7 +140,14 @@ impl Config {
                 "auto" => WarmUp::Auto,
                 "cpu" | "cpu-path" => WarmUp::CpuPath,
                 "wait" => WarmUp::Wait,
-                _ => return Err(bad("PARAC_WARM_UP", &v, "expected `auto`, `cpu` or `wait`")),
+                "background" => WarmUp::Background,
+                _ => {
+                    return Err(bad(
+                        "PARAC_WARM_UP",
+                        &v,
+                        "expected `auto`, `cpu`, `background` or `wait`",
+                    ));
+                }
             };
         }
         if let Some(v) = text("PARAC_CACHE")? {
@@ -194,8 +202,17 @@ pub enum WarmUp {
     /// path: a [`Pipeline`](crate::Pipeline) compiled at run time waits.
     CpuPath,
     /// The call builds the function's first program and runs on the device; the search goes on
-    /// over later calls within its budget, the candidates' programs built in the background.
+    /// over later calls within its budget, the candidates' programs built in the background. A
+    /// call may thus time a candidate; on a driver that compiles a kernel at its first launch
+    /// (PoCL) that timing includes the compilation.
     Wait,
+    /// The call builds the function's first program and runs on the device with the model's
+    /// plans, while the background thread runs the search to its end on copies of the call's
+    /// arguments (as `CpuPath`'s warm-up); calls with the same shapes run the model's plans
+    /// until it is done, then the plans it found. No call times a candidate or compiles one:
+    /// device-only calls without stalls on a device that is slow to build or compiles at
+    /// first launch (PoCL). For a policy that does not search, as `Wait`.
+    Background,
 }
 
 fn bad(setting: &str, value: &str, reason: &str) -> Error {
@@ -518,6 +535,9 @@ mod tests {
                 c.policy == PlanPolicy::SearchBudget(Duration::from_millis(250))
             }),
             ("PARAC_WARM_UP", "wait", |c| c.warm_up == WarmUp::Wait),
+            ("PARAC_WARM_UP", "background", |c| {
+                c.warm_up == WarmUp::Background
+            }),
             ("PARAC_CACHE", "0", |c| {
                 !c.cache.enabled && c.cache.root().is_none()
             }),

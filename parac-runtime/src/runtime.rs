@@ -282,13 +282,16 @@ impl Runtime {
         &self.config.policy
     }
 
-    /// Whether a `parac!` function's calls take the CPU path while the function warms up on the
-    /// device ([`crate::WarmUp`], `Auto` resolved for this device).
-    pub(crate) fn warms_on_cpu_path(&self) -> bool {
+    /// How a `parac!` function's calls warm up on the device ([`crate::WarmUp`], `Auto`
+    /// resolved for this device): `Some(CpuPath)` or `Some(Background)`, `None` where they do
+    /// not (the CPU path, `Wait`).
+    pub(crate) fn warm_up_mode(&self) -> Option<crate::WarmUp> {
+        use crate::WarmUp::*;
         match (&self.backend, self.config.warm_up) {
-            (Backend::Cpu, _) | (_, crate::WarmUp::Wait) => false,
-            (_, crate::WarmUp::CpuPath) => true,
-            (Backend::OpenCl(d), _) => !d.info().is_gpu,
+            (Backend::Cpu, _) | (_, Wait) => None,
+            (_, CpuPath) => Some(CpuPath),
+            (_, Background) => Some(Background),
+            (Backend::OpenCl(d), Auto) => (!d.info().is_gpu).then_some(CpuPath),
         }
     }
 

@@ -20,7 +20,7 @@ use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
 use crate::resident::Region;
 use crate::{
     Element, Elements, ElementsMut, Error, LayoutError, Matrix, MatrixRef, MatrixViewMut,
-    PlanPolicy, Runtime, Strided, StridedMut,
+    PlanPolicy, Strided, StridedMut,
 };
 
 /// A matrix argument has 1 to 3 dimensions.
@@ -298,7 +298,7 @@ fn unsupported(f: &Function, what: String) -> Error {
 /// error flag read back, the outputs made visible.
 pub(super) fn run(
     dev: &Device,
-    rt: &Runtime,
+    policy: &PlanPolicy,
     f: &Function,
     prep: &Prepared,
     b: Binding,
@@ -312,7 +312,7 @@ pub(super) fn run(
     let fname = intern(&f.name);
     // The model's plans are in the first program unless the policy names the plans itself.
     // A device that forces plans with one program builds every candidate's kernel at once.
-    let prog = match rt.policy() {
+    let prog = match policy {
         PlanPolicy::Force(_) | PlanPolicy::Fixed(..) if dev.one_program() => {
             dev.first_program(&f.name, prep.every_source(f), &prep.source)?
         }
@@ -432,14 +432,7 @@ pub(super) fn run(
                             .as_ref()
                             .map(|bs| opencl::interior(&counts, &starts, bs, &dims));
                         let a = kargs(None);
-                        dev.run_region(
-                            &prog,
-                            plans,
-                            rt.policy(),
-                            &counts,
-                            interior.as_deref(),
-                            &a,
-                        )?;
+                        dev.run_region(&prog, plans, policy, &counts, interior.as_deref(), &a)?;
                     }
                     RegionKind::Reduction { .. } => {
                         let red = host::reduce_launch(f, rid).expect("a global operator");
@@ -449,7 +442,7 @@ pub(super) fn run(
                         let pb = DevBuf::alloc(dev, red.part, "partials", &[len], true)
                             .expect("partials of i32, u32 or f32")?;
                         let a = kargs(Some(&pb));
-                        let n = dev.run_region(&prog, plans, rt.policy(), &[rows], None, &a)?;
+                        let n = dev.run_region(&prog, plans, policy, &[rows], None, &a)?;
                         let mut p = Data::zeros(red.part, len).expect("a partials type");
                         pb.download(dev, &[len], &mut p)?;
                         let used = (n * red.per_row).min(len);

@@ -74,10 +74,16 @@ pub fn run_embedded(
     source: &'static str,
     args: &mut [HostArg],
 ) -> Result<Ran, Error> {
-    if !super::warm::on_device(rt, dev, source, args) {
-        return Ok(Ran::CpuPath(crate::background::CpuTurn::new()));
+    use super::warm::Route;
+    let p = pipeline(source)?;
+    match super::warm::route(rt, dev, source, args) {
+        Route::CpuPath => Ok(Ran::CpuPath(crate::background::CpuTurn::new())),
+        Route::Device => p.run_device(dev, rt.policy(), 0, args).map(Ran::Device),
+        Route::Model => {
+            // The background thread's timings wait for the call, as for the CPU path.
+            let _turn = crate::background::CpuTurn::new();
+            p.run_device(dev, &crate::PlanPolicy::Model, 0, args)
+                .map(Ran::Device)
+        }
     }
-    pipeline(source)?
-        .run_device(rt, dev, 0, args)
-        .map(Ran::Device)
 }

@@ -297,7 +297,7 @@ impl Pipeline {
                     })
                     .collect();
                 let mut args = host_arg::borrow_args(args, &outputs);
-                device::run(dev, rt, f, self.prepare(i), b, &mut args)
+                device::run(dev, rt.policy(), f, self.prepare(i), b, &mut args)
             }
         }
     }
@@ -305,15 +305,15 @@ impl Pipeline {
     /// Runs function `i` on an OpenCL device with borrowed arguments (the macro's path).
     fn run_device(
         &self,
-        rt: &Runtime,
         dev: &crate::opencl::Device,
+        policy: &crate::PlanPolicy,
         i: usize,
         args: &mut [HostArg],
     ) -> Result<Option<Val>, Error> {
         let f = &self.module.functions[i];
         let infos: Vec<ArgInfo> = args.iter().map(HostArg::info).collect();
         let b = bind(f, &infos)?;
-        device::run(dev, rt, f, self.prepare(i), b, args)
+        device::run(dev, policy, f, self.prepare(i), b, args)
     }
 }
 

@@ -8,6 +8,9 @@
 //! build, compile or time. A warm-up that fails (a build error, a device error, the function's
 //! own error) is logged; the next call runs on the device and reports the error itself.
 //!
+//! With [`WarmUp::Background`](crate::WarmUp) the calls meanwhile run on the device with the
+//! model's plans (the first one builds their program), never timing a candidate.
+//!
 //! The CPU path and the device give the same results and errors, bit for bit (every test
 //! compares them), so which one ran a call is not observable but in time and the log.
 
@@ -18,8 +21,8 @@ use std::time::Instant;
 
 use super::HostArg;
 use super::host_arg::OwnedArg;
-use crate::Runtime;
 use crate::opencl::Device;
+use crate::{PlanPolicy, Runtime, WarmUp};
 
 /// Whether a function (by device, source and its arguments' shapes) is ready on the device or
 /// warming up.
@@ -55,19 +58,38 @@ fn function_name(source: &str) -> &str {
         .unwrap_or(rest.len())]
 }
 
-/// Whether this call of the function `source` runs on `dev` now: always, unless the runtime
-/// warms functions up on the CPU path; then once the function's warm-up for these shapes is
-/// done. Otherwise the call takes the CPU path, and the first such call starts the warm-up.
-pub(super) fn on_device(
-    rt: &Runtime,
-    dev: &Device,
-    source: &'static str,
-    args: &[HostArg],
-) -> bool {
+/// Where a call runs ([`route`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Route {
+    /// On the device, under the runtime's policy.
+    Device,
+    /// On the device with the model's plans, while the search runs in the background
+    /// ([`WarmUp::Background`](crate::WarmUp::Background)).
+    Model,
+    /// On the CPU path ([`WarmUp::CpuPath`](crate::WarmUp::CpuPath)).
+    CpuPath,
+}
+
+/// Where this call of the function `source` runs: on `dev` under the runtime's policy, unless
+/// the runtime warms functions up; then so once the function's warm-up for these shapes is
+/// done, and until then on the CPU path (`CpuPath`) or on the device with the model's plans
+/// (`Background`), the first such call starting the warm-up.
+pub(super) fn route(rt: &Runtime, dev: &Device, source: &'static str, args: &[HostArg]) -> Route {
     // A device matrix's call runs where its matrices are.
-    if !rt.warms_on_cpu_path() || args.iter().any(HostArg::on_device) {
-        return true;
-    }
+    let meanwhile = match rt.warm_up_mode() {
+        _ if args.iter().any(HostArg::on_device) => return Route::Device,
+        Some(WarmUp::CpuPath) => Route::CpuPath,
+        // Nothing to search in the background: the call builds what it runs, as `Wait`.
+        Some(WarmUp::Background)
+            if matches!(
+                rt.policy(),
+                PlanPolicy::Search | PlanPolicy::SearchBudget(_)
+            ) =>
+        {
+            Route::Model
+        }
+        _ => return Route::Device,
+    };
     let mut h = DefaultHasher::new();
     (
         dev as *const Device as usize,
@@ -86,16 +108,16 @@ pub(super) fn on_device(
     let mut guard = states();
     let map = guard.get_or_insert_with(HashMap::new);
     match map.get(&key) {
-        Some(State::Ready) => return true,
-        Some(State::Warming) => return false,
+        Some(State::Ready) => return Route::Device,
+        Some(State::Warming) => return meanwhile,
         None => {}
     }
     // A matrix whose layout is refused: the device reports it.
     let Some(mut owned) = args.iter().map(OwnedArg::of).collect::<Option<Vec<_>>>() else {
-        return true;
+        return Route::Device;
     };
     let Some(warm) = rt.for_warm_up() else {
-        return true;
+        return Route::Device;
     };
     if map.len() >= REMEMBERED {
         map.retain(|_, s| *s == State::Warming);
@@ -103,17 +125,22 @@ pub(super) fn on_device(
     map.insert(key, State::Warming);
     drop(guard);
     let name = function_name(source);
+    let how = match meanwhile {
+        Route::CpuPath => "runs on the CPU path",
+        _ => "runs the model's plans",
+    };
     tracing::info!(
         target: "parac::warm_up",
-        "`{name}`: runs on the CPU path while it warms up on {} (builds, compiles and searches \
-         its plans in the background; PARAC_WARM_UP=wait waits for it instead)",
+        "`{name}`: {how} while it warms up on {} (builds, compiles and searches its plans in \
+         the background; PARAC_WARM_UP=wait waits for it instead)",
         dev.info().name
     );
     let queued = crate::background::submit(key, move || {
         let t = Instant::now();
         let mut args: Vec<HostArg> = owned.iter_mut().map(OwnedArg::borrow).collect();
         let dev = warm.device().expect("a warm-up runs on an OpenCL device");
-        match super::embedded::pipeline(source).and_then(|p| p.run_device(&warm, dev, 0, &mut args))
+        match super::embedded::pipeline(source)
+            .and_then(|p| p.run_device(dev, warm.policy(), 0, &mut args))
         {
             Ok(_) => tracing::info!(
                 target: "parac::warm_up",
@@ -132,9 +159,9 @@ pub(super) fn on_device(
     if !queued {
         // Not queued (the background thread is gone): run on the device.
         ready(key);
-        return true;
+        return Route::Device;
     }
-    false
+    meanwhile
 }
 
 #[cfg(test)]
