@@ -142,7 +142,11 @@ fn background_search_leaves_calls_on_the_model_plans() {
     common::runtimes::compile_once(dev);
     let idx = Matrix::<u8>::from_fn([1001], |i| (i[0] * 7 % 4) as u8);
     let table = Matrix::<u8>::from_vec([4], vec![10, 20, 30, 40]).expect("shape");
-    let want: Vec<u8> = idx.as_slice().iter().map(|i| [10, 20, 30, 40][*i as usize]).collect();
+    let want: Vec<u8> = idx
+        .as_slice()
+        .iter()
+        .map(|i| [10, 20, 30, 40][*i as usize])
+        .collect();
     let mut out = Matrix::<u8>::zeros([1001]);
     // The first call builds the model's program (not slowed) and starts the search.
     warm_lookup(&rt, &idx, &table, &mut out).expect("first call");

@@ -535,9 +535,6 @@ mod tests {
                 c.policy == PlanPolicy::SearchBudget(Duration::from_millis(250))
             }),
             ("PARAC_WARM_UP", "wait", |c| c.warm_up == WarmUp::Wait),
-            ("PARAC_WARM_UP", "background", |c| {
-                c.warm_up == WarmUp::Background
-            }),
             ("PARAC_CACHE", "0", |c| {
                 !c.cache.enabled && c.cache.root().is_none()
             }),
@@ -570,6 +567,13 @@ mod tests {
         }
         assert_eq!(with(&[]).unwrap(), default);
         assert_eq!(with(&[("PARAC_DEVICE", "  ")]).unwrap(), default);
+        for (v, w) in [
+            ("auto", WarmUp::Auto),
+            ("cpu", WarmUp::CpuPath),
+            ("Background", WarmUp::Background),
+        ] {
+            assert_eq!(with(&[("PARAC_WARM_UP", v)]).unwrap().warm_up, w, "{v}");
+        }
     }
 
     /// Every variable read is in [`ENV_VARS`], and the README's table documents each.
