@@ -232,9 +232,10 @@ impl Drop for Device {
     fn drop(&mut self) {
         // A call's error that no wait read is logged, not lost silently.
         if self.has_pending() {
-            if let Err(e) = self.check_pending() {
+            while let Err(e) = self.check_pending() {
                 tracing::error!(target: "parac::device", "an error no wait reported: {e}");
             }
+            self.forget_pending();
         }
         super::pool::close(&self.pool);
     }

@@ -52,9 +52,14 @@ impl Device {
         let mut p = self.pending.lock();
         let mut words = Matrix::<i32>::zeros([8usize]);
         for i in 0..p.len() {
-            self.download(&p[i].flag, &mut words)?;
-            if words.as_slice()[0] != 0 {
-                let e = (p[i].decode)(words.as_slice());
+            // A failed read (the device lost) is that call's error: each error takes its flag
+            // with it, so checks until `Ok` end.
+            let raised = match self.download(&p[i].flag, &mut words) {
+                Err(e) => Some(e),
+                Ok(()) if words.as_slice()[0] != 0 => Some((p[i].decode)(words.as_slice())),
+                Ok(()) => None,
+            };
+            if let Some(e) = raised {
                 p.drain(..=i);
                 return Err(e);
             }
@@ -66,5 +71,11 @@ impl Device {
     /// Whether calls' flags are waiting to be read.
     pub(crate) fn has_pending(&self) -> bool {
         !self.pending.lock().is_empty()
+    }
+
+    /// Drops the flags left (the device is going: their buffers go before its queue and
+    /// context).
+    pub(crate) fn forget_pending(&self) {
+        self.pending.lock().clear();
     }
 }
