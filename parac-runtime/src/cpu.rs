@@ -181,7 +181,7 @@ impl Scratch {
     pub const KEEP: usize = 8;
 }
 
-/// A local matrix's elements, given back to its runtime's [`Scratch`] on drop.
+/// A local matrix's elements, given back to its runtime's `Scratch` on drop.
 pub struct Local<'a, T: Copy + Default + Send + 'static> {
     data: Vec<T>,
     home: &'a Scratch,

@@ -111,7 +111,8 @@ impl fmt::Debug for Program {
 }
 
 impl Program {
-    /// The name given to [`Device::program`] (for messages and `PARAC_DUMP`).
+    /// The name given to [`Device::program`](super::Device::program) (for messages and
+    /// `PARAC_DUMP`).
     pub fn name(&self) -> &str {
         &self.name
     }
