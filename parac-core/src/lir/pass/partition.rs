@@ -27,7 +27,7 @@ use crate::lir::visit::{
     BodyCopy, Mutator, expr_children, mutate_body, rebuild_stmt, stmt_parts, with_children,
 };
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Partitions the innermost serial loops of `func` (all of them are in regions).
 pub fn run(func: &mut Func) {
@@ -159,8 +159,13 @@ struct Part<'a> {
     var: VarId,
     /// The pure `let`s of the body (expression and statement ones): their values, inlined.
     lets: HashMap<VarId, ExprId>,
-    /// Variables bound inside the body (not loop-invariant, unless inlined).
+    /// Variables bound inside the body (not loop-invariant, unless inlined), in the order
+    /// found, each once.
     inner: Vec<VarId>,
+    /// The same, for lookups.
+    inner_set: HashSet<VarId>,
+    /// The expressions `collect_lets` has walked (each node of the DAG once).
+    walked: HashSet<ExprId>,
     /// The variables of the body's folds with a positive constant trip count, or one that
     /// does not vary in the body (a window's host length, which the host checks is at least
     /// 1): their last value. An index that moves with them is assumed at their ends (it is
@@ -329,6 +334,8 @@ impl<'a> Part<'a> {
             var,
             lets: HashMap::new(),
             inner: Vec::new(),
+            inner_set: HashSet::new(),
+            walked: HashSet::new(),
             folds: HashMap::new(),
             facts: Vec::new(),
             fact_keys: Default::default(),
@@ -344,15 +351,18 @@ impl Part<'_> {
     fn collect_lets(&mut self, s: StmtId) {
         let (es, ss) = stmt_parts(&self.func.stmts[s]);
         if let Stmt::Let(v, e) = self.func.stmts[s] {
-            self.inner.push(v);
+            self.bound(v);
             if self.pure(e) {
                 self.lets.insert(v, e);
             }
         }
         let mut stack = es;
         while let Some(e) = stack.pop() {
+            if !self.walked.insert(e) {
+                continue;
+            }
             if let ExprKind::Let(v, a, _) = self.func.exprs[e].kind {
-                self.inner.push(v);
+                self.bound(v);
                 if self.pure(a) {
                     self.lets.insert(v, a);
                 }
@@ -360,7 +370,7 @@ impl Part<'_> {
             if let ExprKind::Fold { vars, counts, .. } = &self.func.exprs[e].kind {
                 let (vars, counts) = (vars.clone(), counts.clone());
                 for (v, c) in vars.iter().zip(&counts) {
-                    self.inner.push(*v);
+                    self.bound(*v);
                     let ty = self.func.exprs[*c].ty;
                     let last = match self.func.exprs[*c].kind {
                         ExprKind::Int(n) if n > 0 => Some(self.func.int(n - 1, ty)),
@@ -383,6 +393,13 @@ impl Part<'_> {
         }
     }
 
+    /// Records `v` as bound inside the body.
+    fn bound(&mut self, v: VarId) {
+        if self.inner_set.insert(v) {
+            self.inner.push(v);
+        }
+    }
+
     fn pure(&self, e: ExprId) -> bool {
         crate::lir::total(self.func, e, &|_| true)
     }
@@ -392,7 +409,12 @@ impl Part<'_> {
     fn ends(&mut self, e: ExprId) -> Option<Vec<ExprId>> {
         let mut vars = Vec::new();
         let mut stack = vec![e];
+        // Each node of the DAG once (a tree walk of shared nodes is exponential).
+        let mut seen = HashSet::new();
         while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
             match self.func.exprs[x].kind {
                 ExprKind::Var(v) if self.folds.contains_key(&v) => {
                     if !vars.contains(&v) {
@@ -428,23 +450,37 @@ impl Part<'_> {
         ok
     }
 
+    /// Whether every variable below `e` is the loop's or bound outside the body: each node of
+    /// the DAG visited once, without recursion.
     fn invariant_leaves(&self, e: ExprId) -> bool {
-        match self.func.exprs[e].kind {
-            ExprKind::Var(v) => v == self.var || !self.inner.contains(&v),
-            _ => expr_children(&self.func.exprs[e].kind)
-                .iter()
-                .all(|c| self.invariant_leaves(*c)),
+        let mut stack = vec![e];
+        let mut seen = HashSet::new();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            match self.func.exprs[x].kind {
+                ExprKind::Var(v) if v != self.var && self.inner_set.contains(&v) => return false,
+                ExprKind::Var(_) => {}
+                ref k => stack.extend(expr_children(k)),
+            }
         }
+        true
     }
 
+    /// Records the leaves below `e` (variables but the loop's, sizes, dimensions), each node of
+    /// the DAG visited once, in the order of a depth-first walk.
     fn leaves_of(&mut self, e: ExprId) {
-        match self.func.exprs[e].kind {
-            ExprKind::Var(v) if v == self.var => {}
-            ExprKind::Var(_) | ExprKind::Size(_) | ExprKind::Dim(..) => self.leaves.push(e),
-            _ => {
-                for c in expr_children(&self.func.exprs[e].kind) {
-                    self.leaves_of(c);
-                }
+        let mut stack = vec![e];
+        let mut seen = HashSet::new();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            match self.func.exprs[x].kind {
+                ExprKind::Var(v) if v == self.var => {}
+                ExprKind::Var(_) | ExprKind::Size(_) | ExprKind::Dim(..) => self.leaves.push(x),
+                ref k => stack.extend(expr_children(k).into_iter().rev()),
             }
         }
     }
