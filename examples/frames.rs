@@ -3,7 +3,7 @@
 //! Laplacian-pyramid level (`laplacian`, APPS.md §1), and its half-size `down` is read back.
 //!
 //! ```text
-//! cargo run --release --example frames -- [--frames N] [--size MxN]
+//! cargo run --release --example frames -- [--frames N] [--size MxN] [--discrete]
 //! ```
 //!
 //! Runs the loop twice on the runtime `PARAC_DEVICE` gives (default: a GPU, else the CPU path)
@@ -14,7 +14,9 @@
 //!   frame's device matrix (`upload_from`), the two calls on device matrices (no copies, no
 //!   waits), one download of `down`.
 //!
-//! The two loops' last outputs are compared (exit status 2 if they differ). Frames are
+//! `--discrete` treats a device whose memory is the host's (PoCL) as a discrete one
+//! (`opencl::copying`): host matrices are then copied to and from it as to a GPU, which shows
+//! what the transfers cost there. The two loops' last outputs are compared (exit status 2 if they differ). Frames are
 //! synthetic (a moving pattern), 1920x1080 and 100 of them by default.
 
 #[path = "pipelines/laplacian.rs"]
@@ -28,12 +30,14 @@ use std::time::Instant;
 use parac::{DeviceMatrix, Error, Matrix, Runtime, opencl};
 
 fn main() -> ExitCode {
-    let (frames, m, n) = match parse(std::env::args().skip(1)) {
+    let discrete = std::env::args().any(|a| a == "--discrete");
+    let args = std::env::args().skip(1).filter(|a| a != "--discrete");
+    let (frames, m, n) = match parse(args) {
         Ok(v) => v,
         Err(e) => {
             eprintln!(
                 "frames: error: {e}\n  usage: cargo run --release --example frames -- \
-                 [--frames N] [--size MxN]"
+                 [--frames N] [--size MxN] [--discrete]"
             );
             return ExitCode::FAILURE;
         }
@@ -47,7 +51,13 @@ fn main() -> ExitCode {
     };
     println!("frames: {frames} frames of {m}x{n} u8 through sharpen -> laplacian");
     println!("device: {}", rt.describe());
-    match run(&rt, frames, m, n) {
+    let ran = if discrete {
+        println!("(the device treated as discrete: host matrices copied to and from it)");
+        opencl::copying(|| run(&rt, frames, m, n))
+    } else {
+        run(&rt, frames, m, n)
+    };
+    match ran {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
             eprintln!("frames: the two loops' outputs differ");
@@ -91,7 +101,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<(usize, usize, usize), St
                 }
             }
             "-h" | "--help" => {
-                return Err("the options are --frames N and --size MxN".into());
+                return Err("the options are --frames N, --size MxN and --discrete".into());
             }
             other => return Err(format!("unknown argument `{other}`")),
         }
