@@ -323,7 +323,8 @@ impl Device {
         let pitch = if padded {
             padded_pitch(cols, elem, self.info.cache_line)
         } else {
-            cols
+            // An empty matrix still gets a buffer of one element (OpenCL has no empty one).
+            cols.max(1)
         };
         let too_big = || {
             cl_error(
