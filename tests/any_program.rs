@@ -23,6 +23,15 @@ use common::runtimes;
 use parac::{Error, Matrix, MatrixView, PlanPolicy, Runtime};
 
 parac::parac! {
+    /// Forms C compilers warn about, as careless (and random) programs write them: a
+    /// comparison of an expression with itself, and `&&`/`||` with a constant other than 0 or 1.
+    pub fn self_compare(src: &u8[M][N], out: &mut u8[M][N]) {
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            out[x][y] = (x <= x) + (src[x][y] && 4) * 2 + (y == y) * 4 + (src[x][y] || 3) * 8
+                + (src[x][y] > src[x][y]) * 16;
+        }
+    }
+
     /// A lookup table indexed by pixel values.
     pub fn lookup(src: &u8[M][N], lut: &u8[K], out: &mut u8[M][N]) {
         parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -163,6 +172,25 @@ fn reference_sobel(src: &Matrix<u8>) -> Matrix<i32> {
             - (at(x - 1, y - 1) + 2 * at(x - 1, y) + at(x - 1, y + 1));
         gx.abs() + gy.abs()
     })
+}
+
+/// `self_compare` on every path and plan, exact, and no kernel built with a warning (PoCL
+/// prints "N warnings generated." on stderr for each program that has any).
+#[test]
+fn self_comparisons_build_without_warnings() {
+    each_runtime("self_compare", |rt, label| {
+        for (i, &(m, n)) in SIZES.iter().enumerate() {
+            let src = image(m, n, i as u64);
+            let mut out = Matrix::zeros([m, n]);
+            self_compare(rt, &src, &mut out).unwrap_or_else(|e| panic!("{label} {m}x{n}: {e}"));
+            let want = src.map(|v| 1 + 2 * u8::from(v != 0) + 4 + 8);
+            assert_eq!(out, want, "{label} {m}x{n}");
+        }
+        if let Some(d) = rt.device() {
+            let w = d.build_warnings();
+            assert!(w.is_empty(), "{label}: {}", w.join("\n"));
+        }
+    });
 }
 
 #[test]

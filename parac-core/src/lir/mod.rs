@@ -532,6 +532,11 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::local_tile::run(&mut func, f, cols, rows);
             keep("local_tile", &func);
         }
+        if opts.simplify && opts.partition {
+            // The interior tests the partitioning added hold constants (a constant index's
+            // bounds): folded, so that no `&&` has a constant operand (C compilers warn).
+            pass::simplify::logic(&mut func, f);
+        }
         return Lowered { func, dumps };
     }
     if opts.parallel {
@@ -548,6 +553,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     }
     if opts.partition {
         pass::partition::run(&mut func);
+        if opts.simplify {
+            // As on OpenCL: the guard's constant tests folded.
+            pass::simplify::logic(&mut func, f);
+        }
         keep("partition", &func);
     }
     Lowered { func, dumps }

@@ -4,6 +4,7 @@
 //! filter's taps become literals once windows are written out).
 
 use crate::ir::{BinOp, Function, MatrixKind, Scalar};
+use crate::lir::canon::Canon;
 use crate::lir::visit::{Mutator, mutate_body, rebuild_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func};
 
@@ -39,17 +40,55 @@ pub(crate) fn reassociate(func: &mut Func, e: ExprId) -> ExprId {
 
 struct Simplify<'a> {
     f: &'a Function,
+    /// Structural identity, for comparisons of an expression with itself.
+    canon: Canon,
+    /// Only the tests ([`logic`]).
+    logic_only: bool,
 }
 
-/// Folds the constants of `func` (`f`: its HAST, for the constant matrices' values).
+/// Folds the constants of `func` (`f`: its HAST, for the constant matrices' values), integer
+/// comparisons of constants included; also the comparisons of an integer expression that cannot
+/// fail with itself (`x <= x`: true), and `&&`/`||` with a constant operand (C compilers warn
+/// about both forms, which random and careless programs write).
 pub fn run(func: &mut Func, f: &Function) {
-    mutate_body(&mut Simplify { f }, func);
+    mutate_body(
+        &mut Simplify {
+            f,
+            canon: Canon::default(),
+            logic_only: false,
+        },
+        func,
+    );
+}
+
+/// The tests alone, after the passes that add some (loop partitioning's guard of a constant
+/// index): casts of constants, comparisons of constants and `&&`/`||` with a constant operand,
+/// on scalars; nothing else is rewritten.
+pub fn logic(func: &mut Func, f: &Function) {
+    mutate_body(
+        &mut Simplify {
+            f,
+            canon: Canon::default(),
+            logic_only: true,
+        },
+        func,
+    );
 }
 
 impl Simplify<'_> {
     fn int(func: &Func, e: ExprId) -> Option<i128> {
         match func.exprs[e].kind {
             ExprKind::Int(v) if func.exprs[e].ty.is_int() => Some(v),
+            _ => None,
+        }
+    }
+
+    /// An integer or boolean constant's value.
+    fn konst(func: &Func, e: ExprId) -> Option<i128> {
+        match func.exprs[e].kind {
+            ExprKind::Int(v) if func.exprs[e].ty.is_int() || func.exprs[e].ty == Scalar::Bool => {
+                Some(v)
+            }
             _ => None,
         }
     }
@@ -87,11 +126,16 @@ impl Mutator for Simplify<'_> {
         let int = |x: ExprId| Self::int(func, x);
         let same = |x: ExprId| func.exprs[x].ty == t;
         match func.exprs[e].kind.clone() {
-            ExprKind::Cast(a) if t.is_int() || t == Scalar::Bool => match int(a) {
-                Some(v) => func.int(wrap(v, t), t),
-                None => e,
-            },
-            ExprKind::Binary(op, a, b) if t.is_int() && same(a) && same(b) => {
+            ExprKind::Cast(a)
+                if (t.is_int() || t == Scalar::Bool)
+                    && !(self.logic_only && func.exprs[e].lanes != 1) =>
+            {
+                match int(a) {
+                    Some(v) => func.int(wrap(v, t), t),
+                    None => e,
+                }
+            }
+            ExprKind::Binary(op, a, b) if t.is_int() && same(a) && same(b) && !self.logic_only => {
                 match (op, int(a), int(b)) {
                     (BinOp::Add, Some(x), Some(y)) => func.int(wrap(x.wrapping_add(y), t), t),
                     (BinOp::Sub, Some(x), Some(y)) => func.int(wrap(x.wrapping_sub(y), t), t),
@@ -100,6 +144,64 @@ impl Mutator for Simplify<'_> {
                     (BinOp::Add | BinOp::Sub, _, Some(0)) | (BinOp::Mul, _, Some(1)) => a,
                     (BinOp::Add | BinOp::Sub, _, Some(_)) => reassociate(func, e),
                     _ => e,
+                }
+            }
+            ExprKind::Binary(op, a, b)
+                if t == Scalar::Bool
+                    && func.exprs[e].lanes == 1
+                    && func.exprs[a].ty == func.exprs[b].ty
+                    && int(a).is_some()
+                    && int(b).is_some() =>
+            {
+                let (x, y) = (int(a).unwrap_or(0), int(b).unwrap_or(0));
+                let holds = match op {
+                    BinOp::Eq => Some(x == y),
+                    BinOp::Ne => Some(x != y),
+                    BinOp::Lt => Some(x < y),
+                    BinOp::Le => Some(x <= y),
+                    BinOp::Gt => Some(x > y),
+                    BinOp::Ge => Some(x >= y),
+                    _ => None,
+                };
+                holds.map_or(e, |h| func.int(h as i128, Scalar::Bool))
+            }
+            ExprKind::Binary(op, a, b)
+                if t == Scalar::Bool
+                    && func.exprs[e].lanes == 1
+                    && matches!(
+                        op,
+                        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+                    )
+                    && func.exprs[a].ty.is_int()
+                    && self.canon.same(func, a, b)
+                    && crate::lir::total(func, a, &|_| true) =>
+            {
+                let holds = matches!(op, BinOp::Eq | BinOp::Le | BinOp::Ge);
+                func.int(holds as i128, Scalar::Bool)
+            }
+            // A constant operand of `&&`/`||` (which C compilers warn about): `1 && x`,
+            // `x && 1`, `0 || x`, `x || 0` are `x`; `0 && x` and `1 || x` are the constant
+            // (C does not evaluate `x`); `x && 0` and `x || 1` the constant once `x` is
+            // evaluated (a `select` of `x` where it may fail).
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b)
+                if func.exprs[e].lanes == 1
+                    && func.exprs[a].ty == t
+                    && func.exprs[b].ty == t
+                    && (Self::konst(func, a).is_some() || Self::konst(func, b).is_some()) =>
+            {
+                let neutral = i128::from(op == BinOp::And);
+                let truth = |v: i128| i128::from(v != 0);
+                let (ka, kb) = (Self::konst(func, a), Self::konst(func, b));
+                match (ka.map(truth), kb.map(truth)) {
+                    (Some(v), _) if v == neutral => b,
+                    (_, Some(v)) if v == neutral => a,
+                    (Some(v), _) => func.int(v, t),
+                    (None, Some(v)) if crate::lir::total(func, a, &|_| true) => func.int(v, t),
+                    (None, Some(v)) => {
+                        let k = func.int(v, t);
+                        func.expr(ExprKind::Select(a, k, k), t)
+                    }
+                    (None, None) => e,
                 }
             }
             ExprKind::Select(c, a, b) => match func.exprs[c].kind {
@@ -116,7 +218,7 @@ impl Mutator for Simplify<'_> {
                 buf: Buf::Matrix(m),
                 index,
                 ..
-            } => self.const_read(func, m, &index).unwrap_or(e),
+            } if !self.logic_only => self.const_read(func, m, &index).unwrap_or(e),
             _ => e,
         }
     }
