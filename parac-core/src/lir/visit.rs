@@ -1,7 +1,7 @@
 //! Walking the LIR: a [`Visitor`] reads every node below a statement; a [`Mutator`] rebuilds
 //! them, appending a changed node to the arena and leaving unchanged ones shared.
 
-use super::{ExprId, ExprKind, Func, Stmt, StmtId};
+use super::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 
 /// Runs `f`, first moving to a new stack segment (on the heap) if less than 128 KiB of this
 /// one is left: every recursion over the LIR's expressions goes through it, so a deep
@@ -104,6 +104,34 @@ pub trait Visitor {
     fn visit_stmt(&mut self, f: &Func, s: StmtId) {
         walk_stmt(self, f, s)
     }
+}
+
+/// Visits the nodes of the expression DAG below `e` (`e` included), each once, depth first, a
+/// node before its children and the children in order, without recursion: a walk of a DAG as
+/// a tree is exponential in shared nodes. `visit` answers `false` to stop the walk, and then
+/// this answers `false`.
+pub fn preorder(f: &Func, e: ExprId, mut visit: impl FnMut(ExprId) -> bool) -> bool {
+    let mut stack = vec![e];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        if !visit(x) {
+            return false;
+        }
+        stack.extend(expr_children(&f.exprs[x].kind).into_iter().rev());
+    }
+    true
+}
+
+/// Whether a variable below `e` satisfies `pred` (each node of the DAG visited once).
+pub fn mentions(f: &Func, e: ExprId, pred: impl Fn(VarId) -> bool) -> bool {
+    !preorder(
+        f,
+        e,
+        |x| !matches!(f.exprs[x].kind, ExprKind::Var(v) if pred(v)),
+    )
 }
 
 /// Visits the children of `e`.

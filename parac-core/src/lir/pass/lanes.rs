@@ -10,9 +10,9 @@
 
 use super::facts::{Dir, Fact, at, mono, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
-use crate::lir::visit::{BodyCopy, expr_children, stmt_parts, with_children};
+use crate::lir::visit::{BodyCopy, expr_children, mentions, preorder, stmt_parts, with_children};
 use crate::lir::{ExprId, ExprKind, Func, Stmt, StmtId, VarId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The interior written out in lanes.
 pub(super) struct Lanes {
@@ -54,14 +54,15 @@ fn divides(func: &Func, e: ExprId, y: VarId) -> Option<(i64, ExprId, bool)> {
 
 fn scan(func: &Func, s: StmtId, y: VarId, ks: &mut Vec<i64>) {
     let (es, ss) = stmt_parts(&func.stmts[s]);
-    let mut stack = es;
-    while let Some(e) = stack.pop() {
-        if let Some((k, ..)) = divides(func, e, y) {
-            if !ks.contains(&k) {
-                ks.push(k);
+    for e in es {
+        preorder(func, e, |x| {
+            if let Some((k, ..)) = divides(func, x, y) {
+                if !ks.contains(&k) {
+                    ks.push(k);
+                }
             }
-        }
-        stack.extend(expr_children(&func.exprs[e].kind));
+            true
+        });
     }
     for c in ss {
         scan(func, c, y, ks);
@@ -77,14 +78,19 @@ struct Lane<'a> {
     /// Variables the body binds, renamed in this lane.
     renamed: HashMap<VarId, VarId>,
     /// Variables bound in the body (not loop-invariant).
-    inner: &'a [VarId],
+    inner: &'a HashSet<VarId>,
     memo: HashMap<ExprId, ExprId>,
     out: &'a mut Lanes,
 }
 
 /// The interior `body` (its loop's variable `y`, the variables it binds `inner`) in lanes, or
 /// `None` where no index divides `y` by one constant.
-pub(super) fn split(func: &mut Func, y: VarId, body: StmtId, inner: &[VarId]) -> Option<Lanes> {
+pub(super) fn split(
+    func: &mut Func,
+    y: VarId,
+    body: StmtId,
+    inner: &HashSet<VarId>,
+) -> Option<Lanes> {
     let mut ks = Vec::new();
     scan(func, body, y, &mut ks);
     let [k] = ks[..] else {
@@ -192,14 +198,17 @@ impl Lane<'_> {
     }
 
     fn leaves(&mut self, e: ExprId) {
-        match self.func.exprs[e].kind {
-            ExprKind::Var(_) | ExprKind::Size(_) | ExprKind::Dim(..) => self.out.leaves.push(e),
-            _ => {
-                for c in expr_children(&self.func.exprs[e].kind) {
-                    self.leaves(c);
-                }
+        let func = &*self.func;
+        let leaves = &mut self.out.leaves;
+        preorder(func, e, |x| {
+            if matches!(
+                func.exprs[x].kind,
+                ExprKind::Var(_) | ExprKind::Size(_) | ExprKind::Dim(..)
+            ) {
+                leaves.push(x);
             }
-        }
+            true
+        });
     }
 
     fn expr(&mut self, e: ExprId) -> ExprId {
@@ -306,11 +315,6 @@ impl BodyCopy for Lane<'_> {
 }
 
 /// Whether `e` names no variable the body binds, nor `y`.
-fn invariant(func: &Func, e: ExprId, inner: &[VarId], y: VarId) -> bool {
-    match func.exprs[e].kind {
-        ExprKind::Var(v) => v != y && !inner.contains(&v),
-        _ => expr_children(&func.exprs[e].kind)
-            .iter()
-            .all(|c| invariant(func, *c, inner, y)),
-    }
+fn invariant(func: &Func, e: ExprId, inner: &HashSet<VarId>, y: VarId) -> bool {
+    !mentions(func, e, |v| v == y || inner.contains(&v))
 }

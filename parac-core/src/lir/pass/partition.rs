@@ -24,7 +24,8 @@
 use super::facts::{Fact, LEAF, at, fact_guard, mono, point_tests, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
 use crate::lir::visit::{
-    BodyCopy, Mutator, expr_children, mutate_body, rebuild_stmt, stmt_parts, with_children,
+    BodyCopy, Mutator, expr_children, mentions, mutate_body, preorder, rebuild_stmt, stmt_parts,
+    with_children,
 };
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::{HashMap, HashSet};
@@ -159,11 +160,8 @@ struct Part<'a> {
     var: VarId,
     /// The pure `let`s of the body (expression and statement ones): their values, inlined.
     lets: HashMap<VarId, ExprId>,
-    /// Variables bound inside the body (not loop-invariant, unless inlined), in the order
-    /// found, each once.
-    inner: Vec<VarId>,
-    /// The same, for lookups.
-    inner_set: HashSet<VarId>,
+    /// Variables bound inside the body (not loop-invariant, unless inlined).
+    inner: HashSet<VarId>,
     /// The expressions `collect_lets` has walked (each node of the DAG once).
     walked: HashSet<ExprId>,
     /// The variables of the body's folds with a positive constant trip count, or one that
@@ -333,8 +331,7 @@ impl<'a> Part<'a> {
             func,
             var,
             lets: HashMap::new(),
-            inner: Vec::new(),
-            inner_set: HashSet::new(),
+            inner: HashSet::new(),
             walked: HashSet::new(),
             folds: HashMap::new(),
             facts: Vec::new(),
@@ -351,7 +348,7 @@ impl Part<'_> {
     fn collect_lets(&mut self, s: StmtId) {
         let (es, ss) = stmt_parts(&self.func.stmts[s]);
         if let Stmt::Let(v, e) = self.func.stmts[s] {
-            self.bound(v);
+            self.inner.insert(v);
             if self.pure(e) {
                 self.lets.insert(v, e);
             }
@@ -362,7 +359,7 @@ impl Part<'_> {
                 continue;
             }
             if let ExprKind::Let(v, a, _) = self.func.exprs[e].kind {
-                self.bound(v);
+                self.inner.insert(v);
                 if self.pure(a) {
                     self.lets.insert(v, a);
                 }
@@ -370,7 +367,7 @@ impl Part<'_> {
             if let ExprKind::Fold { vars, counts, .. } = &self.func.exprs[e].kind {
                 let (vars, counts) = (vars.clone(), counts.clone());
                 for (v, c) in vars.iter().zip(&counts) {
-                    self.bound(*v);
+                    self.inner.insert(*v);
                     let ty = self.func.exprs[*c].ty;
                     let last = match self.func.exprs[*c].kind {
                         ExprKind::Int(n) if n > 0 => Some(self.func.int(n - 1, ty)),
@@ -393,13 +390,6 @@ impl Part<'_> {
         }
     }
 
-    /// Records `v` as bound inside the body.
-    fn bound(&mut self, v: VarId) {
-        if self.inner_set.insert(v) {
-            self.inner.push(v);
-        }
-    }
-
     fn pure(&self, e: ExprId) -> bool {
         crate::lir::total(self.func, e, &|_| true)
     }
@@ -408,22 +398,14 @@ impl Part<'_> {
     /// where it is not monotone in one of them or moves with another bound variable.
     fn ends(&mut self, e: ExprId) -> Option<Vec<ExprId>> {
         let mut vars = Vec::new();
-        let mut stack = vec![e];
-        // Each node of the DAG once (a tree walk of shared nodes is exponential).
-        let mut seen = HashSet::new();
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
-                continue;
-            }
-            match self.func.exprs[x].kind {
-                ExprKind::Var(v) if self.folds.contains_key(&v) => {
-                    if !vars.contains(&v) {
-                        vars.push(v);
-                    }
+        preorder(self.func, e, |x| {
+            if let ExprKind::Var(v) = self.func.exprs[x].kind {
+                if self.folds.contains_key(&v) && !vars.contains(&v) {
+                    vars.push(v);
                 }
-                ref k => stack.extend(expr_children(k)),
             }
-        }
+            true
+        });
         let mut out = vec![e];
         for v in vars {
             mono(self.func, e, v, &HashMap::new())?;
@@ -450,39 +432,23 @@ impl Part<'_> {
         ok
     }
 
-    /// Whether every variable below `e` is the loop's or bound outside the body: each node of
-    /// the DAG visited once, without recursion.
+    /// Whether every variable below `e` is the loop's or bound outside the body.
     fn invariant_leaves(&self, e: ExprId) -> bool {
-        let mut stack = vec![e];
-        let mut seen = HashSet::new();
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
-                continue;
-            }
-            match self.func.exprs[x].kind {
-                ExprKind::Var(v) if v != self.var && self.inner_set.contains(&v) => return false,
-                ExprKind::Var(_) => {}
-                ref k => stack.extend(expr_children(k)),
-            }
-        }
-        true
+        !mentions(self.func, e, |v| v != self.var && self.inner.contains(&v))
     }
 
-    /// Records the leaves below `e` (variables but the loop's, sizes, dimensions), each node of
-    /// the DAG visited once, in the order of a depth-first walk.
+    /// Records the leaves below `e` (variables but the loop's, sizes, dimensions), each once,
+    /// in the order of a depth-first walk.
     fn leaves_of(&mut self, e: ExprId) {
-        let mut stack = vec![e];
-        let mut seen = HashSet::new();
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
-                continue;
+        let (func, var, leaves) = (&*self.func, self.var, &mut self.leaves);
+        preorder(func, e, |x| {
+            match func.exprs[x].kind {
+                ExprKind::Var(v) if v == var => {}
+                ExprKind::Var(_) | ExprKind::Size(_) | ExprKind::Dim(..) => leaves.push(x),
+                _ => {}
             }
-            match self.func.exprs[x].kind {
-                ExprKind::Var(v) if v == self.var => {}
-                ExprKind::Var(_) | ExprKind::Size(_) | ExprKind::Dim(..) => self.leaves.push(x),
-                ref k => stack.extend(expr_children(k).into_iter().rev()),
-            }
-        }
+            true
+        });
     }
 
     fn boolean(&self, e: ExprId) -> Option<bool> {

@@ -77,10 +77,7 @@ pub fn logic(func: &mut Func, f: &Function) {
 
 impl Simplify<'_> {
     fn int(func: &Func, e: ExprId) -> Option<i128> {
-        match func.exprs[e].kind {
-            ExprKind::Int(v) if func.exprs[e].ty.is_int() => Some(v),
-            _ => None,
-        }
+        Self::konst(func, e).filter(|_| func.exprs[e].ty.is_int())
     }
 
     /// An integer or boolean constant's value.
