@@ -123,7 +123,7 @@ pub enum LayoutError {
 }
 
 /// `(planes, rows, cols)` of a shape: the outer dimensions flattened, the next-to-last, the last.
-fn dims(shape: &[usize]) -> Option<(usize, usize, usize)> {
+pub(crate) fn dims(shape: &[usize]) -> Option<(usize, usize, usize)> {
     let n = shape.len();
     let cols = shape.last().copied().unwrap_or(1);
     let rows = if n >= 2 { shape[n - 2] } else { 1 };

@@ -379,13 +379,8 @@ fn region_of<T>(
     rows: usize,
     cols: usize,
 ) -> Result<Region, Error> {
-    let n = b.shape().len();
-    let b_rows = if n >= 2 { b.shape()[n - 2] } else { 1 };
-    let pitch = crate::Pitch {
-        row: b.pitch(),
-        plane: b_rows * b.pitch(),
-    };
-    let (shape, offset) = pitch
+    let (shape, offset) = b
+        .layout()
         .sub(b.shape(), row, col, rows, cols)
         .map_err(layout_error("roi"))?;
     Ok(Region { shape, offset })

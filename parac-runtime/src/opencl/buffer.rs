@@ -107,6 +107,17 @@ impl<T> Buffer<T> {
     pub fn rows(&self) -> usize {
         self.shape[..self.shape.len() - 1].iter().product()
     }
+
+    /// The layout in elements: rows [`pitch`](Buffer::pitch) apart, planes (of a 3-D buffer)
+    /// their rows apart.
+    pub(crate) fn layout(&self) -> crate::Pitch {
+        let n = self.shape.len();
+        let rows = if n >= 2 { self.shape[n - 2] } else { 1 };
+        crate::Pitch {
+            row: self.pitch,
+            plane: rows * self.pitch,
+        }
+    }
 }
 
 impl<T: Element> fmt::Debug for Buffer<T> {

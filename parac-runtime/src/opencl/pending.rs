@@ -50,22 +50,31 @@ impl Device {
     /// it are forgotten; the later ones stay for the next check.
     pub(crate) fn check_pending(&self) -> Result<(), Error> {
         let mut p = self.pending.lock();
-        let mut words = Matrix::<i32>::zeros([8usize]);
         for i in 0..p.len() {
             // A failed read (the device lost) is that call's error: each error takes its flag
             // with it, so checks until `Ok` end.
-            let raised = match self.download(&p[i].flag, &mut words) {
-                Err(e) => Some(e),
-                Ok(()) if words.as_slice()[0] != 0 => Some((p[i].decode)(words.as_slice())),
-                Ok(()) => None,
-            };
-            if let Some(e) = raised {
+            if let Err(e) = self.check_flag(&p[i].flag, &p[i].decode) {
                 p.drain(..=i);
                 return Err(e);
             }
         }
         p.clear();
         Ok(())
+    }
+
+    /// Reads a call's error flag (blocking: it waits for the call's kernels): `decode`'s error
+    /// where it is raised.
+    pub(crate) fn check_flag(
+        &self,
+        flag: &Buffer<i32>,
+        decode: impl Fn(&[i32]) -> Error,
+    ) -> Result<(), Error> {
+        let mut words = Matrix::<i32>::zeros([8usize]);
+        self.download(flag, &mut words)?;
+        match words.as_slice() {
+            w if w[0] != 0 => Err(decode(w)),
+            _ => Ok(()),
+        }
     }
 
     /// Whether calls' flags are waiting to be read.

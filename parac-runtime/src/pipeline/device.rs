@@ -19,8 +19,8 @@ use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
 use crate::resident::Region;
 use crate::{
-    Element, Elements, ElementsMut, Error, LayoutError, Matrix, MatrixRef, MatrixViewMut,
-    PlanPolicy, Strided, StridedMut,
+    Element, Elements, ElementsMut, Error, LayoutError, MatrixRef, MatrixViewMut, PlanPolicy,
+    Strided, StridedMut,
 };
 
 /// A matrix argument has 1 to 3 dimensions.
@@ -378,8 +378,10 @@ pub(super) fn run(
                 out_shape(m, r.shape())?;
                 Some(r.mat(dev, prep.whole[m])?)
             }
-            (MatrixKind::Output, Src::None) if copy_back.iter().any(|(i, _)| *i == m) => {
-                let (_, r) = copy_back.iter().find(|(i, _)| *i == m).expect("found");
+            (MatrixKind::Output, Src::None) => {
+                let Some((_, r)) = copy_back.iter().find(|(i, _)| *i == m) else {
+                    return Err(unsupported());
+                };
                 out_shape(m, r.shape())?;
                 Some(r.staging(dev, name, prep.whole[m])?)
             }
@@ -411,11 +413,7 @@ pub(super) fn run(
                             // A flag an earlier call or region raised comes first: it happened
                             // before.
                             dev.check_pending()?;
-                            let mut em = Matrix::<i32>::zeros([8usize]);
-                            dev.download(&err, &mut em)?;
-                            if em.as_slice()[0] != 0 {
-                                return Err(flag_error(f, prep, &dims, em.as_slice()));
-                            }
+                            dev.check_flag(&err, |w| flag_error(f, prep, &dims, w))?;
                             return Err(from_interp(f, e));
                         }
                         // `launch`: the iteration counts and the interior box of split plans.
@@ -513,12 +511,7 @@ pub(super) fn run(
     // A raised error flag is the call's error, read back with the results; the flags of the
     // calls before it that did not wait come first.
     dev.check_pending()?;
-    let mut em = Matrix::<i32>::zeros([8usize]);
-    dev.download(&err, &mut em)?;
-    let e = em.as_slice();
-    if e[0] != 0 {
-        return Err(flag_error(f, prep, &dims, e));
-    }
+    dev.check_flag(&err, |w| flag_error(f, prep, &dims, w))?;
     for m in bufs.into_iter().flatten() {
         if let Mat::Out(o) = m {
             o.finish()?;

@@ -75,14 +75,18 @@ pub fn run_embedded(
     args: &mut [HostArg],
 ) -> Result<Ran, Error> {
     use super::warm::Route;
-    let p = pipeline(source)?;
+    // The function is compiled on this thread only where it runs on the device (the CPU
+    // path's calls do not pay for it).
     match super::warm::route(rt, dev, source, args) {
         Route::CpuPath => Ok(Ran::CpuPath(crate::background::CpuTurn::new())),
-        Route::Device => p.run_device(dev, rt.policy(), 0, args).map(Ran::Device),
+        Route::Device => pipeline(source)?
+            .run_device(dev, rt.policy(), 0, args)
+            .map(Ran::Device),
         Route::Model => {
             // The background thread's timings wait for the call, as for the CPU path.
             let _turn = crate::background::CpuTurn::new();
-            p.run_device(dev, &crate::PlanPolicy::Model, 0, args)
+            pipeline(source)?
+                .run_device(dev, &crate::PlanPolicy::Model, 0, args)
                 .map(Ran::Device)
         }
     }

@@ -11,7 +11,7 @@ use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE_INVALIDATE_REGION, ClMem};
 use opencl3::types::{CL_BLOCKING, cl_map_flags};
 
 use super::{Buffer, Pod, Scalar};
-use crate::layout::{checked, checked_mut, layout_error};
+use crate::layout::{checked, checked_mut, dims, layout_error};
 use crate::opencl::device::Device;
 use crate::opencl::transfer;
 use crate::opencl::{RawMem, cl_error};
@@ -405,22 +405,17 @@ impl Device {
             return Ok(());
         }
         let elem = size_of::<T>();
-        let (planes, rows, cols) = match *shape {
-            [c] => (1, 1, c),
-            [r, c] => (1, r, c),
-            [p, r, c] => (p, r, c),
+        let (planes, rows, cols) = match dims(shape) {
+            Some(d) if (1..=3).contains(&shape.len()) => d,
             _ => return Err(layout_error("region")(LayoutError::Rank(shape.len()))),
         };
         // The origin of an offset in a buffer (bytes of its row, row, plane), checked to hold
         // the region.
         let origin = |b: &Buffer<T>, at: usize| -> Result<[usize; 3], Error> {
-            let n = b.shape.len();
-            let b_rows = if n >= 2 { b.shape[n - 2] } else { 1 };
-            let b_planes = if n == 3 { b.shape[0] } else { 1 };
-            let plane = b_rows * b.pitch;
+            let (b_planes, b_rows, b_cols) = dims(&b.shape).unwrap_or((0, 0, 0));
+            let plane = b.layout().plane;
             let (p, r, c) = (at / plane, at % plane / b.pitch, at % b.pitch);
-            let inside = c + cols <= b.shape[n - 1] && r + rows <= b_rows && p + planes <= b_planes;
-            if inside {
+            if c + cols <= b_cols && r + rows <= b_rows && p + planes <= b_planes {
                 Ok([c * elem, r, p])
             } else {
                 Err(layout_error("region")(LayoutError::Outside {
@@ -434,12 +429,8 @@ impl Device {
         };
         let (src, dst) = (origin(from, from_at)?, origin(to, to_at)?);
         let region = [cols * elem, rows, planes];
-        let pitches = |b: &Buffer<T>| {
-            let n = b.shape.len();
-            let b_rows = if n >= 2 { b.shape[n - 2] } else { 1 };
-            (b.pitch * elem, b_rows * b.pitch * elem)
-        };
-        let ((sr, ss), (dr, ds)) = (pitches(from), pitches(to));
+        let bytes = |b: &Buffer<T>| (b.layout().row * elem, b.layout().plane * elem);
+        let ((sr, ss), (dr, ds)) = (bytes(from), bytes(to));
         // SAFETY: both regions lie inside their buffers' elements (checked above); the copy is
         // enqueued on the in-order queue after the commands that write `from`.
         unsafe {
