@@ -12,6 +12,8 @@
 //!   locals `c0`..`c7` shadowed the program-scope constant `c3`: the program did not build.
 //! - `sobel_through_block_lets`: `let w = src[x-1:3:1][y-1:3:1]` under a replicate rule: the
 //!   local-memory candidates read `w` from global memory with no border rule.
+//! - `self_comparisons_build_without_warnings` / `fixed_channels_build_without_warnings`:
+//!   kernels PoCL warned about ("self-comparison", "`&&` with constant operand"); no build warns.
 //!
 //! Without OpenCL the device half prints "skipped" and passes, unless `PARAC_REQUIRE_OPENCL=1`.
 
@@ -29,6 +31,16 @@ parac::parac! {
         parac_iterator it(x in 0:M:1; y in 0:N:1) {
             out[x][y] = (x <= x) + (src[x][y] && 4) * 2 + (y == y) * 4 + (src[x][y] || 3) * 8
                 + (src[x][y] > src[x][y]) * 16;
+        }
+    }
+
+    /// Constant subscripts of a matrix with a constant dimension, under a border rule: the
+    /// interior tests of their lanes held `2 < 3` (a declared dimension, printed as its
+    /// literal) and `i >= 0 && i < 3` with `i` a lane's constant index.
+    pub fn fixed_channel(src: &i32[3][M][N], out: &mut i32[M][N]) {
+        parac_border_rule r = replicate(src[*][1][1]);
+        parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+            out[x][y] = src[2][x-1][y] * 3 - src[0][x][y+1] + src[1][x+1][y-1];
         }
     }
 
@@ -184,6 +196,36 @@ fn self_comparisons_build_without_warnings() {
             let mut out = Matrix::zeros([m, n]);
             self_compare(rt, &src, &mut out).unwrap_or_else(|e| panic!("{label} {m}x{n}: {e}"));
             let want = src.map(|v| 1 + 2 * u8::from(v != 0) + 4 + 8);
+            assert_eq!(out, want, "{label} {m}x{n}");
+        }
+        if let Some(d) = rt.device() {
+            let w = d.build_warnings();
+            assert!(w.is_empty(), "{label}: {}", w.join("\n"));
+        }
+    });
+}
+
+/// `fixed_channel` on every path and plan, exact, and no kernel built with a warning (PoCL's
+/// "use of logical '&&' with constant operand", from a random program of this form).
+#[test]
+fn fixed_channels_build_without_warnings() {
+    each_runtime("fixed_channel", |rt, label| {
+        for (i, &(m, n)) in SIZES.iter().enumerate() {
+            let img = image(m, n, 30 + i as u64);
+            let src: Matrix<i32> = Matrix::from_fn([3, m, n], |i| {
+                i32::from(img.get(&i[1..])) * (i[0] as i32 + 1) - 100
+            });
+            let mut out = Matrix::zeros([m, n]);
+            fixed_channel(rt, &src, &mut out).unwrap_or_else(|e| panic!("{label} {m}x{n}: {e}"));
+            let at = |c: usize, x: isize, y: isize| {
+                let x = x.clamp(0, m as isize - 1) as usize;
+                let y = y.clamp(0, n as isize - 1) as usize;
+                src.get(&[c, x, y])
+            };
+            let want = Matrix::from_fn([m, n], |i| {
+                let (x, y) = (i[0] as isize, i[1] as isize);
+                at(2, x - 1, y) * 3 - at(0, x, y + 1) + at(1, x + 1, y - 1)
+            });
             assert_eq!(out, want, "{label} {m}x{n}");
         }
         if let Some(d) = rt.device() {

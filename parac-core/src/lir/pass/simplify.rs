@@ -1,16 +1,38 @@
 //! Constant folding: integer arithmetic and casts of constants (wrapped at their type, as C
 //! does), `x + 0`, `x * 1`, `(x ± c1) ± c2` as `x ± c` (wrapping sums are associative),
-//! `select` on a constant, and reads of a constant matrix at constant indices (a constant
-//! filter's taps become literals once windows are written out).
+//! `select` on a constant, reads of a constant matrix at constant indices (a constant
+//! filter's taps become literals once windows are written out), dimensions the program declares
+//! constant, and the uses of a variable bound to a constant (a lane's constant index).
 
 use crate::ir::{BinOp, Function, MatrixKind, Scalar};
 use crate::lir::canon::Canon;
-use crate::lir::visit::{Mutator, mutate_body, rebuild_expr};
-use crate::lir::{Buf, ExprId, ExprKind, Func};
+use crate::lir::visit::{Mutator, mutate_body, rebuild_expr, rebuild_stmt};
+use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
+use std::collections::HashMap;
 
 /// `v` wrapped to the integer type `t` (C's conversion; `bool`: `v != 0`).
 fn wrap(v: i128, t: Scalar) -> i128 {
     crate::interp::cast(crate::interp::Val::Int(v), t).as_i128()
+}
+
+/// The truth value of integer or boolean `x` (C's: nonzero is true) as a value of type `t`: `x`
+/// itself where it has that type, else `x != 0` (cast to `t` where `t` is an integer).
+fn truth_as(func: &mut Func, x: ExprId, t: Scalar) -> ExprId {
+    let tx = func.exprs[x].ty;
+    if tx == t {
+        return x;
+    }
+    let test = if tx == Scalar::Bool {
+        x
+    } else {
+        let zero = func.int(0, tx);
+        func.binary(BinOp::Ne, x, zero, Scalar::Bool)
+    };
+    if t == Scalar::Bool {
+        test
+    } else {
+        func.cast(test, t)
+    }
 }
 
 /// `(x ± c1) ± c2` (integers of one type, `c1`, `c2` constants) as `x + c` or `x - c`, or `x`;
@@ -44,6 +66,12 @@ struct Simplify<'a> {
     canon: Canon,
     /// Only the tests ([`logic`]).
     logic_only: bool,
+    /// The variables bound to an integer constant so far (a lane's or a window's constant
+    /// index), with their values: their uses are that constant. A binding to anything else
+    /// removes the variable (a copied body may bind it again).
+    consts: HashMap<VarId, i128>,
+    /// Each expression's result while `consts` is unchanged: a DAG stays a DAG.
+    memo: HashMap<ExprId, ExprId>,
 }
 
 /// Folds the constants of `func` (`f`: its HAST, for the constant matrices' values), integer
@@ -56,20 +84,24 @@ pub fn run(func: &mut Func, f: &Function) {
             f,
             canon: Canon::default(),
             logic_only: false,
+            consts: HashMap::new(),
+            memo: HashMap::new(),
         },
         func,
     );
 }
 
 /// The tests alone, after the passes that add some (loop partitioning's guard of a constant
-/// index): casts of constants, comparisons of constants and `&&`/`||` with a constant operand,
-/// on scalars; nothing else is rewritten.
+/// index): casts and `+ - *` of constants, comparisons of constants, constant dimensions and
+/// `&&`/`||` with a constant operand, on scalars; nothing else is rewritten.
 pub fn logic(func: &mut Func, f: &Function) {
     mutate_body(
         &mut Simplify {
             f,
             canon: Canon::default(),
             logic_only: true,
+            consts: HashMap::new(),
+            memo: HashMap::new(),
         },
         func,
     );
@@ -116,8 +148,66 @@ impl Simplify<'_> {
     }
 }
 
+impl Simplify<'_> {
+    /// Records `v = x` where `x` is a scalar integer constant, else forgets `v`.
+    fn bind(&mut self, func: &Func, v: VarId, x: ExprId) {
+        let c = Self::int(func, x).filter(|_| func.exprs[x].lanes == 1);
+        let old = match c {
+            Some(c) => self.consts.insert(v, c),
+            None => self.consts.remove(&v),
+        };
+        if old != c {
+            self.memo.clear();
+        }
+    }
+}
+
 impl Mutator for Simplify<'_> {
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        if let Stmt::For { var, .. } = func.stmts[s] {
+            self.consts.remove(&var);
+        }
+        let s = rebuild_stmt(self, func, s);
+        if let Stmt::Let(v, x) = func.stmts[s] {
+            self.bind(func, v, x);
+        }
+        s
+    }
+
     fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
+        if let Some(&r) = self.memo.get(&e) {
+            return r;
+        }
+        let r = self.fold(func, e);
+        self.memo.insert(e, r);
+        r
+    }
+}
+
+impl Simplify<'_> {
+    /// `e` simplified (its children first).
+    fn fold(&mut self, func: &mut Func, e: ExprId) -> ExprId {
+        // A `let` binds its variable before its body is simplified.
+        if let ExprKind::Let(v, a, body) = func.exprs[e].kind {
+            let a2 = self.mutate_expr(func, a);
+            self.bind(func, v, a2);
+            let body2 = self.mutate_expr(func, body);
+            if (a2, body2) == (a, body) {
+                return e;
+            }
+            let node = crate::lir::Expr {
+                kind: ExprKind::Let(v, a2, body2),
+                ..func.exprs[e].clone()
+            };
+            return func.exprs.push(node);
+        }
+        if let ExprKind::Var(v) = func.exprs[e].kind
+            && let Some(&c) = self.consts.get(&v)
+            && func.exprs[e].lanes == 1
+        {
+            let t = func.exprs[e].ty;
+            return func.int(wrap(c, t), t);
+        }
         let e = rebuild_expr(self, func, e);
         let t = func.exprs[e].ty;
         let int = |x: ExprId| Self::int(func, x);
@@ -132,11 +222,18 @@ impl Mutator for Simplify<'_> {
                     None => e,
                 }
             }
-            ExprKind::Binary(op, a, b) if t.is_int() && same(a) && same(b) && !self.logic_only => {
+            ExprKind::Binary(op, a, b)
+                if t.is_int()
+                    && same(a)
+                    && same(b)
+                    && !(self.logic_only && func.exprs[e].lanes != 1) =>
+            {
                 match (op, int(a), int(b)) {
                     (BinOp::Add, Some(x), Some(y)) => func.int(wrap(x.wrapping_add(y), t), t),
                     (BinOp::Sub, Some(x), Some(y)) => func.int(wrap(x.wrapping_sub(y), t), t),
                     (BinOp::Mul, Some(x), Some(y)) => func.int(wrap(x.wrapping_mul(y), t), t),
+                    // The tests alone: constants folded, nothing reassociated.
+                    _ if self.logic_only => e,
                     (BinOp::Add, Some(0), _) | (BinOp::Mul, Some(1), _) => b,
                     (BinOp::Add | BinOp::Sub, _, Some(0)) | (BinOp::Mul, _, Some(1)) => a,
                     (BinOp::Add | BinOp::Sub, _, Some(_)) => reassociate(func, e),
@@ -182,16 +279,17 @@ impl Mutator for Simplify<'_> {
             // evaluated (a `select` of `x` where it may fail).
             ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b)
                 if func.exprs[e].lanes == 1
-                    && func.exprs[a].ty == t
-                    && func.exprs[b].ty == t
+                    && [t, func.exprs[a].ty, func.exprs[b].ty]
+                        .iter()
+                        .all(|t| t.is_int() || *t == Scalar::Bool)
                     && (Self::konst(func, a).is_some() || Self::konst(func, b).is_some()) =>
             {
                 let neutral = i128::from(op == BinOp::And);
                 let truth = |v: i128| i128::from(v != 0);
                 let (ka, kb) = (Self::konst(func, a), Self::konst(func, b));
                 match (ka.map(truth), kb.map(truth)) {
-                    (Some(v), _) if v == neutral => b,
-                    (_, Some(v)) if v == neutral => a,
+                    (Some(v), _) if v == neutral => truth_as(func, b, t),
+                    (_, Some(v)) if v == neutral => truth_as(func, a, t),
                     (Some(v), _) => func.int(v, t),
                     (None, Some(v)) if crate::lir::total(func, a, &|_| true) => func.int(v, t),
                     (None, Some(v)) => {
@@ -209,6 +307,11 @@ impl Mutator for Simplify<'_> {
                         b
                     }
                 }
+                _ => e,
+            },
+            // A dimension the program declares constant (the printers write it as its literal).
+            ExprKind::Dim(m, k) => match self.f.matrices[m].dims.get(k).map(|d| &d.kind) {
+                Some(crate::ir::ExprKind::Int(d)) if t.is_int() => func.int(wrap(*d, t), t),
                 _ => e,
             },
             ExprKind::Load {
