@@ -85,6 +85,30 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
+        // Producers fused into their consumers' tasks (`fuse`): off, and tasks of 1 and 3 rows,
+        // so that the small sizes have several tasks and the halos cross their edges.
+        (
+            "not fused",
+            Options {
+                fuse_rows: 0,
+                ..all.clone()
+            },
+        ),
+        (
+            "fused in tasks of 3 rows",
+            Options {
+                fuse_rows: 3,
+                ..all.clone()
+            },
+        ),
+        (
+            "fused in tasks of 1 row, no partition",
+            Options {
+                fuse_rows: 1,
+                partition: false,
+                ..all.clone()
+            },
+        ),
         (
             "no passes",
             Options {
@@ -457,4 +481,68 @@ fn local_tiles_serve_the_stencils_reads() {
             }
         }
     }
+}
+
+/// Fusion (`lir::pass::fuse`) changes no result and no error: each function of
+/// `tests/in/fusion.parac`, fused in tasks of 1, 2 and 3 rows, gives what it gives unfused,
+/// errors included (a row read through data past the intermediate's last row), and the
+/// interpreter's outputs where it completes.
+#[test]
+fn fused_stages_give_every_result_and_error_unfused() {
+    let source = std::fs::read_to_string("tests/in/fusion.parac").expect("read");
+    let out = parac_core::compile_str(&source);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut fused_fns, mut errors) = (0, 0);
+    for f in &out.module.functions {
+        let unfused = lir::lower(
+            f,
+            &Options {
+                fuse_rows: 0,
+                ..Options::default()
+            },
+        );
+        let fused: Vec<_> = [1, 2, 3]
+            .into_iter()
+            .map(|rows| {
+                let opts = Options {
+                    fuse_rows: rows,
+                    dump: true,
+                    ..Options::default()
+                };
+                lir::lower(f, &opts)
+            })
+            .collect();
+        if fused[0]
+            .dumps
+            .iter()
+            .any(|(_, text)| text.contains("parallel chunks for fx"))
+        {
+            fused_fns += 1;
+        }
+        for sizes in [[1, 1], [1, 5], [4, 1], [2, 3], [5, 7], [8, 8], [17, 6]] {
+            let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| sizes[i % 2]).collect();
+            let Some(start) = args(f, &sizes, &mut rng) else {
+                continue;
+            };
+            let mut want = start.clone();
+            let interp = interp::run(f, &mut want);
+            let mut base = start.clone();
+            let expect = lir::eval::run(&unfused.func, f, &mut base).map_err(|e| e.to_string());
+            if let Ok(r) = &interp {
+                assert_eq!(expect.as_ref().ok(), Some(r), "{} at {sizes:?}", f.name);
+                assert_eq!(base, want, "{} at {sizes:?}", f.name);
+            }
+            errors += usize::from(expect.is_err());
+            for (rows, lowered) in [1, 2, 3].iter().zip(&fused) {
+                let mut got = start.clone();
+                let r = lir::eval::run(&lowered.func, f, &mut got).map_err(|e| e.to_string());
+                assert_eq!(r, expect, "{} at {sizes:?}, tasks of {rows}", f.name);
+                if expect.is_ok() {
+                    assert_eq!(got, base, "{} at {sizes:?}, tasks of {rows}", f.name);
+                }
+            }
+        }
+    }
+    assert!(fused_fns >= 5, "only {fused_fns} functions fused");
+    assert!(errors > 0, "no call failed");
 }

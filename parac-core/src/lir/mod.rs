@@ -325,6 +325,10 @@ impl Loop {
     }
 }
 
+/// The default of [`Options::fuse_rows`]: a task's rows of a fused consumer (its producer's
+/// rows, a halo more, stay in the task's cache).
+pub const FUSE_ROWS: i64 = 32;
+
 /// The default of [`Options::unroll_taps`]: an 8x8 window is written out, a 9x9 one looped.
 pub const UNROLL_TAPS: usize = 64;
 
@@ -384,6 +388,9 @@ pub struct Options {
     /// ([`pass::slide`]); on the OpenCL lowering (a plan's `slide`), across each work-item's
     /// `lanes[0]` points of a row and down its `lanes[1]` rows ([`pass::slide::items`]).
     pub slide: bool,
+    /// On the CPU, a producer region computed in its consumer's tasks of this many rows, with
+    /// its halo, into a private buffer ([`pass::fuse`]); 0: every region alone.
+    pub fuse_rows: i64,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -398,6 +405,7 @@ impl Options {
             narrow: true,
             parallel: false,
             slide: false,
+            fuse_rows: 0,
             ..Options::default()
         }
     }
@@ -425,6 +433,7 @@ impl Default for Options {
             unroll_taps: UNROLL_TAPS,
             slide: true,
             slide_unroll: 64,
+            fuse_rows: FUSE_ROWS,
         }
     }
 }
@@ -538,6 +547,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::simplify::logic(&mut func, f);
         }
         return Lowered { func, dumps };
+    }
+    if opts.fuse_rows > 0 && opts.parallel && pass::fuse::run(&mut func, f, opts.fuse_rows) {
+        keep("fuse", &func);
     }
     if opts.parallel {
         pass::parallel::run(&mut func, f);

@@ -258,8 +258,9 @@ impl Printer<'_> {
             let t = rty(self.f.matrices[*m].elem);
             rows.extend(quote! {
                 let #w: &mut [#t] = {
-                    let __o = ((__cr - __crlo) as usize) * #len;
-                    #cw.get_mut(__o..__o + #len).unwrap_or(&mut [])
+                    // Wrapping: a plane whose rows' length overflows has none (a store fails).
+                    let __o = ((__cr - __crlo) as usize).wrapping_mul(#len);
+                    #cw.get_mut(__o..__o.wrapping_add(#len)).unwrap_or(&mut [])
                 };
             });
         }
@@ -386,7 +387,7 @@ impl Printer<'_> {
             let (len, pr) = (format_ident!("__len{}", j), format_ident!("__pr{}", j));
             let t = rty(f.matrices[*m].elem);
             let cs = consts.iter().map(|c| Literal::i64_suffixed(*c as i64));
-            let chunks = quote!(#pl.par_chunks_mut((#len * #rows_per).max(1)));
+            let chunks = quote!(#pl.par_chunks_mut(#len.saturating_mul(#rows_per).max(1)));
             if j == 0 {
                 iter = chunks;
                 pat = quote!(#w);

@@ -1,6 +1,7 @@
 //! The passes over the LIR, one per file, in the order [`super::lower`] runs them.
 
 pub(crate) mod facts;
+pub mod fuse;
 pub mod gpu;
 pub mod item_lanes;
 mod lanes;

@@ -47,7 +47,15 @@ pub fn run(func: &mut Func, f: &Function) {
         let Stmt::Region { body, .. } = func.stmts[s] else {
             continue;
         };
-        if let Some(kind) = row_parallel(func, f, body) {
+        // A loop a pass made already (`fuse`'s tasks) keeps its kind.
+        let serial = matches!(
+            func.stmts[body],
+            Stmt::For {
+                kind: LoopKind::Serial,
+                ..
+            }
+        );
+        if let Some(kind) = row_parallel(func, f, body).filter(|_| serial) {
             if let Stmt::For { kind: k, .. } = &mut func.stmts[body] {
                 *k = kind;
             }
@@ -55,7 +63,7 @@ pub fn run(func: &mut Func, f: &Function) {
     }
 }
 
-fn row_parallel(func: &Func, f: &Function, s: StmtId) -> Option<LoopKind> {
+pub(crate) fn row_parallel(func: &Func, f: &Function, s: StmtId) -> Option<LoopKind> {
     let Stmt::For { var, .. } = func.stmts[s] else {
         return None;
     };

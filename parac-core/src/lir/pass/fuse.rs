@@ -1,0 +1,712 @@
+//! Fusion across stages on the CPU path (`Options::fuse_rows`, Halide's `compute_at` of a
+//! producer in its consumer's strip of rows, with a halo): a region `P` that writes a local
+//! matrix `t` read by the next region `C` alone is computed, per parallel task of `C`, for
+//! the rows of `t` the task's strip of `C`'s rows reads, into a private buffer (`T`), then the
+//! strip runs reading `T`. `t` is then neither written nor read: each intermediate row stays
+//! in the task's cache instead of going through memory.
+//!
+//! ```text
+//! region P { }                                   // its host proof alone, in its place
+//! region C {
+//!   parallel_chunks for sx in [0, hi) step S {   // a task: C's rows sx .. x1
+//!     let x1 = min(sx + S, hi)
+//!     let r0 = max(k sx + amin, 0); let r1 = min(k (x1 - 1) + amax + 1, dim(t, 0))
+//!     allocate T[r1 - r0][dim(t, 1)]
+//!     for x in [r0, r1) { P's row x, its store t[x][y] = v as T[x - r0][y] = v }
+//!     chunk_rows for x in [sx, x1) {
+//!       if (k x + amin >= r0 && k x + amax < r1) { C's row, t[k x + a][c] as T[k x + a - r0][c] }
+//!       else { C's row, every read of t through the exact fallback below }
+//!     }
+//!   }
+//! }
+//! ```
+//!
+//! `amin..=amax` are the offsets of `C`'s reads of `t` whose row is `k x + a` (`x` C's row, one
+//! stride `k >= 1` for all: 2 where `C` downsamples; the affine forms see through `let`s, and a
+//! border rule's index map of such a row counts as the row, which it is inside `t`). Any other read of `t` (a border rule's index map, a row
+//! read through data) takes `T` where its row was computed, else the producer's value at that
+//! point computed in place (`P`'s `let`s and value, inlined), else (outside `t`) the original
+//! checked read, which fails as it did: every read gives exactly what it gave unfused.
+//!
+//! Legality: `P` is a loop over rows and one over columns whose body is `let`s and one store to
+//! `t` at `[x][y]`; `t` is a local written whole (`analysis::written_whole`) by `P` alone and
+//! read by `C` alone; `P` cannot fail once its host proof passed (no access it guards where it
+//! runs, no integer division by a variable), so computing some of its points twice or not at
+//! all changes no result or error; `P` reads nothing `C` writes; `C` is row-parallel from row
+//! 0 (`pass::parallel`); neither holds a fold (`pass::slide`'s). Otherwise nothing changes.
+
+use crate::codegen::safety;
+use crate::ir::{BinOp, Builtin, Function, MatrixKind, Scalar};
+use crate::lir::affine::{Leaf, affine};
+use crate::lir::visit::{Mutator, expr_children, rebuild_expr, rebuild_stmt, stmt_parts};
+use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
+use std::collections::HashMap;
+
+/// The widest span of rows (`amax - amin`) a strip recomputes around its own.
+const MAX_HALO: i128 = 64;
+
+/// The most expression nodes the exact fallback may add (the producer's point inlined at each
+/// read of `t`), so that fusion never multiplies a function's code.
+const MAX_INLINED: usize = 2048;
+
+/// Fuses each producer into its consumer where legal, `rows` rows of the consumer per task;
+/// whether it fused any.
+pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
+    let Stmt::Block(mut steps) = func.stmts[func.body].clone() else {
+        return false;
+    };
+    let mut fused = false;
+    let whole = crate::analysis::written_whole(f);
+    let mut i = 0;
+    while i < steps.len() {
+        // The next region, past allocations only.
+        let next = (i + 1..steps.len())
+            .find(|j| !matches!(func.stmts[steps[*j]], Stmt::Allocate { .. }))
+            .filter(|j| matches!(func.stmts[steps[*j]], Stmt::Region { .. }));
+        if let Some(j) = next
+            && let Some((p, c)) = fuse(func, f, &whole, &steps, (i, j), rows)
+        {
+            steps[i] = p;
+            steps[j] = c;
+            fused = true;
+        }
+        i += 1;
+    }
+    func.stmts[func.body] = Stmt::Block(steps);
+    fused
+}
+
+/// A producer's row nest: its row and column loops and the `let`s and value of its point.
+struct Producer {
+    x: VarId,
+    y_loop: StmtId,
+    y: VarId,
+    lets: Vec<(VarId, ExprId)>,
+    value: ExprId,
+    t: usize,
+}
+
+fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
+    let Stmt::For {
+        var: x,
+        lo,
+        step: 1,
+        kind: LoopKind::Serial,
+        body: xb,
+        ..
+    } = func.stmts[body]
+    else {
+        return None;
+    };
+    let y_loop = single(func, xb)?;
+    let Stmt::For {
+        var: y,
+        step: 1,
+        kind: LoopKind::Serial,
+        body: yb,
+        ..
+    } = func.stmts[y_loop]
+    else {
+        return None;
+    };
+    if !matches!(func.exprs[lo].kind, ExprKind::Int(0)) {
+        return None;
+    }
+    let stmts = match &func.stmts[yb] {
+        Stmt::Block(b) => b.clone(),
+        _ => vec![yb],
+    };
+    let (last, lets) = stmts.split_last()?;
+    let lets = lets
+        .iter()
+        .map(|s| match func.stmts[*s] {
+            Stmt::Let(v, e) => Some((v, e)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let Stmt::Store {
+        buf: Buf::Matrix(t),
+        ref index,
+        value,
+        ..
+    } = func.stmts[*last]
+    else {
+        return None;
+    };
+    let at = |k: usize, v: VarId| crate::lir::pass::parallel::is_var(func, index[k], v);
+    if index.len() != 2 || !at(0, x) || !at(1, y) || f.matrices[t].kind != MatrixKind::Local {
+        return None;
+    }
+    Some(Producer {
+        x,
+        y_loop,
+        y,
+        lets,
+        value,
+        t,
+    })
+}
+
+/// The one statement `s` is (a block of one).
+fn single(func: &Func, s: StmtId) -> Option<StmtId> {
+    match &func.stmts[s] {
+        Stmt::Block(b) if b.len() == 1 => Some(b[0]),
+        Stmt::Block(_) => None,
+        _ => Some(s),
+    }
+}
+
+/// What a statement tree loads and stores (matrices), and whether it holds a fold or an
+/// integer division by a variable.
+#[derive(Default)]
+struct Uses {
+    loads: Vec<usize>,
+    stores: Vec<usize>,
+    reduces: Vec<usize>,
+    fold: bool,
+    divides: bool,
+}
+
+fn uses(func: &Func, s: StmtId, u: &mut Uses) {
+    let (es, ss) = stmt_parts(&func.stmts[s]);
+    match func.stmts[s] {
+        Stmt::Store {
+            buf: Buf::Matrix(m),
+            ..
+        } => u.stores.push(m),
+        Stmt::Reduce { matrix, .. } => u.reduces.push(matrix),
+        _ => {}
+    }
+    let mut stack = es;
+    let mut seen = std::collections::HashSet::new();
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        let x = &func.exprs[e];
+        match &x.kind {
+            ExprKind::Load {
+                buf: Buf::Matrix(m),
+                ..
+            } => u.loads.push(*m),
+            ExprKind::Fold { .. } => u.fold = true,
+            ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d)
+                if x.ty.is_int()
+                    && !matches!(func.exprs[*d].kind, ExprKind::Int(k) if k != 0 && k != -1) =>
+            {
+                u.divides = true;
+            }
+            _ => {}
+        }
+        stack.extend(expr_children(&x.kind));
+    }
+    for c in ss {
+        uses(func, c, u);
+    }
+}
+
+fn fuse(
+    func: &mut Func,
+    f: &Function,
+    whole: &[bool],
+    steps: &[StmtId],
+    (i, j): (usize, usize),
+    rows: i64,
+) -> Option<(StmtId, StmtId)> {
+    let Stmt::Region {
+        id: pid,
+        name: ref pname,
+        body: pbody,
+    } = func.stmts[steps[i]]
+    else {
+        return None;
+    };
+    let pname = pname.clone();
+    let Stmt::Region {
+        id: cid,
+        name: ref cname,
+        body: cbody,
+    } = func.stmts[steps[j]]
+    else {
+        return None;
+    };
+    let cname = cname.clone();
+    let p = producer(func, f, pbody)?;
+    let t = p.t;
+    let r = &f.regions[pid];
+    if !whole[t] || (0..r.accesses.len()).any(|a| safety::guarded(f, r, a)) {
+        return None;
+    }
+    let (mut pu, mut cu) = (Uses::default(), Uses::default());
+    uses(func, pbody, &mut pu);
+    uses(func, cbody, &mut cu);
+    if pu.fold || cu.fold || pu.divides || pu.loads.contains(&t) || cu.stores.contains(&t) {
+        return None;
+    }
+    if pu.loads.iter().any(|m| cu.stores.contains(m)) || pu.stores.iter().any(|m| *m != t) {
+        return None;
+    }
+    // `t` is read by `C` alone, written by `P` alone.
+    for (k, s) in steps.iter().enumerate() {
+        if k == i || k == j {
+            continue;
+        }
+        let mut o = Uses::default();
+        uses(func, *s, &mut o);
+        if o.loads.contains(&t) || o.stores.contains(&t) || o.reduces.contains(&t) {
+            return None;
+        }
+    }
+    let Stmt::For {
+        var: cx,
+        lo: clo,
+        hi: chi,
+        step: 1,
+        kind: LoopKind::Serial,
+        body: cxb,
+    } = func.stmts[cbody]
+    else {
+        return None;
+    };
+    if !matches!(func.exprs[clo].kind, ExprKind::Int(0))
+        || crate::lir::pass::parallel::row_parallel(func, f, cbody).is_none()
+    {
+        return None;
+    }
+    // The rows `C` reads of `t` as `x + a`.
+    let mut offsets = Vec::new();
+    let mut env = HashMap::new();
+    row_offsets(func, cxb, t, cx, &mut env, &mut offsets);
+    // The code the exact fallback adds: the producer's point once per read (twice where a read
+    // is not of a row `k x + a`), within a budget.
+    let size: usize = p
+        .lets
+        .iter()
+        .map(|(_, e)| *e)
+        .chain([p.value])
+        .map(|e| {
+            let mut n = 0;
+            crate::lir::visit::preorder(func, e, |_| {
+                n += 1;
+                true
+            });
+            n
+        })
+        .sum();
+    let sites = offsets.len() + offsets.iter().filter(|o| o.is_none()).count();
+    if size.saturating_mul(sites) > MAX_INLINED {
+        return None;
+    }
+    let offsets: Vec<(i128, i128)> = offsets.into_iter().flatten().collect();
+    // One stride `k` (`k x + a`: 2 where `C` downsamples), the offsets' span.
+    let k = offsets.first()?.0;
+    if offsets.iter().any(|o| o.0 != k) {
+        return None;
+    }
+    let amin = offsets.iter().map(|o| o.1).min()?;
+    let amax = offsets.iter().map(|o| o.1).max()?;
+    if amax - amin > MAX_HALO || k > MAX_HALO {
+        return None;
+    }
+
+    // The task: rows `sx .. x1` of `C`, rows `r0 .. r1` of `t`.
+    let i64t = Scalar::I64;
+    let sx = func.var("fx", func.vars[cx].ty);
+    let sxe = func.expr(ExprKind::Var(sx), func.vars[sx].ty);
+    let sx64 = func.cast(sxe, i64t);
+    let hi64 = func.cast(chi, i64t);
+    let task = func.int(i128::from(rows), i64t);
+    let past = func.binary(BinOp::Add, sx64, task, i64t);
+    let x1 = func.expr(ExprKind::Call(Builtin::Min, vec![past, hi64]), i64t);
+    let (lo_off, hi_off) = (func.int(amin, i64t), func.int(amax, i64t));
+    let zero = func.int(0, i64t);
+    let rows_t = func.expr(ExprKind::Dim(t, 0), i64t);
+    let cols_t = func.expr(ExprKind::Dim(t, 1), i64t);
+    // Rows `k sx + amin ..= k (x1 - 1) + amax` of `t`, inside it.
+    let ke = func.int(k, i64t);
+    let one = func.int(1, i64t);
+    let ksx = times(func, k, ke, sx64);
+    let first = plus(func, ksx, amin, lo_off);
+    let r0e = func.expr(ExprKind::Call(Builtin::Max, vec![first, zero]), i64t);
+    let x_last = func.binary(BinOp::Sub, x1, one, i64t);
+    let k_last = times(func, k, ke, x_last);
+    let end = func.int(amax + 1, i64t);
+    let last = plus(func, k_last, amax + 1, end);
+    let r1e = func.expr(ExprKind::Call(Builtin::Min, vec![last, rows_t]), i64t);
+    let (r0v, r1v) = (func.var("fr0", i64t), func.var("fr1", i64t));
+    let (r0, r1) = (
+        func.expr(ExprKind::Var(r0v), i64t),
+        func.expr(ExprKind::Var(r1v), i64t),
+    );
+    let mut chunk = vec![
+        func.stmt(Stmt::Let(r0v, r0e)),
+        func.stmt(Stmt::Let(r1v, r1e)),
+    ];
+    let span = func.binary(BinOp::Sub, r1, r0, i64t);
+    let n = func.expr(ExprKind::Call(Builtin::Max, vec![span, zero]), i64t);
+    let elem = f.matrices[t].elem;
+    let temp = func.temps.push(Temp {
+        name: format!("{}_rows", f.matrices[t].name),
+        elem,
+        memory: Memory::Private,
+    });
+    chunk.push(func.stmt(Stmt::Allocate {
+        buf: Buf::Temp(temp),
+        elem,
+        memory: Memory::Private,
+        extents: vec![n, cols_t],
+    }));
+
+    // P's rows `r0 .. r1` into the temporary.
+    let px = func.expr(ExprKind::Var(p.x), func.vars[p.x].ty);
+    let py = func.expr(ExprKind::Var(p.y), func.vars[p.y].ty);
+    let (px64, py64) = (func.cast(px, i64t), func.cast(py, i64t));
+    let row = func.binary(BinOp::Sub, px64, r0, i64t);
+    let mut point: Vec<StmtId> = p
+        .lets
+        .iter()
+        .map(|(v, e)| func.stmt(Stmt::Let(*v, *e)))
+        .collect();
+    point.push(func.stmt(Stmt::Store {
+        buf: Buf::Temp(temp),
+        index: vec![row, py64],
+        value: p.value,
+        checked: false,
+    }));
+    let point = func.stmt(Stmt::Block(point));
+    let Stmt::For {
+        lo: ylo, hi: yhi, ..
+    } = func.stmts[p.y_loop]
+    else {
+        return None;
+    };
+    let y_loop = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, point);
+    let xt = func.vars[p.x].ty;
+    let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
+    chunk.push(func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, y_loop));
+
+    // C's rows, each through the temporary directly where its rows `x + amin ..= x + amax`
+    // were computed, else through the exact fallback.
+    let cxe = func.expr(ExprKind::Var(cx), func.vars[cx].ty);
+    let cx64 = func.cast(cxe, i64t);
+    let kx = times(func, k, ke, cx64);
+    let top = plus(func, kx, amin, lo_off);
+    let bottom = plus(func, kx, amax, hi_off);
+    let ge = func.binary(BinOp::Ge, top, r0, Scalar::Bool);
+    let lt = func.binary(BinOp::Lt, bottom, r1, Scalar::Bool);
+    let fast = func.binary(BinOp::And, ge, lt, Scalar::Bool);
+    let mut rewire = Rewire {
+        t,
+        temp,
+        cx,
+        r0,
+        r1,
+        rows_t,
+        cols_t,
+        p: &p,
+        k,
+        fast: true,
+        env: HashMap::new(),
+        memo: HashMap::new(),
+    };
+    let fast_row = rewire.mutate_stmt(func, cxb);
+    rewire.fast = false;
+    rewire.memo.clear();
+    let slow_row = rewire.mutate_stmt(func, cxb);
+    let row_body = func.stmt(Stmt::If(fast, fast_row, Some(slow_row)));
+    let x0 = func.cast(sxe, func.vars[cx].ty);
+    chunk.push(func.for_loop(cx, (x0, x1, 1), LoopKind::ChunkRows, row_body));
+    let chunk = func.stmt(Stmt::Block(chunk));
+    let tasks = func.for_loop(sx, (clo, chi, rows), LoopKind::ParallelChunks, chunk);
+    let empty = func.stmt(Stmt::Block(Vec::new()));
+    let p_step = func.stmt(Stmt::Region {
+        id: pid,
+        name: pname,
+        body: empty,
+    });
+    let c_step = func.stmt(Stmt::Region {
+        id: cid,
+        name: cname,
+        body: tasks,
+    });
+    Some((p_step, c_step))
+}
+
+/// The offset `a` of row index `r` where it is `x + a` (the affine form of its value through
+/// the `let`s), or a border rule's index map of such a row `i`, `select(i >= 0 && i < dim(t, 0),
+/// i, ..)` (which is `i` where `i` is inside `t`); with the expression that is the row there.
+fn row_form(
+    func: &mut Func,
+    r: ExprId,
+    x: VarId,
+    t: usize,
+    env: &HashMap<VarId, ExprId>,
+) -> Option<(ExprId, i128, i128)> {
+    let form = |func: &mut Func, e: ExprId| {
+        let e = substitute(func, e, env, true);
+        affine(func, e)
+    };
+    if let ExprKind::Select(c, i, _) = func.exprs[r].kind
+        && let ExprKind::Binary(BinOp::And, ge, lt) = func.exprs[c].kind
+        && let ExprKind::Binary(BinOp::Ge, a, zero) = func.exprs[ge].kind
+        && let ExprKind::Binary(BinOp::Lt, b, d) = func.exprs[lt].kind
+        && matches!(func.exprs[zero].kind, ExprKind::Int(0))
+        && matches!(func.exprs[d].kind, ExprKind::Dim(m, 0) if m == t)
+    {
+        let fi = form(func, i)?;
+        if form(func, a).as_ref() == Some(&fi) && form(func, b).as_ref() == Some(&fi) {
+            return stride(&fi, x).map(|k| (i, k, fi.constant));
+        }
+        return None;
+    }
+    let a = form(func, r)?;
+    stride(&a, x).map(|k| (r, k, a.constant))
+}
+
+/// `k e` (`e` where `k` is 1; `ke`: `k` as an expression).
+fn times(func: &mut Func, k: i128, ke: ExprId, e: ExprId) -> ExprId {
+    match k {
+        1 => e,
+        _ => func.binary(BinOp::Mul, ke, e, Scalar::I64),
+    }
+}
+
+/// `e + a` (`e` where `a` is 0; `ae`: `a` as an expression).
+fn plus(func: &mut Func, e: ExprId, a: i128, ae: ExprId) -> ExprId {
+    match a {
+        0 => e,
+        _ => func.binary(BinOp::Add, e, ae, Scalar::I64),
+    }
+}
+
+/// `k` where `a` is `k x + c`, `k >= 1`.
+fn stride(a: &crate::lir::affine::Affine, x: VarId) -> Option<i128> {
+    match a.terms.as_slice() {
+        [(Leaf::Var(v), k)] if *v == x.index() && *k >= 1 => Some(*k),
+        _ => None,
+    }
+}
+
+/// Each read of `t` below `s`: its stride and offset where its row is `k x + a`; `env` gathers
+/// the `let`s.
+fn row_offsets(
+    func: &mut Func,
+    s: StmtId,
+    t: usize,
+    x: VarId,
+    env: &mut HashMap<VarId, ExprId>,
+    out: &mut Vec<Option<(i128, i128)>>,
+) {
+    let (es, ss) = stmt_parts(&func.stmts[s]);
+    if let Stmt::Let(v, e) = func.stmts[s] {
+        env.insert(v, e);
+    }
+    let mut stack = es;
+    let mut seen = std::collections::HashSet::new();
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        match func.exprs[e].kind.clone() {
+            ExprKind::Let(v, a, _) => {
+                env.insert(v, a);
+            }
+            ExprKind::Load {
+                buf: Buf::Matrix(m),
+                index,
+                ..
+            } if m == t && index.len() == 2 => {
+                let form = row_form(func, index[0], x, t, env);
+                out.push(form.map(|(_, k, a)| (k, a)));
+            }
+            _ => {}
+        }
+        stack.extend(expr_children(&func.exprs[e].kind));
+    }
+    for c in ss {
+        row_offsets(func, c, t, x, env, out);
+    }
+}
+
+/// Rewrites a consumer row's reads of `t` (see the module's documentation).
+struct Rewire<'a> {
+    t: usize,
+    temp: crate::lir::TempId,
+    cx: VarId,
+    r0: ExprId,
+    r1: ExprId,
+    rows_t: ExprId,
+    cols_t: ExprId,
+    p: &'a Producer,
+    /// The stride of the rows read (`k x + a`).
+    k: i128,
+    /// The row's reads of `x + a` are inside the computed rows.
+    fast: bool,
+    env: HashMap<VarId, ExprId>,
+    memo: HashMap<ExprId, ExprId>,
+}
+
+impl Rewire<'_> {
+    fn test(func: &mut Func, op: BinOp, a: ExprId, b: ExprId) -> ExprId {
+        func.binary(op, a, b, Scalar::Bool)
+    }
+
+    fn and(func: &mut Func, a: ExprId, b: ExprId) -> ExprId {
+        func.binary(BinOp::And, a, b, Scalar::Bool)
+    }
+
+    /// `lo <= i < hi`.
+    fn within(func: &mut Func, i: ExprId, lo: ExprId, hi: ExprId) -> ExprId {
+        let a = Self::test(func, BinOp::Ge, i, lo);
+        let b = Self::test(func, BinOp::Lt, i, hi);
+        Self::and(func, a, b)
+    }
+
+    /// The producer's value at `(r, c)`, its `let`s bound to new variables.
+    fn inline(&self, func: &mut Func, r: ExprId, c: ExprId) -> ExprId {
+        let p = self.p;
+        let (xt, yt) = (func.vars[p.x].ty, func.vars[p.y].ty);
+        let mut map = HashMap::new();
+        map.insert(p.x, func.cast(r, xt));
+        map.insert(p.y, func.cast(c, yt));
+        let mut bound = Vec::new();
+        for (v, e) in &p.lets {
+            let e = substitute(func, *e, &map, false);
+            let name = func.vars[*v].name.clone();
+            let w = func.var(&name, func.vars[*v].ty);
+            let we = func.expr(ExprKind::Var(w), func.vars[w].ty);
+            map.insert(*v, we);
+            bound.push((w, e));
+        }
+        let mut value = substitute(func, p.value, &map, false);
+        for (w, e) in bound.into_iter().rev() {
+            let ty = func.exprs[value].ty;
+            value = func.expr(ExprKind::Let(w, e, value), ty);
+        }
+        value
+    }
+
+    /// A read of `t` at `[r, c]` (`checked`: not proven inside), rewired.
+    fn read(&mut self, func: &mut Func, e: ExprId, r: ExprId, c: ExprId, checked: bool) -> ExprId {
+        let i64t = Scalar::I64;
+        let elem = func.exprs[e].ty;
+        let zero = func.int(0, i64t);
+        let direct = match self.fast {
+            true => row_form(func, r, self.cx, self.t, &self.env).filter(|f| f.1 == self.k),
+            false => None,
+        };
+        if let Some((at, ..)) = direct {
+            let row = func.binary(BinOp::Sub, at, self.r0, i64t);
+            let from_temp = func.expr(
+                ExprKind::Load {
+                    buf: Buf::Temp(self.temp),
+                    index: vec![row, c],
+                    checked: false,
+                },
+                elem,
+            );
+            if !checked {
+                return from_temp;
+            }
+            let original = self.original(func, r, c, elem);
+            let inside = Self::within(func, c, zero, self.cols_t);
+            return func.expr(ExprKind::Select(inside, from_temp, original), elem);
+        }
+        // Any other read: bind its indices once.
+        let (rv, cv) = (func.var("fr", i64t), func.var("fc", i64t));
+        let (re, ce) = (
+            func.expr(ExprKind::Var(rv), i64t),
+            func.expr(ExprKind::Var(cv), i64t),
+        );
+        let row = func.binary(BinOp::Sub, re, self.r0, i64t);
+        let from_temp = func.expr(
+            ExprKind::Load {
+                buf: Buf::Temp(self.temp),
+                index: vec![row, ce],
+                checked: false,
+            },
+            elem,
+        );
+        let col_in = Self::within(func, ce, zero, self.cols_t);
+        let row_done = Self::within(func, re, self.r0, self.r1);
+        let done = Self::and(func, row_done, col_in);
+        let row_in = Self::within(func, re, zero, self.rows_t);
+        let in_t = Self::and(func, row_in, col_in);
+        let computed = self.inline(func, re, ce);
+        let original = self.original(func, re, ce, elem);
+        let outside = func.expr(ExprKind::Select(in_t, computed, original), elem);
+        let v = func.expr(ExprKind::Select(done, from_temp, outside), elem);
+        let v = func.expr(ExprKind::Let(cv, c, v), elem);
+        func.expr(ExprKind::Let(rv, r, v), elem)
+    }
+
+    /// The original checked read of `t` (taken outside `t` only: it fails, reading nothing).
+    fn original(&self, func: &mut Func, r: ExprId, c: ExprId, elem: Scalar) -> ExprId {
+        func.expr(
+            ExprKind::Load {
+                buf: Buf::Matrix(self.t),
+                index: vec![r, c],
+                checked: true,
+            },
+            elem,
+        )
+    }
+}
+
+impl Mutator for Rewire<'_> {
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        if let Stmt::Let(v, e) = func.stmts[s] {
+            self.env.insert(v, e);
+        }
+        rebuild_stmt(self, func, s)
+    }
+
+    fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
+        if let Some(r) = self.memo.get(&e) {
+            return *r;
+        }
+        let r = match func.exprs[e].kind.clone() {
+            ExprKind::Let(v, a, _) => {
+                self.env.insert(v, a);
+                rebuild_expr(self, func, e)
+            }
+            ExprKind::Load {
+                buf: Buf::Matrix(m),
+                index,
+                checked,
+            } if m == self.t && index.len() == 2 => {
+                let (r, c) = (
+                    self.mutate_expr(func, index[0]),
+                    self.mutate_expr(func, index[1]),
+                );
+                self.read(func, e, r, c, checked)
+            }
+            _ => rebuild_expr(self, func, e),
+        };
+        self.memo.insert(e, r);
+        r
+    }
+}
+
+/// `e` with variables replaced by expressions (`map`); `deep`: the replacements' own variables
+/// too (`let` values that read earlier `let`s, for affine forms).
+fn substitute(func: &mut Func, e: ExprId, map: &HashMap<VarId, ExprId>, deep: bool) -> ExprId {
+    struct Sub<'a>(&'a HashMap<VarId, ExprId>, HashMap<ExprId, ExprId>, bool);
+    impl Mutator for Sub<'_> {
+        fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
+            if let Some(r) = self.1.get(&e) {
+                return *r;
+            }
+            let r = match f.exprs[e].kind {
+                ExprKind::Var(v) if self.0.contains_key(&v) => match self.2 {
+                    true => self.mutate_expr(f, self.0[&v]),
+                    false => self.0[&v],
+                },
+                _ => rebuild_expr(self, f, e),
+            };
+            self.1.insert(e, r);
+            r
+        }
+    }
+    Sub(map, HashMap::new(), deep).mutate_expr(func, e)
+}

@@ -1,0 +1,311 @@
+//! Producers fused into their consumers' tasks of rows on the CPU path (`lir::pass::fuse`):
+//! the functions of `tests/in/fusion.parac`, each compiled by `parac::parac!` and run on
+//! `Runtime::cpu()` against the reference interpreter with the same random arguments (the
+//! random corpus's harness, `tests/corpus/harness.rs`): bit-identical results or the same
+//! error, no canary touched. Heights from 1 to past three tasks of `lir::FUSE_ROWS` rows, so
+//! that halos cross the tasks' edges and the image's; `tests/lir.rs` runs the same functions
+//! in tasks of 1 to 3 rows on the LIR's evaluator.
+
+#![allow(clippy::all, unused)]
+
+#[path = "../parac-core/tests/gen/mod.rs"]
+mod progen;
+
+mod common;
+
+#[path = "corpus/harness.rs"]
+mod harness;
+
+use harness::*;
+use parac_core::interp::{Arg, Val};
+
+const SIZES: &[&[(&str, usize)]] = &[
+    &[("M", 1), ("N", 1)],
+    &[("M", 1), ("N", 5)],
+    &[("M", 4), ("N", 1)],
+    &[("M", 31), ("N", 3)],
+    &[("M", 33), ("N", 4)],
+    &[("M", 64), ("N", 5)],
+    &[("M", 97), ("N", 9)],
+];
+
+mod blur2 {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn blur2(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
+    let bx: u16[M][N-2];
+    parac_iterator it(0:M:1; 0:N-2:1) {
+        bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+    }
+    parac_iterator it1(0:M-2:1; 0:N-2:1) {
+        out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+    }
+}
+"#;
+
+    parac::parac! {
+        fn blur2(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
+            let bx: u16[M][N-2];
+            parac_iterator it(0:M:1; 0:N-2:1) {
+                bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+            }
+            parac_iterator it1(0:M-2:1; 0:N-2:1) {
+                out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u16>("src", &args[0]);
+        let mut m1 = super::canaried::<u16>("out", &args[1]);
+        let r = blur2(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+mod rows_reflect {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn rows_reflect(src: &u8[M][N], out: &mut i32[M][N]) {
+    let t: i32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        let a = src[x][y] * 3;
+        t[x][y] = a - y;
+    }
+    parac_border_rule r = reflect101(t[2][*]);
+    parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+        out[x][y] = t[x-2][y] + 2 * t[x][y] - t[x+1][y] + t[x+2][y];
+    }
+}
+"#;
+
+    parac::parac! {
+        fn rows_reflect(src: &u8[M][N], out: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                let a = src[x][y] * 3;
+                t[x][y] = a - y;
+            }
+            parac_border_rule r = reflect101(t[2][*]);
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+                out[x][y] = t[x-2][y] + 2 * t[x][y] - t[x+1][y] + t[x+2][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = rows_reflect(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+mod rows_constant {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn rows_constant(src: &f32[M][N], out: &mut f32[M][N]) {
+    let t: f32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] * 0.5 + 1.0;
+    }
+    parac_border_rule r = constant(t[1][1], -4.0);
+    parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+        out[x][y] = t[x-1][y-1] + t[x][y] * 2.0 + t[x+1][y+1];
+    }
+}
+"#;
+
+    parac::parac! {
+        fn rows_constant(src: &f32[M][N], out: &mut f32[M][N]) {
+            let t: f32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] * 0.5 + 1.0;
+            }
+            parac_border_rule r = constant(t[1][1], -4.0);
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+                out[x][y] = t[x-1][y-1] + t[x][y] * 2.0 + t[x+1][y+1];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<f32>("src", &args[0]);
+        let mut m1 = super::canaried::<f32>("out", &args[1]);
+        let r = rows_constant(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+mod rows_through_data {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn rows_through_data(src: &u8[M][N], out: &mut i32[M][N]) {
+    let t: i32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] + x * 7;
+    }
+    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+        out[x][y] = t[x][y] + t[src[x][y] % M][y];
+    }
+}
+"#;
+
+    parac::parac! {
+        fn rows_through_data(src: &u8[M][N], out: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] + x * 7;
+            }
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+                out[x][y] = t[x][y] + t[src[x][y] % M][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = rows_through_data(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+mod past_the_last_row {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn past_the_last_row(src: &i16[M][N], out: &mut i32[M][N]) {
+    let t: i32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] - 1;
+    }
+    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+        out[x][y] = t[x][y] + t[x + src[x][y] % 3][y];
+    }
+}
+"#;
+
+    parac::parac! {
+        fn past_the_last_row(src: &i16[M][N], out: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] - 1;
+            }
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+                out[x][y] = t[x][y] + t[x + src[x][y] % 3][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<i16>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = past_the_last_row(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+mod strided_and_shared {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn strided_and_shared(src: &u8[M][N], out: &mut i32[M/2][N], also: &mut i32[M][N]) {
+    let t: i32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] * 2;
+    }
+    parac_iterator it1(x in 0:M/2:1; y in 0:N:1) {
+        out[x][y] = t[2*x][y] + t[2*x+1][y];
+    }
+    parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+        also[x][y] = t[x][y] + 1;
+    }
+}
+"#;
+
+    parac::parac! {
+        fn strided_and_shared(src: &u8[M][N], out: &mut i32[M/2][N], also: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] * 2;
+            }
+            parac_iterator it1(x in 0:M/2:1; y in 0:N:1) {
+                out[x][y] = t[2*x][y] + t[2*x+1][y];
+            }
+            parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+                also[x][y] = t[x][y] + 1;
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let mut m2 = super::canaried::<i32>("also", &args[2]);
+        let r = strided_and_shared(rt, &m0, &mut m1, &mut m2);
+        super::put(&mut args[1], &m1);
+        super::put(&mut args[2], &m2);
+        r.map(|()| None)
+    }
+}
+
+const PROGRAMS: &[Entry] = &[
+    Entry {
+        name: "blur2",
+        src: blur2::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: blur2::call,
+    },
+    Entry {
+        name: "rows_reflect",
+        src: rows_reflect::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: rows_reflect::call,
+    },
+    Entry {
+        name: "rows_constant",
+        src: rows_constant::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: rows_constant::call,
+    },
+    Entry {
+        name: "rows_through_data",
+        src: rows_through_data::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: rows_through_data::call,
+    },
+    Entry {
+        name: "past_the_last_row",
+        src: past_the_last_row::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: past_the_last_row::call,
+    },
+    Entry {
+        name: "strided_and_shared",
+        src: strided_and_shared::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: strided_and_shared::call,
+    },
+];
+
+/// Every fused function on the CPU path against the interpreter.
+#[test]
+fn fused_stages_match_the_interpreter_on_the_cpu_path() {
+    harness::cpu_path(PROGRAMS);
+}
