@@ -254,7 +254,8 @@ pub enum Stmt {
     },
     /// A buffer's storage for the rest of the block. A temporary's elements are unspecified
     /// until written (the evaluator starts them at zero, the CPU path reuses rows): passes
-    /// write every element before reading it.
+    /// write every element before reading it. A matrix with no extents holds no elements
+    /// (a fused intermediate, [`pass::fuse`]: every access of it is outside and fails).
     Allocate {
         /// The buffer.
         buf: Buf,

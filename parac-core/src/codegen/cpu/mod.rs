@@ -162,6 +162,7 @@ impl Printer<'_> {
             Stmt::Allocate {
                 buf: Buf::Matrix(m),
                 elem,
+                extents,
                 ..
             } => {
                 let (own, d, t) = (
@@ -170,8 +171,13 @@ impl Printer<'_> {
                     rty(*elem),
                 );
                 let whole = self.whole.get(*m).copied().unwrap_or(false);
+                // No extents: a fused intermediate, whose elements nothing reads or writes.
+                let dims = match extents.is_empty() {
+                    true => quote!([0i64]),
+                    false => quote!(#d),
+                };
                 out.extend(quote! {
-                    let mut #own = ::parac::__private::cpu::local::<#t>(rt, &#d, #whole);
+                    let mut #own = ::parac::__private::cpu::local::<#t>(rt, &#dims, #whole);
                 });
             }
             Stmt::Allocate {

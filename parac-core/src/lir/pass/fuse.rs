@@ -64,11 +64,30 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
             .find(|j| !matches!(func.stmts[steps[*j]], Stmt::Allocate { .. }))
             .filter(|j| matches!(func.stmts[steps[*j]], Stmt::Region { .. }));
         if let Some(j) = next
-            && let Some((p, c)) = fuse(func, f, &whole, &steps, (i, j), rows)
+            && let Some((p, c, t)) = fuse(func, f, &whole, &steps, (i, j), rows)
         {
             steps[i] = p;
             steps[j] = c;
             fused = true;
+            // `t`'s elements are never read or written: its allocation holds none (its
+            // dimensions remain, for the checked reads outside it).
+            for s in steps.iter_mut() {
+                if let Stmt::Allocate {
+                    buf: Buf::Matrix(m),
+                    elem,
+                    memory,
+                    ..
+                } = func.stmts[*s]
+                    && m == t
+                {
+                    *s = func.stmt(Stmt::Allocate {
+                        buf: Buf::Matrix(m),
+                        elem,
+                        memory,
+                        extents: Vec::new(),
+                    });
+                }
+            }
         }
         i += 1;
     }
@@ -212,7 +231,7 @@ fn fuse(
     steps: &[StmtId],
     (i, j): (usize, usize),
     rows: i64,
-) -> Option<(StmtId, StmtId)> {
+) -> Option<(StmtId, StmtId, usize)> {
     let Stmt::Region {
         id: pid,
         name: ref pname,
@@ -429,7 +448,7 @@ fn fuse(
         name: cname,
         body: tasks,
     });
-    Some((p_step, c_step))
+    Some((p_step, c_step, t))
 }
 
 /// The offset `a` of row index `r` where it is `x + a` (the affine form of its value through
