@@ -259,6 +259,102 @@ fn strided_and_shared(src: &u8[M][N], out: &mut i32[M/2][N], also: &mut i32[M][N
     }
 }
 
+mod apart {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn apart(src: &u8[M][N], out: &mut i32[M][N], other: &mut i32[M][N]) {
+    let t: i32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] * 3;
+    }
+    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+        other[x][y] = src[x][y] + 1;
+    }
+    parac_border_rule r = clamp(t[1][*]);
+    parac_iterator it2(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+        out[x][y] = t[x-1][y] - t[x+1][y] + other[x][y];
+    }
+}
+"#;
+
+    parac::parac! {
+        fn apart(src: &u8[M][N], out: &mut i32[M][N], other: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] * 3;
+            }
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+                other[x][y] = src[x][y] + 1;
+            }
+            parac_border_rule r = clamp(t[1][*]);
+            parac_iterator it2(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+                out[x][y] = t[x-1][y] - t[x+1][y] + other[x][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let mut m2 = super::canaried::<i32>("other", &args[2]);
+        let r = apart(rt, &m0, &mut m1, &mut m2);
+        super::put(&mut args[1], &m1);
+        super::put(&mut args[2], &m2);
+        r.map(|()| None)
+    }
+}
+
+mod apart_blocked {
+    use super::{Arg, Val};
+
+    pub const SRC: &str = r#"
+fn apart_blocked(src: &u8[M][N], out: &mut i32[M][N]) {
+    let u: i32[M][N];
+    let t: i32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        u[x][y] = src[x][y];
+    }
+    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = u[x][y] * 3;
+    }
+    parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+        u[x][y] = 7;
+    }
+    parac_iterator it3(x in 0:M:1; y in 0:N:1) {
+        out[x][y] = t[x][y] + u[x][y];
+    }
+}
+"#;
+
+    parac::parac! {
+        fn apart_blocked(src: &u8[M][N], out: &mut i32[M][N]) {
+            let u: i32[M][N];
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                u[x][y] = src[x][y];
+            }
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = u[x][y] * 3;
+            }
+            parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+                u[x][y] = 7;
+            }
+            parac_iterator it3(x in 0:M:1; y in 0:N:1) {
+                out[x][y] = t[x][y] + u[x][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = apart_blocked(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
 const PROGRAMS: &[Entry] = &[
     Entry {
         name: "blur2",
@@ -301,6 +397,20 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: strided_and_shared::call,
+    },
+    Entry {
+        name: "apart",
+        src: apart::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: apart::call,
+    },
+    Entry {
+        name: "apart_blocked",
+        src: apart_blocked::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: apart_blocked::call,
     },
 ];
 

@@ -30,7 +30,7 @@
 //!
 //! Legality: `P` is a loop over rows and one over columns whose body is `let`s and one store to
 //! `t` at `[x][y]`; `t` is a local written whole (`analysis::written_whole`) by `P` alone and
-//! read by `C` alone; `P` cannot fail once its host proof passed (no access it guards where it
+//! read by `C` alone, a later step (the steps between write nothing `P` reads); `P` cannot fail once its host proof passed (no access it guards where it
 //! runs, no integer division by a variable), so computing some of its points twice or not at
 //! all changes no result or error; `P` reads nothing `C` writes; `C` is row-parallel from row
 //! 0 (`pass::parallel`); neither holds a fold (`pass::slide`'s). Otherwise nothing changes.
@@ -59,10 +59,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
     let whole = crate::analysis::written_whole(f);
     let mut i = 0;
     while i < steps.len() {
-        // The next region, past allocations only.
-        let next = (i + 1..steps.len())
-            .find(|j| !matches!(func.stmts[steps[*j]], Stmt::Allocate { .. }))
-            .filter(|j| matches!(func.stmts[steps[*j]], Stmt::Region { .. }));
+        let next = consumer(func, f, &steps, i);
         if let Some(j) = next
             && let Some((p, c, t)) = fuse(func, f, &whole, &steps, (i, j), rows)
         {
@@ -93,6 +90,30 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
     }
     func.stmts[func.body] = Stmt::Block(steps);
     fused
+}
+
+/// The step that reads what region step `i` produces, where the steps between write nothing
+/// the producer reads (its point computed later gives the same value) and do not return.
+fn consumer(func: &Func, f: &Function, steps: &[StmtId], i: usize) -> Option<usize> {
+    let Stmt::Region { body, .. } = func.stmts[steps[i]] else {
+        return None;
+    };
+    let t = producer(func, f, body)?.t;
+    let mut pu = Uses::default();
+    uses(func, body, &mut pu);
+    for (j, s) in steps.iter().enumerate().skip(i + 1) {
+        let mut u = Uses::default();
+        uses(func, *s, &mut u);
+        if u.loads.contains(&t) || u.stores.contains(&t) || u.reduces.contains(&t) {
+            return matches!(func.stmts[*s], Stmt::Region { .. }).then_some(j);
+        }
+        if matches!(func.stmts[*s], Stmt::Return(_))
+            || u.stores.iter().any(|m| pu.loads.contains(m))
+        {
+            return None;
+        }
+    }
+    None
 }
 
 /// A producer's row nest: its row and column loops and the `let`s and value of its point.
