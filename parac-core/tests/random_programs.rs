@@ -399,8 +399,20 @@ fn check_source(
             local_tile: Some([3, 2]),
             ..parac_core::lir::Options::gpu()
         };
+        // Producers fused into their consumers in tasks of 2 rows (`lir::pass::fuse`), and
+        // every region alone.
+        let fused = parac_core::lir::Options {
+            fuse_rows: 2,
+            ..parac_core::lir::Options::default()
+        };
+        let unfused = parac_core::lir::Options {
+            fuse_rows: 0,
+            ..parac_core::lir::Options::default()
+        };
         for opts in [
             parac_core::lir::Options::default(),
+            fused,
+            unfused,
             parac_core::lir::Options::gpu(),
             several,
             vectors,
