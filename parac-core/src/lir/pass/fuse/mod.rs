@@ -1,6 +1,6 @@
 //! Fusion across stages on the CPU path (`Options::fuse_rows`, Halide's `compute_at` of a
 //! producer in its consumer's strip of rows, with a halo): a region `P` that writes a local
-//! matrix `t` read by the next region `C` alone is computed, per parallel task of `C`, for
+//! matrix `t` read by a later region `C` alone is computed, per parallel task of `C`, for
 //! the rows of `t` the task's strip of `C`'s rows reads, into a private buffer (`T`), then the
 //! strip runs reading `T`. `t` is then neither written nor read: each intermediate row stays
 //! in the task's cache instead of going through memory.
@@ -23,23 +23,28 @@
 //!
 //! `amin..=amax` are the offsets of `C`'s reads of `t` whose row is `k x + a` (`x` C's row, one
 //! stride `k >= 1` for all: 2 where `C` downsamples; the affine forms see through `let`s, and a
-//! border rule's index map of such a row counts as the row, which it is inside `t`). Any other read of `t` (a border rule's index map, a row
-//! read through data) takes `T` where its row was computed, else the producer's value at that
-//! point computed in place (`P`'s `let`s and value, inlined), else (outside `t`) the original
-//! checked read, which fails as it did: every read gives exactly what it gave unfused.
+//! border rule's index map of such a row counts as the row, which it is inside `t`). Any other
+//! read of `t` (a row read through data, a rule's entry at a constant row) takes `T` where its
+//! row was computed, else the producer's value at that point computed in place (`P`'s `let`s
+//! and value, inlined), else (outside `t`) the original checked read, which fails as it did:
+//! every read gives exactly what it gave unfused (`reads.rs`).
 //!
 //! Legality: `P` is a loop over rows and one over columns whose body is `let`s and one store to
 //! `t` at `[x][y]`; `t` is a local written whole (`analysis::written_whole`) by `P` alone and
-//! read by `C` alone, a later step (the steps between write nothing `P` reads); `P` cannot fail once its host proof passed (no access it guards where it
-//! runs, no integer division by a variable), so computing some of its points twice or not at
-//! all changes no result or error; `P` reads nothing `C` writes; `C` is row-parallel from row
-//! 0 (`pass::parallel`); neither holds a fold (`pass::slide`'s). Otherwise nothing changes.
+//! read by `C` alone, a later step (the steps between write nothing `P` reads); `P` cannot fail
+//! once its host proof passed (no access it guards where it runs, no integer division by a
+//! variable), so computing some of its points twice or not at all changes no result or error;
+//! `P` reads nothing `C` writes; `C` is row-parallel from row 0 (`pass::parallel`); neither
+//! holds a fold (`pass::slide`'s); `P` does not upsample its columns (see [`upsamples`]); the
+//! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
+
+mod reads;
 
 use crate::codegen::safety;
 use crate::ir::{BinOp, Builtin, Function, MatrixKind, Scalar};
-use crate::lir::affine::{Leaf, affine};
-use crate::lir::visit::{Mutator, expr_children, rebuild_expr, rebuild_stmt, stmt_parts};
+use crate::lir::visit::{Mutator, expr_children, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
+use reads::{Rewire, plus, row_offsets, substitute, times};
 use std::collections::HashMap;
 
 /// The widest span of rows (`amax - amin`) a strip recomputes around its own.
@@ -501,283 +506,4 @@ fn fuse(
         body: tasks,
     });
     Some((p_step, c_step, t))
-}
-
-/// The offset `a` of row index `r` where it is `x + a` (the affine form of its value through
-/// the `let`s), or a border rule's index map of such a row `i`, `select(i >= 0 && i < dim(t, 0),
-/// i, ..)` (which is `i` where `i` is inside `t`); with the expression that is the row there.
-fn row_form(
-    func: &mut Func,
-    r: ExprId,
-    x: VarId,
-    t: usize,
-    env: &HashMap<VarId, ExprId>,
-) -> Option<(ExprId, i128, i128)> {
-    let form = |func: &mut Func, e: ExprId| {
-        let e = substitute(func, e, env, true);
-        affine(func, e)
-    };
-    if let ExprKind::Select(c, i, _) = func.exprs[r].kind
-        && let ExprKind::Binary(BinOp::And, ge, lt) = func.exprs[c].kind
-        && let ExprKind::Binary(BinOp::Ge, a, zero) = func.exprs[ge].kind
-        && let ExprKind::Binary(BinOp::Lt, b, d) = func.exprs[lt].kind
-        && matches!(func.exprs[zero].kind, ExprKind::Int(0))
-        && matches!(func.exprs[d].kind, ExprKind::Dim(m, 0) if m == t)
-    {
-        let fi = form(func, i)?;
-        if form(func, a).as_ref() == Some(&fi) && form(func, b).as_ref() == Some(&fi) {
-            return stride(&fi, x).map(|k| (i, k, fi.constant));
-        }
-        return None;
-    }
-    let a = form(func, r)?;
-    stride(&a, x).map(|k| (r, k, a.constant))
-}
-
-/// `k e` (`e` where `k` is 1; `ke`: `k` as an expression).
-fn times(func: &mut Func, k: i128, ke: ExprId, e: ExprId) -> ExprId {
-    match k {
-        1 => e,
-        _ => func.binary(BinOp::Mul, ke, e, Scalar::I64),
-    }
-}
-
-/// `e + a` (`e` where `a` is 0; `ae`: `a` as an expression).
-fn plus(func: &mut Func, e: ExprId, a: i128, ae: ExprId) -> ExprId {
-    match a {
-        0 => e,
-        _ => func.binary(BinOp::Add, e, ae, Scalar::I64),
-    }
-}
-
-/// `k` where `a` is `k x + c`, `k >= 1`.
-fn stride(a: &crate::lir::affine::Affine, x: VarId) -> Option<i128> {
-    match a.terms.as_slice() {
-        [(Leaf::Var(v), k)] if *v == x.index() && *k >= 1 => Some(*k),
-        _ => None,
-    }
-}
-
-/// Each read of `t` below `s`: its stride and offset where its row is `k x + a`; `env` gathers
-/// the `let`s.
-fn row_offsets(
-    func: &mut Func,
-    s: StmtId,
-    t: usize,
-    x: VarId,
-    env: &mut HashMap<VarId, ExprId>,
-    out: &mut Vec<Option<(i128, i128)>>,
-) {
-    let (es, ss) = stmt_parts(&func.stmts[s]);
-    if let Stmt::Let(v, e) = func.stmts[s] {
-        env.insert(v, e);
-    }
-    let mut stack = es;
-    let mut seen = std::collections::HashSet::new();
-    while let Some(e) = stack.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
-        match func.exprs[e].kind.clone() {
-            ExprKind::Let(v, a, _) => {
-                env.insert(v, a);
-            }
-            ExprKind::Load {
-                buf: Buf::Matrix(m),
-                index,
-                ..
-            } if m == t && index.len() == 2 => {
-                let form = row_form(func, index[0], x, t, env);
-                out.push(form.map(|(_, k, a)| (k, a)));
-            }
-            _ => {}
-        }
-        stack.extend(expr_children(&func.exprs[e].kind));
-    }
-    for c in ss {
-        row_offsets(func, c, t, x, env, out);
-    }
-}
-
-/// Rewrites a consumer row's reads of `t` (see the module's documentation).
-struct Rewire<'a> {
-    t: usize,
-    temp: crate::lir::TempId,
-    cx: VarId,
-    r0: ExprId,
-    r1: ExprId,
-    rows_t: ExprId,
-    cols_t: ExprId,
-    p: &'a Producer,
-    /// The stride of the rows read (`k x + a`).
-    k: i128,
-    /// The row's reads of `x + a` are inside the computed rows.
-    fast: bool,
-    env: HashMap<VarId, ExprId>,
-    memo: HashMap<ExprId, ExprId>,
-}
-
-impl Rewire<'_> {
-    fn test(func: &mut Func, op: BinOp, a: ExprId, b: ExprId) -> ExprId {
-        func.binary(op, a, b, Scalar::Bool)
-    }
-
-    fn and(func: &mut Func, a: ExprId, b: ExprId) -> ExprId {
-        func.binary(BinOp::And, a, b, Scalar::Bool)
-    }
-
-    /// `lo <= i < hi`.
-    fn within(func: &mut Func, i: ExprId, lo: ExprId, hi: ExprId) -> ExprId {
-        let a = Self::test(func, BinOp::Ge, i, lo);
-        let b = Self::test(func, BinOp::Lt, i, hi);
-        Self::and(func, a, b)
-    }
-
-    /// The producer's value at `(r, c)`, its `let`s bound to new variables.
-    fn inline(&self, func: &mut Func, r: ExprId, c: ExprId) -> ExprId {
-        let p = self.p;
-        let (xt, yt) = (func.vars[p.x].ty, func.vars[p.y].ty);
-        let mut map = HashMap::new();
-        map.insert(p.x, func.cast(r, xt));
-        map.insert(p.y, func.cast(c, yt));
-        let mut bound = Vec::new();
-        for (v, e) in &p.lets {
-            let e = substitute(func, *e, &map, false);
-            let name = func.vars[*v].name.clone();
-            let w = func.var(&name, func.vars[*v].ty);
-            let we = func.expr(ExprKind::Var(w), func.vars[w].ty);
-            map.insert(*v, we);
-            bound.push((w, e));
-        }
-        let mut value = substitute(func, p.value, &map, false);
-        for (w, e) in bound.into_iter().rev() {
-            let ty = func.exprs[value].ty;
-            value = func.expr(ExprKind::Let(w, e, value), ty);
-        }
-        value
-    }
-
-    /// A read of `t` at `[r, c]` (`checked`: not proven inside), rewired.
-    fn read(&mut self, func: &mut Func, e: ExprId, r: ExprId, c: ExprId, checked: bool) -> ExprId {
-        let i64t = Scalar::I64;
-        let elem = func.exprs[e].ty;
-        let zero = func.int(0, i64t);
-        let direct = match self.fast {
-            true => row_form(func, r, self.cx, self.t, &self.env).filter(|f| f.1 == self.k),
-            false => None,
-        };
-        if let Some((at, ..)) = direct {
-            let row = func.binary(BinOp::Sub, at, self.r0, i64t);
-            let from_temp = func.expr(
-                ExprKind::Load {
-                    buf: Buf::Temp(self.temp),
-                    index: vec![row, c],
-                    checked: false,
-                },
-                elem,
-            );
-            if !checked {
-                return from_temp;
-            }
-            let original = self.original(func, r, c, elem);
-            let inside = Self::within(func, c, zero, self.cols_t);
-            return func.expr(ExprKind::Select(inside, from_temp, original), elem);
-        }
-        // Any other read: bind its indices once.
-        let (rv, cv) = (func.var("fr", i64t), func.var("fc", i64t));
-        let (re, ce) = (
-            func.expr(ExprKind::Var(rv), i64t),
-            func.expr(ExprKind::Var(cv), i64t),
-        );
-        let row = func.binary(BinOp::Sub, re, self.r0, i64t);
-        let from_temp = func.expr(
-            ExprKind::Load {
-                buf: Buf::Temp(self.temp),
-                index: vec![row, ce],
-                checked: false,
-            },
-            elem,
-        );
-        let col_in = Self::within(func, ce, zero, self.cols_t);
-        let row_done = Self::within(func, re, self.r0, self.r1);
-        let done = Self::and(func, row_done, col_in);
-        let row_in = Self::within(func, re, zero, self.rows_t);
-        let in_t = Self::and(func, row_in, col_in);
-        let computed = self.inline(func, re, ce);
-        let original = self.original(func, re, ce, elem);
-        let outside = func.expr(ExprKind::Select(in_t, computed, original), elem);
-        let v = func.expr(ExprKind::Select(done, from_temp, outside), elem);
-        let v = func.expr(ExprKind::Let(cv, c, v), elem);
-        func.expr(ExprKind::Let(rv, r, v), elem)
-    }
-
-    /// The original checked read of `t` (taken outside `t` only: it fails, reading nothing).
-    fn original(&self, func: &mut Func, r: ExprId, c: ExprId, elem: Scalar) -> ExprId {
-        func.expr(
-            ExprKind::Load {
-                buf: Buf::Matrix(self.t),
-                index: vec![r, c],
-                checked: true,
-            },
-            elem,
-        )
-    }
-}
-
-impl Mutator for Rewire<'_> {
-    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
-        if let Stmt::Let(v, e) = func.stmts[s] {
-            self.env.insert(v, e);
-        }
-        rebuild_stmt(self, func, s)
-    }
-
-    fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
-        if let Some(r) = self.memo.get(&e) {
-            return *r;
-        }
-        let r = match func.exprs[e].kind.clone() {
-            ExprKind::Let(v, a, _) => {
-                self.env.insert(v, a);
-                rebuild_expr(self, func, e)
-            }
-            ExprKind::Load {
-                buf: Buf::Matrix(m),
-                index,
-                checked,
-            } if m == self.t && index.len() == 2 => {
-                let (r, c) = (
-                    self.mutate_expr(func, index[0]),
-                    self.mutate_expr(func, index[1]),
-                );
-                self.read(func, e, r, c, checked)
-            }
-            _ => rebuild_expr(self, func, e),
-        };
-        self.memo.insert(e, r);
-        r
-    }
-}
-
-/// `e` with variables replaced by expressions (`map`); `deep`: the replacements' own variables
-/// too (`let` values that read earlier `let`s, for affine forms).
-fn substitute(func: &mut Func, e: ExprId, map: &HashMap<VarId, ExprId>, deep: bool) -> ExprId {
-    struct Sub<'a>(&'a HashMap<VarId, ExprId>, HashMap<ExprId, ExprId>, bool);
-    impl Mutator for Sub<'_> {
-        fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
-            if let Some(r) = self.1.get(&e) {
-                return *r;
-            }
-            let r = match f.exprs[e].kind {
-                ExprKind::Var(v) if self.0.contains_key(&v) => match self.2 {
-                    true => self.mutate_expr(f, self.0[&v]),
-                    false => self.0[&v],
-                },
-                _ => rebuild_expr(self, f, e),
-            };
-            self.1.insert(e, r);
-            r
-        }
-    }
-    Sub(map, HashMap::new(), deep).mutate_expr(func, e)
 }
