@@ -1,6 +1,6 @@
 //! Producers fused into their consumers' tasks of rows on the CPU path (`lir::pass::fuse`):
-//! the functions of `tests/in/fusion.parac`, each compiled by `parac::parac!` and run on
-//! `Runtime::cpu()` against the reference interpreter with the same random arguments (the
+//! the functions of `tests/in/fusion.parac` and a read past the intermediate (an error), each
+//! compiled by `parac::parac!` and run on `Runtime::cpu()` against the reference interpreter with the same random arguments (the
 //! random corpus's harness, `tests/corpus/harness.rs`): bit-identical results or the same
 //! error, no canary touched. Heights from 1 to past three tasks of `lir::FUSE_ROWS` rows, so
 //! that halos cross the tasks' edges and the image's; `tests/lir.rs` runs the same functions
@@ -179,6 +179,7 @@ fn rows_through_data(src: &u8[M][N], out: &mut i32[M][N]) {
     }
 }
 
+/// A row read through data past the intermediate's last row: the same error fused.
 mod past_the_last_row {
     use super::{Arg, Val};
 
