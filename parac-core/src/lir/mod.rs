@@ -688,6 +688,11 @@ impl Func {
     }
 }
 
+/// Whether an integer division by `d` cannot fail: `d` a constant other than 0 and -1.
+pub(crate) fn safe_divisor(func: &Func, d: ExprId) -> bool {
+    matches!(func.exprs[d].kind, ExprKind::Int(k) if k != 0 && k != -1)
+}
+
 /// Whether `e` can be evaluated anywhere, any number of times, with the same result: it reads
 /// no memory, divides by nothing that can fail (an integer divisor other than a constant
 /// besides 0 and -1), has no lanes, and reads no variable `var_ok` refuses. Passes inline such
@@ -700,9 +705,7 @@ pub(crate) fn total(func: &Func, e: ExprId, var_ok: &dyn Fn(VarId) -> bool) -> b
         | ExprKind::Broadcast(_)
         | ExprKind::Vector(_) => false,
         ExprKind::Var(v) => var_ok(*v),
-        ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
-            matches!(func.exprs[*d].kind, ExprKind::Int(k) if k != 0 && k != -1)
-        }
+        ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => safe_divisor(func, *d),
         _ => true,
     };
     own && visit::expr_children(&x.kind)

@@ -42,7 +42,7 @@ mod reads;
 
 use crate::codegen::safety;
 use crate::ir::{BinOp, Builtin, Function, MatrixKind, Scalar};
-use crate::lir::visit::{Mutator, expr_children, stmt_parts};
+use crate::lir::visit::{Mutator, preorder, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
 use reads::{Rewire, plus, row_offsets, substitute, times};
 use std::collections::HashMap;
@@ -62,14 +62,15 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
     };
     let mut fused = false;
     let whole = crate::analysis::written_whole(f);
-    let mut i = 0;
-    while i < steps.len() {
-        let next = consumer(func, f, &steps, i);
-        if let Some(j) = next
-            && let Some((p, c, t)) = fuse(func, f, &whole, &steps, (i, j), rows)
+    // What each step reads and writes, brought up to date where a fusion changes a step.
+    let mut used: Vec<Uses> = steps.iter().map(|s| uses(func, *s)).collect();
+    for i in 0..steps.len() {
+        if let Some((j, p)) = consumer(func, f, &steps, &used, i)
+            && let Some((ps, cs)) = fuse(func, f, &whole, &steps, &used, (i, j), &p, rows)
         {
-            steps[i] = p;
-            steps[j] = c;
+            let t = p.t;
+            (steps[i], steps[j]) = (ps, cs);
+            (used[i], used[j]) = (uses(func, ps), uses(func, cs));
             fused = true;
             // `t`'s elements are never read or written: its allocation holds none (its
             // dimensions remain, for the checked reads outside it).
@@ -91,29 +92,32 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
                 }
             }
         }
-        i += 1;
     }
     func.stmts[func.body] = Stmt::Block(steps);
     fused
 }
 
-/// The step that reads what region step `i` produces, where the steps between write nothing
-/// the producer reads (its point computed later gives the same value) and do not return.
-fn consumer(func: &Func, f: &Function, steps: &[StmtId], i: usize) -> Option<usize> {
+/// The step that reads what region step `i` produces, with the producer, where the steps
+/// between write nothing the producer reads (its point computed later gives the same value)
+/// and do not return.
+fn consumer(
+    func: &Func,
+    f: &Function,
+    steps: &[StmtId],
+    used: &[Uses],
+    i: usize,
+) -> Option<(usize, Producer)> {
     let Stmt::Region { body, .. } = func.stmts[steps[i]] else {
         return None;
     };
-    let t = producer(func, f, body)?.t;
-    let mut pu = Uses::default();
-    uses(func, body, &mut pu);
-    for (j, s) in steps.iter().enumerate().skip(i + 1) {
-        let mut u = Uses::default();
-        uses(func, *s, &mut u);
-        if u.loads.contains(&t) || u.stores.contains(&t) || u.reduces.contains(&t) {
-            return matches!(func.stmts[*s], Stmt::Region { .. }).then_some(j);
+    let p = producer(func, f, body)?;
+    for j in i + 1..steps.len() {
+        let u = &used[j];
+        if u.touches(p.t) {
+            return matches!(func.stmts[steps[j]], Stmt::Region { .. }).then_some((j, p));
         }
-        if matches!(func.stmts[*s], Stmt::Return(_))
-            || u.stores.iter().any(|m| pu.loads.contains(m))
+        if matches!(func.stmts[steps[j]], Stmt::Return(_))
+            || u.stores.iter().any(|m| used[i].loads.contains(m))
         {
             return None;
         }
@@ -227,7 +231,7 @@ fn single(func: &Func, s: StmtId) -> Option<StmtId> {
 }
 
 /// What a statement tree loads and stores (matrices), and whether it holds a fold or an
-/// integer division by a variable.
+/// integer division that may fail.
 #[derive(Default)]
 struct Uses {
     loads: Vec<usize>,
@@ -237,56 +241,66 @@ struct Uses {
     divides: bool,
 }
 
-fn uses(func: &Func, s: StmtId, u: &mut Uses) {
-    let (es, ss) = stmt_parts(&func.stmts[s]);
-    match func.stmts[s] {
-        Stmt::Store {
-            buf: Buf::Matrix(m),
-            ..
-        } => u.stores.push(m),
-        Stmt::Reduce { matrix, .. } => u.reduces.push(matrix),
-        _ => {}
-    }
-    let mut stack = es;
-    let mut seen = std::collections::HashSet::new();
-    while let Some(e) = stack.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
-        let x = &func.exprs[e];
-        match &x.kind {
-            ExprKind::Load {
-                buf: Buf::Matrix(m),
-                ..
-            } => u.loads.push(*m),
-            ExprKind::Fold { .. } => u.fold = true,
-            ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d)
-                if x.ty.is_int()
-                    && !matches!(func.exprs[*d].kind, ExprKind::Int(k) if k != 0 && k != -1) =>
-            {
-                u.divides = true;
-            }
-            _ => {}
-        }
-        stack.extend(expr_children(&x.kind));
-    }
-    for c in ss {
-        uses(func, c, u);
+impl Uses {
+    /// Whether matrix `m` is read, written or reduced.
+    fn touches(&self, m: usize) -> bool {
+        self.loads.contains(&m) || self.stores.contains(&m) || self.reduces.contains(&m)
     }
 }
 
+fn uses(func: &Func, s: StmtId) -> Uses {
+    fn walk(func: &Func, s: StmtId, u: &mut Uses) {
+        let (es, ss) = stmt_parts(&func.stmts[s]);
+        match func.stmts[s] {
+            Stmt::Store {
+                buf: Buf::Matrix(m),
+                ..
+            } => u.stores.push(m),
+            Stmt::Reduce { matrix, .. } => u.reduces.push(matrix),
+            _ => {}
+        }
+        for e in es {
+            preorder(func, e, |x| {
+                let node = &func.exprs[x];
+                match node.kind {
+                    ExprKind::Load {
+                        buf: Buf::Matrix(m),
+                        ..
+                    } => u.loads.push(m),
+                    ExprKind::Fold { .. } => u.fold = true,
+                    ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if node.ty.is_int() => {
+                        u.divides |= !crate::lir::safe_divisor(func, d);
+                    }
+                    _ => {}
+                }
+                true
+            });
+        }
+        for c in ss {
+            walk(func, c, u);
+        }
+    }
+    let mut u = Uses::default();
+    walk(func, s, &mut u);
+    u
+}
+
+/// The producer at step `i` fused into the consumer at step `j`: the two new steps.
+#[allow(clippy::too_many_arguments)]
 fn fuse(
     func: &mut Func,
     f: &Function,
     whole: &[bool],
     steps: &[StmtId],
+    used: &[Uses],
     (i, j): (usize, usize),
+    p: &Producer,
     rows: i64,
-) -> Option<(StmtId, StmtId, usize)> {
+) -> Option<(StmtId, StmtId)> {
     let Stmt::Region {
         id: pid,
         name: ref pname,
-        body: pbody,
+        ..
     } = func.stmts[steps[i]]
     else {
         return None;
@@ -301,21 +315,18 @@ fn fuse(
         return None;
     };
     let cname = cname.clone();
-    let p = producer(func, f, pbody)?;
     let t = p.t;
     // A producer whose reads divide its column (upsampling) is written in lanes to its
     // matrix row's slices (`pass::lanes`); into a private buffer its stores go element by
     // element, and sharpen's last stage ran 2.5x slower fused (36.7 ms against 13.4-16.3).
-    if upsamples(func, &p) {
+    if upsamples(func, p) {
         return None;
     }
     let r = &f.regions[pid];
     if !whole[t] || (0..r.accesses.len()).any(|a| safety::guarded(f, r, a)) {
         return None;
     }
-    let (mut pu, mut cu) = (Uses::default(), Uses::default());
-    uses(func, pbody, &mut pu);
-    uses(func, cbody, &mut cu);
+    let (pu, cu) = (&used[i], &used[j]);
     if pu.fold || cu.fold || pu.divides || pu.loads.contains(&t) || cu.stores.contains(&t) {
         return None;
     }
@@ -323,15 +334,8 @@ fn fuse(
         return None;
     }
     // `t` is read by `C` alone, written by `P` alone.
-    for (k, s) in steps.iter().enumerate() {
-        if k == i || k == j {
-            continue;
-        }
-        let mut o = Uses::default();
-        uses(func, *s, &mut o);
-        if o.loads.contains(&t) || o.stores.contains(&t) || o.reduces.contains(&t) {
-            return None;
-        }
+    if (0..steps.len()).any(|k| k != i && k != j && used[k].touches(t)) {
+        return None;
     }
     let Stmt::For {
         var: cx,
@@ -479,7 +483,7 @@ fn fuse(
         r1,
         rows_t,
         cols_t,
-        p: &p,
+        p,
         k,
         fast: true,
         env: HashMap::new(),
@@ -505,5 +509,5 @@ fn fuse(
         name: cname,
         body: tasks,
     });
-    Some((p_step, c_step, t))
+    Some((p_step, c_step))
 }

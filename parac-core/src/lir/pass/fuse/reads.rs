@@ -4,7 +4,7 @@
 use super::Producer;
 use crate::ir::{BinOp, Scalar};
 use crate::lir::affine::{Leaf, affine};
-use crate::lir::visit::{Mutator, expr_children, rebuild_expr, rebuild_stmt, stmt_parts};
+use crate::lir::visit::{Mutator, preorder, rebuild_expr, rebuild_stmt, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
@@ -64,7 +64,7 @@ pub(super) fn stride(a: &crate::lir::affine::Affine, x: VarId) -> Option<i128> {
 }
 
 /// Each read of `t` below `s`: its stride and offset where its row is `k x + a`; `env` gathers
-/// the `let`s.
+/// the `let`s (each variable is bound once, so their order does not matter).
 pub(super) fn row_offsets(
     func: &mut Func,
     s: StmtId,
@@ -73,34 +73,44 @@ pub(super) fn row_offsets(
     env: &mut HashMap<VarId, ExprId>,
     out: &mut Vec<Option<(i128, i128)>>,
 ) {
+    let mut rows = Vec::new();
+    collect(func, s, t, env, &mut rows);
+    for r in rows {
+        let form = row_form(func, r, x, t, env);
+        out.push(form.map(|(_, k, a)| (k, a)));
+    }
+}
+
+/// The `let`s below `s` (into `env`) and the row index of each read of `t`.
+fn collect(
+    func: &Func,
+    s: StmtId,
+    t: usize,
+    env: &mut HashMap<VarId, ExprId>,
+    rows: &mut Vec<ExprId>,
+) {
     let (es, ss) = stmt_parts(&func.stmts[s]);
     if let Stmt::Let(v, e) = func.stmts[s] {
         env.insert(v, e);
     }
-    let mut stack = es;
-    let mut seen = std::collections::HashSet::new();
-    while let Some(e) = stack.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
-        match func.exprs[e].kind.clone() {
-            ExprKind::Let(v, a, _) => {
-                env.insert(v, a);
+    for e in es {
+        preorder(func, e, |x| {
+            match &func.exprs[x].kind {
+                ExprKind::Let(v, a, _) => {
+                    env.insert(*v, *a);
+                }
+                ExprKind::Load {
+                    buf: Buf::Matrix(m),
+                    index,
+                    ..
+                } if *m == t && index.len() == 2 => rows.push(index[0]),
+                _ => {}
             }
-            ExprKind::Load {
-                buf: Buf::Matrix(m),
-                index,
-                ..
-            } if m == t && index.len() == 2 => {
-                let form = row_form(func, index[0], x, t, env);
-                out.push(form.map(|(_, k, a)| (k, a)));
-            }
-            _ => {}
-        }
-        stack.extend(expr_children(&func.exprs[e].kind));
+            true
+        });
     }
     for c in ss {
-        row_offsets(func, c, t, x, env, out);
+        collect(func, c, t, env, rows);
     }
 }
 
@@ -172,15 +182,7 @@ impl Rewire<'_> {
             false => None,
         };
         if let Some((at, ..)) = direct {
-            let row = func.binary(BinOp::Sub, at, self.r0, i64t);
-            let from_temp = func.expr(
-                ExprKind::Load {
-                    buf: Buf::Temp(self.temp),
-                    index: vec![row, c],
-                    checked: false,
-                },
-                elem,
-            );
+            let from_temp = self.buffered(func, at, c, elem);
             if !checked {
                 return from_temp;
             }
@@ -194,15 +196,7 @@ impl Rewire<'_> {
             func.expr(ExprKind::Var(rv), i64t),
             func.expr(ExprKind::Var(cv), i64t),
         );
-        let row = func.binary(BinOp::Sub, re, self.r0, i64t);
-        let from_temp = func.expr(
-            ExprKind::Load {
-                buf: Buf::Temp(self.temp),
-                index: vec![row, ce],
-                checked: false,
-            },
-            elem,
-        );
+        let from_temp = self.buffered(func, re, ce, elem);
         let col_in = Self::within(func, ce, zero, self.cols_t);
         let row_done = Self::within(func, re, self.r0, self.r1);
         let done = Self::and(func, row_done, col_in);
@@ -214,6 +208,20 @@ impl Rewire<'_> {
         let v = func.expr(ExprKind::Select(done, from_temp, outside), elem);
         let v = func.expr(ExprKind::Let(cv, c, v), elem);
         func.expr(ExprKind::Let(rv, r, v), elem)
+    }
+
+    /// Element `[r, c]` of `t` from the task's buffer, whose first row is `r0` (taken where the
+    /// row was computed and the column is inside).
+    fn buffered(&self, func: &mut Func, r: ExprId, c: ExprId, elem: Scalar) -> ExprId {
+        let row = func.binary(BinOp::Sub, r, self.r0, Scalar::I64);
+        func.expr(
+            ExprKind::Load {
+                buf: Buf::Temp(self.temp),
+                index: vec![row, c],
+                checked: false,
+            },
+            elem,
+        )
     }
 
     /// The original checked read of `t` (taken outside `t` only: it fails, reading nothing).
