@@ -20,6 +20,7 @@ pub mod pipeline;
 mod resident;
 mod runtime;
 mod scratch;
+mod swaps;
 
 pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig, WarmUp};
 pub use error::Error;
@@ -37,6 +38,7 @@ pub mod __private {
     pub mod cpu {
         pub use crate::cpu::*;
         pub use crate::scratch::{Scratch, scratch};
+        pub use crate::swaps::deliver;
     }
     pub use crate::error::{check_rank, check_shape};
     /// The CPU path: inputs and outputs as contiguous slices.

@@ -163,11 +163,20 @@ const OPENCL_SECONDS: f64 = 70.0;
 /// 1e-5, integers exact where no float flows into them, or the same error; no canary or guard
 /// band touched. Skipped without OpenCL unless `PARAC_REQUIRE_OPENCL=1`.
 pub fn opencl(programs: &[Entry]) {
+    opencl_with(programs, true);
+}
+
+/// [`opencl`], with the device's guard bands on or off (off: buffers are the device's own, not
+/// sub-buffers between guards, as a user's are).
+pub fn opencl_with(programs: &[Entry], guard_bands: bool) {
     // One runtime (one device and program cache: each program is built once), its policy set
     // per label.
     let Some(mut rt) = opencl_with_guard_bands() else {
         return;
     };
+    if let Some(d) = rt.device() {
+        d.set_guard_bands(guard_bands);
+    }
     let mut failures = Vec::new();
     let mut runs = 0;
     let only = std::env::var("PARAC_CORPUS_ONLY").ok();

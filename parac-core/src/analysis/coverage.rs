@@ -8,7 +8,8 @@
 //! each running with step 1 from 0 to that dimension's size on every sample size. Some
 //! dimensions may instead have constant subscripts, when the stores with the same variables
 //! together take every combination of those dimensions' indices (`out[0][x][y]`, `out[1][x][y]`
-//! and `out[2][x][y]` write a `[3][M][N]` matrix whole).
+//! and `out[2][x][y]` write a `[3][M][N]` matrix whole). A matrix `parac_swap` names, or first
+//! touched inside a `parac_repeat` (which may run no time step), is not.
 
 use crate::check::eval::{Val, eval};
 use crate::check::relative::affine;
@@ -25,11 +26,20 @@ fn whole(f: &Function, m: MatrixId) -> bool {
     if !matches!(f.matrices[m].kind, MatrixKind::Output | MatrixKind::Local) {
         return false;
     }
-    let first = f.steps.iter().find_map(|s| match s {
-        HostStep::Run(rid) if f.regions[*rid].accesses.iter().any(|a| a.matrix == m) => Some(*rid),
-        _ => None,
+    // A matrix swapped, or first touched in a time step (which may not run), is cleared.
+    if f.swapped()[m] {
+        return false;
+    }
+    let mut first = None;
+    f.each_step(|s, depth| match s {
+        HostStep::Run(rid)
+            if first.is_none() && f.regions[*rid].accesses.iter().any(|a| a.matrix == m) =>
+        {
+            first = Some((*rid, depth));
+        }
+        _ => {}
     });
-    let Some(rid) = first else {
+    let Some((rid, 0)) = first else {
         return false;
     };
     let r = &f.regions[rid];

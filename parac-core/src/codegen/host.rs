@@ -150,7 +150,15 @@ fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {
     let source = ast.tokens.to_string();
     let device = device_call(ast, ret);
     let run = super::cpu::cpu_body(f);
+    // The parameters under the names the generated code uses (the call site's hygiene: the
+    // user's tokens may come through a `macro_rules!` of theirs, whose names the generated
+    // code would not see).
+    let rebind = ast.params.iter().map(|p| {
+        let (n, cs) = (&p.name, format_ident!("{}", p.name.to_string()));
+        quote!(let #cs = #n;)
+    });
     quote! {
+        #(#rebind)*
         #(#ranks)*
         #(#bind)*
         #(#checks)*
@@ -170,7 +178,7 @@ fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {
 /// holding the turn (`__cpu_turn`) until it returns.
 fn device_call(f: &ast::Function, ret: &TokenStream) -> TokenStream {
     let args = f.params.iter().map(|p| {
-        let n = &p.name;
+        let n = format_ident!("{}", p.name.to_string());
         match param(p) {
             Param::Out(t) => quote!(::parac::__private::HostArg::output::<#t, _>(&mut *#n)),
             Param::In(t) => quote!(::parac::__private::HostArg::input::<#t, _>(#n)),

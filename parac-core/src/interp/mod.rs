@@ -172,7 +172,7 @@ impl std::error::Error for InterpError {}
 /// elements are then unspecified after an error).
 pub fn run(f: &Function, args: &mut [Arg]) -> Result<Option<Val>, InterpError> {
     let mut m = Machine::bind(f, args)?;
-    let result = m.steps();
+    let result = m.steps(&f.steps);
     // Give every matrix parameter its elements back.
     for (p, a) in f.params.iter().zip(args.iter_mut()) {
         if let (ParamRef::Matrix(id), Arg::Matrix(t)) = (p, a) {
@@ -363,11 +363,19 @@ impl<'a> Machine<'a> {
         })
     }
 
-    /// The host steps, in order.
-    fn steps(&mut self) -> Result<Option<Val>, InterpError> {
+    /// Host steps, in order.
+    fn steps(&mut self, steps: &[HostStep]) -> Result<Option<Val>, InterpError> {
         let f = self.f;
-        for step in &f.steps {
+        for step in steps {
             match step {
+                HostStep::Repeat { count, body } => {
+                    for _ in 0..self.host_expr(count)?.as_i64() {
+                        if let Some(v) = self.steps(body)? {
+                            return Ok(Some(v));
+                        }
+                    }
+                }
+                HostStep::Swap(a, b) => self.mats.swap(*a, *b),
                 HostStep::Run(r) => self.run_region(*r)?,
                 HostStep::Let(s, e) => {
                     let v = self.host_expr(e)?;

@@ -184,23 +184,38 @@ fn dump_function(out: &mut String, f: &Function) {
         }
     }
     let _ = writeln!(out, "  steps:");
-    for s in &f.steps {
-        let _ = match s {
-            HostStep::Run(r) => writeln!(out, "    run {}", f.regions[*r].name),
-            HostStep::Let(v, e) => writeln!(
-                out,
-                "    let {}: {} = {}",
-                f.scalars[*v].name,
-                f.scalars[*v].ty,
-                host(f).expr(e)
-            ),
-            HostStep::Return(e) => writeln!(out, "    return {}", host(f).expr(e)),
-        };
-    }
+    dump_steps(out, f, &f.steps, 4);
     for r in &f.regions {
         dump_region(out, f, r);
     }
     out.push('\n');
+}
+
+fn dump_steps(out: &mut String, f: &Function, steps: &[HostStep], indent: usize) {
+    let pad = " ".repeat(indent);
+    for s in steps {
+        let _ = match s {
+            HostStep::Run(r) => writeln!(out, "{pad}run {}", f.regions[*r].name),
+            HostStep::Let(v, e) => writeln!(
+                out,
+                "{pad}let {}: {} = {}",
+                f.scalars[*v].name,
+                f.scalars[*v].ty,
+                host(f).expr(e)
+            ),
+            HostStep::Return(e) => writeln!(out, "{pad}return {}", host(f).expr(e)),
+            HostStep::Repeat { count, body } => {
+                let _ = writeln!(out, "{pad}repeat {} times:", host(f).expr(count));
+                dump_steps(out, f, body, indent + 2);
+                Ok(())
+            }
+            HostStep::Swap(a, b) => writeln!(
+                out,
+                "{pad}swap {} {}",
+                f.matrices[*a].name, f.matrices[*b].name
+            ),
+        };
+    }
 }
 
 fn dump_region(out: &mut String, f: &Function, r: &Region) {

@@ -148,6 +148,77 @@ pub enum HostStep {
     Let(ScalarId, Expr),
     /// Return a value.
     Return(Expr),
+    /// `parac_repeat(count) { .. }`: run `body` `count` times (none when `count <= 0`).
+    Repeat {
+        /// The number of time steps, an `i64` host expression evaluated once, before the first.
+        count: Expr,
+        /// One time step: runs and swaps.
+        body: Vec<HostStep>,
+    },
+    /// `parac_swap(a, b)`: the two matrices (locals or outputs of one element type and shape)
+    /// exchange their contents. Back ends exchange storage, not elements; an output whose
+    /// contents are in another matrix's storage when the function ends is copied home then
+    /// ([`Function::swap_groups`]).
+    Swap(MatrixId, MatrixId),
+}
+
+impl Function {
+    /// Every host step in program order, those inside `parac_repeat` included (after the
+    /// repeat itself), with how many repeats enclose it.
+    pub fn each_step(&self, mut visit: impl FnMut(&HostStep, usize)) {
+        fn walk(steps: &[HostStep], depth: usize, visit: &mut impl FnMut(&HostStep, usize)) {
+            for s in steps {
+                visit(s, depth);
+                if let HostStep::Repeat { body, .. } = s {
+                    walk(body, depth + 1, visit);
+                }
+            }
+        }
+        walk(&self.steps, 0, &mut visit);
+    }
+
+    /// Per matrix: whether a `parac_swap` names it (its storage changes during the call).
+    pub fn swapped(&self) -> Vec<bool> {
+        let mut out = vec![false; self.matrices.len()];
+        self.each_step(|s, _| {
+            if let HostStep::Swap(a, b) = s {
+                out[*a] = true;
+                out[*b] = true;
+            }
+        });
+        out
+    }
+
+    /// The matrices that swaps connect, each group in increasing order (one element type and
+    /// shape per group): the storages a group's names move between.
+    pub fn swap_groups(&self) -> Vec<Vec<MatrixId>> {
+        let mut group: Vec<usize> = (0..self.matrices.len()).collect();
+        fn root(g: &mut [usize], mut m: usize) -> usize {
+            while g[m] != m {
+                g[m] = g[g[m]];
+                m = g[m];
+            }
+            m
+        }
+        self.each_step(|s, _| {
+            if let HostStep::Swap(a, b) = s {
+                let (ra, rb) = (root(&mut group, *a), root(&mut group, *b));
+                group[ra.max(rb)] = ra.min(rb);
+            }
+        });
+        let swapped = self.swapped();
+        let mut out: Vec<Vec<MatrixId>> = Vec::new();
+        let mut index = vec![usize::MAX; self.matrices.len()];
+        for m in (0..self.matrices.len()).filter(|m| swapped[*m]) {
+            let r = root(&mut group, m);
+            if index[r] == usize::MAX {
+                index[r] = out.len();
+                out.push(vec![]);
+            }
+            out[index[r]].push(m);
+        }
+        out
+    }
 }
 
 /// A border rule: values of positions outside one or more matrices.

@@ -328,6 +328,15 @@ impl Machine<'_> {
                 let h = *h;
                 self.hosts[h] = self.expr(*e)?;
             }
+            Stmt::Repeat { count, body } => {
+                let body = *body;
+                for _ in 0..self.expr(*count)?.as_i64() {
+                    if let Some(v) = self.stmt(body)? {
+                        return Ok(Some(v));
+                    }
+                }
+            }
+            Stmt::Swap(a, b) => self.mats.swap(*a, *b),
             Stmt::If(c, t, e) => {
                 let (t, e) = (*t, *e);
                 if self.expr(*c)?.truthy() {

@@ -288,6 +288,16 @@ pub enum Stmt {
     },
     /// Computes a host scalar.
     HostLet(ScalarId, ExprId),
+    /// `parac_repeat`: `body` run `count` (an `i64` evaluated once) times, none when
+    /// `count <= 0`.
+    Repeat {
+        /// The number of time steps.
+        count: ExprId,
+        /// One time step.
+        body: StmtId,
+    },
+    /// `parac_swap`: two matrices exchange their storage ([`crate::ir::HostStep::Swap`]).
+    Swap(MatrixId, MatrixId),
     /// Returns (a value, or nothing).
     Return(Option<ExprId>),
 }
@@ -576,6 +586,22 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
 }
 
 impl Func {
+    /// The function's regions ([`Stmt::Region`]), in program order, those of time steps
+    /// ([`Stmt::Repeat`]) included.
+    pub fn regions(&self) -> Vec<StmtId> {
+        fn walk(func: &Func, s: StmtId, out: &mut Vec<StmtId>) {
+            match &func.stmts[s] {
+                Stmt::Block(b) => b.iter().for_each(|s| walk(func, *s, out)),
+                Stmt::Repeat { body, .. } => walk(func, *body, out),
+                Stmt::Region { .. } => out.push(s),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, self.body, &mut out);
+        out
+    }
+
     /// Adds an expression.
     pub fn expr(&mut self, kind: ExprKind, ty: Scalar) -> ExprId {
         self.exprs.push(Expr {

@@ -146,6 +146,12 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             stmt(f, *body, depth + 1, out);
             writeln!(out, "{pad}}}")
         }
+        Stmt::Repeat { count, body } => {
+            let _ = writeln!(out, "{pad}repeat {} times {{", expr(f, *count));
+            stmt(f, *body, depth + 1, out);
+            writeln!(out, "{pad}}}")
+        }
+        Stmt::Swap(a, b) => writeln!(out, "{pad}swap {} {}", f.matrices[*a], f.matrices[*b]),
         Stmt::Let(v, e) => writeln!(
             out,
             "{pad}let {}: {} = {}",

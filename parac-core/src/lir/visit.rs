@@ -89,7 +89,8 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::Allocate { extents, .. } => (extents.clone(), vec![]),
         Stmt::Region { body, .. } => (vec![], vec![*body]),
         Stmt::Return(e) => (e.iter().copied().collect(), vec![]),
-        Stmt::Barrier | Stmt::Reduce { .. } => (vec![], vec![]),
+        Stmt::Repeat { count, body } => (vec![*count], vec![*body]),
+        Stmt::Barrier | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
     }
 }
 

@@ -10,6 +10,7 @@ mod expr;
 mod index;
 mod names;
 mod regions;
+mod repeat;
 mod steps;
 mod typing;
 
@@ -101,6 +102,8 @@ struct Lowerer<'d> {
     regions_dropped: bool,
     /// Matrices declared with more than 3 dimensions (kept with 3, reported once).
     bad_rank: Vec<String>,
+    /// Lowering the body of a `parac_repeat`.
+    in_repeat: bool,
 }
 
 impl<'d> Lowerer<'d> {
@@ -124,6 +127,7 @@ impl<'d> Lowerer<'d> {
             pending_runs: vec![],
             regions_dropped: false,
             bad_rank: vec![],
+            in_repeat: false,
         }
     }
 

@@ -29,7 +29,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn fn_stmt(&mut self, s: &ast::FnStmt, last: bool, returned: &mut bool) {
+    pub(super) fn fn_stmt(&mut self, s: &ast::FnStmt, last: bool, returned: &mut bool) {
         match s {
             ast::FnStmt::Const {
                 name,
@@ -123,16 +123,16 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            ast::FnStmt::Misplaced(st) => {
-                let span = match st {
-                    ast::Stmt::Let(l) => l.span,
-                    ast::Stmt::Assign { span, .. }
-                    | ast::Stmt::If { span, .. }
-                    | ast::Stmt::Border(span) => *span,
-                    ast::Stmt::Iterator(it) => it.span,
-                };
+            ast::FnStmt::Repeat {
+                count,
+                body,
+                keyword,
+                ..
+            } => self.repeat(count, body, *keyword),
+            ast::FnStmt::Swap { names, span } => self.swap(names, *span),
+            ast::FnStmt::Misplaced(_) => {
                 self.err(
-                    span,
+                    super::repeat::fn_stmt_span(s),
                     "this statement must be inside a `parac_iterator`: at function level only declarations, host `let`s, border rules, iterators and `return` are allowed\nhelp: wrap it, e.g. `parac_iterator it(0:M:1; 0:N:1) { ... }`",
                 );
             }

@@ -110,6 +110,24 @@ pub enum FnStmt {
     Iterator(IterStmt),
     /// `return expr;`.
     Return(Expr, Sp),
+    /// `parac_repeat(count) { ... }`: the statements run `count` times.
+    Repeat {
+        /// The number of times (a host integer expression).
+        count: Expr,
+        /// The statements of one time step.
+        body: Vec<FnStmt>,
+        /// The keyword.
+        keyword: Sp,
+        /// The whole statement.
+        span: Sp,
+    },
+    /// `parac_swap(a, b);`: the two matrices exchange their contents (their storage).
+    Swap {
+        /// The two matrices.
+        names: [Ident; 2],
+        /// The whole statement.
+        span: Sp,
+    },
     /// A kernel statement written at function level (an error reported during lowering).
     Misplaced(Stmt),
 }

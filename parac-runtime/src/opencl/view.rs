@@ -129,6 +129,25 @@ impl Device {
         shape: &[usize],
         whole: bool,
     ) -> Result<Output<'a, T>, Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.output_as(name, m, shape, whole, true) }
+    }
+
+    /// [`output`](Device::output), in place only where `shared` allows it (else always a
+    /// buffer of the device's own, read back by `finish`): the executor's outputs that
+    /// `parac_swap` names are copied into on the device, which PoCL does not do into the
+    /// caller's memory.
+    ///
+    /// # Safety
+    /// As for [`output`](Device::output).
+    pub(crate) unsafe fn output_as<'a, T: Element, M: MatrixMut<T> + ?Sized>(
+        &'a self,
+        name: &'static str,
+        m: &'a mut M,
+        shape: &[usize],
+        whole: bool,
+        shared: bool,
+    ) -> Result<Output<'a, T>, Error> {
         if m.shape() != shape {
             return Err(Error::Shape {
                 function: "opencl::Device::output",
@@ -139,7 +158,7 @@ impl Device {
             });
         }
         let mut host = checked_mut(m).map_err(layout_error(name))?;
-        let in_place = self.in_place_for(&host.as_strided());
+        let in_place = shared && self.in_place_for(&host.as_strided());
         if !whole && in_place {
             // Zero the elements themselves (not the gaps between the rows of a region of
             // interest, which belong to the rest of the image) before the device shares them.

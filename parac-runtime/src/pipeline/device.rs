@@ -14,6 +14,7 @@ use parac_core::interp::{self, Data, Val, cast, cast_f64};
 use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scalar};
 
 use super::host_arg::{HostArg, Slice, SliceMut};
+use super::time_steps::{self, Steps};
 use super::{Binding, Prepared, from_interp, intern};
 use crate::layout::{checked_parts, checked_parts_mut};
 use crate::opencl::{self, Buffer, Device, Input, MemArg, Output};
@@ -227,11 +228,12 @@ macro_rules! dev_mats {
                 src: &'v mut OutSrc<'_>,
                 shape: &[usize],
                 whole: bool,
+                shared: bool,
             ) -> Result<Mat<'v>, Error> {
                 // SAFETY (of `output`): the view is finished or dropped by the end of `run`.
                 Ok(Mat::Out(match src {
                     $(OutSrc::$v(m) => OutView::$v(
-                        unsafe { dev.output::<$t, _>(name, m, shape, whole) }?,
+                        unsafe { dev.output_as::<$t, _>(name, m, shape, whole, shared) }?,
                     ),)*
                 }))
             }
@@ -363,15 +365,21 @@ pub(super) fn run(
             })
         }
     };
+    let swapped = f.swapped();
     let mut bufs: Vec<Option<Mat>> = Vec::with_capacity(f.matrices.len());
     for ((m, mat), src) in f.matrices.iter().enumerate().zip(srcs.iter_mut()) {
         let name = intern(&mat.name);
         let unsupported = || unsupported(f, format!("a matrix of {}", mat.elem));
         let buf = match (&mat.kind, src) {
             (MatrixKind::Input, Src::In(v)) => Some(Mat::input(dev, name, v)?),
-            (MatrixKind::Output, Src::Out(v)) => {
-                Some(Mat::output(dev, name, v, &shape(m), prep.whole[m])?)
-            }
+            (MatrixKind::Output, Src::Out(v)) => Some(Mat::output(
+                dev,
+                name,
+                v,
+                &shape(m),
+                prep.whole[m],
+                !swapped[m],
+            )?),
             (MatrixKind::Input, Src::DevIn(r)) => Some(r.mat(dev, name)?),
             // As a host output's, what the kernels do not write is zero.
             (MatrixKind::Output, Src::DevOut(r)) => {
@@ -398,8 +406,20 @@ pub(super) fn run(
         |hosts: &[Val], e: &parac_core::ir::Expr| interp::host_expr(f, &sizes, hosts, e);
     let z: Vec<i32> = sizes.iter().map(|s| *s as i32).collect();
     let mut ret = None;
-    for step in &f.steps {
+    let mut steps = Steps::new(&f.steps);
+    // Where the swaps left each matrix's values (`time_steps::deliver`).
+    let mut at: Vec<usize> = (0..f.matrices.len()).collect();
+    while let Some(step) = steps.next(|e| {
+        host_expr(&hosts, e)
+            .map(|v| v.as_i64())
+            .map_err(|e| from_interp(f, e))
+    })? {
         match step {
+            HostStep::Swap(a, b) => {
+                bufs.swap(*a, *b);
+                at.swap(*a, *b);
+            }
+            HostStep::Repeat { .. } => unreachable!("`Steps` runs a repeat's body"),
             HostStep::Run(rid) => {
                 let rid = *rid;
                 let r = &f.regions[rid];
@@ -500,6 +520,28 @@ pub(super) fn run(
             }
         }
     }
+    // Outputs whose values the swaps left in another matrix's storage: copied home (an
+    // exchange through a scratch matrix where both are outputs).
+    time_steps::deliver(f, &mut at, |mv| {
+        let elem = f.matrices[mv.from].elem;
+        let bytes = elem.bytes();
+        let mat = |m: usize| {
+            let b = bufs[m].as_ref().expect("a device matrix");
+            (b.mem(), b.pitch())
+        };
+        if mv.exchange {
+            let tmp = DevBuf::alloc(dev, elem, "swap", &shape(mv.from), false)
+                .ok_or_else(|| unsupported(f, format!("a matrix of {elem}")))??;
+            let t = (tmp.mem(), tmp.pitch());
+            dev.copy_matrix(mat(mv.to), t, &shape(mv.from), bytes)?;
+            dev.copy_matrix(mat(mv.from), mat(mv.to), &shape(mv.from), bytes)?;
+            dev.copy_matrix(t, mat(mv.from), &shape(mv.from), bytes)?;
+        } else {
+            dev.copy_matrix(mat(mv.from), mat(mv.to), &shape(mv.from), bytes)?;
+        }
+        bufs.swap(mv.from, mv.to);
+        Ok::<(), Error>(())
+    })?;
     for (m, r) in &mut copy_back {
         r.copy_back(dev, bufs[*m].as_ref().expect("a staging matrix"))?;
     }

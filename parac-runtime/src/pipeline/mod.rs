@@ -25,6 +25,7 @@
 mod device;
 mod embedded;
 mod host_arg;
+mod time_steps;
 mod warm;
 
 use std::cell::OnceCell;

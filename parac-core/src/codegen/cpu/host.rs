@@ -127,6 +127,14 @@ pub fn prelude(f: &Function) -> TokenStream {
 pub(crate) fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
     let mat = &f.matrices[m];
     let t = rty(mat.elem);
+    if f.swapped()[m] {
+        // Its storage changes: the slot (`slot`) holds the storage of the moment.
+        let slot = format_ident!("__slot{}", m);
+        return match view {
+            View::Read => quote!((&*#slot)),
+            View::Write => quote!((&mut *#slot)),
+        };
+    }
     match &mat.kind {
         MatrixKind::Const(values) => {
             let vals = values.iter().map(|v| lit(*v, mat.elem));
@@ -149,6 +157,40 @@ pub(crate) fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
             }
         }
     }
+}
+
+/// For a matrix `parac_swap` names, after its storage `home` (a mutable slice) is bound: its
+/// slot, the storage its name holds at each moment (swaps exchange slots), and the address of
+/// its own storage (where an output's values must be when the function returns, [`deliver`]).
+pub(crate) fn slot(m: MatrixId, elem: Scalar, home: TokenStream) -> TokenStream {
+    let (slot, addr, t) = (
+        format_ident!("__slot{}", m),
+        format_ident!("__home{}", m),
+        rty(elem),
+    );
+    quote! {
+        let mut #slot: &mut [#t] = #home;
+        let #addr: usize = #slot.as_ptr() as usize;
+    }
+}
+
+/// Before the function returns: every output `parac_swap` names gets its values into its own
+/// storage (one copy, or one exchange where the other matrix is an output too), when its last
+/// swap left them in another's.
+pub(crate) fn deliver(f: &Function) -> TokenStream {
+    let mut out = TokenStream::new();
+    for g in f.swap_groups() {
+        if !g.iter().any(|m| f.matrices[*m].kind == MatrixKind::Output) {
+            continue;
+        }
+        let slots = g.iter().map(|m| format_ident!("__slot{}", m));
+        let homes = g.iter().map(|m| format_ident!("__home{}", m));
+        let live = g.iter().map(|m| f.matrices[*m].kind == MatrixKind::Output);
+        out.extend(quote! {
+            ::parac::__private::cpu::deliver(&mut [#(&mut *#slots),*], &[#(#homes),*], &[#(#live),*]);
+        });
+    }
+    out
 }
 
 pub(crate) fn reduction(f: &Function, op: ReduceOp, m: MatrixId, result: ScalarId) -> TokenStream {

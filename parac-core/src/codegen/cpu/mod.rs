@@ -26,7 +26,7 @@ use crate::ir::{Function, MatrixKind, RegionId};
 use crate::lir::visit::stmt_parts;
 use crate::lir::{self, Buf, ExprId, ExprKind, Func, Loop, LoopKind, Stmt, StmtId, VarId};
 use expr::{Exprs, var};
-use host::{View, reduction, rty, slice_of};
+use host::{View, deliver, reduction, rty, slice_of, slot};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
@@ -48,7 +48,13 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         let __fname: &'static str = #fname;
         let __rname: &'static str = "(host code)";
     };
-    for (mat, id) in f.matrices.iter().map(|m| (m, format_ident!("{}", m.name))) {
+    let swapped = f.swapped();
+    for (m, (mat, id)) in f
+        .matrices
+        .iter()
+        .map(|m| (m, format_ident!("{}", m.name)))
+        .enumerate()
+    {
         let n = &mat.name;
         out.extend(match mat.kind {
             MatrixKind::Input => quote!(let #id = ::parac::__private::contiguous(#id, #n)?;),
@@ -57,6 +63,9 @@ pub fn cpu_body(f: &Function) -> TokenStream {
             }
             _ => continue,
         });
+        if swapped[m] {
+            out.extend(slot(m, mat.elem, quote!(#id.as_mut_slice())));
+        }
     }
     p.stmts(func.body, &mut out);
     let returned = match &func.stmts[func.body] {
@@ -66,6 +75,7 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         _ => false,
     };
     if !returned {
+        out.extend(deliver(f));
         out.extend(quote!(::core::result::Result::Ok(())));
     }
     out
@@ -179,6 +189,9 @@ impl Printer<'_> {
                 out.extend(quote! {
                     let mut #own = ::parac::__private::cpu::local::<#t>(rt, &#dims, #whole);
                 });
+                if self.f.swapped()[*m] {
+                    out.extend(slot(*m, *elem, quote!(#own.as_mut_slice())));
+                }
             }
             Stmt::Allocate {
                 buf: Buf::Temp(t),
@@ -217,7 +230,26 @@ impl Printer<'_> {
                     Some(e) => self.x.tail(*e, out),
                     None => quote!(()),
                 };
+                out.extend(deliver(self.f));
                 out.extend(quote!(return ::core::result::Result::Ok(#e);));
+            }
+            Stmt::Repeat { count, body } => {
+                let n = self.x.expr(*count, out);
+                self.x.epoch += 1;
+                let inner = self.braced(*body);
+                self.x.epoch += 1;
+                out.extend(quote! {{
+                    let __steps: i64 = (#n) as i64;
+                    let mut __step: i64 = 0;
+                    while __step < __steps {
+                        #inner
+                        __step += 1;
+                    }
+                }});
+            }
+            Stmt::Swap(a, b) => {
+                let (a, b) = (format_ident!("__slot{}", a), format_ident!("__slot{}", b));
+                out.extend(quote!(::core::mem::swap(&mut #a, &mut #b);));
             }
         }
     }

@@ -59,13 +59,13 @@ pub fn lir_bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
         ..lir::Options::gpu()
     };
     let mut func = lir::lower(f, &opts).func;
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return None;
-    };
-    let body = steps.iter().find_map(|s| match func.stmts[*s] {
-        Stmt::Region { id, body, .. } if id == rid => Some(body),
-        _ => None,
-    })?;
+    let body = func
+        .regions()
+        .into_iter()
+        .find_map(|s| match func.stmts[s] {
+            Stmt::Region { id, body, .. } if id == rid => Some(body),
+            _ => None,
+        })?;
     let nest = lir::pass::gpu::nest(&func, body);
     let mut cl_of = Vec::new();
     for l in &nest {

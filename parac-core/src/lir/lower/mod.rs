@@ -72,6 +72,51 @@ struct Lower<'a> {
     slide_taps: usize,
 }
 
+impl Lower<'_> {
+    /// The statements of host steps (those of region `only` alone, if given, found in time
+    /// steps too) appended to `body`.
+    fn host_steps(
+        &mut self,
+        steps: &[ir::HostStep],
+        only: Option<ir::RegionId>,
+        body: &mut Vec<StmtId>,
+    ) {
+        let f = self.f;
+        for step in steps {
+            let s = match step {
+                ir::HostStep::Run(r) if only.is_some_and(|o| o != *r) => continue,
+                ir::HostStep::Run(r) => self.region(*r),
+                ir::HostStep::Let(s, e) => {
+                    let v = self.scalar(e, Mode::Body);
+                    let v = self.out.cast(v, f.scalars[*s].ty);
+                    self.out.stmt(Stmt::HostLet(*s, v))
+                }
+                ir::HostStep::Return(e) => {
+                    let mut v = self.scalar(e, Mode::Body);
+                    if let Some(t) = f.ret {
+                        v = self.out.cast(v, t);
+                    }
+                    self.out.stmt(Stmt::Return(Some(v)))
+                }
+                ir::HostStep::Repeat { body: steps, .. } if only.is_some() => {
+                    self.host_steps(steps, only, body);
+                    continue;
+                }
+                ir::HostStep::Repeat { count, body: steps } => {
+                    let count = self.scalar(count, Mode::Body);
+                    let mut inner = Vec::new();
+                    self.host_steps(steps, only, &mut inner);
+                    let inner = self.out.stmt(Stmt::Block(inner));
+                    self.out.stmt(Stmt::Repeat { count, body: inner })
+                }
+                ir::HostStep::Swap(..) if only.is_some() => continue,
+                ir::HostStep::Swap(a, b) => self.out.stmt(Stmt::Swap(*a, *b)),
+            };
+            body.push(s);
+        }
+    }
+}
+
 /// A function with an empty body, its names from `f`.
 fn empty(f: &Function) -> Func {
     let mut stmts = super::Arena::default();
@@ -143,25 +188,7 @@ pub(super) fn function(
             }));
         }
     }
-    for step in &f.steps {
-        let s = match step {
-            ir::HostStep::Run(r) if only.is_some_and(|o| o != *r) => continue,
-            ir::HostStep::Run(r) => l.region(*r),
-            ir::HostStep::Let(s, e) => {
-                let v = l.scalar(e, Mode::Body);
-                let v = l.out.cast(v, f.scalars[*s].ty);
-                l.out.stmt(Stmt::HostLet(*s, v))
-            }
-            ir::HostStep::Return(e) => {
-                let mut v = l.scalar(e, Mode::Body);
-                if let Some(t) = f.ret {
-                    v = l.out.cast(v, t);
-                }
-                l.out.stmt(Stmt::Return(Some(v)))
-            }
-        };
-        body.push(s);
-    }
+    l.host_steps(&f.steps, only, &mut body);
     let mut out = l.out;
     out.body = out.stmt(Stmt::Block(body));
     out

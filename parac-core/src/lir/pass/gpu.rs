@@ -8,10 +8,7 @@ use crate::lir::{Func, LoopKind, Stmt, StmtId};
 
 /// Marks every region's loop nest as work-items.
 pub fn run(func: &mut Func) {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return;
-    };
-    for s in steps {
+    for s in func.regions() {
         if let Stmt::Region { body, .. } = func.stmts[s] {
             let nest = nest(func, body);
             let n = nest.len();
@@ -38,13 +35,10 @@ pub(crate) fn nest(func: &Func, mut s: StmtId) -> Vec<StmtId> {
 /// [`super::partition::points`] and [`super::item_lanes`] make the innermost work-item loop's
 /// body (by statement).
 fn interior_tests(func: &Func) -> Vec<StmtId> {
-    let Stmt::Block(steps) = &func.stmts[func.body] else {
-        return Vec::new();
-    };
-    steps
-        .iter()
+    func.regions()
+        .into_iter()
         .filter_map(|s| {
-            let Stmt::Region { body, .. } = func.stmts[*s] else {
+            let Stmt::Region { body, .. } = func.stmts[s] else {
                 return None;
             };
             let Stmt::For { body, .. } = func.stmts[*nest(func, body).last()?] else {

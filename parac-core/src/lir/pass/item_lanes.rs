@@ -18,10 +18,7 @@ use std::collections::HashMap;
 /// Gives every region's work-items `cols` x `rows` points; with `partition` off, every point
 /// runs the checked body (no interior).
 pub fn run(func: &mut Func, cols: u32, rows: u32, partition: bool) {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return;
-    };
-    for s in steps {
+    for s in func.regions() {
         if let Stmt::Region { body, .. } = func.stmts[s] {
             region(func, body, cols.max(1), rows.max(1), partition);
         }

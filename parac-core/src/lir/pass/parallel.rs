@@ -40,10 +40,7 @@ pub(crate) fn is_var(f: &Func, e: ExprId, var: VarId) -> bool {
 
 /// Marks the outer loop of every row-parallel region `Parallel`.
 pub fn run(func: &mut Func, f: &Function) {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return;
-    };
-    for s in steps {
+    for s in func.regions() {
         let Stmt::Region { body, .. } = func.stmts[s] else {
             continue;
         };

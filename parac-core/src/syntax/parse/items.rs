@@ -208,6 +208,48 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
     if input.peek(kw::parac_iterator) {
         return Ok(FnStmt::Iterator(parse_iterator(input, diags)?));
     }
+    if input.peek(kw::parac_repeat) {
+        let keyword = Sp::one(input.parse::<kw::parac_repeat>()?.span);
+        let count;
+        syn::parenthesized!(count in input);
+        if count.is_empty() {
+            return Err(count.error(
+                "`parac_repeat` needs the number of time steps, e.g. `parac_repeat(T) { ... }`",
+            ));
+        }
+        let n = parse_expr(&count)?;
+        if !count.is_empty() {
+            return Err(count.error("expected `)` after the number of time steps"));
+        }
+        if !input.peek(syn::token::Brace) {
+            return Err(input.error("expected `{` with the statements of one time step"));
+        }
+        let content;
+        let brace = syn::braced!(content in input);
+        let body = parse_list(&content, diags, parse_fn_stmt);
+        return Ok(FnStmt::Repeat {
+            count: n,
+            body,
+            keyword,
+            span: start.to(Sp::one(brace.span.close())),
+        });
+    }
+    if input.peek(kw::parac_swap) {
+        input.parse::<kw::parac_swap>()?;
+        let args;
+        let paren = syn::parenthesized!(args in input);
+        let a: Ident = args.parse()?;
+        args.parse::<Token![,]>()?;
+        let b: Ident = args.parse()?;
+        if !args.is_empty() {
+            return Err(args.error("`parac_swap` takes two matrices: `parac_swap(a, b);`"));
+        }
+        let end = end_semi(input, "`parac_swap(..)`", Sp::one(paren.span.close()))?;
+        return Ok(FnStmt::Swap {
+            names: [a, b],
+            span: start.to(end),
+        });
+    }
     if input.peek(Token![return]) {
         input.parse::<Token![return]>()?;
         let e = parse_expr(input)?;

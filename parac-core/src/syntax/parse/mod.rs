@@ -48,6 +48,8 @@ impl Drop for Nested {
 mod kw {
     syn::custom_keyword!(parac_iterator);
     syn::custom_keyword!(parac_border_rule);
+    syn::custom_keyword!(parac_repeat);
+    syn::custom_keyword!(parac_swap);
 }
 
 /// Parses a whole program; syntax errors go into `diags`.

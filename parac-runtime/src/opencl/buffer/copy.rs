@@ -451,6 +451,97 @@ impl Device {
         .map_err(|e| cl_error(format!("clEnqueueCopyBufferRect({})", to.name), e.0, ""))
     }
 
+    /// Copies a whole matrix of `shape` and elements of `elem` bytes between two device
+    /// matrices of that shape, each with its row pitch (in elements; planes are rows apart),
+    /// on the device (`clEnqueueCopyBufferRect`: nothing waits). The executor's delivery of
+    /// swapped outputs (`crate::swaps`): the two are matrices of one pipeline call, of its
+    /// shape (the executor made them), and distinct.
+    pub(crate) fn copy_matrix(
+        &self,
+        (from, from_pitch): (&dyn super::MemArg, usize),
+        (to, to_pitch): (&dyn super::MemArg, usize),
+        shape: &[usize],
+        elem: usize,
+    ) -> Result<(), Error> {
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        let (planes, rows, cols) = match dims(shape) {
+            Some(d) if (1..=3).contains(&shape.len()) => d,
+            _ => return Err(layout_error("region")(LayoutError::Rank(shape.len()))),
+        };
+        let region = [cols * elem, rows, planes];
+        let origin = [0usize; 3];
+        let (fp, tp) = (from_pitch * elem, to_pitch * elem);
+        let label = || to.label();
+        let event = if self.guards.on() {
+            // PoCL crashes copying rectangles between sub-buffers (guard bands, a test
+            // setting): through the host, each way a blocking rectangle transfer.
+            let mut host = vec![0u8; region.iter().product()];
+            let (hr, hs) = (region[0], region[0] * rows);
+            // SAFETY: `host` holds the region, dense; both memories hold `shape` (above);
+            // both transfers block, so `host` outlives them.
+            unsafe {
+                let e = opencl3::command_queue::enqueue_read_buffer_rect(
+                    self.queue.get(),
+                    from.raw_mem(),
+                    CL_BLOCKING,
+                    origin.as_ptr(),
+                    origin.as_ptr(),
+                    region.as_ptr(),
+                    fp,
+                    rows * fp,
+                    hr,
+                    hs,
+                    host.as_mut_ptr().cast(),
+                    0,
+                    ptr::null(),
+                )
+                .map_err(|e| cl_error(format!("clEnqueueReadBufferRect({})", label()), e, ""))?;
+                drop(opencl3::event::Event::new(e));
+                opencl3::command_queue::enqueue_write_buffer_rect(
+                    self.queue.get(),
+                    to.raw_mem(),
+                    CL_BLOCKING,
+                    origin.as_ptr(),
+                    origin.as_ptr(),
+                    region.as_ptr(),
+                    tp,
+                    rows * tp,
+                    hr,
+                    hs,
+                    host.as_ptr().cast(),
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map_err(|e| cl_error(format!("clEnqueueWriteBufferRect({})", label()), e, ""))?
+        } else {
+            // SAFETY: both memories hold `shape` in their layouts (the executor allocated or
+            // checked them against the call's shapes); the copy is enqueued on the in-order
+            // queue after the commands that write `from`.
+            unsafe {
+                opencl3::command_queue::enqueue_copy_buffer_rect(
+                    self.queue.get(),
+                    from.raw_mem(),
+                    to.raw_mem(),
+                    origin.as_ptr(),
+                    origin.as_ptr(),
+                    region.as_ptr(),
+                    fp,
+                    rows * fp,
+                    tp,
+                    rows * tp,
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map_err(|e| cl_error(format!("clEnqueueCopyBufferRect({})", label()), e, ""))?
+        };
+        drop(opencl3::event::Event::new(event));
+        Ok(())
+    }
+
     /// A one-element device buffer holding `init` (0 for a sum, the identity of a min or max),
     /// for a reduction's result.
     pub fn scalar<T: Pod>(&self, init: T) -> Result<Scalar<T>, Error> {

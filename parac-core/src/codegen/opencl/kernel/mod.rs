@@ -131,13 +131,12 @@ pub(super) fn extent(f: &Function, d: &crate::ir::Expr) -> String {
 
 /// The body of region `rid` in the lowered function (`None`: the function never runs it).
 fn region_body(func: &Func, rid: RegionId) -> Option<StmtId> {
-    let Stmt::Block(steps) = &func.stmts[func.body] else {
-        return None;
-    };
-    steps.iter().find_map(|s| match func.stmts[*s] {
-        Stmt::Region { id, body, .. } if id == rid => Some(body),
-        _ => None,
-    })
+    func.regions()
+        .into_iter()
+        .find_map(|s| match func.stmts[s] {
+            Stmt::Region { id, body, .. } if id == rid => Some(body),
+            _ => None,
+        })
 }
 
 /// The printer of one region's kernel.
@@ -427,7 +426,12 @@ impl<'a> Printer<'a> {
                 )
             }
             // Host statements have no place in a kernel.
-            Stmt::Allocate { .. } | Stmt::Reduce { .. } | Stmt::HostLet(..) | Stmt::Return(_) => {
+            Stmt::Allocate { .. }
+            | Stmt::Reduce { .. }
+            | Stmt::HostLet(..)
+            | Stmt::Return(_)
+            | Stmt::Repeat { .. }
+            | Stmt::Swap(..) => {
                 return;
             }
         };

@@ -49,10 +49,7 @@ const MOST: i128 = 1 << 14;
 
 /// Gives every 2-D region of `func` work-groups of `cols` x `rows` work-items and local tiles.
 pub fn run(func: &mut Func, f: &Function, cols: u32, rows: u32) {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return;
-    };
-    for s in steps {
+    for s in func.regions() {
         if let Stmt::Region { id, name, body } = func.stmts[s].clone() {
             if let Some(body) = region(func, f, body, [rows.max(1), cols.max(1)]) {
                 func.stmts[s] = Stmt::Region { id, name, body };

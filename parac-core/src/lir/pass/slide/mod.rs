@@ -145,11 +145,8 @@ fn slide_loop(
 /// its source rows ([`slide_rows`]), a time per output independent of the window. Whether a
 /// region was slid (else the function is as it was).
 pub fn items(func: &mut Func, f: &Function, [w, rows]: [u32; 2], unroll: usize) -> bool {
-    let Stmt::Block(steps) = func.stmts[func.body].clone() else {
-        return false;
-    };
     let mut slid = false;
-    for s in steps {
+    for s in func.regions() {
         let Stmt::Region { body, .. } = func.stmts[s] else {
             continue;
         };

@@ -1,0 +1,261 @@
+//! Time steps (`parac_repeat`, `parac_swap`): each function compiled by `parac::parac!` and
+//! run on the CPU path, and through the runtime's executor on OpenCL with every candidate plan
+//! forced, against the reference interpreter with the same random arguments (the random
+//! corpus's harness, `tests/corpus/harness.rs`): bit-identical results or the same error, no
+//! canary touched. The counts are `u8` parameters: random ones from 0 to 255 (mostly under
+//! 37), so T = 0, 1, 2 and odd and even counts are all run; an output exchanged with a local
+//! or with another output ends with its values whatever the parity.
+
+#![allow(clippy::all, unused)]
+
+#[path = "../parac-core/tests/gen/mod.rs"]
+mod progen;
+
+mod common;
+
+#[path = "corpus/harness.rs"]
+mod harness;
+
+use harness::*;
+use parac_core::interp::{Arg, Val};
+
+const SIZES: &[&[(&str, usize)]] = &[
+    &[("M", 1), ("N", 1)],
+    &[("M", 1), ("N", 6)],
+    &[("M", 5), ("N", 1)],
+    &[("M", 7), ("N", 3)],
+    &[("M", 33), ("N", 9)],
+];
+
+/// The program's text (for the interpreter) and the same tokens through `parac!`.
+macro_rules! program {
+    ($($src:tt)*) => {
+        pub const SRC: &str = stringify!($($src)*);
+        parac::parac! { $($src)* }
+    };
+}
+
+mod heat {
+    use super::{Arg, Val};
+
+    program! {
+        fn heat(src: &f32[M][N], out: &mut f32[M][N], steps: u8) {
+            let next: f32[M][N];
+            parac_border_rule edge = replicate(out[1][1]);
+            parac_iterator init(0:M:1; 0:N:1) {
+                out[initx][inity] = src[initx][inity];
+            }
+            parac_repeat(steps) {
+                parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                    next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                        + out[x][y+1] - 4.0 * out[x][y]);
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<f32>("src", &args[0]);
+        let mut out = super::canaried::<f32>("out", &args[1]);
+        let r = heat(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
+mod life {
+    use super::{Arg, Val};
+
+    program! {
+        fn life(src: &u8[M][N], out: &mut u8[M][N], steps: u8) {
+            let next: u8[M][N];
+            parac_border_rule dead = constant(out[1][1], 0);
+            parac_iterator init(0:M:1; 0:N:1) {
+                out[initx][inity] = src[initx][inity] & 1;
+            }
+            parac_repeat(steps) {
+                parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
+                    let alive = out[x][y] as i32;
+                    let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
+                    next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<u8>("src", &args[0]);
+        let mut out = super::canaried::<u8>("out", &args[1]);
+        let r = life(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
+mod coupled {
+    use super::{Arg, Val};
+
+    program! {
+        fn coupled(u0: &i32[M][N], v0: &i32[M][N], u: &mut i32[M][N], v: &mut i32[M][N], steps: u8) {
+            let un: i32[M][N];
+            let vn: i32[M][N];
+            parac_border_rule ru = reflect101(u[1][1]);
+            parac_border_rule rv = wrap(v[1][*]);
+            parac_iterator init(0:M:1; 0:N:1) {
+                u[initx][inity] = u0[initx][inity] % 1000;
+                v[initx][inity] = v0[initx][inity] % 1000;
+            }
+            parac_repeat(steps % 8 * 2 - 1) {
+                parac_iterator a(x in 0:M:1; y in 0:N:1) parac_border_rule(ru) {
+                    un[x][y] = (u[x][y-1] + 2 * u[x][y] + u[x][y+1] + u[x-1][y]) / 5 + v[x][y] % 7;
+                }
+                parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(rv) {
+                    vn[x][y] = v[x-1][y] - un[x][y] / 3 + v[x+1][y] / 2;
+                }
+                parac_swap(u, un);
+                parac_swap(v, vn);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let u0 = super::canaried::<i32>("u0", &args[0]);
+        let v0 = super::canaried::<i32>("v0", &args[1]);
+        let mut u = super::canaried::<i32>("u", &args[2]);
+        let mut v = super::canaried::<i32>("v", &args[3]);
+        let r = coupled(rt, &u0, &v0, &mut u, &mut v, super::int(&args[4]));
+        super::put(&mut args[2], &u);
+        super::put(&mut args[3], &v);
+        r.map(|()| None)
+    }
+}
+
+mod exchange {
+    use super::{Arg, Val};
+
+    program! {
+        fn exchange(src: &i16[M][N], a: &mut i16[M][N], b: &mut i16[M][N], steps: u8) {
+            parac_iterator init(0:M:1; 0:N:1) {
+                a[initx][inity] = src[initx][inity];
+                b[initx][inity] = -src[initx][inity];
+            }
+            parac_repeat(steps) {
+                parac_iterator s(x in 0:M:1; y in 0:N:1) {
+                    a[x][y] = a[x][y] + 1;
+                }
+                parac_swap(a, b);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<i16>("src", &args[0]);
+        let mut a = super::canaried::<i16>("a", &args[1]);
+        let mut b = super::canaried::<i16>("b", &args[2]);
+        let r = exchange(rt, &src, &mut a, &mut b, super::int(&args[3]));
+        super::put(&mut args[1], &a);
+        super::put(&mut args[2], &b);
+        r.map(|()| None)
+    }
+}
+
+mod smooth_diff {
+    use super::{Arg, Val};
+
+    program! {
+        fn smooth_diff(src: &i16[M][N], out: &mut i32[M][N], steps: u8) {
+            let cur: i16[M][N];
+            let nxt: i16[M][N];
+            parac_border_rule r = clamp(cur[1][1]);
+            parac_iterator init(0:M:1; 0:N:1) {
+                cur[initx][inity] = src[initx][inity];
+            }
+            parac_repeat(steps) {
+                parac_iterator s(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+                    nxt[x][y] = (parac_matrix_sum(cur[x-1:3:1][y-1:3:1]) / 9) as i16;
+                }
+                parac_swap(cur, nxt);
+            }
+            parac_iterator d(x in 0:M:1; y in 0:N:1) {
+                out[x][y] = src[x][y] - cur[x][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<i16>("src", &args[0]);
+        let mut out = super::canaried::<i32>("out", &args[1]);
+        let r = smooth_diff(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
+/// A time step that fails (a division by a grid value that reaches zero): the same error, at
+/// the same step, on every path.
+mod failing {
+    use super::{Arg, Val};
+
+    program! {
+        fn failing(src: &i32[M][N], out: &mut i32[M][N], steps: u8) {
+            let next: i32[M][N];
+            parac_iterator init(0:M:1; 0:N:1) {
+                out[initx][inity] = src[initx][inity] % 5 + 3;
+            }
+            parac_repeat(steps) {
+                parac_iterator s(x in 0:M:1; y in 0:N:1) {
+                    next[x][y] = 60 / out[x][y] - 1;
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<i32>("src", &args[0]);
+        let mut out = super::canaried::<i32>("out", &args[1]);
+        let r = failing(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
+macro_rules! entries {
+    ($($name:ident: $exact:expr),*) => {
+        &[$(Entry {
+            name: stringify!($name),
+            src: $name::SRC,
+            sizes: SIZES,
+            exact: $exact,
+            call: $name::call,
+        }),*]
+    };
+}
+
+const PROGRAMS: &[Entry] = entries!(
+    heat: false,
+    life: true,
+    coupled: true,
+    exchange: true,
+    smooth_diff: true,
+    failing: true
+);
+
+#[test]
+fn time_steps_match_the_interpreter_on_the_cpu_path() {
+    harness::cpu_path(PROGRAMS);
+}
+
+#[test]
+fn time_steps_match_the_interpreter_on_opencl() {
+    harness::opencl(PROGRAMS);
+}
+
+/// Without guard bands the executor's copies of swapped outputs are the device's own
+/// (`clEnqueueCopyBufferRect`; with guard bands they go through the host).
+#[test]
+fn time_steps_match_the_interpreter_on_opencl_without_guard_bands() {
+    harness::opencl_with(PROGRAMS, false);
+}
