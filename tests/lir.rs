@@ -109,6 +109,32 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
+        // Time steps in bands (`fuse::time`): off, and bands of 2 and 3 steps in tasks of 1
+        // and 2 rows, so that the small sizes have several tasks and the cones cross them.
+        (
+            "step by step",
+            Options {
+                time_steps: 0,
+                ..all.clone()
+            },
+        ),
+        (
+            "bands of 2 steps, tasks of 1 row",
+            Options {
+                time_steps: 2,
+                time_rows: 1,
+                ..all.clone()
+            },
+        ),
+        (
+            "bands of 3 steps, tasks of 2 rows, no partition",
+            Options {
+                time_steps: 3,
+                time_rows: 2,
+                partition: false,
+                ..all.clone()
+            },
+        ),
         (
             "no passes",
             Options {

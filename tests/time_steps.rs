@@ -25,6 +25,7 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 5), ("N", 1)],
     &[("M", 7), ("N", 3)],
     &[("M", 33), ("N", 9)],
+    &[("M", 70), ("N", 4)],
 ];
 
 /// The program's text (for the interpreter) and the same tokens through `parac!`.

@@ -42,6 +42,11 @@ fn whole(f: &Function, m: MatrixId) -> bool {
     let Some((rid, 0)) = first else {
         return false;
     };
+    region_writes_whole(f, rid, m)
+}
+
+/// Whether iterator `rid` stores every element of matrix `m` (as above) and does not read it.
+pub fn region_writes_whole(f: &Function, rid: RegionId, m: MatrixId) -> bool {
     let r = &f.regions[rid];
     if !matches!(r.kind, RegionKind::Iterator)
         || r.accesses.iter().any(|a| a.matrix == m && !a.write)

@@ -6,7 +6,7 @@ mod coverage;
 mod features;
 mod forms;
 
-pub use coverage::written_whole;
+pub use coverage::{region_writes_whole, written_whole};
 pub use features::features;
 
 use crate::ir::Module;

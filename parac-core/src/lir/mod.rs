@@ -340,6 +340,12 @@ impl Loop {
 /// rows, a halo more, stay in the task's cache).
 pub const FUSE_ROWS: i64 = 32;
 
+/// The default of [`Options::time_steps`]: time steps per band of a tiled `parac_repeat`.
+pub const TIME_STEPS: i64 = 4;
+
+/// The default of [`Options::time_rows`]: a band's task's rows.
+pub const TIME_ROWS: i64 = 32;
+
 /// The default of [`Options::unroll_taps`]: an 8x8 window is written out, a 9x9 one looped.
 pub const UNROLL_TAPS: usize = 64;
 
@@ -402,6 +408,12 @@ pub struct Options {
     /// On the CPU, a producer region computed in its consumer's tasks of this many rows, with
     /// its halo, into a private buffer ([`pass::fuse`]); 0: every region alone.
     pub fuse_rows: i64,
+    /// On the CPU, a `parac_repeat` of one stencil step run in bands of this many time steps,
+    /// each band's tasks computing their rows' dependence cone in private buffers
+    /// ([`pass::fuse::time`]); 0 or 1: step by step.
+    pub time_steps: i64,
+    /// The rows of a band's task ([`Options::time_steps`]).
+    pub time_rows: i64,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -417,6 +429,7 @@ impl Options {
             parallel: false,
             slide: false,
             fuse_rows: 0,
+            time_steps: 0,
             ..Options::default()
         }
     }
@@ -445,6 +458,8 @@ impl Default for Options {
             slide: true,
             slide_unroll: 64,
             fuse_rows: FUSE_ROWS,
+            time_steps: TIME_STEPS,
+            time_rows: TIME_ROWS,
         }
     }
 }
@@ -558,6 +573,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::simplify::logic(&mut func, f);
         }
         return Lowered { func, dumps };
+    }
+    if opts.parallel && pass::fuse::time::run(&mut func, f, opts.time_steps, opts.time_rows) {
+        keep("time", &func);
     }
     if opts.fuse_rows > 0 && opts.parallel && pass::fuse::run(&mut func, f, opts.fuse_rows) {
         keep("fuse", &func);

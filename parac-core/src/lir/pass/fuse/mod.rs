@@ -39,6 +39,7 @@
 //! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
 
 mod reads;
+pub mod time;
 
 use crate::codegen::safety;
 use crate::ir::{BinOp, Builtin, Function, MatrixKind, Scalar};
