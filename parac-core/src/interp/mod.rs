@@ -368,7 +368,7 @@ impl<'a> Machine<'a> {
         let f = self.f;
         for step in steps {
             match step {
-                HostStep::Repeat { count, body } => {
+                HostStep::Repeat { count, body, .. } => {
                     for _ in 0..self.host_expr(count)?.as_i64() {
                         if let Some(v) = self.steps(body)? {
                             return Ok(Some(v));

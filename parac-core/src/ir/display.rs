@@ -204,8 +204,19 @@ fn dump_steps(out: &mut String, f: &Function, steps: &[HostStep], indent: usize)
                 host(f).expr(e)
             ),
             HostStep::Return(e) => writeln!(out, "{pad}return {}", host(f).expr(e)),
-            HostStep::Repeat { count, body } => {
-                let _ = writeln!(out, "{pad}repeat {} times:", host(f).expr(count));
+            HostStep::Repeat {
+                count,
+                body,
+                schedule,
+            } => {
+                let mut sched = String::new();
+                if let Some(b) = schedule.band {
+                    sched += &format!(" band {b}");
+                }
+                if let Some(r) = schedule.rows {
+                    sched += &format!(" rows {r}");
+                }
+                let _ = writeln!(out, "{pad}repeat {} times{sched}:", host(f).expr(count));
                 dump_steps(out, f, body, indent + 2);
                 Ok(())
             }

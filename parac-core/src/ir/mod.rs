@@ -154,12 +154,24 @@ pub enum HostStep {
         count: Expr,
         /// One time step: runs and swaps.
         body: Vec<HostStep>,
+        /// `parac_schedule(..)`: what the program asks of the CPU path's time tiling.
+        schedule: RepeatSchedule,
     },
     /// `parac_swap(a, b)`: the two matrices (locals or outputs of one element type and shape)
     /// exchange their contents. Back ends exchange storage, not elements; an output whose
     /// contents are in another matrix's storage when the function ends is copied home then
     /// ([`Function::swap_groups`]).
     Swap(MatrixId, MatrixId),
+}
+
+/// A `parac_repeat`'s schedule directive (`parac_schedule(band = 8, rows = 16)`): unset
+/// values are the compiler's choice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RepeatSchedule {
+    /// Time steps per band of the CPU path's time tiling (1: step by step).
+    pub band: Option<i64>,
+    /// Rows of a band's task.
+    pub rows: Option<i64>,
 }
 
 impl Function {

@@ -328,7 +328,7 @@ impl Machine<'_> {
                 let h = *h;
                 self.hosts[h] = self.expr(*e)?;
             }
-            Stmt::Repeat { count, body } => {
+            Stmt::Repeat { count, body, .. } => {
                 let body = *body;
                 for _ in 0..self.expr(*count)?.as_i64() {
                     if let Some(v) = self.stmt(body)? {

@@ -295,6 +295,8 @@ pub enum Stmt {
         count: ExprId,
         /// One time step.
         body: StmtId,
+        /// What the program asks of time tiling ([`pass::fuse::time`]).
+        schedule: crate::ir::RepeatSchedule,
     },
     /// `parac_swap`: two matrices exchange their storage ([`crate::ir::HostStep::Swap`]).
     Swap(MatrixId, MatrixId),

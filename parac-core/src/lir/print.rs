@@ -146,7 +146,7 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             stmt(f, *body, depth + 1, out);
             writeln!(out, "{pad}}}")
         }
-        Stmt::Repeat { count, body } => {
+        Stmt::Repeat { count, body, .. } => {
             let _ = writeln!(out, "{pad}repeat {} times {{", expr(f, *count));
             stmt(f, *body, depth + 1, out);
             writeln!(out, "{pad}}}")

@@ -89,7 +89,7 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::Allocate { extents, .. } => (extents.clone(), vec![]),
         Stmt::Region { body, .. } => (vec![], vec![*body]),
         Stmt::Return(e) => (e.iter().copied().collect(), vec![]),
-        Stmt::Repeat { count, body } => (vec![*count], vec![*body]),
+        Stmt::Repeat { count, body, .. } => (vec![*count], vec![*body]),
         Stmt::Barrier | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
     }
 }
@@ -239,7 +239,12 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             body: nc(),
         },
         Stmt::Return(v) => Stmt::Return(v.map(|_| ne())),
-        other => other,
+        Stmt::Repeat { schedule, .. } => Stmt::Repeat {
+            count: ne(),
+            body: nc(),
+            schedule,
+        },
+        Stmt::Barrier | Stmt::Reduce { .. } | Stmt::Swap(..) => stmt,
     };
     f.stmts.push(rebuilt)
 }

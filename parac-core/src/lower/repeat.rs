@@ -8,7 +8,13 @@ use crate::syntax::ast;
 
 impl Lowerer<'_> {
     /// A repeat: its count, then its body as steps of its own.
-    pub(super) fn repeat(&mut self, count: &ast::Expr, body: &[ast::FnStmt], keyword: Sp) {
+    pub(super) fn repeat(
+        &mut self,
+        count: &ast::Expr,
+        body: &[ast::FnStmt],
+        schedule: &[(proc_macro2::Ident, ast::Expr)],
+        keyword: Sp,
+    ) {
         if self.in_repeat {
             return self.repeat_nested(keyword);
         }
@@ -17,6 +23,7 @@ impl Lowerer<'_> {
             .and_then(|e| self.scalar(e, "the number of time steps"))
             .and_then(|e| self.int(e, "the number of time steps"))
             .map(|e| typing::convert(e, Scalar::I64));
+        let schedule = self.repeat_schedule(schedule);
         self.flush_runs();
         let outer = std::mem::take(&mut self.f.steps);
         self.in_repeat = true;
@@ -36,8 +43,42 @@ impl Lowerer<'_> {
         self.in_repeat = false;
         let body = std::mem::replace(&mut self.f.steps, outer);
         if let Some(count) = count {
-            self.f.steps.push(HostStep::Repeat { count, body });
+            self.f.steps.push(HostStep::Repeat {
+                count,
+                body,
+                schedule,
+            });
         }
+    }
+
+    /// `parac_schedule(band = K, rows = R)`: positive integer constants, each name once.
+    fn repeat_schedule(&mut self, items: &[(proc_macro2::Ident, ast::Expr)]) -> RepeatSchedule {
+        let mut out = RepeatSchedule::default();
+        for (name, e) in items {
+            let slot = match name.to_string().as_str() {
+                "band" => &mut out.band,
+                "rows" => &mut out.rows,
+                other => {
+                    self.err(
+                        name.span(),
+                        format!("`{other}` is not a schedule of `parac_repeat`\nhelp: `band = K` (time steps per band of the CPU path's time tiling, 1: step by step) or `rows = R` (rows of a band's task)"),
+                    );
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                self.err(name.span(), format!("`{name}` is scheduled twice"));
+                continue;
+            }
+            match super::const_int(e) {
+                Some(v) if (1..=1024).contains(&v) => *slot = Some(v),
+                _ => self.err(
+                    e.span,
+                    format!("`{name}` must be an integer constant from 1 to 1024"),
+                ),
+            }
+        }
+        out
     }
 
     fn repeat_nested(&mut self, keyword: Sp) {

@@ -126,9 +126,10 @@ impl Lowerer<'_> {
             ast::FnStmt::Repeat {
                 count,
                 body,
+                schedule,
                 keyword,
                 ..
-            } => self.repeat(count, body, *keyword),
+            } => self.repeat(count, body, schedule, *keyword),
             ast::FnStmt::Swap { names, span } => self.swap(names, *span),
             ast::FnStmt::Misplaced(_) => {
                 self.err(

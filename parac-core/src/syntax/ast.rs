@@ -116,6 +116,8 @@ pub enum FnStmt {
         count: Expr,
         /// The statements of one time step.
         body: Vec<FnStmt>,
+        /// `parac_schedule(name = value, ..)`: each name with its value and where it was written.
+        schedule: Vec<(Ident, Expr)>,
         /// The keyword.
         keyword: Sp,
         /// The whole statement.

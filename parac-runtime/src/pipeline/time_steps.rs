@@ -30,7 +30,7 @@ impl<'f> Steps<'f> {
     pub(super) fn new(steps: &'f [HostStep]) -> Self {
         fn flatten<'f>(steps: &'f [HostStep], ops: &mut Vec<Flat<'f>>) {
             for s in steps {
-                let HostStep::Repeat { count, body } = s else {
+                let HostStep::Repeat { count, body, .. } = s else {
                     ops.push(Flat::Step(s));
                     continue;
                 };

@@ -233,7 +233,7 @@ impl Printer<'_> {
                 out.extend(deliver(self.f));
                 out.extend(quote!(return ::core::result::Result::Ok(#e);));
             }
-            Stmt::Repeat { count, body } => {
+            Stmt::Repeat { count, body, .. } => {
                 let n = self.x.expr(*count, out);
                 self.x.epoch += 1;
                 let inner = self.braced(*body);

@@ -102,12 +102,20 @@ impl Lower<'_> {
                     self.host_steps(steps, only, body);
                     continue;
                 }
-                ir::HostStep::Repeat { count, body: steps } => {
+                ir::HostStep::Repeat {
+                    count,
+                    body: steps,
+                    schedule,
+                } => {
                     let count = self.scalar(count, Mode::Body);
                     let mut inner = Vec::new();
                     self.host_steps(steps, only, &mut inner);
                     let inner = self.out.stmt(Stmt::Block(inner));
-                    self.out.stmt(Stmt::Repeat { count, body: inner })
+                    self.out.stmt(Stmt::Repeat {
+                        count,
+                        body: inner,
+                        schedule: *schedule,
+                    })
                 }
                 ir::HostStep::Swap(..) if only.is_some() => continue,
                 ir::HostStep::Swap(a, b) => self.out.stmt(Stmt::Swap(*a, *b)),

@@ -221,6 +221,21 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
         if !count.is_empty() {
             return Err(count.error("expected `)` after the number of time steps"));
         }
+        let mut schedule = Vec::new();
+        if input.peek(kw::parac_schedule) {
+            input.parse::<kw::parac_schedule>()?;
+            let items;
+            syn::parenthesized!(items in input);
+            while !items.is_empty() {
+                let name: Ident = items.parse()?;
+                items.parse::<Token![=]>()?;
+                schedule.push((name, parse_expr(&items)?));
+                if items.is_empty() {
+                    break;
+                }
+                items.parse::<Token![,]>()?;
+            }
+        }
         if !input.peek(syn::token::Brace) {
             return Err(input.error("expected `{` with the statements of one time step"));
         }
@@ -230,6 +245,7 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
         return Ok(FnStmt::Repeat {
             count: n,
             body,
+            schedule,
             keyword,
             span: start.to(Sp::one(brace.span.close())),
         });

@@ -50,6 +50,7 @@ mod kw {
     syn::custom_keyword!(parac_border_rule);
     syn::custom_keyword!(parac_repeat);
     syn::custom_keyword!(parac_swap);
+    syn::custom_keyword!(parac_schedule);
 }
 
 /// Parses a whole program; syntax errors go into `diags`.

@@ -50,7 +50,7 @@ const MAX_RADIUS: i128 = 8;
 /// Runs each tileable `parac_repeat` of the function's body in bands of `steps` time steps,
 /// tasks of `rows` rows; whether it tiled any.
 pub fn run(func: &mut Func, f: &Function, steps: i64, rows: i64) -> bool {
-    if steps < 2 || rows < 1 {
+    if steps < 1 || rows < 1 {
         return false;
     }
     let Stmt::Block(mut top) = func.stmts[func.body].clone() else {
@@ -59,8 +59,17 @@ pub fn run(func: &mut Func, f: &Function, steps: i64, rows: i64) -> bool {
     let mut tiled = false;
     let mut i = 0;
     while i < top.len() {
-        if let Some(band) = candidate(func, f, &top, i)
-            && let Some(new) = tile(func, f, top[i], &band, steps, rows)
+        // The program's `parac_schedule(band = .., rows = ..)` first.
+        let (k, r) = match func.stmts[top[i]] {
+            Stmt::Repeat { schedule, .. } => (
+                schedule.band.unwrap_or(steps),
+                schedule.rows.unwrap_or(rows),
+            ),
+            _ => (0, 0),
+        };
+        if k >= 2
+            && let Some(band) = candidate(func, f, &top, i)
+            && let Some(new) = tile(func, f, top[i], &band, k, r)
         {
             top.splice(i..=i, new);
             tiled = true;
@@ -177,7 +186,7 @@ fn tile(
     k: i64,
     rows: i64,
 ) -> Option<[StmtId; 2]> {
-    let Stmt::Repeat { count, body } = func.stmts[at] else {
+    let Stmt::Repeat { count, body, .. } = func.stmts[at] else {
         return None;
     };
     let Stmt::Region {
@@ -290,8 +299,13 @@ fn tile(
         func.stmt(Stmt::Repeat {
             count: bands,
             body: step,
+            schedule: Default::default(),
         }),
-        func.stmt(Stmt::Repeat { count: rest, body }),
+        func.stmt(Stmt::Repeat {
+            count: rest,
+            body,
+            schedule: Default::default(),
+        }),
     ])
 }
 

@@ -1,0 +1,389 @@
+//! Iterated stencils (issue 31): `parac_repeat` step by step against time-tiled on the CPU
+//! path, and Halide running the same steps, on grids that do not fit the cache. Four stencils
+//! as the split-tiling document lists them: heat-2D (5 points, f32, replicated edge), a 3x3
+//! game of life (u8, dead border), heat-3D (7 points, f32) and FDTD-2D (three grids, f32).
+//! Each parac variant is the same program with a different `parac_schedule(band = K)` (1:
+//! step by step; the default is the compiler's, `lir::TIME_STEPS`); "T calls" is a one-step
+//! function called T times from Rust, as a user had to before `parac_repeat`.
+//!
+//! Reported per case: the median time of whole calls (a warm-up call, then at least 3 calls and
+//! `PARAC_TIME_SECONDS` seconds, 5 by default), GPoints·steps per second, and the DRAM floor of
+//! the step-by-step version (each step reads and writes each grid once, at the host's copy
+//! bandwidth). Every variant's result is compared with the step-by-step one (exact).
+//! Halide (`benches/peers/halide_time_steps.py`, run in `benches/peers/.venv` where it exists:
+//! `bash benches/peers/setup.sh`) times T realizations of one step, ping-ponging two buffers.
+//!
+//! `cargo bench --bench time_steps` (4096², T = 64 and 512 for heat-2D; `PARAC_BENCH_SMALL=1`:
+//! 1024²). Prints a markdown table.
+
+use parac::{Matrix, Runtime};
+use std::time::Instant;
+
+parac::parac! {
+    fn heat_steps(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
+        let next: f32[M][N];
+        parac_border_rule edge = replicate(out[1][1]);
+        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
+        parac_repeat(steps) parac_schedule(band = 1) {
+            parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                    + out[x][y+1] - 4.0 * out[x][y]);
+            }
+            parac_swap(out, next);
+        }
+    }
+
+    fn heat_tiled(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
+        let next: f32[M][N];
+        parac_border_rule edge = replicate(out[1][1]);
+        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
+        parac_repeat(steps) {
+            parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                    + out[x][y+1] - 4.0 * out[x][y]);
+            }
+            parac_swap(out, next);
+        }
+    }
+
+    fn heat_tiled8(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
+        let next: f32[M][N];
+        parac_border_rule edge = replicate(out[1][1]);
+        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
+        parac_repeat(steps) parac_schedule(band = 8, rows = 32) {
+            parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                    + out[x][y+1] - 4.0 * out[x][y]);
+            }
+            parac_swap(out, next);
+        }
+    }
+
+    fn heat_one(cur: &f32[M][N], next: &mut f32[M][N]) {
+        parac_border_rule edge = replicate(cur[1][1]);
+        parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+            next[x][y] = cur[x][y] + 0.125 * (cur[x-1][y] + cur[x+1][y] + cur[x][y-1]
+                + cur[x][y+1] - 4.0 * cur[x][y]);
+        }
+    }
+
+    fn life_steps(src: &u8[M][N], out: &mut u8[M][N], steps: i32) {
+        let next: u8[M][N];
+        parac_border_rule dead = constant(out[1][1], 0);
+        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity] & 1; }
+        parac_repeat(steps) parac_schedule(band = 1) {
+            parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
+                let alive = out[x][y] as i32;
+                let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
+                next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
+            }
+            parac_swap(out, next);
+        }
+    }
+
+    fn life_tiled(src: &u8[M][N], out: &mut u8[M][N], steps: i32) {
+        let next: u8[M][N];
+        parac_border_rule dead = constant(out[1][1], 0);
+        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity] & 1; }
+        parac_repeat(steps) {
+            parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
+                let alive = out[x][y] as i32;
+                let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
+                next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
+            }
+            parac_swap(out, next);
+        }
+    }
+
+    fn heat3d_steps(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: i32) {
+        let next: f32[P][M][N];
+        parac_border_rule edge = replicate(out[*][1][1]);
+        parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
+            out[initx][inity][initz] = src[initx][inity][initz];
+        }
+        parac_repeat(steps) {
+            parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y] + out[min(z+1, P-1)][x][y]
+                    + out[z][x-1][y] + out[z][x+1][y] + out[z][x][y-1] + out[z][x][y+1]
+                    - 6.0 * out[z][x][y]);
+            }
+            parac_swap(out, next);
+        }
+    }
+
+    fn fdtd_steps(ex0: &f32[M][N], ey0: &f32[M][N], hz0: &f32[M][N],
+                  ex: &mut f32[M][N], ey: &mut f32[M][N], hz: &mut f32[M][N], steps: i32) {
+        let exn: f32[M][N];
+        let eyn: f32[M][N];
+        let hzn: f32[M][N];
+        parac_border_rule bh = replicate(hz[1][1]);
+        parac_border_rule be = replicate(exn[1][1]);
+        parac_border_rule bey = replicate(eyn[1][1]);
+        parac_iterator init(0:M:1; 0:N:1) {
+            ex[initx][inity] = ex0[initx][inity];
+            ey[initx][inity] = ey0[initx][inity];
+            hz[initx][inity] = hz0[initx][inity];
+        }
+        parac_repeat(steps) {
+            parac_iterator fy(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
+                eyn[x][y] = ey[x][y] - 0.5 * (hz[x][y] - hz[x-1][y]);
+            }
+            parac_iterator fx(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
+                exn[x][y] = ex[x][y] - 0.5 * (hz[x][y] - hz[x][y-1]);
+            }
+            parac_iterator fh(x in 0:M:1; y in 0:N:1) parac_border_rule(be, bey) {
+                hzn[x][y] = hz[x][y] - 0.7 * (exn[x][y+1] - exn[x][y] + eyn[x+1][y] - eyn[x][y]);
+            }
+            parac_swap(ex, exn);
+            parac_swap(ey, eyn);
+            parac_swap(hz, hzn);
+        }
+    }
+}
+
+/// Median and minimum of whole calls of `f` (ms): a warm-up call, then calls for `secs`
+/// seconds and at least 3.
+fn measure(mut f: impl FnMut(), secs: f64) -> (f64, f64) {
+    f();
+    let mut times = Vec::new();
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < secs || times.len() < 3 {
+        let t = Instant::now();
+        f();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], times[0])
+}
+
+/// Host copy bandwidth, bytes read plus written per second (a 256 MiB copy over every core,
+/// best of 5).
+fn copy_bandwidth() -> f64 {
+    let n = 256 << 20;
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let src = vec![1u8; n];
+    let mut dst = vec![0u8; n];
+    let chunk = n.div_ceil(threads);
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for (d, c) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+                s.spawn(move || d.copy_from_slice(std::hint::black_box(c)));
+            }
+        });
+        std::hint::black_box(&mut dst);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    2.0 * n as f64 / best
+}
+
+fn grid_f32(shape: &[usize], seed: u32) -> Matrix<f32> {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(2654435761).max(1);
+    let v = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s % 1000) as f32 / 10.0
+        })
+        .collect();
+    Matrix::from_vec(shape.to_vec(), v).expect("a grid")
+}
+
+struct Row {
+    case: String,
+    variant: &'static str,
+    median_ms: f64,
+    min_ms: f64,
+    points_steps: f64,
+    floor_ms: f64,
+}
+
+impl Row {
+    fn print(&self) {
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2}x |",
+            self.case,
+            self.variant,
+            self.median_ms,
+            self.min_ms,
+            self.points_steps / (self.median_ms * 1e-3) / 1e9,
+            self.floor_ms,
+            self.floor_ms / self.median_ms
+        );
+    }
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let small = std::env::var("PARAC_BENCH_SMALL").is_ok_and(|v| v == "1");
+    let secs: f64 = std::env::var("PARAC_TIME_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5.0);
+    let side = if small { 1024 } else { 4096 };
+    let side3 = if small { 64 } else { 256 };
+    let rt = Runtime::cpu();
+    let bw = copy_bandwidth();
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    println!(
+        "CPU path, {threads} threads; host copy bandwidth {:.1} GB/s (read + written)",
+        bw / 1e9
+    );
+    println!("| case | variant | median ms | min ms | GPoints·steps/s | DRAM floor of step by step, ms | floor / time |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let mut rows: Vec<Row> = Vec::new();
+    let shape = [side, side];
+    let pts = (side * side) as f64;
+    // heat-2D, T = 64 and 512.
+    let src = grid_f32(&shape, 1);
+    for t in [64i32, 512] {
+        let case = format!("heat-2D {side}², T = {t}");
+        let floor = t as f64 * pts * 8.0 / bw * 1e3;
+        let mut want = Matrix::<f32>::zeros(shape);
+        heat_steps(&rt, &src, &mut want, t).expect("heat");
+        type Heat = fn(&Runtime, &Matrix<f32>, &mut Matrix<f32>, i32) -> Result<(), parac::Error>;
+        let variants: [(&str, Heat); 3] = [
+            ("step by step (band = 1)", heat_steps),
+            ("tiled, band = 4 (default)", heat_tiled),
+            ("tiled, band = 8", heat_tiled8),
+        ];
+        let s = if t > 64 { secs.min(1.0) } else { secs };
+        for (name, f) in variants {
+            let mut out = Matrix::<f32>::zeros(shape);
+            let (med, min) = measure(|| f(&rt, &src, &mut out, t).expect("heat"), s);
+            assert_eq!(out.as_slice(), want.as_slice(), "{name}: not the step-by-step result");
+            rows.push(Row {
+                case: case.clone(),
+                variant: name,
+                median_ms: med,
+                min_ms: min,
+                points_steps: pts * t as f64,
+                floor_ms: floor,
+            });
+            rows.last().unwrap().print();
+        }
+        if t == 64 {
+            let mut a = Matrix::<f32>::zeros(shape);
+            let mut b = Matrix::<f32>::zeros(shape);
+            let (med, min) = measure(
+                || {
+                    a.as_mut_slice().copy_from_slice(src.as_slice());
+                    for _ in 0..t {
+                        heat_one(&rt, &a, &mut b).expect("one step");
+                        std::mem::swap(&mut a, &mut b);
+                    }
+                },
+                s,
+            );
+            assert_eq!(a.as_slice(), want.as_slice(), "T calls: not the step-by-step result");
+            rows.push(Row {
+                case: case.clone(),
+                variant: "T calls of one step from Rust",
+                median_ms: med,
+                min_ms: min,
+                points_steps: pts * t as f64,
+                floor_ms: floor,
+            });
+            rows.last().unwrap().print();
+        }
+    }
+    // Game of life, T = 64.
+    {
+        let t = 64;
+        let src: Matrix<u8> = Matrix::from_vec(
+            shape.to_vec(),
+            grid_f32(&shape, 7).as_slice().iter().map(|v| (*v as u32 % 3 == 0) as u8).collect(),
+        )
+        .expect("cells");
+        let case = format!("life {side}² u8, T = {t}");
+        let floor = t as f64 * pts * 2.0 / bw * 1e3;
+        let mut want = Matrix::<u8>::zeros(shape);
+        life_steps(&rt, &src, &mut want, t).expect("life");
+        type Life = fn(&Runtime, &Matrix<u8>, &mut Matrix<u8>, i32) -> Result<(), parac::Error>;
+        let variants: [(&str, Life); 2] = [
+            ("step by step (band = 1)", life_steps),
+            ("tiled, band = 4 (default)", life_tiled),
+        ];
+        for (name, f) in variants {
+            let mut out = Matrix::<u8>::zeros(shape);
+            let (med, min) = measure(|| f(&rt, &src, &mut out, t).expect("life"), secs);
+            assert_eq!(out.as_slice(), want.as_slice(), "{name}: not the step-by-step result");
+            rows.push(Row {
+                case: case.clone(),
+                variant: name,
+                median_ms: med,
+                min_ms: min,
+                points_steps: pts * t as f64,
+                floor_ms: floor,
+            });
+            rows.last().unwrap().print();
+        }
+    }
+    // heat-3D, T = 64: step by step (no time tiling of 3-D grids yet).
+    {
+        let t = 64;
+        let shape3 = [side3, side3, side3];
+        let pts3 = (side3 * side3 * side3) as f64;
+        let src = grid_f32(&shape3, 3);
+        let mut out = Matrix::<f32>::zeros(shape3);
+        let (med, min) = measure(|| heat3d_steps(&rt, &src, &mut out, t).expect("heat3d"), secs);
+        rows.push(Row {
+            case: format!("heat-3D {side3}³, T = {t}"),
+            variant: "step by step (not tiled: 3-D)",
+            median_ms: med,
+            min_ms: min,
+            points_steps: pts3 * t as f64,
+            floor_ms: t as f64 * pts3 * 8.0 / bw * 1e3,
+        });
+        rows.last().unwrap().print();
+    }
+    // FDTD-2D, T = 64: step by step (three regions per step: not tiled yet).
+    {
+        let t = 64;
+        let (a, b, c) = (grid_f32(&shape, 4), grid_f32(&shape, 5), grid_f32(&shape, 6));
+        let mut ex = Matrix::<f32>::zeros(shape);
+        let mut ey = Matrix::<f32>::zeros(shape);
+        let mut hz = Matrix::<f32>::zeros(shape);
+        let (med, min) = measure(
+            || fdtd_steps(&rt, &a, &b, &c, &mut ex, &mut ey, &mut hz, t).expect("fdtd"),
+            secs,
+        );
+        rows.push(Row {
+            case: format!("FDTD-2D {side}², T = {t}"),
+            variant: "step by step (not tiled: 3 grids)",
+            median_ms: med,
+            min_ms: min,
+            points_steps: pts * t as f64,
+            // Each step reads ex, ey, hz (twice hz) and writes three grids: 6 grids of f32.
+            floor_ms: t as f64 * pts * 24.0 / bw * 1e3,
+        });
+        rows.last().unwrap().print();
+    }
+    halide(side);
+}
+
+/// Halide's heat-2D and life, T calls of one step (`benches/peers/halide_time_steps.py`).
+fn halide(side: usize) {
+    let py = std::path::Path::new("benches/peers/.venv/bin/python");
+    if !py.exists() {
+        println!("(Halide: no benches/peers/.venv; `bash benches/peers/setup.sh`)");
+        return;
+    }
+    let out = std::process::Command::new(py)
+        .arg("benches/peers/halide_time_steps.py")
+        .arg(side.to_string())
+        .output();
+    match out {
+        Ok(o) => print!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => println!("(Halide: {e})"),
+    }
+}
