@@ -3,7 +3,7 @@
 //! as the split-tiling document lists them: heat-2D (5 points, f32, replicated edge), a 3x3
 //! game of life (u8, dead border), heat-3D (7 points, f32) and FDTD-2D (three grids, f32).
 //! Each parac variant is the same program with a different `parac_schedule(band = K)` (1:
-//! step by step; the default is the compiler's, `lir::TIME_STEPS`); "T calls" is a one-step
+//! step by step; without it the compiler's model picks K, `pass::fuse::time`); "T calls" is a one-step
 //! function called T times from Rust, as a user had to before `parac_repeat`.
 //!
 //! Reported per case: the median time of whole calls (a warm-up call, then at least 3 calls and
@@ -46,11 +46,11 @@ parac::parac! {
         }
     }
 
-    fn heat_tiled8(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
+    fn heat_tiled4(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
         let next: f32[M][N];
         parac_border_rule edge = replicate(out[1][1]);
         parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
-        parac_repeat(steps) parac_schedule(band = 8, rows = 32) {
+        parac_repeat(steps) parac_schedule(band = 4, rows = 32) {
             parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
                 next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
                     + out[x][y+1] - 4.0 * out[x][y]);
@@ -234,7 +234,9 @@ fn main() {
         "CPU path, {threads} threads; host copy bandwidth {:.1} GB/s (read + written)",
         bw / 1e9
     );
-    println!("| case | variant | median ms | min ms | GPoints·steps/s | DRAM floor of step by step, ms | floor / time |");
+    println!(
+        "| case | variant | median ms | min ms | GPoints·steps/s | DRAM floor of step by step, ms | floor / time |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|");
     let mut rows: Vec<Row> = Vec::new();
     let shape = [side, side];
@@ -249,14 +251,21 @@ fn main() {
         type Heat = fn(&Runtime, &Matrix<f32>, &mut Matrix<f32>, i32) -> Result<(), parac::Error>;
         let variants: [(&str, Heat); 3] = [
             ("step by step (band = 1)", heat_steps),
-            ("tiled, band = 4 (default)", heat_tiled),
-            ("tiled, band = 8", heat_tiled8),
+            (
+                "tiled, the model's band (8 steps, tasks of 32 rows)",
+                heat_tiled,
+            ),
+            ("tiled, parac_schedule(band = 4)", heat_tiled4),
         ];
         let s = if t > 64 { secs.min(1.0) } else { secs };
         for (name, f) in variants {
             let mut out = Matrix::<f32>::zeros(shape);
             let (med, min) = measure(|| f(&rt, &src, &mut out, t).expect("heat"), s);
-            assert_eq!(out.as_slice(), want.as_slice(), "{name}: not the step-by-step result");
+            assert_eq!(
+                out.as_slice(),
+                want.as_slice(),
+                "{name}: not the step-by-step result"
+            );
             rows.push(Row {
                 case: case.clone(),
                 variant: name,
@@ -280,7 +289,11 @@ fn main() {
                 },
                 s,
             );
-            assert_eq!(a.as_slice(), want.as_slice(), "T calls: not the step-by-step result");
+            assert_eq!(
+                a.as_slice(),
+                want.as_slice(),
+                "T calls: not the step-by-step result"
+            );
             rows.push(Row {
                 case: case.clone(),
                 variant: "T calls of one step from Rust",
@@ -297,7 +310,11 @@ fn main() {
         let t = 64;
         let src: Matrix<u8> = Matrix::from_vec(
             shape.to_vec(),
-            grid_f32(&shape, 7).as_slice().iter().map(|v| (*v as u32 % 3 == 0) as u8).collect(),
+            grid_f32(&shape, 7)
+                .as_slice()
+                .iter()
+                .map(|v| (*v as u32 % 3 == 0) as u8)
+                .collect(),
         )
         .expect("cells");
         let case = format!("life {side}² u8, T = {t}");
@@ -307,12 +324,16 @@ fn main() {
         type Life = fn(&Runtime, &Matrix<u8>, &mut Matrix<u8>, i32) -> Result<(), parac::Error>;
         let variants: [(&str, Life); 2] = [
             ("step by step (band = 1)", life_steps),
-            ("tiled, band = 4 (default)", life_tiled),
+            ("tiled, the model's band (8 steps)", life_tiled),
         ];
         for (name, f) in variants {
             let mut out = Matrix::<u8>::zeros(shape);
             let (med, min) = measure(|| f(&rt, &src, &mut out, t).expect("life"), secs);
-            assert_eq!(out.as_slice(), want.as_slice(), "{name}: not the step-by-step result");
+            assert_eq!(
+                out.as_slice(),
+                want.as_slice(),
+                "{name}: not the step-by-step result"
+            );
             rows.push(Row {
                 case: case.clone(),
                 variant: name,
@@ -331,7 +352,10 @@ fn main() {
         let pts3 = (side3 * side3 * side3) as f64;
         let src = grid_f32(&shape3, 3);
         let mut out = Matrix::<f32>::zeros(shape3);
-        let (med, min) = measure(|| heat3d_steps(&rt, &src, &mut out, t).expect("heat3d"), secs);
+        let (med, min) = measure(
+            || heat3d_steps(&rt, &src, &mut out, t).expect("heat3d"),
+            secs,
+        );
         rows.push(Row {
             case: format!("heat-3D {side3}³, T = {t}"),
             variant: "step by step (not tiled: 3-D)",
@@ -345,7 +369,11 @@ fn main() {
     // FDTD-2D, T = 64: step by step (three regions per step: not tiled yet).
     {
         let t = 64;
-        let (a, b, c) = (grid_f32(&shape, 4), grid_f32(&shape, 5), grid_f32(&shape, 6));
+        let (a, b, c) = (
+            grid_f32(&shape, 4),
+            grid_f32(&shape, 5),
+            grid_f32(&shape, 6),
+        );
         let mut ex = Matrix::<f32>::zeros(shape);
         let mut ey = Matrix::<f32>::zeros(shape);
         let mut hz = Matrix::<f32>::zeros(shape);

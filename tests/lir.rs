@@ -123,6 +123,7 @@ fn switches() -> Vec<(&'static str, Options)> {
             Options {
                 time_steps: 2,
                 time_rows: 1,
+                time_model: false,
                 ..all.clone()
             },
         ),
@@ -131,6 +132,7 @@ fn switches() -> Vec<(&'static str, Options)> {
             Options {
                 time_steps: 3,
                 time_rows: 2,
+                time_model: false,
                 partition: false,
                 ..all.clone()
             },

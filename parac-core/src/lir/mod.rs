@@ -342,8 +342,9 @@ impl Loop {
 /// rows, a halo more, stay in the task's cache).
 pub const FUSE_ROWS: i64 = 32;
 
-/// The default of [`Options::time_steps`]: time steps per band of a tiled `parac_repeat`.
-pub const TIME_STEPS: i64 = 4;
+/// The default of [`Options::time_steps`]: the most time steps per band of a tiled
+/// `parac_repeat` (the model takes fewer for a wider stencil: `pass::fuse::time`).
+pub const TIME_STEPS: i64 = 8;
 
 /// The default of [`Options::time_rows`]: a band's task's rows.
 pub const TIME_ROWS: i64 = 32;
@@ -410,12 +411,16 @@ pub struct Options {
     /// On the CPU, a producer region computed in its consumer's tasks of this many rows, with
     /// its halo, into a private buffer ([`pass::fuse`]); 0: every region alone.
     pub fuse_rows: i64,
-    /// On the CPU, a `parac_repeat` of one stencil step run in bands of this many time steps,
-    /// each band's tasks computing their rows' dependence cone in private buffers
-    /// ([`pass::fuse::time`]); 0 or 1: step by step.
+    /// On the CPU, a `parac_repeat` of one stencil step run in bands of at most this many time
+    /// steps (the model's choice below it), each band's tasks computing their rows'
+    /// dependence cone in private buffers ([`pass::fuse::time`]); 0: step by step (a program's
+    /// `parac_schedule(band = ..)` too).
     pub time_steps: i64,
     /// The rows of a band's task ([`Options::time_steps`]).
     pub time_rows: i64,
+    /// [`Options::time_steps`] is the most steps per band and the model picks fewer for wider
+    /// stencils; off: exactly that many (tests).
+    pub time_model: bool,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -462,6 +467,7 @@ impl Default for Options {
             fuse_rows: FUSE_ROWS,
             time_steps: TIME_STEPS,
             time_rows: TIME_ROWS,
+            time_model: true,
         }
     }
 }
@@ -479,10 +485,13 @@ pub struct Lowered {
 /// 1. `lower`: the HAST as loops (blocks written out element by element, border reads as
 ///    `select` chains);
 /// 2. [`pass::simplify`]: constant folding;
-/// 3. [`pass::parallel`]: the loop kinds of row-parallel regions;
-/// 4. [`pass::slide`]: folds over windows computed per row (column reductions, then prefix
+/// 3. [`pass::fuse::time`]: a `parac_repeat` of one stencil step in bands of time steps
+///    (`Options::time_steps`), each task's dependence cone in private buffers;
+/// 4. [`pass::fuse`]: a producer computed in its consumer's tasks of rows (`fuse_rows`);
+/// 5. [`pass::parallel`]: the loop kinds of row-parallel regions;
+/// 6. [`pass::slide`]: folds over windows computed per row (column reductions, then prefix
 ///    sums or van Herk's blocks), in time independent of the window;
-/// 5. [`pass::partition`]: innermost loops split into border segments and a checked-once
+/// 7. [`pass::partition`]: innermost loops split into border segments and a checked-once
 ///    interior.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
@@ -576,7 +585,8 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         }
         return Lowered { func, dumps };
     }
-    if opts.parallel && pass::fuse::time::run(&mut func, f, opts.time_steps, opts.time_rows) {
+    let time = (opts.time_steps, opts.time_rows, opts.time_model);
+    if opts.parallel && pass::fuse::time::run(&mut func, f, time) {
         keep("time", &func);
     }
     if opts.fuse_rows > 0 && opts.parallel && pass::fuse::run(&mut func, f, opts.fuse_rows) {

@@ -38,18 +38,19 @@
 //!   but one (nothing reads it before `S` writes it again).
 
 use super::{Producer, producer, reads::row_offsets, uses};
-use crate::ir::{BinOp, Builtin, BorderMode, Function, MatrixKind, Scalar};
+use crate::ir::{BinOp, BorderMode, Builtin, Function, MatrixKind, Scalar};
+use crate::lir::VarId;
 use crate::lir::visit::{Mutator, rebuild_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
-use crate::lir::VarId;
 use std::collections::HashMap;
 
 /// The widest radius (rows read each side) a time step may have to be tiled.
 const MAX_RADIUS: i128 = 8;
 
-/// Runs each tileable `parac_repeat` of the function's body in bands of `steps` time steps,
-/// tasks of `rows` rows; whether it tiled any.
-pub fn run(func: &mut Func, f: &Function, steps: i64, rows: i64) -> bool {
+/// Runs each tileable `parac_repeat` of the function's body in bands of `steps` time steps
+/// (`modelled`: at most, the model's choice) in tasks of `rows` rows, unless the program's
+/// `parac_schedule` says otherwise; whether it tiled any.
+pub fn run(func: &mut Func, f: &Function, (steps, rows, modelled): (i64, i64, bool)) -> bool {
     if steps < 1 || rows < 1 {
         return false;
     }
@@ -59,27 +60,41 @@ pub fn run(func: &mut Func, f: &Function, steps: i64, rows: i64) -> bool {
     let mut tiled = false;
     let mut i = 0;
     while i < top.len() {
-        // The program's `parac_schedule(band = .., rows = ..)` first.
-        let (k, r) = match func.stmts[top[i]] {
-            Stmt::Repeat { schedule, .. } => (
-                schedule.band.unwrap_or(steps),
-                schedule.rows.unwrap_or(rows),
-            ),
-            _ => (0, 0),
+        let schedule = match func.stmts[top[i]] {
+            Stmt::Repeat { schedule, .. } => schedule,
+            _ => Default::default(),
         };
-        if k >= 2
-            && let Some(band) = candidate(func, f, &top, i)
-            && let Some(new) = tile(func, f, top[i], &band, k, r)
-        {
-            top.splice(i..=i, new);
-            tiled = true;
-            i += 2;
-            continue;
+        if let Some(band) = candidate(func, f, &top, i) {
+            // The program's `parac_schedule(band = .., rows = ..)` first, else the model.
+            let r = schedule.rows.unwrap_or(rows);
+            let k = match schedule.band {
+                Some(k) => k,
+                None if modelled => model(steps, r, band.radius),
+                None => steps,
+            };
+            if k >= 2
+                && let Some(new) = tile(func, f, top[i], &band, k, r)
+            {
+                top.splice(i..=i, new);
+                tiled = true;
+                i += 2;
+                continue;
+            }
         }
         i += 1;
     }
     func.stmts[func.body] = Stmt::Block(top);
     tiled
+}
+
+/// Time steps per band for tasks of `rows` rows and a stencil of `radius` rows: as many as
+/// keep the recomputed rows (`(K - 1) radius` more per task and step, on average) within a
+/// quarter of the task's, at most `most`. On the 2-core developers' machine, heat-2D 4096²:
+/// bands of 4 steps were 1.8x faster than step by step, of 8 steps 2.1-2.2x
+/// (`benches/time_steps.rs`, docs/benchmarks.md).
+fn model(most: i64, rows: i64, radius: i128) -> i64 {
+    let k = 1 + i128::from(rows) / (4 * radius.max(1));
+    k.clamp(2, i128::from(most.max(2))) as i64
 }
 
 /// A repeat that can be tiled: its step's region and producer, the grid read and the radius.
@@ -103,11 +118,14 @@ fn candidate(func: &mut Func, f: &Function, top: &[StmtId], i: usize) -> Option<
         return None;
     };
     let (region, swap) = (*region, *swap);
-    let (Stmt::Region {
-        id: rid,
-        body: rbody,
-        ..
-    }, Stmt::Swap(a, c)) = (&func.stmts[region], &func.stmts[swap])
+    let (
+        Stmt::Region {
+            id: rid,
+            body: rbody,
+            ..
+        },
+        Stmt::Swap(a, c),
+    ) = (&func.stmts[region], &func.stmts[swap])
     else {
         return None;
     };
@@ -120,7 +138,11 @@ fn candidate(func: &mut Func, f: &Function, top: &[StmtId], i: usize) -> Option<
         _ => return None,
     };
     // `g` and `h` swap with each other alone; `h` is a local read by no later step.
-    if !f.swap_groups().iter().any(|grp| grp.as_slice() == [g.min(h), g.max(h)]) {
+    if !f
+        .swap_groups()
+        .iter()
+        .any(|grp| grp.as_slice() == [g.min(h), g.max(h)])
+    {
         return None;
     }
     if f.matrices[h].kind != MatrixKind::Local || f.matrices[g].elem != f.matrices[h].elem {
@@ -287,7 +309,11 @@ fn tile(
     let chunk = func.stmt(Stmt::Block(chunk));
     let x0 = func.int(0, xt);
     let tasks = func.for_loop(sx, (x0, xhi, rows), LoopKind::ParallelChunks, chunk);
-    let region = func.stmt(Stmt::Region { id, name, body: tasks });
+    let region = func.stmt(Stmt::Region {
+        id,
+        name,
+        body: tasks,
+    });
     let step = func.stmt(Stmt::Block(vec![region, band.swap]));
     // `n / K` bands, then `n % K` steps.
     let n = func.cast(count, i64t);
