@@ -85,7 +85,7 @@ parac::parac! {
         let next: u8[M][N];
         parac_border_rule dead = constant(out[1][1], 0);
         parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity] & 1; }
-        parac_repeat(steps) {
+        parac_repeat(steps) parac_schedule(band = 8) {
             parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
                 let alive = out[x][y] as i32;
                 let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
@@ -324,7 +324,10 @@ fn main() {
         type Life = fn(&Runtime, &Matrix<u8>, &mut Matrix<u8>, i32) -> Result<(), parac::Error>;
         let variants: [(&str, Life); 2] = [
             ("step by step (band = 1)", life_steps),
-            ("tiled, the model's band (8 steps)", life_tiled),
+            (
+                "tiled, parac_schedule(band = 8) (the model runs it step by step)",
+                life_tiled,
+            ),
         ];
         for (name, f) in variants {
             let mut out = Matrix::<u8>::zeros(shape);

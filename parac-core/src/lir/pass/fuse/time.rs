@@ -69,7 +69,7 @@ pub fn run(func: &mut Func, f: &Function, (steps, rows, modelled): (i64, i64, bo
             let r = schedule.rows.unwrap_or(rows);
             let k = match schedule.band {
                 Some(k) => k,
-                None if modelled => model(steps, r, band.radius),
+                None if modelled => model(steps, r, &band),
                 None => steps,
             };
             if k >= 2
@@ -87,15 +87,23 @@ pub fn run(func: &mut Func, f: &Function, (steps, rows, modelled): (i64, i64, bo
     tiled
 }
 
-/// Time steps per band for tasks of `rows` rows and a stencil of `radius` rows: as many as
-/// keep the recomputed rows (`(K - 1) radius` more per task and step, on average) within a
-/// quarter of the task's, at most `most`. On the 2-core developers' machine, heat-2D 4096²:
-/// bands of 4 steps were 1.8x faster than step by step, of 8 steps 2.1-2.2x
-/// (`benches/time_steps.rs`, docs/benchmarks.md).
-fn model(most: i64, rows: i64, radius: i128) -> i64 {
-    let k = 1 + i128::from(rows) / (4 * radius.max(1));
+/// Time steps per band for tasks of `rows` rows: as many as keep the recomputed rows (`(K - 1)
+/// radius` more per task and step, on average) within a quarter of the task's, at most `most`;
+/// none (1) for a step whose work per byte says it is bound by its arithmetic, not by memory
+/// (more than [`MAX_INTENSITY`]), where recomputing the halos costs more than the memory saved.
+fn model(most: i64, rows: i64, band: &Band) -> i64 {
+    if band.intensity > MAX_INTENSITY {
+        return 1;
+    }
+    let k = 1 + i128::from(rows) / (4 * band.radius.max(1));
     k.clamp(2, i128::from(most.max(2))) as i64
 }
+
+/// The most work per byte (expression nodes of a point per byte of the grids it reads and
+/// writes) of a step the model tiles. On the developers' 2-core machine (benches/time_steps.rs,
+/// 4096², T = 64): heat-2D (f32, 26 nodes per byte) ran 2.1x faster in bands of 8 steps than
+/// step by step; the game of life (u8, 156) 0.93x as fast.
+const MAX_INTENSITY: usize = 64;
 
 /// A repeat that can be tiled: its step's region and producer, the grid read and the radius.
 struct Band {
@@ -105,6 +113,8 @@ struct Band {
     radius: i128,
     /// The swap, after the region.
     swap: StmtId,
+    /// Expression nodes of a point per byte a point reads and writes of the grids.
+    intensity: usize,
 }
 
 fn candidate(func: &mut Func, f: &Function, top: &[StmtId], i: usize) -> Option<Band> {
@@ -190,12 +200,23 @@ fn candidate(func: &mut Func, f: &Function, top: &[StmtId], i: usize) -> Option<
         return None;
     }
     let radius = offsets.iter().map(|o| o.1.abs()).max()?;
+    // The step's work per byte it moves (expression nodes of a point, border chains
+    // included, per byte read and written).
+    let mut nodes = 0;
+    for e in p.lets.iter().map(|(_, e)| *e).chain([p.value]) {
+        crate::lir::visit::preorder(func, e, |_| {
+            nodes += 1;
+            true
+        });
+    }
+    let intensity = nodes / (2 * f.matrices[g].elem.bytes()).max(1);
     (radius <= MAX_RADIUS).then_some(Band {
         region,
         p,
         g,
         radius,
         swap,
+        intensity,
     })
 }
 
