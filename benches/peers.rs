@@ -29,6 +29,7 @@
 #[path = "../tests/common/data.rs"]
 mod data;
 mod hand;
+mod host;
 #[path = "../tests/common/reference.rs"]
 mod reference;
 
@@ -94,28 +95,6 @@ fn max_diff<T: parac::Element + Into<f64>>(a: &Matrix<T>, b: &Matrix<T>) -> f64 
         .zip(b.as_slice())
         .map(|(x, y)| ((*x).into() - (*y).into()).abs())
         .fold(0.0, f64::max)
-}
-
-/// Host copy bandwidth in bytes per second, read plus written: a 256 MiB copy split over every
-/// core (one thread does not saturate memory), best of 5.
-fn copy_bandwidth() -> f64 {
-    let n = 256 << 20;
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let src = vec![1u8; n];
-    let mut dst = vec![0u8; n];
-    let chunk = n.div_ceil(threads);
-    let mut best = Duration::MAX;
-    for _ in 0..5 {
-        let t = Instant::now();
-        std::thread::scope(|s| {
-            for (d, c) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-                s.spawn(move || d.copy_from_slice(std::hint::black_box(c)));
-            }
-        });
-        std::hint::black_box(&mut dst);
-        best = best.min(t.elapsed());
-    }
-    2.0 * n as f64 / best.as_secs_f64()
 }
 
 fn cpu_model() -> String {
@@ -445,7 +424,7 @@ fn main() {
         "machine": format!("{} ({} cores)", cpu_model(), std::thread::available_parallelism().map_or(0, |n| n.get())),
         "device": device,
         "seconds": secs,
-        "copy_bandwidth": copy_bandwidth(),
+        "copy_bandwidth": host::copy_bandwidth(),
         "floor_bytes": floor_bytes,
         "pixels": pixels,
         "results": results,

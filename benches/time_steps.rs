@@ -16,7 +16,9 @@
 //! `cargo bench --bench time_steps` (4096², T = 64 and 512 for heat-2D; `PARAC_BENCH_SMALL=1`:
 //! 1024²). Prints a markdown table.
 
-use parac::{Matrix, Runtime};
+mod host;
+
+use parac::{Element, Matrix, Runtime};
 use std::time::Instant;
 
 parac::parac! {
@@ -156,26 +158,40 @@ fn measure(mut f: impl FnMut(), secs: f64) -> (f64, f64) {
     (times[times.len() / 2], times[0])
 }
 
-/// Host copy bandwidth, bytes read plus written per second (a 256 MiB copy over every core,
-/// best of 5).
-fn copy_bandwidth() -> f64 {
-    let n = 256 << 20;
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let src = vec![1u8; n];
-    let mut dst = vec![0u8; n];
-    let chunk = n.div_ceil(threads);
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let t = Instant::now();
-        std::thread::scope(|s| {
-            for (d, c) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-                s.spawn(move || d.copy_from_slice(std::hint::black_box(c)));
-            }
+/// A parac variant: the program, called with the input, the output and the count.
+type Variant<T> = (
+    &'static str,
+    fn(&Runtime, &Matrix<T>, &mut Matrix<T>, i32) -> Result<(), parac::Error>,
+);
+
+/// Times each variant of one case and checks its grid against the first's (step by step).
+fn variants<T: Element + Default + PartialEq + std::fmt::Debug>(
+    rt: &Runtime,
+    (case, src, t, secs): (&str, &Matrix<T>, i32, f64),
+    (points_steps, floor_ms): (f64, f64),
+    vs: &[Variant<T>],
+    rows: &mut Vec<Row>,
+) -> Matrix<T> {
+    let shape: [usize; 2] = [src.shape()[0], src.shape()[1]];
+    let mut want: Option<Matrix<T>> = None;
+    for (name, f) in vs {
+        let mut out = Matrix::<T>::zeros(shape);
+        let (median_ms, min_ms) = measure(|| f(rt, src, &mut out, t).expect(name), secs);
+        match &want {
+            None => want = Some(out),
+            Some(w) => assert_eq!(out.as_slice(), w.as_slice(), "{name}: not step by step's"),
+        }
+        rows.push(Row {
+            case: case.to_string(),
+            variant: name,
+            median_ms,
+            min_ms,
+            points_steps,
+            floor_ms,
         });
-        std::hint::black_box(&mut dst);
-        best = best.min(t.elapsed().as_secs_f64());
+        rows.last().expect("a row").print();
     }
-    2.0 * n as f64 / best
+    want.expect("a variant")
 }
 
 fn grid_f32(shape: &[usize], seed: u32) -> Matrix<f32> {
@@ -228,7 +244,7 @@ fn main() {
     let side = if small { 1024 } else { 4096 };
     let side3 = if small { 64 } else { 256 };
     let rt = Runtime::cpu();
-    let bw = copy_bandwidth();
+    let bw = host::copy_bandwidth();
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     println!(
         "CPU path, {threads} threads; host copy bandwidth {:.1} GB/s (read + written)",
@@ -246,36 +262,21 @@ fn main() {
     for t in [64i32, 512] {
         let case = format!("heat-2D {side}², T = {t}");
         let floor = t as f64 * pts * 8.0 / bw * 1e3;
-        let mut want = Matrix::<f32>::zeros(shape);
-        heat_steps(&rt, &src, &mut want, t).expect("heat");
-        type Heat = fn(&Runtime, &Matrix<f32>, &mut Matrix<f32>, i32) -> Result<(), parac::Error>;
-        let variants: [(&str, Heat); 3] = [
-            ("step by step (band = 1)", heat_steps),
-            (
-                "tiled, the model's band (8 steps, tasks of 32 rows)",
-                heat_tiled,
-            ),
-            ("tiled, parac_schedule(band = 4)", heat_tiled4),
-        ];
         let s = if t > 64 { secs.min(1.0) } else { secs };
-        for (name, f) in variants {
-            let mut out = Matrix::<f32>::zeros(shape);
-            let (med, min) = measure(|| f(&rt, &src, &mut out, t).expect("heat"), s);
-            assert_eq!(
-                out.as_slice(),
-                want.as_slice(),
-                "{name}: not the step-by-step result"
-            );
-            rows.push(Row {
-                case: case.clone(),
-                variant: name,
-                median_ms: med,
-                min_ms: min,
-                points_steps: pts * t as f64,
-                floor_ms: floor,
-            });
-            rows.last().unwrap().print();
-        }
+        let want = variants(
+            &rt,
+            (&case, &src, t, s),
+            (pts * t as f64, floor),
+            &[
+                ("step by step (band = 1)", heat_steps),
+                (
+                    "tiled, the model's band (8 steps, tasks of 32 rows)",
+                    heat_tiled,
+                ),
+                ("tiled, parac_schedule(band = 4)", heat_tiled4),
+            ],
+            &mut rows,
+        );
         if t == 64 {
             let mut a = Matrix::<f32>::zeros(shape);
             let mut b = Matrix::<f32>::zeros(shape);
@@ -319,34 +320,19 @@ fn main() {
         .expect("cells");
         let case = format!("life {side}² u8, T = {t}");
         let floor = t as f64 * pts * 2.0 / bw * 1e3;
-        let mut want = Matrix::<u8>::zeros(shape);
-        life_steps(&rt, &src, &mut want, t).expect("life");
-        type Life = fn(&Runtime, &Matrix<u8>, &mut Matrix<u8>, i32) -> Result<(), parac::Error>;
-        let variants: [(&str, Life); 2] = [
-            ("step by step (band = 1)", life_steps),
-            (
-                "tiled, parac_schedule(band = 8) (the model runs it step by step)",
-                life_tiled,
-            ),
-        ];
-        for (name, f) in variants {
-            let mut out = Matrix::<u8>::zeros(shape);
-            let (med, min) = measure(|| f(&rt, &src, &mut out, t).expect("life"), secs);
-            assert_eq!(
-                out.as_slice(),
-                want.as_slice(),
-                "{name}: not the step-by-step result"
-            );
-            rows.push(Row {
-                case: case.clone(),
-                variant: name,
-                median_ms: med,
-                min_ms: min,
-                points_steps: pts * t as f64,
-                floor_ms: floor,
-            });
-            rows.last().unwrap().print();
-        }
+        variants(
+            &rt,
+            (&case, &src, t, secs),
+            (pts * t as f64, floor),
+            &[
+                ("step by step (band = 1)", life_steps),
+                (
+                    "tiled, parac_schedule(band = 8) (the model runs it step by step)",
+                    life_tiled,
+                ),
+            ],
+            &mut rows,
+        );
     }
     // heat-3D, T = 64: step by step (no time tiling of 3-D grids yet).
     {

@@ -209,6 +209,8 @@ fn global_operators_become_regions_run_before_their_host_let() {
             HostStep::Run(r) => format!("run {}", f.regions[*r].name),
             HostStep::Let(v, _) => format!("let {}", f.scalars[*v].name),
             HostStep::Return(_) => "return".into(),
+            HostStep::Repeat { .. } => "repeat".into(),
+            HostStep::Swap(..) => "swap".into(),
         })
         .collect();
     assert_eq!(

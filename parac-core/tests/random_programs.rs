@@ -47,6 +47,7 @@ mod progen;
 
 use parac_core::codegen;
 use parac_core::interp::{self, Arg, Data, InterpError, Val};
+use parac_core::lir;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestCaseError, TestRunner};
 use std::cell::{Cell, RefCell};
@@ -1087,4 +1088,83 @@ fn run_file() {
         let r = interp::run(f, &mut args);
         eprintln!("seed {seed}: {r:?}");
     }
+}
+
+/// Random iterated stencils (`gen/time_steps.rs`), lowered with time tiling off and in bands
+/// of 2 to 8 steps in tasks of 1 to 32 rows, run by the LIR's evaluator against the
+/// interpreter at sizes from 1x1 to 19x11 and counts 0, 1, 2, 3, 5 and 7: the same results,
+/// or the same error. `PARAC_FUZZ_ITERATED=N` makes N programs (60 by default).
+#[test]
+fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
+    let n: usize = std::env::var("PARAC_FUZZ_ITERATED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let mut rng = progen::Rng::new(0x2545_f491_4f6c_dd1d);
+    let switches: Vec<(String, lir::Options)> = [
+        (0, 32, true),
+        (2, 1, true),
+        (3, 2, false),
+        (4, 5, true),
+        (8, 32, true),
+    ]
+    .into_iter()
+    .map(|(k, rows, partition): (i64, i64, bool)| {
+        (
+            format!("bands of {k}, tasks of {rows} rows, partition {partition}"),
+            lir::Options {
+                time_steps: k,
+                time_rows: rows,
+                time_model: false,
+                partition,
+                dump: true,
+                ..lir::Options::default()
+            },
+        )
+    })
+    .collect();
+    let (mut runs, mut tiled) = (0, 0);
+    for _ in 0..n {
+        let src = progen::time_steps::program(&mut rng);
+        let c = parac_core::compile_str(&src);
+        assert!(c.diagnostics.is_empty(), "{src}\n{:?}", c.diagnostics);
+        let f = &c.module.functions[0];
+        let lowered: Vec<(&str, lir::Lowered)> = switches
+            .iter()
+            .map(|(s, o)| (s.as_str(), lir::lower(f, o)))
+            .collect();
+        tiled += lowered
+            .iter()
+            .filter(|(_, l)| l.dumps.iter().any(|(stage, _)| *stage == "time"))
+            .count();
+        for sizes in [[1, 1], [1, 4], [3, 1], [5, 7], [12, 3], [19, 11]] {
+            let steps = [0, 1, 2, 3, 5, 7][rng.below(6) as usize];
+            let Some(start) = progen::time_steps::args(f, sizes, steps, &mut rng) else {
+                continue;
+            };
+            let mut want = start.clone();
+            let result = interp::run(f, &mut want);
+            for (switch, l) in &lowered {
+                let mut got = start.clone();
+                let r = lir::eval::run(&l.func, f, &mut got);
+                runs += 1;
+                match (&result, &r) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a, b, "{src}\nat {sizes:?}, {steps} steps ({switch})");
+                        assert_eq!(got, want, "{src}\nat {sizes:?}, {steps} steps ({switch})");
+                    }
+                    (Err(a), Err(b)) => assert_eq!(
+                        a.to_string(),
+                        b.to_string(),
+                        "{src}\nat {sizes:?}, {steps} steps ({switch})"
+                    ),
+                    _ => panic!(
+                        "{src}\nat {sizes:?}, {steps} steps ({switch}): {result:?} against {r:?}"
+                    ),
+                }
+            }
+        }
+    }
+    eprintln!("[time steps] {n} programs, {runs} runs, {tiled} tiled lowerings");
+    assert!(tiled > n / 4, "only {tiled} lowerings tiled");
 }

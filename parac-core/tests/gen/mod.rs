@@ -23,6 +23,7 @@
 #![allow(dead_code, clippy::needless_range_loop, clippy::too_many_arguments)]
 
 pub mod budget;
+pub mod time_steps;
 
 use parac_core::interp::{Arg, Data, Tensor, Val};
 use parac_core::ir::{self, Scalar};

@@ -1,34 +1,20 @@
-//! Random iterated stencils (issue 31): programs with `parac_repeat` and `parac_swap` made from
-//! a seed (element type, radius, taps and weights, border mode, a source term, one or two
-//! regions per step, the grid an output or a local, a `parac_schedule` or none), lowered with
-//! time tiling off and in bands of 2 to 4 steps in tasks of 1 to 5 rows, run by the LIR's
-//! evaluator and compared with the interpreter at sizes from 1x1 to 19x11 and counts 0, 1, 2,
-//! 3, 5 and 7: the same results, or the same error. `PARAC_FUZZ_PROGRAMS=N` makes N programs
-//! (60 by default).
+//! Random iterated stencils (issue 31): one function with `parac_repeat` and `parac_swap`
+//! made from a seed: element type, radius, taps and weights, border mode, a source term, one
+//! or two regions per step, the grid an output or a local, a `parac_schedule` or none.
+//! `parac-core/tests/random_programs.rs` runs them tiled and not against the interpreter.
 
+use super::Rng;
 use parac_core::interp::{self, Arg, Data, Tensor, Val};
 use parac_core::ir::{Function, MatrixKind, ParamRef, Scalar};
-use parac_core::lir::{self, Options};
-
-struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
     fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len() as u64) as usize]
+        &v[self.below(v.len() as u32) as usize]
     }
 }
 
 /// One random program's source.
-fn program(rng: &mut Rng) -> String {
+pub fn program(rng: &mut Rng) -> String {
     let ty = *rng.pick(&["i32", "i16", "u8", "f32"]);
     let float = ty == "f32";
     let r = 1 + rng.below(3) as i64;
@@ -47,9 +33,9 @@ fn program(rng: &mut Rng) -> String {
         // `wrap(g[*][r])` borders the columns alone: the rows read are the row itself.
         let a = match mode {
             5 => 0,
-            _ => rng.below(2 * r as u64 + 1) as i64 - r,
+            _ => rng.below(2 * r as u32 + 1) as i64 - r,
         };
-        let b = rng.below(2 * r as u64 + 1) as i64 - r;
+        let b = rng.below(2 * r as u32 + 1) as i64 - r;
         taps.push((a, b, rng.below(5) as i64 - 1));
     }
     let term = |(a, b, c): &(i64, i64, i64), g: &str| {
@@ -132,7 +118,7 @@ fn program(rng: &mut Rng) -> String {
     p
 }
 
-fn args(f: &Function, sizes: [i64; 2], steps: i32, rng: &mut Rng) -> Option<Vec<Arg>> {
+pub fn args(f: &Function, sizes: [i64; 2], steps: i32, rng: &mut Rng) -> Option<Vec<Arg>> {
     let dims = interp::matrix_dims(f, &sizes).ok()?;
     let mut out = Vec::new();
     for p in &f.params {
@@ -158,79 +144,4 @@ fn args(f: &Function, sizes: [i64; 2], steps: i32, rng: &mut Rng) -> Option<Vec<
         });
     }
     Some(out)
-}
-
-#[test]
-fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
-    let n: usize = std::env::var("PARAC_FUZZ_PROGRAMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let switches: Vec<(String, Options)> = [
-        (0, 32, true),
-        (2, 1, true),
-        (3, 2, false),
-        (4, 5, true),
-        (8, 32, true),
-    ]
-    .into_iter()
-    .map(|(k, rows, partition): (i64, i64, bool)| {
-        (
-            format!("bands of {k}, tasks of {rows} rows, partition {partition}"),
-            Options {
-                time_steps: k,
-                time_rows: rows,
-                time_model: false,
-                partition,
-                dump: true,
-                ..Options::default()
-            },
-        )
-    })
-    .collect();
-    let (mut runs, mut tiled) = (0, 0);
-    for _ in 0..n {
-        let src = program(&mut rng);
-        let c = parac_core::compile_str(&src);
-        assert!(c.diagnostics.is_empty(), "{src}\n{:?}", c.diagnostics);
-        let f = &c.module.functions[0];
-        let lowered: Vec<(&str, lir::Lowered)> = switches
-            .iter()
-            .map(|(s, o)| (s.as_str(), lir::lower(f, o)))
-            .collect();
-        tiled += lowered
-            .iter()
-            .filter(|(_, l)| l.dumps.iter().any(|(stage, _)| *stage == "time"))
-            .count();
-        for sizes in [[1, 1], [1, 4], [3, 1], [5, 7], [12, 3], [19, 11]] {
-            let steps = *rng.pick(&[0, 1, 2, 3, 5, 7]);
-            let Some(start) = args(f, sizes, steps, &mut rng) else {
-                continue;
-            };
-            let mut want = start.clone();
-            let result = interp::run(f, &mut want);
-            for (switch, l) in &lowered {
-                let mut got = start.clone();
-                let r = lir::eval::run(&l.func, f, &mut got);
-                runs += 1;
-                match (&result, &r) {
-                    (Ok(a), Ok(b)) => {
-                        assert_eq!(a, b, "{src}\nat {sizes:?}, {steps} steps ({switch})");
-                        assert_eq!(got, want, "{src}\nat {sizes:?}, {steps} steps ({switch})");
-                    }
-                    (Err(a), Err(b)) => assert_eq!(
-                        a.to_string(),
-                        b.to_string(),
-                        "{src}\nat {sizes:?}, {steps} steps ({switch})"
-                    ),
-                    _ => panic!(
-                        "{src}\nat {sizes:?}, {steps} steps ({switch}): {result:?} against {r:?}"
-                    ),
-                }
-            }
-        }
-    }
-    eprintln!("[time steps] {n} programs, {runs} runs, {tiled} tiled lowerings");
-    assert!(tiled > n / 4, "only {tiled} lowerings tiled");
 }
