@@ -1,7 +1,8 @@
 //! Iterated stencils (issue 31): `parac_repeat` step by step against time-tiled on the CPU
 //! path, and Halide running the same steps, on grids that do not fit the cache. Four stencils
 //! as the split-tiling document lists them: heat-2D (5 points, f32, replicated edge), a 3x3
-//! game of life (u8, dead border), heat-3D (7 points, f32) and FDTD-2D (three grids, f32).
+//! game of life (u8, dead border), heat-3D (7 points, f32) and FDTD-2D (three grids, f32,
+//! three regions per step).
 //! Each parac variant is the same program with a different `parac_schedule(band = K)` (1:
 //! step by step; without it the compiler's model picks K, `pass::fuse::time`); "T calls" is a one-step
 //! function called T times from Rust, as a user had to before `parac_repeat`.
@@ -114,6 +115,35 @@ parac::parac! {
     }
 
     fn fdtd_steps(ex0: &f32[M][N], ey0: &f32[M][N], hz0: &f32[M][N],
+                  ex: &mut f32[M][N], ey: &mut f32[M][N], hz: &mut f32[M][N], steps: i32) {
+        let exn: f32[M][N];
+        let eyn: f32[M][N];
+        let hzn: f32[M][N];
+        parac_border_rule bh = replicate(hz[1][1]);
+        parac_border_rule be = replicate(exn[1][1]);
+        parac_border_rule bey = replicate(eyn[1][1]);
+        parac_iterator init(0:M:1; 0:N:1) {
+            ex[initx][inity] = ex0[initx][inity];
+            ey[initx][inity] = ey0[initx][inity];
+            hz[initx][inity] = hz0[initx][inity];
+        }
+        parac_repeat(steps) parac_schedule(band = 1) {
+            parac_iterator fy(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
+                eyn[x][y] = ey[x][y] - 0.5 * (hz[x][y] - hz[x-1][y]);
+            }
+            parac_iterator fx(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
+                exn[x][y] = ex[x][y] - 0.5 * (hz[x][y] - hz[x][y-1]);
+            }
+            parac_iterator fh(x in 0:M:1; y in 0:N:1) parac_border_rule(be, bey) {
+                hzn[x][y] = hz[x][y] - 0.7 * (exn[x][y+1] - exn[x][y] + eyn[x+1][y] - eyn[x][y]);
+            }
+            parac_swap(ex, exn);
+            parac_swap(ey, eyn);
+            parac_swap(hz, hzn);
+        }
+    }
+
+    fn fdtd_tiled(ex0: &f32[M][N], ey0: &f32[M][N], hz0: &f32[M][N],
                   ex: &mut f32[M][N], ey: &mut f32[M][N], hz: &mut f32[M][N], steps: i32) {
         let exn: f32[M][N];
         let eyn: f32[M][N];
@@ -355,7 +385,7 @@ fn main() {
         });
         rows.last().unwrap().print();
     }
-    // FDTD-2D, T = 64: step by step (three regions per step: not tiled yet).
+    // FDTD-2D, T = 64: three grids, three regions per step.
     {
         let t = 64;
         let (a, b, c) = (
@@ -363,23 +393,45 @@ fn main() {
             grid_f32(&shape, 5),
             grid_f32(&shape, 6),
         );
-        let mut ex = Matrix::<f32>::zeros(shape);
-        let mut ey = Matrix::<f32>::zeros(shape);
-        let mut hz = Matrix::<f32>::zeros(shape);
-        let (med, min) = measure(
-            || fdtd_steps(&rt, &a, &b, &c, &mut ex, &mut ey, &mut hz, t).expect("fdtd"),
-            secs,
-        );
-        rows.push(Row {
-            case: format!("FDTD-2D {side}², T = {t}"),
-            variant: "step by step (not tiled: 3 grids)",
-            median_ms: med,
-            min_ms: min,
-            points_steps: pts * t as f64,
-            // Each step reads ex, ey, hz (twice hz) and writes three grids: 6 grids of f32.
-            floor_ms: t as f64 * pts * 24.0 / bw * 1e3,
-        });
-        rows.last().unwrap().print();
+        type Fdtd = fn(
+            &Runtime,
+            &Matrix<f32>,
+            &Matrix<f32>,
+            &Matrix<f32>,
+            &mut Matrix<f32>,
+            &mut Matrix<f32>,
+            &mut Matrix<f32>,
+            i32,
+        ) -> Result<(), parac::Error>;
+        let vs: [(&str, Fdtd); 2] = [
+            ("step by step (band = 1)", fdtd_steps),
+            ("tiled, the model's band (8 steps)", fdtd_tiled),
+        ];
+        let mut want: Option<Vec<f32>> = None;
+        for (name, f) in vs {
+            let mut ex = Matrix::<f32>::zeros(shape);
+            let mut ey = Matrix::<f32>::zeros(shape);
+            let mut hz = Matrix::<f32>::zeros(shape);
+            let (med, min) = measure(
+                || f(&rt, &a, &b, &c, &mut ex, &mut ey, &mut hz, t).expect("fdtd"),
+                secs,
+            );
+            let got: Vec<f32> = [ex.as_slice(), ey.as_slice(), hz.as_slice()].concat();
+            match &want {
+                None => want = Some(got),
+                Some(w) => assert!(w == &got, "{name}: not step by step's"),
+            }
+            rows.push(Row {
+                case: format!("FDTD-2D {side}², T = {t}"),
+                variant: name,
+                median_ms: med,
+                min_ms: min,
+                points_steps: pts * t as f64,
+                // Each step reads ex, ey, hz and writes three grids: 6 grids of f32.
+                floor_ms: t as f64 * pts * 24.0 / bw * 1e3,
+            });
+            rows.last().expect("a row").print();
+        }
     }
     halide(side);
 }

@@ -57,13 +57,21 @@ pub fn program(rng: &mut Rng) -> String {
             .join(" + ")
     };
     let source = rng.below(2) == 0;
+    // One region and its swap; or a pointwise second region writing the grid (no swap); or
+    // a second grid `v` (from `s`, read by the first region as its source term) updated after
+    // the first, reading its new values (`h`) at row offsets, each grid swapped with its
+    // partner (FDTD-like).
+    let shape = rng.below(4);
+    let (two, coupled) = (shape == 0, shape == 1);
+    let source = source || coupled;
+    let term_of = if coupled { "v" } else { "s" };
     let value = |g: &str| {
         let s = sum(g);
         let s = if source {
             if float {
-                format!("{s} + s[x][y]")
+                format!("{s} + {term_of}[x][y]")
             } else {
-                format!("{s} + s[x][y] as i32")
+                format!("{s} + {term_of}[x][y] as i32")
             }
         } else {
             s
@@ -82,7 +90,6 @@ pub fn program(rng: &mut Rng) -> String {
         ),
         _ => String::new(),
     };
-    let two = rng.below(4) == 0;
     let local = rng.below(3) == 0;
     // The grid `g` (the output, or a local copied out at the end) and its partner `h`.
     let mut p = format!(
@@ -93,6 +100,11 @@ pub fn program(rng: &mut Rng) -> String {
         p += &format!("    let g: {ty}[M][N];\n");
     }
     p += &format!("    let h: {ty}[M][N];\n");
+    if coupled {
+        p += &format!("    let v: {ty}[M][N];\n    let vn: {ty}[M][N];\n");
+        p += "    parac_border_rule bh = replicate(h[1][1]);\n";
+        p += "    parac_iterator initv(x in 0:M:1; y in 0:N:1) { v[x][y] = s[x][y]; }\n";
+    }
     let border = border.replace("g[", &format!("{g}["));
     p += &format!("    parac_border_rule b = {border};\n");
     p += &format!("    parac_iterator init(x in 0:M:1; y in 0:N:1) {{ {g}[x][y] = src[x][y]; }}\n");
@@ -101,7 +113,23 @@ pub fn program(rng: &mut Rng) -> String {
         "        parac_iterator st(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {{ h[x][y] = {}; }}\n",
         value(g)
     );
-    if two {
+    if coupled {
+        let a = rng.below(3) as i64 - 1;
+        let at = match a {
+            0 => "x".to_string(),
+            1 => "x+1".to_string(),
+            _ => "x-1".to_string(),
+        };
+        let mix = if float {
+            format!("(v[x][y] + h[{at}][y]) * 0.5")
+        } else {
+            format!("((v[x][y] as i32 + h[{at}][y] as i32) >> 1) as {ty}")
+        };
+        p += &format!(
+            "        parac_iterator st2(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {{ vn[x][y] = {mix}; }}\n"
+        );
+        p += &format!("        parac_swap({g}, h);\n        parac_swap(v, vn);\n");
+    } else if two {
         // A second region: the step's new grid through a pointwise stage.
         p += &format!(
             "        parac_iterator st2(x in 0:M:1; y in 0:N:1) {{ {g}[x][y] = h[x][y] {} s[x][y]; }}\n",

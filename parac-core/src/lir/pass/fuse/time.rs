@@ -1,44 +1,49 @@
-//! Time tiling on the CPU path (`Options::time_steps`, overlapped tiles): a time step that
-//! is one region `S` computing grid `h` from grid `g`, then `parac_swap(g, h)`, runs in bands
-//! of `K` steps. A band is one region whose parallel tasks each own `rows` rows of the result:
-//! a task computes its rows' dependence cone, `K - 1` steps of `S` over its rows widened by
-//! `(K - j) R` rows each side (`R` the radius of `S`'s reads of `g`; clipped to the grid) into
-//! two private buffers used in turn, then the last step's own rows into `h`; one swap follows.
-//! Each grid row is read from memory once per band instead of once per step, the rest stays in
-//! the task's cache; the halo rows are computed more than once (overlapped tiling).
+//! Time tiling on the CPU path (`Options::time_steps`, overlapped tiles): a time step made of
+//! regions `S1 .. Sn`, each computing a grid `hi` (from the step's grids `g1 .. gn` and the
+//! new grids of the regions before it), then `parac_swap(gi, hi)` for each, runs in bands of
+//! `K` steps. A band is one region whose parallel tasks each own `rows` rows of the result: a
+//! task computes, step after step and region after region, the rows its result depends on
+//! (its own, widened by what the later steps and regions read, clipped to the grid) into two
+//! private buffers per grid used in turn, and the last step's own rows into the grids; the
+//! swaps follow once. Each grid row is read from memory once per band instead of once per
+//! step, the rest stays in the task's cache; the widened rows are computed more than once
+//! (overlapped tiling).
 //!
 //! ```text
 //! let n = max(count, 0)
 //! repeat n / K times {
-//!   region S {
+//!   region S1 {                             // (S2 .. Sn: their host proofs, before it)
 //!     parallel_chunks for sx in [0, M) step rows {
 //!       let x1 = min(sx + rows, M)
-//!       allocate A[rows + 2 (K - 1) R][N], B[..]
-//!       for x in [max(sx - (K-1) R, 0), min(x1 + (K-1) R, M)) { S's row x, reading g, into A }
-//!       ..                        // step j: rows widened by (K - j) R, reading the last buffer
-//!       chunk_rows for x in [sx, x1) { S's row x, reading the last buffer, into h }
+//!       allocate A1[..][N], B1[..][N], .. An, Bn
+//!       for x in [max(sx - lo, 0), min(x1 + hi, M)) { S1's row x into A1 }   // step 1
+//!       ..                                  // each step and region: its rows, its buffers
+//!       chunk_rows for x in [sx, x1) { each hi's row x from its last buffer }
 //!     }
 //!   }
-//!   swap g h
+//!   swap g1 h1; ..
 //! }
 //! repeat n % K times { the step as it was }
 //! ```
 //!
-//! A read of `g` becomes a read of the buffer at its row (a border rule's index map included)
-//! less the buffer's first row. Legality, where each band gives what `K` steps give:
-//! - `S` is a row nest of `let`s and one store `h[x][y]` (a producer, as fusion's), writes `h`
-//!   whole (`analysis::region_writes_whole`) and nothing else, reads `g` and not `h`;
-//! - `S` cannot fail once its host proof passed (as fusion's producer), holds no fold;
-//! - every read of `g` has the row `x + a`, `|a| <= R <= MAX_RADIUS`, seen through `let`s and
-//!   a border rule's index map; the rules over `g` are shorthands that map a row outside to
-//!   one at most `R` inside (constant, replicate, reflect, reflect101: not wrap), so that each
-//!   row a step reads was computed by the step before;
-//! - `g` and `h` swap with each other alone; `h` is a local no later step reads and no output:
-//!   after a band it holds the band's first grid, where step by step it would hold the last
-//!   but one (nothing reads it before `S` writes it again).
+//! With one region, its last step stores its rows into `h` directly. A read of a grid becomes
+//! a read of that grid's buffer at its row (a border rule's index map included) less the
+//! buffer's first row; the rows each step and region computes come from the reads' row
+//! offsets, last step first. Legality, where each band gives what `K` steps give:
+//! - each `Si` is a row nest of `let`s and one store `hi[x][y]` (a producer, as fusion's),
+//!   writes `hi` whole (`analysis::region_writes_whole`) and nothing else, and reads of the
+//!   grids only the `gj` and the `hj` of the regions before it;
+//! - no `Si` can fail once its host proof passed (as fusion's producer), nor holds a fold;
+//! - every read of a grid has the row `x + a`, `|a| <= MAX_RADIUS`, seen through `let`s and a
+//!   border rule's index map; the rules over the grids are shorthands that map a row outside to
+//!   one at most `|a|` inside (constant, replicate, reflect, reflect101: not wrap), so that
+//!   each row read was computed; the grids have one shape;
+//! - each `gi` swaps with `hi` alone; `hi` is a local no later step reads and no output: after
+//!   a band it holds the band's first grid, where step by step it would hold the last but one
+//!   (nothing reads it before `Si` writes it again).
 
 use super::{Producer, producer, reads::row_offsets, uses};
-use crate::ir::{BinOp, BorderMode, Builtin, Function, MatrixKind, Scalar};
+use crate::ir::{BinOp, BorderMode, Builtin, Function, MatrixKind, RegionId, Scalar};
 use crate::lir::VarId;
 use crate::lir::visit::{Mutator, rebuild_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
@@ -105,119 +110,236 @@ fn model(most: i64, rows: i64, band: &Band) -> i64 {
 /// step by step; the game of life (u8, 156) 0.93x as fast.
 const MAX_INTENSITY: usize = 64;
 
-/// A repeat that can be tiled: its step's region and producer, the grid read and the radius.
-struct Band {
+/// One region of a time step: its statement, its producer (writing grid `p.t`, its `h`) and the
+/// grid `g` it swaps with.
+struct Stage {
     region: StmtId,
+    id: RegionId,
+    name: String,
     p: Producer,
     g: usize,
+}
+
+/// A stage's reads of one grid: the stage whose grid it is, its `g` (the step's, `old`) or its
+/// `h` (this step's new one), and the rows read, `x + lo ..= x + hi`.
+#[derive(Clone, Copy)]
+struct Read {
+    grid: usize,
+    old: bool,
+    lo: i128,
+    hi: i128,
+}
+
+/// A repeat that can be tiled.
+struct Band {
+    stages: Vec<Stage>,
+    /// Per stage, its reads of the grids.
+    reads: Vec<Vec<Read>>,
+    /// The swaps, after the regions.
+    swaps: Vec<StmtId>,
+    /// The widest row offset read.
     radius: i128,
-    /// The swap, after the region.
-    swap: StmtId,
-    /// Expression nodes of a point per byte a point reads and writes of the grids.
+    /// Expression nodes of a step's point per byte it reads and writes of the grids.
     intensity: usize,
 }
 
-fn candidate(func: &mut Func, f: &Function, top: &[StmtId], i: usize) -> Option<Band> {
-    let Stmt::Repeat { body, .. } = func.stmts[top[i]] else {
+fn candidate(func: &mut Func, f: &Function, top: &[StmtId], at: usize) -> Option<Band> {
+    let Stmt::Repeat { body, .. } = func.stmts[top[at]] else {
         return None;
     };
-    let Stmt::Block(b) = &func.stmts[body] else {
+    let Stmt::Block(b) = func.stmts[body].clone() else {
         return None;
     };
-    let [region, swap] = b.as_slice() else {
-        return None;
-    };
-    let (region, swap) = (*region, *swap);
-    let (
-        Stmt::Region {
-            id: rid,
-            body: rbody,
-            ..
-        },
-        Stmt::Swap(a, c),
-    ) = (&func.stmts[region], &func.stmts[swap])
-    else {
-        return None;
-    };
-    let (rid, rbody, a, c) = (*rid, *rbody, *a, *c);
-    let p = producer(func, f, rbody)?;
-    let h = p.t;
-    let g = match h {
-        _ if h == a => c,
-        _ if h == c => a,
-        _ => return None,
-    };
-    // `g` and `h` swap with each other alone; `h` is a local read by no later step.
-    if !f
-        .swap_groups()
+    let n = b
         .iter()
-        .any(|grp| grp.as_slice() == [g.min(h), g.max(h)])
+        .take_while(|s| matches!(func.stmts[**s], Stmt::Region { .. }))
+        .count();
+    let (regions, swaps) = b.split_at(n);
+    if n == 0
+        || swaps.len() != n
+        || !swaps
+            .iter()
+            .all(|s| matches!(func.stmts[*s], Stmt::Swap(..)))
     {
         return None;
     }
-    if f.matrices[h].kind != MatrixKind::Local || f.matrices[g].elem != f.matrices[h].elem {
-        return None;
-    }
-    if top[i + 1..].iter().any(|s| uses(func, *s).touches(h)) {
-        return None;
-    }
-    // `S` writes `h` whole, alone, reads `g` and not `h`, cannot fail, holds no fold.
-    let r = &f.regions[rid];
-    if !crate::analysis::region_writes_whole(f, rid, h)
-        || (0..r.accesses.len()).any(|k| crate::codegen::safety::guarded(f, r, k))
-    {
-        return None;
-    }
-    let u = uses(func, rbody);
-    if u.fold || u.divides || u.loads.contains(&h) || u.stores.iter().any(|m| *m != h) {
-        return None;
-    }
-    if !u.loads.contains(&g) || !u.reduces.is_empty() {
-        return None;
-    }
-    // The border rules over `g`: shorthands that keep a row outside near the edge.
-    for id in &r.rules {
-        let rule = &f.rules[*id];
-        if !rule.entries.iter().any(|e| e.matrix == g) {
-            continue;
-        }
-        let Some(sh) = &rule.shorthand else {
+    let groups = f.swap_groups();
+    let mut stages: Vec<Stage> = Vec::new();
+    for r in regions {
+        let Stmt::Region { id, ref name, body } = func.stmts[*r] else {
             return None;
         };
-        let rows_bordered = sh.widths.first().is_some_and(|w| w.is_some());
-        if matches!(sh.mode, BorderMode::Wrap) && rows_bordered {
+        let name = name.clone();
+        let p = producer(func, f, body)?;
+        let h = p.t;
+        // The one swap of `h`, with a grid no region writes; the two swap with each other alone.
+        let g = swaps.iter().find_map(|s| match func.stmts[*s] {
+            Stmt::Swap(a, c) if a == h => Some(c),
+            Stmt::Swap(a, c) if c == h => Some(a),
+            _ => None,
+        })?;
+        if !groups
+            .iter()
+            .any(|grp| grp.as_slice() == [g.min(h), g.max(h)])
+        {
+            return None;
+        }
+        stages.push(Stage {
+            region: *r,
+            id,
+            name,
+            p,
+            g,
+        });
+    }
+    let shape = |m: usize| {
+        let ctx = crate::ir::display::Ctx {
+            f,
+            region: None,
+            accesses: &[],
+        };
+        let dims: Vec<String> = f.matrices[m].dims.iter().map(|d| ctx.expr(d)).collect();
+        dims
+    };
+    let first = shape(stages[0].p.t);
+    let hs: Vec<usize> = stages.iter().map(|s| s.p.t).collect();
+    let gs: Vec<usize> = stages.iter().map(|s| s.g).collect();
+    for s in &stages {
+        let (g, h) = (s.g, s.p.t);
+        if f.matrices[h].kind != MatrixKind::Local
+            || f.matrices[g].elem != f.matrices[h].elem
+            || hs.contains(&g)
+            || shape(h) != first
+            || shape(g) != first
+            || top[at + 1..].iter().any(|t| uses(func, *t).touches(h))
+        {
             return None;
         }
     }
-    // Every read of `g` at a row `x + a`.
-    let Stmt::For { body: xb, .. } = func.stmts[rbody] else {
-        return None;
-    };
-    let mut offsets = Vec::new();
-    row_offsets(func, xb, g, p.x, &mut HashMap::new(), &mut offsets);
-    let offsets: Vec<(i128, i128)> = offsets.into_iter().collect::<Option<_>>()?;
-    if offsets.iter().any(|o| o.0 != 1) {
-        return None;
-    }
-    let radius = offsets.iter().map(|o| o.1.abs()).max()?;
-    // The step's work per byte it moves (expression nodes of a point, border chains
-    // included, per byte read and written).
+    let mut reads = Vec::new();
+    let mut radius = 0;
     let mut nodes = 0;
-    for e in p.lets.iter().map(|(_, e)| *e).chain([p.value]) {
-        crate::lir::visit::preorder(func, e, |_| {
-            nodes += 1;
-            true
-        });
+    for (i, s) in stages.iter().enumerate() {
+        // `Si` writes `hi` whole, alone, reads no grid of a later region, cannot fail, holds
+        // no fold.
+        let r = &f.regions[s.id];
+        if !crate::analysis::region_writes_whole(f, s.id, s.p.t)
+            || (0..r.accesses.len()).any(|k| crate::codegen::safety::guarded(f, r, k))
+        {
+            return None;
+        }
+        let Stmt::Region { body, .. } = func.stmts[s.region] else {
+            return None;
+        };
+        let u = uses(func, body);
+        if u.fold || u.divides || !u.reduces.is_empty() || u.stores.iter().any(|m| *m != s.p.t) {
+            return None;
+        }
+        if hs[i..].iter().any(|h| u.loads.contains(h)) {
+            return None;
+        }
+        // The border rules over the grids: shorthands that keep a row outside near the edge.
+        for id in &r.rules {
+            let rule = &f.rules[*id];
+            if !rule
+                .entries
+                .iter()
+                .any(|e| hs.contains(&e.matrix) || gs.contains(&e.matrix))
+            {
+                continue;
+            }
+            let Some(sh) = &rule.shorthand else {
+                return None;
+            };
+            let rows_bordered = sh.widths.first().is_some_and(|w| w.is_some());
+            if matches!(sh.mode, BorderMode::Wrap) && rows_bordered {
+                return None;
+            }
+        }
+        // Every read of a grid at a row `x + a`.
+        let Stmt::For { body: xb, .. } = func.stmts[body] else {
+            return None;
+        };
+        let mut mine = Vec::new();
+        for (j, (old, m)) in gs
+            .iter()
+            .map(|g| (true, *g))
+            .chain(hs.iter().map(|h| (false, *h)))
+            .enumerate()
+        {
+            if !u.loads.contains(&m) {
+                continue;
+            }
+            let mut offsets = Vec::new();
+            row_offsets(func, xb, m, s.p.x, &mut HashMap::new(), &mut offsets);
+            let offsets: Vec<(i128, i128)> = offsets.into_iter().collect::<Option<_>>()?;
+            if offsets.iter().any(|o| o.0 != 1) {
+                return None;
+            }
+            let lo = offsets.iter().map(|o| o.1).min()?;
+            let hi = offsets.iter().map(|o| o.1).max()?;
+            radius = radius.max(lo.abs()).max(hi.abs());
+            mine.push(Read {
+                grid: j % stages.len(),
+                old,
+                lo,
+                hi,
+            });
+        }
+        reads.push(mine);
+        // The step's work (expression nodes of a point, border chains included).
+        for e in s.p.lets.iter().map(|(_, e)| *e).chain([s.p.value]) {
+            crate::lir::visit::preorder(func, e, |_| {
+                nodes += 1;
+                true
+            });
+        }
     }
-    let intensity = nodes / (2 * f.matrices[g].elem.bytes()).max(1);
-    (radius <= MAX_RADIUS).then_some(Band {
-        region,
-        p,
-        g,
+    if radius > MAX_RADIUS || !reads.iter().flatten().any(|r| r.old) {
+        return None;
+    }
+    let bytes: usize = hs.iter().map(|h| 2 * f.matrices[*h].elem.bytes()).sum();
+    Some(Band {
+        stages,
+        reads,
+        swaps: swaps.to_vec(),
         radius,
-        swap,
-        intensity,
+        intensity: nodes / bytes.max(1),
     })
+}
+
+/// The rows each step `1 ..= k` (index `s - 1`) and stage computes, as how far above the
+/// task's first and below its last (`None`: nothing reads them): the last step its own rows,
+/// each earlier one what the later ones read of it.
+fn needs(band: &Band, k: usize) -> Vec<Vec<Option<(i128, i128)>>> {
+    let n = band.stages.len();
+    let mut need = vec![vec![None; n]; k];
+    for s in (0..k).rev() {
+        for i in (0..n).rev() {
+            let mut want: Option<(i128, i128)> = (s + 1 == k).then_some((0, 0));
+            let mut take = |reader: Option<(i128, i128)>, r: &Read| {
+                if let Some((lo, hi)) = reader {
+                    let (a, b) = ((lo - r.lo).max(0), (hi + r.hi).max(0));
+                    want = Some(want.map_or((a, b), |(x, y)| (x.max(a), y.max(b))));
+                }
+            };
+            // Later stages of the step read its new grid; the next step's stages its old one.
+            for j in i + 1..n {
+                for r in band.reads[j].iter().filter(|r| r.grid == i && !r.old) {
+                    take(need[s][j], r);
+                }
+            }
+            if s + 1 < k {
+                for j in 0..n {
+                    for r in band.reads[j].iter().filter(|r| r.grid == i && r.old) {
+                        take(need[s + 1][j], r);
+                    }
+                }
+            }
+            need[s][i] = want;
+        }
+    }
+    need
 }
 
 /// The repeat at `at` as a repeat of bands and one of the steps left: the two statements.
@@ -232,27 +354,17 @@ fn tile(
     let Stmt::Repeat { count, body, .. } = func.stmts[at] else {
         return None;
     };
-    let Stmt::Region {
-        id,
-        ref name,
-        body: rbody,
-    } = func.stmts[band.region]
-    else {
+    let first = &band.stages[0];
+    let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
         return None;
     };
-    let name = name.clone();
     let Stmt::For { hi: xhi, .. } = func.stmts[rbody] else {
         return None;
     };
-    let Stmt::For {
-        lo: ylo, hi: yhi, ..
-    } = func.stmts[band.p.y_loop]
-    else {
-        return None;
-    };
-    let (p, g, h) = (&band.p, band.g, band.p.t);
+    let (n, steps) = (band.stages.len(), k as usize);
+    let need = needs(band, steps);
     let i64t = Scalar::I64;
-    let xt = func.vars[p.x].ty;
+    let xt = func.vars[first.p.x].ty;
     let int = |func: &mut Func, v: i128| func.int(v, i64t);
     let zero = int(func, 0);
 
@@ -267,75 +379,171 @@ fn tile(
     let x1v = func.var("tx1", i64t);
     let x1e = func.expr(ExprKind::Var(x1v), i64t);
     let mut chunk = vec![func.stmt(Stmt::Let(x1v, x1))];
-    // Two buffers of the widest step's rows.
-    let elem = f.matrices[g].elem;
-    let widest = int(func, i128::from(rows) + 2 * i128::from(k - 1) * band.radius);
-    let cols = func.expr(ExprKind::Dim(g, 1), i64t);
-    let temps: Vec<TempId> = (0..2)
-        .map(|j| {
+    // Two buffers per grid, of the most rows a step computes of it.
+    let mut temps: Vec<[TempId; 2]> = Vec::new();
+    for (i, s) in band.stages.iter().enumerate() {
+        let g = s.g;
+        let elem = f.matrices[g].elem;
+        let most = need
+            .iter()
+            .filter_map(|st| st[i])
+            .map(|(a, b)| a + b)
+            .max()?;
+        let height = int(func, i128::from(rows) + most);
+        let cols = func.expr(ExprKind::Dim(g, 1), i64t);
+        let pair = [0, 1].map(|j| {
             func.temps.push(Temp {
                 name: format!("{}_step{j}", f.matrices[g].name),
                 elem,
                 memory: Memory::Private,
             })
-        })
-        .collect();
-    for t in &temps {
-        chunk.push(func.stmt(Stmt::Allocate {
-            buf: Buf::Temp(*t),
-            elem,
-            memory: Memory::Private,
-            extents: vec![widest, cols],
-        }));
-    }
-    // Steps 1 .. K-1 into the buffers, each over its rows widened by (K - j) R.
-    let mut from: Option<(TempId, ExprId)> = None;
-    for j in 1..k {
-        let wide = int(func, i128::from(k - j) * band.radius);
-        let lo = func.binary(BinOp::Sub, sx64, wide, i64t);
-        let lo = func.expr(ExprKind::Call(Builtin::Max, vec![lo, zero]), i64t);
-        let hi = func.binary(BinOp::Add, x1e, wide, i64t);
-        let hi = func.expr(ExprKind::Call(Builtin::Min, vec![hi, m]), i64t);
-        let (lov, hiv) = (func.var("tlo", i64t), func.var("thi", i64t));
-        chunk.push(func.stmt(Stmt::Let(lov, lo)));
-        chunk.push(func.stmt(Stmt::Let(hiv, hi)));
-        let (lo, hi) = (
-            func.expr(ExprKind::Var(lov), i64t),
-            func.expr(ExprKind::Var(hiv), i64t),
-        );
-        let temp = temps[(j as usize - 1) % 2];
-        let (x, y, point) = step_point(func, p, g, from, |func, x, y| {
-            let x64 = func.cast(x, i64t);
-            let row = func.binary(BinOp::Sub, x64, lo, i64t);
-            let y64 = func.cast(y, i64t);
-            (Buf::Temp(temp), vec![row, y64], false)
         });
-        let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
-        let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
-        chunk.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
-        from = Some((temp, lo));
+        for t in pair {
+            chunk.push(func.stmt(Stmt::Allocate {
+                buf: Buf::Temp(t),
+                elem,
+                memory: Memory::Private,
+                extents: vec![height, cols],
+            }));
+        }
+        temps.push(pair);
     }
-    // The last step: the task's own rows into `h`.
-    let checked = match func.stmts[last_store(func, p)?] {
-        Stmt::Store { checked, .. } => checked,
-        _ => return None,
-    };
-    let (x, y, point) = step_point(func, p, g, from, |func, x, y| {
-        let (x64, y64) = (func.cast(x, i64t), func.cast(y, i64t));
-        (Buf::Matrix(h), vec![x64, y64], checked)
-    });
-    let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
-    let x1x = func.cast(x1e, xt);
-    chunk.push(func.for_loop(x, (sxe, x1x, 1), LoopKind::ChunkRows, inner));
+    // Each step and stage: its rows into its buffer (the last step of a lone region: into `h`).
+    let mut first_row: Vec<Vec<Option<ExprId>>> = vec![vec![None; n]; steps];
+    for s in 0..steps {
+        for (i, st) in band.stages.iter().enumerate() {
+            let Some((lo_off, hi_off)) = need[s][i] else {
+                continue;
+            };
+            // Where this stage's reads of each grid come from.
+            let mut from: HashMap<usize, (TempId, ExprId)> = HashMap::new();
+            for r in &band.reads[i] {
+                let grid = &band.stages[r.grid];
+                match (r.old, s) {
+                    (true, 0) => {}
+                    (true, _) => {
+                        from.insert(
+                            grid.g,
+                            (temps[r.grid][(s - 1) % 2], first_row[s - 1][r.grid]?),
+                        );
+                    }
+                    (false, _) => {
+                        from.insert(grid.p.t, (temps[r.grid][s % 2], first_row[s][r.grid]?));
+                    }
+                }
+            }
+            let Stmt::For {
+                lo: ylo, hi: yhi, ..
+            } = func.stmts[st.p.y_loop]
+            else {
+                return None;
+            };
+            if n == 1 && s + 1 == steps {
+                // The task's own rows into `h`.
+                let checked = match func.stmts[last_store(func, &st.p)?] {
+                    Stmt::Store { checked, .. } => checked,
+                    _ => return None,
+                };
+                let h = st.p.t;
+                let (x, y, point) = step_point(func, &st.p, &from, |func, x, y| {
+                    let (x64, y64) = (func.cast(x, i64t), func.cast(y, i64t));
+                    (Buf::Matrix(h), vec![x64, y64], checked)
+                });
+                let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
+                let x1x = func.cast(x1e, xt);
+                chunk.push(func.for_loop(x, (sxe, x1x, 1), LoopKind::ChunkRows, inner));
+                continue;
+            }
+            let (a, b) = (int(func, lo_off), int(func, hi_off));
+            let lo = func.binary(BinOp::Sub, sx64, a, i64t);
+            let lo = func.expr(ExprKind::Call(Builtin::Max, vec![lo, zero]), i64t);
+            let hi = func.binary(BinOp::Add, x1e, b, i64t);
+            let hi = func.expr(ExprKind::Call(Builtin::Min, vec![hi, m]), i64t);
+            let (lov, hiv) = (func.var("tlo", i64t), func.var("thi", i64t));
+            chunk.push(func.stmt(Stmt::Let(lov, lo)));
+            chunk.push(func.stmt(Stmt::Let(hiv, hi)));
+            let (lo, hi) = (
+                func.expr(ExprKind::Var(lov), i64t),
+                func.expr(ExprKind::Var(hiv), i64t),
+            );
+            let temp = temps[i][s % 2];
+            let (x, y, point) = step_point(func, &st.p, &from, |func, x, y| {
+                let x64 = func.cast(x, i64t);
+                let row = func.binary(BinOp::Sub, x64, lo, i64t);
+                let y64 = func.cast(y, i64t);
+                (Buf::Temp(temp), vec![row, y64], false)
+            });
+            let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
+            let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
+            chunk.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
+            first_row[s][i] = Some(lo);
+        }
+    }
+    if n > 1 {
+        // The task's own rows of each grid, from its last buffer.
+        let x = func.var("tx_row", xt);
+        let xe = func.expr(ExprKind::Var(x), xt);
+        let x64 = func.cast(xe, i64t);
+        let mut rows_out = Vec::new();
+        for (i, st) in band.stages.iter().enumerate() {
+            let Stmt::For {
+                lo: ylo, hi: yhi, ..
+            } = func.stmts[st.p.y_loop]
+            else {
+                return None;
+            };
+            let checked = match func.stmts[last_store(func, &st.p)?] {
+                Stmt::Store { checked, .. } => checked,
+                _ => return None,
+            };
+            let base = first_row[steps - 1][i]?;
+            let y = func.var("ty", func.vars[st.p.y].ty);
+            let ye = func.expr(ExprKind::Var(y), func.vars[y].ty);
+            let y64 = func.cast(ye, i64t);
+            let row = func.binary(BinOp::Sub, x64, base, i64t);
+            let elem = f.matrices[st.p.t].elem;
+            let v = func.expr(
+                ExprKind::Load {
+                    buf: Buf::Temp(temps[i][(steps - 1) % 2]),
+                    index: vec![row, y64],
+                    checked: false,
+                },
+                elem,
+            );
+            let store = func.stmt(Stmt::Store {
+                buf: Buf::Matrix(st.p.t),
+                index: vec![x64, y64],
+                value: v,
+                checked,
+            });
+            rows_out.push(func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, store));
+        }
+        let inner = func.stmt(Stmt::Block(rows_out));
+        let x1x = func.cast(x1e, xt);
+        chunk.push(func.for_loop(x, (sxe, x1x, 1), LoopKind::ChunkRows, inner));
+    }
     let chunk = func.stmt(Stmt::Block(chunk));
     let x0 = func.int(0, xt);
     let tasks = func.for_loop(sx, (x0, xhi, rows), LoopKind::ParallelChunks, chunk);
-    let region = func.stmt(Stmt::Region {
-        id,
-        name,
+    // Every region's host proof, in order, before the band runs (the first's again with it).
+    let mut step = Vec::new();
+    if n > 1 {
+        for st in &band.stages {
+            let empty = func.stmt(Stmt::Block(Vec::new()));
+            step.push(func.stmt(Stmt::Region {
+                id: st.id,
+                name: st.name.clone(),
+                body: empty,
+            }));
+        }
+    }
+    step.push(func.stmt(Stmt::Region {
+        id: first.id,
+        name: first.name.clone(),
         body: tasks,
-    });
-    let step = func.stmt(Stmt::Block(vec![region, band.swap]));
+    }));
+    step.extend(band.swaps.iter().copied());
+    let step = func.stmt(Stmt::Block(step));
     // `n / K` bands, then `n % K` steps.
     let n = func.cast(count, i64t);
     let n = func.expr(ExprKind::Call(Builtin::Max, vec![n, zero]), i64t);
@@ -367,18 +575,16 @@ fn last_store(func: &Func, p: &Producer) -> Option<StmtId> {
     }
 }
 
-/// One step's point: the producer's `let`s and value with fresh variables, its reads of `g`
-/// from buffer `from` (its first row given) where there is one, and its store `at` the new row
-/// and column variables; the two variables and the point's block.
+/// One step's point: the producer's `let`s and value with fresh variables, its reads of each
+/// grid in `from` from that grid's buffer (its first row given), and its store `at` the new
+/// row and column variables; the two variables and the point's block.
 fn step_point(
     func: &mut Func,
     p: &Producer,
-    g: usize,
-    from: Option<(TempId, ExprId)>,
+    from: &HashMap<usize, (TempId, ExprId)>,
     at: impl FnOnce(&mut Func, ExprId, ExprId) -> (Buf, Vec<ExprId>, bool),
 ) -> (VarId, VarId, StmtId) {
     let mut copy = Copy {
-        g,
         from,
         vars: HashMap::new(),
         memo: HashMap::new(),
@@ -406,15 +612,15 @@ fn step_point(
     (x, y, func.stmt(Stmt::Block(point)))
 }
 
-/// A copy of a step's expressions: variables renamed, reads of `g` from the last buffer.
-struct Copy {
-    g: usize,
-    from: Option<(TempId, ExprId)>,
+/// A copy of a step's expressions: variables renamed, reads of the grids in `from` from their
+/// buffers.
+struct Copy<'a> {
+    from: &'a HashMap<usize, (TempId, ExprId)>,
     vars: HashMap<VarId, ExprId>,
     memo: HashMap<ExprId, ExprId>,
 }
 
-impl Copy {
+impl Copy<'_> {
     /// A new variable standing for `v` in this copy.
     fn fresh(&mut self, func: &mut Func, v: VarId) -> VarId {
         let (name, ty) = (func.vars[v].name.clone(), func.vars[v].ty);
@@ -426,7 +632,7 @@ impl Copy {
     }
 }
 
-impl Mutator for Copy {
+impl Mutator for Copy<'_> {
     fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
         if let Some(r) = self.memo.get(&e) {
             return *r;
@@ -443,8 +649,8 @@ impl Mutator for Copy {
                 buf: Buf::Matrix(m),
                 index,
                 ..
-            } if m == self.g && index.len() == 2 && self.from.is_some() => {
-                let (temp, first) = self.from.expect("a buffer");
+            } if index.len() == 2 && self.from.contains_key(&m) => {
+                let (temp, first) = self.from[&m];
                 let (r, c) = (
                     self.mutate_expr(func, index[0]),
                     self.mutate_expr(func, index[1]),
