@@ -324,15 +324,15 @@ fn needs(band: &Band, k: usize) -> Vec<Vec<Option<(i128, i128)>>> {
                 }
             };
             // Later stages of the step read its new grid; the next step's stages its old one.
-            for j in i + 1..n {
-                for r in band.reads[j].iter().filter(|r| r.grid == i && !r.old) {
-                    take(need[s][j], r);
+            for (reads, reader) in band.reads.iter().zip(&need[s]).skip(i + 1) {
+                for r in reads.iter().filter(|r| r.grid == i && !r.old) {
+                    take(*reader, r);
                 }
             }
-            if s + 1 < k {
-                for j in 0..n {
-                    for r in band.reads[j].iter().filter(|r| r.grid == i && r.old) {
-                        take(need[s + 1][j], r);
+            if let Some(next) = need.get(s + 1) {
+                for (reads, reader) in band.reads.iter().zip(next) {
+                    for r in reads.iter().filter(|r| r.grid == i && r.old) {
+                        take(*reader, r);
                     }
                 }
             }
