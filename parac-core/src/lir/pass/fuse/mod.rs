@@ -269,8 +269,11 @@ fn uses(func: &Func, s: StmtId) -> Uses {
                         ..
                     } => u.loads.push(m),
                     ExprKind::Fold { .. } => u.fold = true,
+                    // A divisor `nonzero(..)` is not zero where it is evaluated (a border
+                    // map's period, or one the host's proof checked before the region runs).
                     ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if node.ty.is_int() => {
-                        u.divides |= !crate::lir::safe_divisor(func, d);
+                        u.divides |= !crate::lir::safe_divisor(func, d)
+                            && !matches!(func.exprs[d].kind, ExprKind::Call(Builtin::NonZero, _));
                     }
                     _ => {}
                 }

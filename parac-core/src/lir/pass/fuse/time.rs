@@ -310,16 +310,20 @@ fn candidate(func: &mut Func, f: &Function, top: &[StmtId], at: usize) -> Option
 
 /// The rows each step `1 ..= k` (index `s - 1`) and stage computes, as how far above the
 /// task's first and below its last (`None`: nothing reads them): the last step its own rows,
-/// each earlier one what the later ones read of it.
+/// each earlier one what the later ones read of it, widened by each read's radius.
 fn needs(band: &Band, k: usize) -> Vec<Vec<Option<(i128, i128)>>> {
     let n = band.stages.len();
     let mut need = vec![vec![None; n]; k];
     for s in (0..k).rev() {
         for i in (0..n).rev() {
             let mut want: Option<(i128, i128)> = (s + 1 == k).then_some((0, 0));
+            // Widened by the read's radius on both sides: a row read outside the grid takes,
+            // through its border rule's map, a row as far inside (a one-sided read of
+            // `x - 2` at the first row reads row 2 under reflect101).
             let mut take = |reader: Option<(i128, i128)>, r: &Read| {
                 if let Some((lo, hi)) = reader {
-                    let (a, b) = ((lo - r.lo).max(0), (hi + r.hi).max(0));
+                    let w = r.lo.abs().max(r.hi.abs());
+                    let (a, b) = (lo + w, hi + w);
                     want = Some(want.map_or((a, b), |(x, y)| (x.max(a), y.max(b))));
                 }
             };
