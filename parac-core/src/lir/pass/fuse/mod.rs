@@ -33,7 +33,8 @@
 //! `t` at `[x][y]`; `t` is a local written whole (`analysis::written_whole`) by `P` alone and
 //! read by `C` alone, a later step (the steps between write nothing `P` reads); `P` cannot fail
 //! once its host proof passed (no access it guards where it runs, no integer division by a
-//! variable), so computing some of its points twice or not at all changes no result or error;
+//! variable other than a `nonzero(..)` one), so computing some of its points twice or not at
+//! all changes no result or error;
 //! `P` reads nothing `C` writes; `C` is row-parallel from row 0 (`pass::parallel`); neither
 //! holds a fold (`pass::slide`'s); `P` does not upsample its columns (see [`upsamples`]); the
 //! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
