@@ -260,3 +260,16 @@ fn time_steps_match_the_interpreter_on_opencl() {
 fn time_steps_match_the_interpreter_on_opencl_without_guard_bands() {
     harness::opencl_with(PROGRAMS, false);
 }
+
+/// A grid too wide for the model's bands (the task's buffers past `TILE_BYTES`: 23,000 columns
+/// of f32 take 8.5 MB) runs step by step, chosen when the repeat runs: the same results.
+#[test]
+fn wide_grids_run_step_by_step_on_the_cpu_path() {
+    harness::cpu_path(&[Entry {
+        name: "heat, wide",
+        src: heat::SRC,
+        sizes: &[&[("M", 2), ("N", 23_000)]],
+        exact: false,
+        call: heat::call,
+    }]);
+}

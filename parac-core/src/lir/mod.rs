@@ -617,12 +617,18 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
 
 impl Func {
     /// The function's regions ([`Stmt::Region`]), in program order, those of time steps
-    /// ([`Stmt::Repeat`]) included.
+    /// ([`Stmt::Repeat`]) and of the host's branches (a tiled repeat's guard) included.
     pub fn regions(&self) -> Vec<StmtId> {
         fn walk(func: &Func, s: StmtId, out: &mut Vec<StmtId>) {
             match &func.stmts[s] {
                 Stmt::Block(b) => b.iter().for_each(|s| walk(func, *s, out)),
                 Stmt::Repeat { body, .. } => walk(func, *body, out),
+                Stmt::If(_, t, e) => {
+                    walk(func, *t, out);
+                    if let Some(e) = e {
+                        walk(func, *e, out);
+                    }
+                }
                 Stmt::Region { .. } => out.push(s),
                 _ => {}
             }

@@ -26,7 +26,9 @@
 //! repeat n % K times { the step as it was }
 //! ```
 //!
-//! With one region, its last step stores its rows into `h` directly. A read of a grid becomes
+//! With one region, its last step stores its rows into `h` directly. The model's bands run
+//! where the task's buffers fit [`TILE_BYTES`] (tested when the repeat runs, the grid's width
+//! known), the repeat as it was otherwise; a program's `parac_schedule(band = ..)` always. A read of a grid becomes
 //! a read of that grid's buffer at its row (a border rule's index map included) less the
 //! buffer's first row; the rows each step and region computes come from the reads' row
 //! offsets, last step first. Legality, where each band gives what `K` steps give:
@@ -77,13 +79,14 @@ pub fn run(func: &mut Func, f: &Function, (steps, rows, modelled): (i64, i64, bo
                 None if modelled => model(steps, r, &band),
                 None => steps,
             };
+            // The model's bands run where their buffers fit `TILE_BYTES` (the grid's width is
+            // known when the repeat runs); a program's band always.
+            let guard = modelled && schedule.band.is_none();
             if k >= 2
-                && let Some(new) = tile(func, f, top[i], &band, k, r)
+                && let Some(new) = tile(func, f, top[i], &band, (k, r), guard)
             {
-                top.splice(i..=i, new);
+                top[i] = new;
                 tiled = true;
-                i += 2;
-                continue;
             }
         }
         i += 1;
@@ -109,6 +112,12 @@ fn model(most: i64, rows: i64, band: &Band) -> i64 {
 /// 4096², T = 64): heat-2D (f32, 26 nodes per byte) ran 2.1x faster in bands of 8 steps than
 /// step by step; the game of life (u8, 156) 0.93x as fast.
 const MAX_INTENSITY: usize = 64;
+
+/// The most bytes of buffers a band's task may hold for the model to tile (two buffers per
+/// grid of its widest rows): a core's share of the cache (heat-2D 4096² f32 held 1.5 MB, FDTD-2D
+/// 4.5 MB, both faster tiled). Wider grids run step by step (the test is made when the
+/// repeat runs).
+const TILE_BYTES: i128 = 8 << 20;
 
 /// One region of a time step: its statement, its producer (writing grid `p.t`, its `h`) and the
 /// grid `g` it swaps with.
@@ -352,9 +361,9 @@ fn tile(
     f: &Function,
     at: StmtId,
     band: &Band,
-    k: i64,
-    rows: i64,
-) -> Option<[StmtId; 2]> {
+    (k, rows): (i64, i64),
+    guard: bool,
+) -> Option<StmtId> {
     let Stmt::Repeat { count, body, .. } = func.stmts[at] else {
         return None;
     };
@@ -385,6 +394,8 @@ fn tile(
     let mut chunk = vec![func.stmt(Stmt::Let(x1v, x1))];
     // Two buffers per grid, of the most rows a step computes of it.
     let mut temps: Vec<[TempId; 2]> = Vec::new();
+    // Bytes of the task's buffers per column of the grids.
+    let mut per_col: i128 = 0;
     for (i, s) in band.stages.iter().enumerate() {
         let g = s.g;
         let elem = f.matrices[g].elem;
@@ -393,6 +404,7 @@ fn tile(
             .filter_map(|st| st[i])
             .map(|(a, b)| a + b)
             .max()?;
+        per_col += 2 * (i128::from(rows) + most) * elem.bytes() as i128;
         let height = int(func, i128::from(rows) + most);
         let cols = func.expr(ExprKind::Dim(g, 1), i64t);
         let pair = [0, 1].map(|j| {
@@ -554,7 +566,7 @@ fn tile(
     let ke = int(func, i128::from(k));
     let bands = func.binary(BinOp::Div, n, ke, i64t);
     let rest = func.binary(BinOp::Rem, n, ke, i64t);
-    Some([
+    let tiled = vec![
         func.stmt(Stmt::Repeat {
             count: bands,
             body: step,
@@ -565,7 +577,18 @@ fn tile(
             body,
             schedule: Default::default(),
         }),
-    ])
+    ];
+    let tiled = func.stmt(Stmt::Block(tiled));
+    if !guard {
+        return Some(tiled);
+    }
+    // Where the buffers fit: `dim(g, 1) * per_col <= TILE_BYTES`, else step by step.
+    let cols = func.expr(ExprKind::Dim(first.g, 1), i64t);
+    let per = int(func, per_col);
+    let bytes = func.binary(BinOp::Mul, cols, per, i64t);
+    let most = int(func, TILE_BYTES);
+    let fits = func.binary(BinOp::Le, bytes, most, Scalar::Bool);
+    Some(func.stmt(Stmt::If(fits, tiled, Some(at))))
 }
 
 /// The producer's store statement.
