@@ -32,19 +32,7 @@ const SIZES: &[&[(&str, usize)]] = &[
 mod blur2 {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn blur2(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
-    let bx: u16[M][N-2];
-    parac_iterator it(0:M:1; 0:N-2:1) {
-        bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
-    }
-    parac_iterator it1(0:M-2:1; 0:N-2:1) {
-        out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn blur2(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
             let bx: u16[M][N-2];
             parac_iterator it(0:M:1; 0:N-2:1) {
@@ -68,21 +56,7 @@ fn blur2(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
 mod rows_reflect {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn rows_reflect(src: &u8[M][N], out: &mut i32[M][N]) {
-    let t: i32[M][N];
-    parac_iterator it(x in 0:M:1; y in 0:N:1) {
-        let a = src[x][y] * 3;
-        t[x][y] = a - y;
-    }
-    parac_border_rule r = reflect101(t[2][*]);
-    parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
-        out[x][y] = t[x-2][y] + 2 * t[x][y] - t[x+1][y] + t[x+2][y];
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn rows_reflect(src: &u8[M][N], out: &mut i32[M][N]) {
             let t: i32[M][N];
             parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -108,20 +82,7 @@ fn rows_reflect(src: &u8[M][N], out: &mut i32[M][N]) {
 mod rows_constant {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn rows_constant(src: &f32[M][N], out: &mut f32[M][N]) {
-    let t: f32[M][N];
-    parac_iterator it(x in 0:M:1; y in 0:N:1) {
-        t[x][y] = src[x][y] * 0.5 + 1.0;
-    }
-    parac_border_rule r = constant(t[1][1], -4.0);
-    parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
-        out[x][y] = t[x-1][y-1] + t[x][y] * 2.0 + t[x+1][y+1];
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn rows_constant(src: &f32[M][N], out: &mut f32[M][N]) {
             let t: f32[M][N];
             parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -146,19 +107,7 @@ fn rows_constant(src: &f32[M][N], out: &mut f32[M][N]) {
 mod rows_through_data {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn rows_through_data(src: &u8[M][N], out: &mut i32[M][N]) {
-    let t: i32[M][N];
-    parac_iterator it(x in 0:M:1; y in 0:N:1) {
-        t[x][y] = src[x][y] + x * 7;
-    }
-    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
-        out[x][y] = t[x][y] + t[src[x][y] % M][y];
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn rows_through_data(src: &u8[M][N], out: &mut i32[M][N]) {
             let t: i32[M][N];
             parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -183,19 +132,7 @@ fn rows_through_data(src: &u8[M][N], out: &mut i32[M][N]) {
 mod past_the_last_row {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn past_the_last_row(src: &i16[M][N], out: &mut i32[M][N]) {
-    let t: i32[M][N];
-    parac_iterator it(x in 0:M:1; y in 0:N:1) {
-        t[x][y] = src[x][y] - 1;
-    }
-    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
-        out[x][y] = t[x][y] + t[x + src[x][y] % 3][y];
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn past_the_last_row(src: &i16[M][N], out: &mut i32[M][N]) {
             let t: i32[M][N];
             parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -219,22 +156,7 @@ fn past_the_last_row(src: &i16[M][N], out: &mut i32[M][N]) {
 mod strided_and_shared {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn strided_and_shared(src: &u8[M][N], out: &mut i32[M/2][N], also: &mut i32[M][N]) {
-    let t: i32[M][N];
-    parac_iterator it(x in 0:M:1; y in 0:N:1) {
-        t[x][y] = src[x][y] * 2;
-    }
-    parac_iterator it1(x in 0:M/2:1; y in 0:N:1) {
-        out[x][y] = t[2*x][y] + t[2*x+1][y];
-    }
-    parac_iterator it2(x in 0:M:1; y in 0:N:1) {
-        also[x][y] = t[x][y] + 1;
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn strided_and_shared(src: &u8[M][N], out: &mut i32[M/2][N], also: &mut i32[M][N]) {
             let t: i32[M][N];
             parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -263,23 +185,7 @@ fn strided_and_shared(src: &u8[M][N], out: &mut i32[M/2][N], also: &mut i32[M][N
 mod apart {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn apart(src: &u8[M][N], out: &mut i32[M][N], other: &mut i32[M][N]) {
-    let t: i32[M][N];
-    parac_iterator it(x in 0:M:1; y in 0:N:1) {
-        t[x][y] = src[x][y] * 3;
-    }
-    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
-        other[x][y] = src[x][y] + 1;
-    }
-    parac_border_rule r = clamp(t[1][*]);
-    parac_iterator it2(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
-        out[x][y] = t[x-1][y] - t[x+1][y] + other[x][y];
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn apart(src: &u8[M][N], out: &mut i32[M][N], other: &mut i32[M][N]) {
             let t: i32[M][N];
             parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -309,26 +215,7 @@ fn apart(src: &u8[M][N], out: &mut i32[M][N], other: &mut i32[M][N]) {
 mod apart_blocked {
     use super::{Arg, Val};
 
-    pub const SRC: &str = r#"
-fn apart_blocked(src: &u8[M][N], out: &mut i32[M][N]) {
-    let u: i32[M][N];
-    let t: i32[M][N];
-    parac_iterator it(x in 0:M:1; y in 0:N:1) {
-        u[x][y] = src[x][y];
-    }
-    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
-        t[x][y] = u[x][y] * 3;
-    }
-    parac_iterator it2(x in 0:M:1; y in 0:N:1) {
-        u[x][y] = 7;
-    }
-    parac_iterator it3(x in 0:M:1; y in 0:N:1) {
-        out[x][y] = t[x][y] + u[x][y];
-    }
-}
-"#;
-
-    parac::parac! {
+    super::program! {
         fn apart_blocked(src: &u8[M][N], out: &mut i32[M][N]) {
             let u: i32[M][N];
             let t: i32[M][N];

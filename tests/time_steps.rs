@@ -28,18 +28,10 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 70), ("N", 4)],
 ];
 
-/// The program's text (for the interpreter) and the same tokens through `parac!`.
-macro_rules! program {
-    ($($src:tt)*) => {
-        pub const SRC: &str = stringify!($($src)*);
-        parac::parac! { $($src)* }
-    };
-}
-
 mod heat {
     use super::{Arg, Val};
 
-    program! {
+    super::program! {
         fn heat(src: &f32[M][N], out: &mut f32[M][N], steps: u8) {
             let next: f32[M][N];
             parac_border_rule edge = replicate(out[1][1]);
@@ -68,7 +60,7 @@ mod heat {
 mod life {
     use super::{Arg, Val};
 
-    program! {
+    super::program! {
         fn life(src: &u8[M][N], out: &mut u8[M][N], steps: u8) {
             let next: u8[M][N];
             parac_border_rule dead = constant(out[1][1], 0);
@@ -98,7 +90,7 @@ mod life {
 mod coupled {
     use super::{Arg, Val};
 
-    program! {
+    super::program! {
         fn coupled(u0: &i32[M][N], v0: &i32[M][N], u: &mut i32[M][N], v: &mut i32[M][N], steps: u8) {
             let un: i32[M][N];
             let vn: i32[M][N];
@@ -136,7 +128,7 @@ mod coupled {
 mod exchange {
     use super::{Arg, Val};
 
-    program! {
+    super::program! {
         fn exchange(src: &i16[M][N], a: &mut i16[M][N], b: &mut i16[M][N], steps: u8) {
             parac_iterator init(0:M:1; 0:N:1) {
                 a[initx][inity] = src[initx][inity];
@@ -165,7 +157,7 @@ mod exchange {
 mod smooth_diff {
     use super::{Arg, Val};
 
-    program! {
+    super::program! {
         fn smooth_diff(src: &i16[M][N], out: &mut i32[M][N], steps: u8) {
             let cur: i16[M][N];
             let nxt: i16[M][N];
@@ -199,7 +191,7 @@ mod smooth_diff {
 mod failing {
     use super::{Arg, Val};
 
-    program! {
+    super::program! {
         fn failing(src: &i32[M][N], out: &mut i32[M][N], steps: u8) {
             let next: i32[M][N];
             parac_iterator init(0:M:1; 0:N:1) {

@@ -14,6 +14,16 @@ use crate::progen;
 use parac::MatrixRef;
 use parac_core::interp::{self, Arg, Data, Tensor, Val};
 
+/// A program's text (`SRC`, for the interpreter) and the same tokens through `parac!`, so that
+/// a test writes each program once.
+macro_rules! program {
+    ($($src:tt)*) => {
+        pub const SRC: &str = stringify!($($src)*);
+        parac::parac! { $($src)* }
+    };
+}
+pub(crate) use program;
+
 /// An element type: interpreter data to and from a canaried matrix.
 pub trait Elem: parac::Element + Canary {
     fn from_data(d: &Data) -> Vec<Self>;
