@@ -22,79 +22,95 @@ mod host;
 use parac::{Element, Matrix, Runtime};
 use std::time::Instant;
 
+/// Each stencil once: `$name`, its repeat's schedule directive (none: the model's).
+macro_rules! heat2d {
+    ($name:ident, $($schedule:tt)*) => {
+        parac::parac! {
+            fn $name(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
+                let next: f32[M][N];
+                parac_border_rule edge = replicate(out[1][1]);
+                parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
+                parac_repeat(steps) $($schedule)* {
+                    parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                        next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                            + out[x][y+1] - 4.0 * out[x][y]);
+                    }
+                    parac_swap(out, next);
+                }
+            }
+        }
+    };
+}
+
+macro_rules! life {
+    ($name:ident, $($schedule:tt)*) => {
+        parac::parac! {
+            fn $name(src: &u8[M][N], out: &mut u8[M][N], steps: i32) {
+                let next: u8[M][N];
+                parac_border_rule dead = constant(out[1][1], 0);
+                parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity] & 1; }
+                parac_repeat(steps) $($schedule)* {
+                    parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
+                        let alive = out[x][y] as i32;
+                        let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
+                        next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
+                    }
+                    parac_swap(out, next);
+                }
+            }
+        }
+    };
+}
+
+macro_rules! fdtd {
+    ($name:ident, $($schedule:tt)*) => {
+        parac::parac! {
+            fn $name(ex0: &f32[M][N], ey0: &f32[M][N], hz0: &f32[M][N],
+                          ex: &mut f32[M][N], ey: &mut f32[M][N], hz: &mut f32[M][N], steps: i32) {
+                let exn: f32[M][N];
+                let eyn: f32[M][N];
+                let hzn: f32[M][N];
+                parac_border_rule bh = replicate(hz[1][1]);
+                parac_border_rule be = replicate(exn[1][1]);
+                parac_border_rule bey = replicate(eyn[1][1]);
+                parac_iterator init(0:M:1; 0:N:1) {
+                    ex[initx][inity] = ex0[initx][inity];
+                    ey[initx][inity] = ey0[initx][inity];
+                    hz[initx][inity] = hz0[initx][inity];
+                }
+                parac_repeat(steps) $($schedule)* {
+                    parac_iterator fy(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
+                        eyn[x][y] = ey[x][y] - 0.5 * (hz[x][y] - hz[x-1][y]);
+                    }
+                    parac_iterator fx(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
+                        exn[x][y] = ex[x][y] - 0.5 * (hz[x][y] - hz[x][y-1]);
+                    }
+                    parac_iterator fh(x in 0:M:1; y in 0:N:1) parac_border_rule(be, bey) {
+                        hzn[x][y] = hz[x][y] - 0.7 * (exn[x][y+1] - exn[x][y] + eyn[x+1][y] - eyn[x][y]);
+                    }
+                    parac_swap(ex, exn);
+                    parac_swap(ey, eyn);
+                    parac_swap(hz, hzn);
+                }
+            }
+        }
+    };
+}
+
+heat2d!(heat_steps, parac_schedule(band = 1));
+heat2d!(heat_tiled,);
+heat2d!(heat_tiled4, parac_schedule(band = 4, rows = 32));
+life!(life_steps, parac_schedule(band = 1));
+life!(life_tiled, parac_schedule(band = 8));
+fdtd!(fdtd_steps, parac_schedule(band = 1));
+fdtd!(fdtd_tiled,);
+
 parac::parac! {
-    fn heat_steps(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
-        let next: f32[M][N];
-        parac_border_rule edge = replicate(out[1][1]);
-        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
-        parac_repeat(steps) parac_schedule(band = 1) {
-            parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
-                    + out[x][y+1] - 4.0 * out[x][y]);
-            }
-            parac_swap(out, next);
-        }
-    }
-
-    fn heat_tiled(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
-        let next: f32[M][N];
-        parac_border_rule edge = replicate(out[1][1]);
-        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
-        parac_repeat(steps) {
-            parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
-                    + out[x][y+1] - 4.0 * out[x][y]);
-            }
-            parac_swap(out, next);
-        }
-    }
-
-    fn heat_tiled4(src: &f32[M][N], out: &mut f32[M][N], steps: i32) {
-        let next: f32[M][N];
-        parac_border_rule edge = replicate(out[1][1]);
-        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity]; }
-        parac_repeat(steps) parac_schedule(band = 4, rows = 32) {
-            parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
-                    + out[x][y+1] - 4.0 * out[x][y]);
-            }
-            parac_swap(out, next);
-        }
-    }
-
     fn heat_one(cur: &f32[M][N], next: &mut f32[M][N]) {
         parac_border_rule edge = replicate(cur[1][1]);
         parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
             next[x][y] = cur[x][y] + 0.125 * (cur[x-1][y] + cur[x+1][y] + cur[x][y-1]
                 + cur[x][y+1] - 4.0 * cur[x][y]);
-        }
-    }
-
-    fn life_steps(src: &u8[M][N], out: &mut u8[M][N], steps: i32) {
-        let next: u8[M][N];
-        parac_border_rule dead = constant(out[1][1], 0);
-        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity] & 1; }
-        parac_repeat(steps) parac_schedule(band = 1) {
-            parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
-                let alive = out[x][y] as i32;
-                let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
-                next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
-            }
-            parac_swap(out, next);
-        }
-    }
-
-    fn life_tiled(src: &u8[M][N], out: &mut u8[M][N], steps: i32) {
-        let next: u8[M][N];
-        parac_border_rule dead = constant(out[1][1], 0);
-        parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity] & 1; }
-        parac_repeat(steps) parac_schedule(band = 8) {
-            parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
-                let alive = out[x][y] as i32;
-                let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
-                next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
-            }
-            parac_swap(out, next);
         }
     }
 
@@ -111,64 +127,6 @@ parac::parac! {
                     - 6.0 * out[z][x][y]);
             }
             parac_swap(out, next);
-        }
-    }
-
-    fn fdtd_steps(ex0: &f32[M][N], ey0: &f32[M][N], hz0: &f32[M][N],
-                  ex: &mut f32[M][N], ey: &mut f32[M][N], hz: &mut f32[M][N], steps: i32) {
-        let exn: f32[M][N];
-        let eyn: f32[M][N];
-        let hzn: f32[M][N];
-        parac_border_rule bh = replicate(hz[1][1]);
-        parac_border_rule be = replicate(exn[1][1]);
-        parac_border_rule bey = replicate(eyn[1][1]);
-        parac_iterator init(0:M:1; 0:N:1) {
-            ex[initx][inity] = ex0[initx][inity];
-            ey[initx][inity] = ey0[initx][inity];
-            hz[initx][inity] = hz0[initx][inity];
-        }
-        parac_repeat(steps) parac_schedule(band = 1) {
-            parac_iterator fy(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
-                eyn[x][y] = ey[x][y] - 0.5 * (hz[x][y] - hz[x-1][y]);
-            }
-            parac_iterator fx(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
-                exn[x][y] = ex[x][y] - 0.5 * (hz[x][y] - hz[x][y-1]);
-            }
-            parac_iterator fh(x in 0:M:1; y in 0:N:1) parac_border_rule(be, bey) {
-                hzn[x][y] = hz[x][y] - 0.7 * (exn[x][y+1] - exn[x][y] + eyn[x+1][y] - eyn[x][y]);
-            }
-            parac_swap(ex, exn);
-            parac_swap(ey, eyn);
-            parac_swap(hz, hzn);
-        }
-    }
-
-    fn fdtd_tiled(ex0: &f32[M][N], ey0: &f32[M][N], hz0: &f32[M][N],
-                  ex: &mut f32[M][N], ey: &mut f32[M][N], hz: &mut f32[M][N], steps: i32) {
-        let exn: f32[M][N];
-        let eyn: f32[M][N];
-        let hzn: f32[M][N];
-        parac_border_rule bh = replicate(hz[1][1]);
-        parac_border_rule be = replicate(exn[1][1]);
-        parac_border_rule bey = replicate(eyn[1][1]);
-        parac_iterator init(0:M:1; 0:N:1) {
-            ex[initx][inity] = ex0[initx][inity];
-            ey[initx][inity] = ey0[initx][inity];
-            hz[initx][inity] = hz0[initx][inity];
-        }
-        parac_repeat(steps) {
-            parac_iterator fy(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
-                eyn[x][y] = ey[x][y] - 0.5 * (hz[x][y] - hz[x-1][y]);
-            }
-            parac_iterator fx(x in 0:M:1; y in 0:N:1) parac_border_rule(bh) {
-                exn[x][y] = ex[x][y] - 0.5 * (hz[x][y] - hz[x][y-1]);
-            }
-            parac_iterator fh(x in 0:M:1; y in 0:N:1) parac_border_rule(be, bey) {
-                hzn[x][y] = hz[x][y] - 0.7 * (exn[x][y+1] - exn[x][y] + eyn[x+1][y] - eyn[x][y]);
-            }
-            parac_swap(ex, exn);
-            parac_swap(ey, eyn);
-            parac_swap(hz, hzn);
         }
     }
 }
