@@ -2,7 +2,8 @@
 
 use crate::Compiled;
 use crate::diag::Diagnostic;
-use crate::ir::{self, Function, ParamRef};
+use crate::ir::display::declared;
+use crate::ir::{Function, ParamRef};
 use crate::syntax::ast;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -84,26 +85,6 @@ fn function(f: &ast::Function, ir: Option<&Function>) -> TokenStream {
             #body
         }
     }
-}
-
-/// A matrix's declared dimensions as written, e.g. `[M][(N+1)/2]`: what shape and rank errors
-/// show (`Error::Shape::declared`).
-pub fn declared(f: &Function, m: ir::MatrixId) -> String {
-    f.matrices[m]
-        .dims
-        .iter()
-        .map(|d| {
-            format!(
-                "[{}]",
-                ir::display::Ctx {
-                    f,
-                    region: None,
-                    accesses: &[]
-                }
-                .expr(d)
-            )
-        })
-        .collect()
 }
 
 fn body(f: &Function, ast: &ast::Function, ret: &TokenStream) -> TokenStream {

@@ -12,4 +12,5 @@ pub mod plan;
 pub mod safety;
 pub mod schedule;
 
-pub use host::{declared, expand};
+pub use crate::ir::display::declared;
+pub use host::expand;

@@ -19,6 +19,21 @@ pub fn dump_one(f: &Function) -> String {
     out
 }
 
+/// A matrix's declared dimensions as written, e.g. `[M][(N+1)/2]`: what shape and rank errors
+/// show (`Error::Shape::declared`), and how the checks compare two matrices' shapes.
+pub fn declared(f: &Function, m: MatrixId) -> String {
+    let ctx = Ctx {
+        f,
+        region: None,
+        accesses: &[],
+    };
+    f.matrices[m]
+        .dims
+        .iter()
+        .map(|d| format!("[{}]", ctx.expr(d)))
+        .collect()
+}
+
 /// Formatting context: the function, and the access table and region of the expression.
 pub struct Ctx<'a> {
     /// The function.

@@ -411,10 +411,10 @@ pub struct Options {
     /// On the CPU, a producer region computed in its consumer's tasks of this many rows, with
     /// its halo, into a private buffer ([`pass::fuse`]); 0: every region alone.
     pub fuse_rows: i64,
-    /// On the CPU, a `parac_repeat` of one stencil step run in bands of at most this many time
-    /// steps (the model's choice below it), each band's tasks computing their rows'
-    /// dependence cone in private buffers ([`pass::fuse::time`]); 0: step by step (a program's
-    /// `parac_schedule(band = ..)` too).
+    /// On the CPU, a `parac_repeat` of stencil regions and their swaps run in bands of at most
+    /// this many time steps (the model's choice below it), each band's tasks computing the rows
+    /// their result depends on in private buffers ([`pass::fuse::time`]); 0: step by step (a
+    /// program's `parac_schedule(band = ..)` too).
     pub time_steps: i64,
     /// The rows of a band's task ([`Options::time_steps`]).
     pub time_rows: i64,
@@ -485,7 +485,7 @@ pub struct Lowered {
 /// 1. `lower`: the HAST as loops (blocks written out element by element, border reads as
 ///    `select` chains);
 /// 2. [`pass::simplify`]: constant folding;
-/// 3. [`pass::fuse::time`]: a `parac_repeat` of one stencil step in bands of time steps
+/// 3. [`pass::fuse::time`]: a `parac_repeat` of stencil regions in bands of time steps
 ///    (`Options::time_steps`), each task's dependence cone in private buffers;
 /// 4. [`pass::fuse`]: a producer computed in its consumer's tasks of rows (`fuse_rows`);
 /// 5. [`pass::parallel`]: the loop kinds of row-parallel regions;

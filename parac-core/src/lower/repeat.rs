@@ -134,17 +134,7 @@ impl Lowerer<'_> {
             return;
         }
         let shape = |f: &Function, m: MatrixId| {
-            let ctx = display::Ctx {
-                f,
-                region: None,
-                accesses: &[],
-            };
-            let dims: String = f.matrices[m]
-                .dims
-                .iter()
-                .map(|d| format!("[{}]", ctx.expr(d)))
-                .collect();
-            format!("{}{dims}", f.matrices[m].elem)
+            format!("{}{}", f.matrices[m].elem, display::declared(f, m))
         };
         let (sa, sb) = (shape(&self.f, a), shape(&self.f, b));
         if sa != sb {

@@ -123,11 +123,11 @@ pub fn prelude(f: &Function) -> TokenStream {
     out
 }
 
-/// The expression giving a matrix's slice of the kind `view`.
-pub(crate) fn slice_of(f: &Function, m: MatrixId, view: View) -> TokenStream {
+/// The expression giving a matrix's slice of the kind `view` (`swapped`: through its slot).
+pub(crate) fn slice_of(f: &Function, m: MatrixId, view: View, swapped: bool) -> TokenStream {
     let mat = &f.matrices[m];
     let t = rty(mat.elem);
-    if f.swapped()[m] {
+    if swapped {
         // Its storage changes: the slot (`slot`) holds the storage of the moment.
         let slot = format_ident!("__slot{}", m);
         return match view {
@@ -193,9 +193,15 @@ pub(crate) fn deliver(f: &Function) -> TokenStream {
     out
 }
 
-pub(crate) fn reduction(f: &Function, op: ReduceOp, m: MatrixId, result: ScalarId) -> TokenStream {
+pub(crate) fn reduction(
+    f: &Function,
+    op: ReduceOp,
+    m: MatrixId,
+    result: ScalarId,
+    swapped: bool,
+) -> TokenStream {
     let mat = &f.matrices[m];
-    let sl = slice_of(f, m, View::Read);
+    let sl = slice_of(f, m, View::Read, swapped);
     let s = format_ident!("__s{}", result);
     let rt = rty(f.scalars[result].ty);
     let float = mat.elem.is_float();

@@ -42,13 +42,13 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         x: Exprs::new(func, roots.into_iter()),
         hoisted_stores: Default::default(),
         whole: crate::analysis::written_whole(f),
+        swapped: f.swapped(),
     };
     let fname = &f.name;
     let mut out = quote! {
         let __fname: &'static str = #fname;
         let __rname: &'static str = "(host code)";
     };
-    let swapped = f.swapped();
     for (m, (mat, id)) in f
         .matrices
         .iter()
@@ -63,7 +63,7 @@ pub fn cpu_body(f: &Function) -> TokenStream {
             }
             _ => continue,
         });
-        if swapped[m] {
+        if p.swapped[m] {
             out.extend(slot(m, mat.elem, quote!(#id.as_mut_slice())));
         }
     }
@@ -97,6 +97,8 @@ struct Printer<'a> {
     hoisted_stores: std::collections::HashMap<StmtId, TokenStream>,
     /// Per matrix: written whole before it is read (its buffer need not be cleared).
     whole: Vec<bool>,
+    /// Per matrix: a `parac_swap` names it (it is reached through its slot, `host::slot`).
+    swapped: Vec<bool>,
 }
 
 impl Printer<'_> {
@@ -189,7 +191,7 @@ impl Printer<'_> {
                 out.extend(quote! {
                     let mut #own = ::parac::__private::cpu::local::<#t>(rt, &#dims, #whole);
                 });
-                if self.f.swapped()[*m] {
+                if self.swapped[*m] {
                     out.extend(slot(*m, *elem, quote!(#own.as_mut_slice())));
                 }
             }
@@ -218,7 +220,13 @@ impl Printer<'_> {
                 self.x.epoch += 1;
             }
             Stmt::Reduce { op, matrix, result } => {
-                out.extend(reduction(self.f, *op, *matrix, *result));
+                out.extend(reduction(
+                    self.f,
+                    *op,
+                    *matrix,
+                    *result,
+                    self.swapped[*matrix],
+                ));
             }
             Stmt::HostLet(s, e) => {
                 let e = self.x.tail(*e, out);
@@ -342,7 +350,7 @@ impl Printer<'_> {
                 continue;
             };
             let s = format_ident!("__m{}", m);
-            let sl = slice_of(f, m, view);
+            let sl = slice_of(f, m, view, self.swapped[m]);
             slices.extend(quote!(let #s = #sl;));
         }
         let mut out = TokenStream::new();
@@ -402,7 +410,7 @@ impl Printer<'_> {
             let js: Vec<usize> = (0..planes.len()).filter(|j| planes[*j].0 == m).collect();
             let names = js.iter().map(|j| format_ident!("__p{}", j));
             let ranges = js.iter().map(|j| format_ident!("__pr{}", j));
-            let sl = slice_of(f, m, View::Write);
+            let sl = slice_of(f, m, View::Write, self.swapped[m]);
             split.extend(quote! {
                 let [#(mut #names),*] = ::parac::__private::cpu::planes_mut(#sl, [#(#ranges.clone()),*]);
             });

@@ -8,6 +8,7 @@ use crate::syntax::ast::*;
 use crate::syntax::expr::parse_expr;
 use syn::parse::ParseStream;
 use syn::parse::discouraged::Speculative;
+use syn::punctuated::Punctuated;
 use syn::{Ident, Token};
 
 fn parse_sel(input: ParseStream, span: Sp) -> syn::Result<Sel> {
@@ -196,13 +197,9 @@ pub(super) fn parse_iterator(input: ParseStream, diags: &mut Diagnostics) -> syn
         let r;
         let p = syn::parenthesized!(r in input);
         end = Sp::one(p.span.close());
-        while !r.is_empty() {
-            rules.push(r.parse::<Ident>()?);
-            if r.is_empty() {
-                break;
-            }
-            r.parse::<Token![,]>()?;
-        }
+        rules = Punctuated::<Ident, Token![,]>::parse_terminated(&r)?
+            .into_iter()
+            .collect();
     }
     if !input.peek(syn::token::Brace) {
         return Err(input.error("expected the iterator's body `{ ... }`"));

@@ -9,6 +9,7 @@ use crate::syntax::ast::*;
 use crate::syntax::expr::{parse_expr, parse_type_name};
 use syn::parse::ParseStream;
 use syn::parse::discouraged::Speculative;
+use syn::punctuated::Punctuated;
 use syn::{Ident, Token};
 
 pub(super) fn parse_function(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<Function> {
@@ -226,15 +227,13 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
             input.parse::<kw::parac_schedule>()?;
             let items;
             syn::parenthesized!(items in input);
-            while !items.is_empty() {
-                let name: Ident = items.parse()?;
-                items.parse::<Token![=]>()?;
-                schedule.push((name, parse_expr(&items)?));
-                if items.is_empty() {
-                    break;
-                }
-                items.parse::<Token![,]>()?;
-            }
+            schedule = Punctuated::<_, Token![,]>::parse_terminated_with(&items, |i| {
+                let name: Ident = i.parse()?;
+                i.parse::<Token![=]>()?;
+                Ok((name, parse_expr(i)?))
+            })?
+            .into_iter()
+            .collect();
         }
         if !input.peek(syn::token::Brace) {
             return Err(input.error("expected `{` with the statements of one time step"));

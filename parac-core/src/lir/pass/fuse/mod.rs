@@ -127,14 +127,17 @@ fn consumer(
     None
 }
 
-/// A producer's row nest: its row and column loops and the `let`s and value of its point.
+/// A producer's row nest: its row variable, its column variable and the column loop's bounds,
+/// the `let`s and value of its point, the matrix it stores into and whether that store is
+/// checked.
 struct Producer {
     x: VarId,
-    y_loop: StmtId,
     y: VarId,
+    columns: (ExprId, ExprId),
     lets: Vec<(VarId, ExprId)>,
     value: ExprId,
     t: usize,
+    checked: bool,
 }
 
 fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
@@ -152,10 +155,11 @@ fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
     let y_loop = single(func, xb)?;
     let Stmt::For {
         var: y,
+        lo: ylo,
+        hi: yhi,
         step: 1,
         kind: LoopKind::Serial,
         body: yb,
-        ..
     } = func.stmts[y_loop]
     else {
         return None;
@@ -179,7 +183,7 @@ fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
         buf: Buf::Matrix(t),
         ref index,
         value,
-        ..
+        checked,
     } = func.stmts[*last]
     else {
         return None;
@@ -190,11 +194,12 @@ fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
     }
     Some(Producer {
         x,
-        y_loop,
         y,
+        columns: (ylo, yhi),
         lets,
         value,
         t,
+        checked,
     })
 }
 
@@ -459,12 +464,7 @@ fn fuse(
         checked: false,
     }));
     let point = func.stmt(Stmt::Block(point));
-    let Stmt::For {
-        lo: ylo, hi: yhi, ..
-    } = func.stmts[p.y_loop]
-    else {
-        return None;
-    };
+    let (ylo, yhi) = p.columns;
     let y_loop = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, point);
     let xt = func.vars[p.x].ty;
     let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));

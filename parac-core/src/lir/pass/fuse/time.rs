@@ -45,7 +45,7 @@
 //!   (nothing reads it before `Si` writes it again).
 
 use super::{Producer, producer, reads::row_offsets, uses};
-use crate::ir::{BinOp, BorderMode, Builtin, Function, MatrixKind, RegionId, Scalar};
+use crate::ir::{BinOp, BorderMode, Builtin, Function, RegionId, Scalar};
 use crate::lir::VarId;
 use crate::lir::visit::{Mutator, rebuild_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
@@ -201,26 +201,17 @@ fn candidate(func: &mut Func, f: &Function, top: &[StmtId], at: usize) -> Option
             g,
         });
     }
-    let shape = |m: usize| {
-        let ctx = crate::ir::display::Ctx {
-            f,
-            region: None,
-            accesses: &[],
-        };
-        let dims: Vec<String> = f.matrices[m].dims.iter().map(|d| ctx.expr(d)).collect();
-        dims
-    };
-    let first = shape(stages[0].p.t);
+    // One shape for every grid (a swap's two matrices have one type and shape: lowering
+    // checks it); each `hi` (a local: a producer's) touched by no later step.
+    let first = crate::ir::display::declared(f, stages[0].p.t);
     let hs: Vec<usize> = stages.iter().map(|s| s.p.t).collect();
     let gs: Vec<usize> = stages.iter().map(|s| s.g).collect();
+    let later: Vec<super::Uses> = top[at + 1..].iter().map(|t| uses(func, *t)).collect();
     for s in &stages {
         let (g, h) = (s.g, s.p.t);
-        if f.matrices[h].kind != MatrixKind::Local
-            || f.matrices[g].elem != f.matrices[h].elem
-            || hs.contains(&g)
-            || shape(h) != first
-            || shape(g) != first
-            || top[at + 1..].iter().any(|t| uses(func, *t).touches(h))
+        if hs.contains(&g)
+            || crate::ir::display::declared(f, h) != first
+            || later.iter().any(|u| u.touches(h))
         {
             return None;
         }
@@ -355,7 +346,8 @@ fn needs(band: &Band, k: usize) -> Vec<Vec<Option<(i128, i128)>>> {
     need
 }
 
-/// The repeat at `at` as a repeat of bands and one of the steps left: the two statements.
+/// The repeat at `at` as a repeat of bands then one of the steps left (a block), where the
+/// model's `guard` asks under a test of the buffers' size, the repeat as it was otherwise.
 fn tile(
     func: &mut Func,
     f: &Function,
@@ -448,19 +440,10 @@ fn tile(
                     }
                 }
             }
-            let Stmt::For {
-                lo: ylo, hi: yhi, ..
-            } = func.stmts[st.p.y_loop]
-            else {
-                return None;
-            };
+            let (ylo, yhi) = st.p.columns;
             if n == 1 && s + 1 == steps {
                 // The task's own rows into `h`.
-                let checked = match func.stmts[last_store(func, &st.p)?] {
-                    Stmt::Store { checked, .. } => checked,
-                    _ => return None,
-                };
-                let h = st.p.t;
+                let (h, checked) = (st.p.t, st.p.checked);
                 let (x, y, point) = step_point(func, &st.p, &from, |func, x, y| {
                     let (x64, y64) = (func.cast(x, i64t), func.cast(y, i64t));
                     (Buf::Matrix(h), vec![x64, y64], checked)
@@ -502,16 +485,7 @@ fn tile(
         let x64 = func.cast(xe, i64t);
         let mut rows_out = Vec::new();
         for (i, st) in band.stages.iter().enumerate() {
-            let Stmt::For {
-                lo: ylo, hi: yhi, ..
-            } = func.stmts[st.p.y_loop]
-            else {
-                return None;
-            };
-            let checked = match func.stmts[last_store(func, &st.p)?] {
-                Stmt::Store { checked, .. } => checked,
-                _ => return None,
-            };
+            let (ylo, yhi) = st.p.columns;
             let base = first_row[steps - 1][i]?;
             let y = func.var("ty", func.vars[st.p.y].ty);
             let ye = func.expr(ExprKind::Var(y), func.vars[y].ty);
@@ -530,7 +504,7 @@ fn tile(
                 buf: Buf::Matrix(st.p.t),
                 index: vec![x64, y64],
                 value: v,
-                checked,
+                checked: st.p.checked,
             });
             rows_out.push(func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, store));
         }
@@ -589,17 +563,6 @@ fn tile(
     let most = int(func, TILE_BYTES);
     let fits = func.binary(BinOp::Le, bytes, most, Scalar::Bool);
     Some(func.stmt(Stmt::If(fits, tiled, Some(at))))
-}
-
-/// The producer's store statement.
-fn last_store(func: &Func, p: &Producer) -> Option<StmtId> {
-    let Stmt::For { body, .. } = func.stmts[p.y_loop] else {
-        return None;
-    };
-    match &func.stmts[body] {
-        Stmt::Block(b) => b.last().copied(),
-        _ => Some(body),
-    }
 }
 
 /// One step's point: the producer's `let`s and value with fresh variables, its reads of each
