@@ -46,40 +46,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use host::{Stats, measure};
+
 use hand::Cl;
 use hand::call::{BlurHand, HandApp, LaplacianHand, SharpenHand, UnsharpHand};
 use parac::{Matrix, PlanPolicy, Runtime};
 use serde_json::{Value, json};
-
-/// One contender's timing of one pipeline.
-struct Stats {
-    median_ms: f64,
-    min_ms: f64,
-    samples: usize,
-}
-
-/// Times `f`: a warm-up of at least one call and `warm` seconds, then calls for at least
-/// `secs` seconds (and 5 calls).
-fn measure(mut f: impl FnMut(), warm: f64, secs: f64) -> Stats {
-    let start = Instant::now();
-    f();
-    while start.elapsed().as_secs_f64() < warm {
-        f();
-    }
-    let mut times = Vec::new();
-    let start = Instant::now();
-    while start.elapsed().as_secs_f64() < secs || times.len() < 5 {
-        let t = Instant::now();
-        f();
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    times.sort_by(f64::total_cmp);
-    Stats {
-        median_ms: times[times.len() / 2],
-        min_ms: times[0],
-        samples: times.len(),
-    }
-}
 
 fn stats_json(s: &Stats) -> Value {
     json!({"median_ms": s.median_ms, "min_ms": s.min_ms, "samples": s.samples})

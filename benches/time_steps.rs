@@ -7,7 +7,7 @@
 //! step by step; without it the compiler's model picks K, `pass::fuse::time`); "T calls" is a one-step
 //! function called T times from Rust, as a user had to before `parac_repeat`.
 //!
-//! Reported per case: the median time of whole calls (a warm-up call, then at least 3 calls and
+//! Reported per case: the median time of whole calls (a warm-up call, then at least 5 calls and
 //! `PARAC_TIME_SECONDS` seconds, 5 by default), GPoints·steps per second, and the DRAM floor of
 //! the step-by-step version (each step reads and writes each grid once, at the host's copy
 //! bandwidth). Every variant's result is compared with the step-by-step one (exact).
@@ -20,7 +20,6 @@
 mod host;
 
 use parac::{Element, Matrix, Runtime};
-use std::time::Instant;
 
 /// Each stencil once: `$name`, its repeat's schedule directive (none: the model's).
 macro_rules! heat2d {
@@ -131,21 +130,6 @@ parac::parac! {
     }
 }
 
-/// Median and minimum of whole calls of `f` (ms): a warm-up call, then calls for `secs`
-/// seconds and at least 3.
-fn measure(mut f: impl FnMut(), secs: f64) -> (f64, f64) {
-    f();
-    let mut times = Vec::new();
-    let start = Instant::now();
-    while start.elapsed().as_secs_f64() < secs || times.len() < 3 {
-        let t = Instant::now();
-        f();
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    times.sort_by(f64::total_cmp);
-    (times[times.len() / 2], times[0])
-}
-
 /// A parac variant: the program, called with the input, the output and the count.
 type Variant<T> = (
     &'static str,
@@ -158,26 +142,17 @@ fn variants<T: Element + Default + PartialEq + std::fmt::Debug>(
     (case, src, t, secs): (&str, &Matrix<T>, i32, f64),
     (points_steps, floor_ms): (f64, f64),
     vs: &[Variant<T>],
-    rows: &mut Vec<Row>,
 ) -> Matrix<T> {
     let shape: [usize; 2] = [src.shape()[0], src.shape()[1]];
     let mut want: Option<Matrix<T>> = None;
     for (name, f) in vs {
         let mut out = Matrix::<T>::zeros(shape);
-        let (median_ms, min_ms) = measure(|| f(rt, src, &mut out, t).expect(name), secs);
+        let time = host::measure(|| f(rt, src, &mut out, t).expect(name), 0.0, secs);
         match &want {
             None => want = Some(out),
             Some(w) => assert_eq!(out.as_slice(), w.as_slice(), "{name}: not step by step's"),
         }
-        rows.push(Row {
-            case: case.to_string(),
-            variant: name,
-            median_ms,
-            min_ms,
-            points_steps,
-            floor_ms,
-        });
-        rows.last().expect("a row").print();
+        report(case, name, &time, points_steps, floor_ms);
     }
     want.expect("a variant")
 }
@@ -196,28 +171,16 @@ fn grid_f32(shape: &[usize], seed: u32) -> Matrix<f32> {
     Matrix::from_vec(shape.to_vec(), v).expect("a grid")
 }
 
-struct Row {
-    case: String,
-    variant: &'static str,
-    median_ms: f64,
-    min_ms: f64,
-    points_steps: f64,
-    floor_ms: f64,
-}
-
-impl Row {
-    fn print(&self) {
-        println!(
-            "| {} | {} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2}x |",
-            self.case,
-            self.variant,
-            self.median_ms,
-            self.min_ms,
-            self.points_steps / (self.median_ms * 1e-3) / 1e9,
-            self.floor_ms,
-            self.floor_ms / self.median_ms
-        );
-    }
+/// Prints one table row: the case, the variant, its timing, GPoints·steps per second and the
+/// step-by-step DRAM floor against it.
+fn report(case: &str, variant: &str, time: &host::Stats, points_steps: f64, floor_ms: f64) {
+    println!(
+        "| {case} | {variant} | {:.1} | {:.1} | {:.2} | {floor_ms:.1} | {:.2}x |",
+        time.median_ms,
+        time.min_ms,
+        points_steps / (time.median_ms * 1e-3) / 1e9,
+        floor_ms / time.median_ms
+    );
 }
 
 fn main() {
@@ -242,7 +205,6 @@ fn main() {
         "| case | variant | median ms | min ms | GPoints·steps/s | DRAM floor of step by step, ms | floor / time |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|");
-    let mut rows: Vec<Row> = Vec::new();
     let shape = [side, side];
     let pts = (side * side) as f64;
     // heat-2D, T = 64 and 512.
@@ -263,12 +225,11 @@ fn main() {
                 ),
                 ("tiled, parac_schedule(band = 4)", heat_tiled4),
             ],
-            &mut rows,
         );
         if t == 64 {
             let mut a = Matrix::<f32>::zeros(shape);
             let mut b = Matrix::<f32>::zeros(shape);
-            let (med, min) = measure(
+            let time = host::measure(
                 || {
                     a.as_mut_slice().copy_from_slice(src.as_slice());
                     for _ in 0..t {
@@ -276,6 +237,7 @@ fn main() {
                         std::mem::swap(&mut a, &mut b);
                     }
                 },
+                0.0,
                 s,
             );
             assert_eq!(
@@ -283,15 +245,8 @@ fn main() {
                 want.as_slice(),
                 "T calls: not the step-by-step result"
             );
-            rows.push(Row {
-                case: case.clone(),
-                variant: "T calls of one step from Rust",
-                median_ms: med,
-                min_ms: min,
-                points_steps: pts * t as f64,
-                floor_ms: floor,
-            });
-            rows.last().unwrap().print();
+            let variant = "T calls of one step from Rust";
+            report(&case, variant, &time, pts * t as f64, floor);
         }
     }
     // Game of life, T = 64.
@@ -319,7 +274,6 @@ fn main() {
                     life_tiled,
                 ),
             ],
-            &mut rows,
         );
     }
     // heat-3D, T = 64: step by step (no time tiling of 3-D grids yet).
@@ -329,19 +283,18 @@ fn main() {
         let pts3 = (side3 * side3 * side3) as f64;
         let src = grid_f32(&shape3, 3);
         let mut out = Matrix::<f32>::zeros(shape3);
-        let (med, min) = measure(
+        let time = host::measure(
             || heat3d_steps(&rt, &src, &mut out, t).expect("heat3d"),
+            0.0,
             secs,
         );
-        rows.push(Row {
-            case: format!("heat-3D {side3}³, T = {t}"),
-            variant: "step by step (not tiled: 3-D)",
-            median_ms: med,
-            min_ms: min,
-            points_steps: pts3 * t as f64,
-            floor_ms: t as f64 * pts3 * 8.0 / bw * 1e3,
-        });
-        rows.last().unwrap().print();
+        report(
+            &format!("heat-3D {side3}³, T = {t}"),
+            "step by step (not tiled: 3-D)",
+            &time,
+            pts3 * t as f64,
+            t as f64 * pts3 * 8.0 / bw * 1e3,
+        );
     }
     // FDTD-2D, T = 64: three grids, three regions per step.
     {
@@ -370,8 +323,9 @@ fn main() {
             let mut ex = Matrix::<f32>::zeros(shape);
             let mut ey = Matrix::<f32>::zeros(shape);
             let mut hz = Matrix::<f32>::zeros(shape);
-            let (med, min) = measure(
+            let time = host::measure(
                 || f(&rt, &a, &b, &c, &mut ex, &mut ey, &mut hz, t).expect("fdtd"),
+                0.0,
                 secs,
             );
             let got: Vec<f32> = [ex.as_slice(), ey.as_slice(), hz.as_slice()].concat();
@@ -379,16 +333,15 @@ fn main() {
                 None => want = Some(got),
                 Some(w) => assert!(w == &got, "{name}: not step by step's"),
             }
-            rows.push(Row {
-                case: format!("FDTD-2D {side}², T = {t}"),
-                variant: name,
-                median_ms: med,
-                min_ms: min,
-                points_steps: pts * t as f64,
-                // Each step reads ex, ey, hz and writes three grids: 6 grids of f32.
-                floor_ms: t as f64 * pts * 24.0 / bw * 1e3,
-            });
-            rows.last().expect("a row").print();
+            // Each step reads ex, ey, hz and writes three grids: 6 grids of f32.
+            let floor = t as f64 * pts * 24.0 / bw * 1e3;
+            report(
+                &format!("FDTD-2D {side}², T = {t}"),
+                name,
+                &time,
+                pts * t as f64,
+                floor,
+            );
         }
     }
     halide(side);
