@@ -26,6 +26,9 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 7), ("N", 3)],
     &[("M", 33), ("N", 9)],
     &[("M", 70), ("N", 4)],
+    // OpenCL's time bands: tiles of 32 and 64 points, one more than a tile's rows or columns.
+    &[("M", 33), ("N", 65)],
+    &[("M", 65), ("N", 33)],
 ];
 
 mod heat {

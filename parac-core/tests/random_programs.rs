@@ -1092,8 +1092,9 @@ fn run_file() {
 
 /// Random iterated stencils (`gen/time_steps.rs`), lowered with time tiling off and in bands
 /// of 2 to 8 steps in tasks of 1 to 32 rows, run by the LIR's evaluator against the
-/// interpreter at sizes from 1x1 to 19x11 and counts 0, 1, 2, 3, 5 and 7: the same results,
-/// or the same error. `PARAC_FUZZ_ITERATED=N` makes N programs (60 by default).
+/// interpreter at sizes from 1x1 to 19x11 and 9x35 and counts 0, 1, 2, 3, 5 and 7: the same
+/// results, or the same error; and, where a step is one region, as OpenCL's time bands of 2 to
+/// 4 steps on tiles of 16x8 to 32x8 (`lir::pass::fuse::time::gpu`). `PARAC_FUZZ_ITERATED=N` makes N programs (60 by default).
 #[test]
 fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
     let n: usize = std::env::var("PARAC_FUZZ_ITERATED")
@@ -1123,21 +1124,44 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
         )
     })
     .collect();
-    let (mut runs, mut tiled) = (0, 0);
+    let (mut runs, mut tiled, mut banded) = (0, 0, 0);
     for _ in 0..n {
         let src = progen::time_steps::program(&mut rng);
         let c = parac_core::compile_str(&src);
         assert!(c.diagnostics.is_empty(), "{src}\n{:?}", c.diagnostics);
         let f = &c.module.functions[0];
-        let lowered: Vec<(&str, lir::Lowered)> = switches
+        let mut lowered: Vec<(String, lir::Lowered)> = switches
             .iter()
-            .map(|(s, o)| (s.as_str(), lir::lower(f, o)))
+            .map(|(s, o)| (s.clone(), lir::lower(f, o)))
             .collect();
         tiled += lowered
             .iter()
             .filter(|(_, l)| l.dumps.iter().any(|(stage, _)| *stage == "time"))
             .count();
-        for sizes in [[1, 1], [1, 4], [3, 1], [5, 7], [12, 3], [19, 11]] {
+        // OpenCL's time bands (work-groups of 16x8 over tiles of a few groups), as the
+        // executor runs them: bands, then the steps left.
+        for rid in 0..f.regions.len() {
+            if !lir::pass::fuse::time::gpu::bandable(f, rid) {
+                continue;
+            }
+            for (k, tile) in [(2, [16, 8]), (3, [16, 16]), (4, [32, 8])] {
+                let o = lir::Options {
+                    region: Some(rid),
+                    time_band: Some((k, tile)),
+                    host_proofs: false,
+                    dump: true,
+                    ..lir::Options::gpu()
+                };
+                let l = lir::lower(f, &o);
+                assert!(
+                    l.dumps.iter().any(|(stage, _)| *stage == "time_band"),
+                    "{src}\nbandable, but no band of {k} steps, tiles {tile:?}"
+                );
+                banded += 1;
+                lowered.push((format!("OpenCL bands of {k} steps, tiles {tile:?}"), l));
+            }
+        }
+        for sizes in [[1, 1], [1, 4], [3, 1], [5, 7], [12, 3], [19, 11], [9, 35]] {
             let steps = [0, 1, 2, 3, 5, 7][rng.below(6) as usize];
             let Some(start) = progen::time_steps::args(f, sizes, steps, &mut rng) else {
                 continue;
@@ -1165,6 +1189,9 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
             }
         }
     }
-    eprintln!("[time steps] {n} programs, {runs} runs, {tiled} tiled lowerings");
+    eprintln!(
+        "[time steps] {n} programs, {runs} runs, {tiled} tiled lowerings, {banded} OpenCL bands"
+    );
     assert!(tiled > n / 4, "only {tiled} lowerings tiled");
+    assert!(banded > n / 4, "only {banded} OpenCL bands");
 }

@@ -839,6 +839,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
             kernel: Cow::Borrowed(kernel),
             source: source.map(Into::into),
             per_item: [1, 1],
+            steps: 1,
             local: None,
             local_bytes: 0,
             tree: false,

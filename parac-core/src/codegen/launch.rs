@@ -64,6 +64,9 @@ pub struct PlanDesc {
     pub kernel: String,
     /// Iteration points per work-item along OpenCL dimensions 0 and 1.
     pub per_item: [usize; 2],
+    /// Time steps one launch runs (1 but for a time band, `Directive::TimeBand`: the
+    /// executor then skips the repeat's next `steps - 1` steps).
+    pub steps: usize,
     /// The work-group size the kernel is written for, if it fixes one.
     pub local: Option<Vec<usize>>,
     /// Bytes of local memory the kernel declares.
@@ -105,7 +108,8 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
             region: rid,
             label: v.label(),
             kernel: variant_name(f, rid, &v),
-            per_item: [v.cols() as usize, v.rows() as usize],
+            per_item: v.per_item(),
+            steps: v.steps(),
             local: v.local_size(),
             local_bytes: v.tree().map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v),
             tree: v.tree().is_some(),

@@ -218,6 +218,11 @@ fn scalar(u: &Reuse, split: bool) -> Schedule {
         .with_if(split, Directive::SplitBorder)
 }
 
+/// The time bands a repeat's stencil region is a candidate for (time steps, tile columns,
+/// tile rows): few steps on small tiles (little recomputed, little local memory), more steps
+/// on larger ones (the halo's share falls as the tile grows).
+const TIME_BANDS: [(u32, u32, u32); 4] = [(2, 32, 32), (4, 32, 32), (4, 64, 64), (8, 64, 64)];
+
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
 /// search and the benches can weigh them.
@@ -275,6 +280,12 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                 add(full(w, 1));
                 if u.vertical && u.two_d {
                     add(full(w, 2));
+                }
+            }
+            // A repeat's one stencil: several time steps per launch, tiles in local memory.
+            if crate::lir::pass::fuse::time::gpu::bandable(f, rid) {
+                for (steps, cols, rows) in TIME_BANDS {
+                    add(alone(D::TimeBand { steps, cols, rows }));
                 }
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));

@@ -43,7 +43,22 @@ pub enum Directive {
         /// The work-group size.
         group: u32,
     },
+    /// Time tiling of a `parac_repeat`'s step (`time<steps>_<cols>x<rows>`): one launch runs
+    /// `steps` time steps, each work-group of [`TIME_GROUP`] computing a tile of `cols` x
+    /// `rows` points of the last step from the points the earlier steps need, in local memory
+    /// (`lir::pass::fuse::time::gpu`).
+    TimeBand {
+        /// Time steps per launch.
+        steps: u32,
+        /// The tile's columns (a multiple of `TIME_GROUP[0]`).
+        cols: u32,
+        /// Its rows (a multiple of `TIME_GROUP[1]`).
+        rows: u32,
+    },
 }
+
+/// The work-group of a [`Directive::TimeBand`] plan (dimension 0 first).
+pub const TIME_GROUP: [u32; 2] = [16, 8];
 
 impl Directive {
     /// The label part, `None` for lanes of one column and one row.
@@ -71,6 +86,7 @@ impl Directive {
             Directive::SplitBorder => "split".into(),
             Directive::LocalTile { cols, rows } => format!("lds{cols}x{rows}"),
             Directive::TreeReduce { group } => format!("tree{group}"),
+            Directive::TimeBand { steps, cols, rows } => format!("time{steps}_{cols}x{rows}"),
         })
     }
 
@@ -217,11 +233,37 @@ impl Schedule {
         })
     }
 
-    /// The fixed work-group size this plan needs (local tiles and trees), as OpenCL sizes
-    /// (dimension 0 first).
+    /// The time band ([`Directive::TimeBand`]): time steps per launch, and the tile's columns
+    /// and rows.
+    pub fn time_band(&self) -> Option<(u32, [u32; 2])> {
+        self.directives.iter().find_map(|d| match d {
+            Directive::TimeBand { steps, cols, rows } => Some((*steps, [*cols, *rows])),
+            _ => None,
+        })
+    }
+
+    /// Time steps one launch of this plan runs (1 but for a time band).
+    pub fn steps(&self) -> usize {
+        self.time_band().map_or(1, |(k, _)| k as usize)
+    }
+
+    /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, or a time
+    /// band's tile shared by its work-group.
+    pub fn per_item(&self) -> [usize; 2] {
+        match self.time_band() {
+            Some((_, tile)) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
+            None => [self.cols() as usize, self.rows() as usize],
+        }
+    }
+
+    /// The fixed work-group size this plan needs (local tiles, trees and time bands), as
+    /// OpenCL sizes (dimension 0 first).
     pub fn local_size(&self) -> Option<Vec<usize>> {
         if let Some((x, y)) = self.lds() {
             return Some(vec![x as usize, y as usize]);
+        }
+        if self.time_band().is_some() {
+            return Some(TIME_GROUP.map(|g| g as usize).to_vec());
         }
         self.tree().map(|l| vec![l as usize])
     }

@@ -421,6 +421,11 @@ pub struct Options {
     /// [`Options::time_steps`] is the most steps per band and the model picks fewer for wider
     /// stencils; off: exactly that many (tests).
     pub time_model: bool,
+    /// On the OpenCL lowering of [`Options::region`], that region's time-band kernel: `(K,
+    /// [cols, rows])`, `K` time steps of the `parac_repeat` whose step it is per launch, each
+    /// work-group computing a tile of `cols` x `rows` points in local memory
+    /// ([`pass::fuse::time::gpu`]; the function is lowered whole for it).
+    pub time_band: Option<(u32, [u32; 2])>,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -468,6 +473,7 @@ impl Default for Options {
             time_steps: TIME_STEPS,
             time_rows: TIME_ROWS,
             time_model: true,
+            time_band: None,
         }
     }
 }
@@ -516,12 +522,9 @@ pub struct Lowered {
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     // Windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
     let slide_taps = if opts.slide { SLIDE_TAPS } else { usize::MAX };
-    let mut func = lower::function(
-        f,
-        opts.host_proofs,
-        opts.region,
-        (opts.unroll_taps, slide_taps),
-    );
+    // A time band reads its region's repeat: the function lowered whole.
+    let only = opts.region.filter(|_| opts.time_band.is_none());
+    let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
         if opts.dump {
@@ -532,6 +535,13 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     if opts.simplify {
         pass::simplify::run(&mut func, f);
         keep("simplify", &func);
+    }
+    if opts.gpu
+        && let (Some(band), Some(rid)) = (opts.time_band, opts.region)
+        && pass::fuse::time::gpu::run(&mut func, f, rid, band)
+    {
+        keep("time_band", &func);
+        return Lowered { func, dumps };
     }
     if opts.gpu {
         // A work-item's points slide their windows (its region then has no other lanes).

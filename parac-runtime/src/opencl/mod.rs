@@ -52,7 +52,7 @@ pub use guard::{GuardSide, GuardViolation, MIN_GUARD, guard_violations};
 pub use launch::Arg;
 pub use partition::{Bound, interior};
 pub use plan::{
-    Candidate, PlanRecord, RegionPlans, cache_root, clear_cache, describe as describe_plan,
+    Candidate, PlanRecord, Ran, RegionPlans, cache_root, clear_cache, describe as describe_plan,
     export_plans, import_plans, plan_records, timings_made,
 };
 pub(crate) use program::dump;

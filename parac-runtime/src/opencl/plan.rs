@@ -64,6 +64,9 @@ pub struct Candidate {
     pub source: Option<Source>,
     /// Iteration points per work-item along OpenCL dimensions 0 (columns) and 1 (rows).
     pub per_item: [usize; 2],
+    /// Time steps one launch runs: 1, or a time band's `K` (`parac_repeat`'s step; the
+    /// executor skips the next `K - 1` steps). The search compares times per step.
+    pub steps: usize,
     /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
     pub local: Option<Cow<'static, [usize]>>,
     /// Bytes of local memory the kernel declares.
@@ -94,6 +97,15 @@ pub struct RegionPlans {
     /// Whether candidates may run more than once on the same data (the region reads no matrix
     /// it writes), as timing needs.
     pub searchable: bool,
+}
+
+/// What [`Device::run_region`] ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ran {
+    /// The partial results a reduction kernel wrote (its rows, or a tree's work-groups).
+    pub partials: usize,
+    /// The time steps of its launch (a time band's, else 1).
+    pub steps: usize,
 }
 
 /// A choice: the candidate (by label) and the work-group size (`None`: the driver's).
@@ -155,8 +167,8 @@ fn parse_local(s: &str) -> Option<Option<Vec<usize>>> {
 /// The version of the search procedure and of its plan files, part of their names: a change to
 /// what the search tries (candidates' launch shapes, work-group sizes, its steps) or to the
 /// file's format makes what older searches stored stale, so it is not read. 4: budgeted,
-/// adaptive, resumable searches; files hold every measurement.
-const SEARCH_VERSION: u32 = 4;
+/// adaptive, resumable searches; files hold every measurement. 5: time bands (times per step).
+const SEARCH_VERSION: u32 = 5;
 
 impl Device {
     /// The kind of device the model ranks plans for: a GPU, or a CPU device (any other).
@@ -187,7 +199,8 @@ impl Device {
     /// dimension 0 first; for a global operator, `[rows]`) with kernel arguments `args` (the same
     /// for every candidate). `interior` is the region's interior box for split plans (in
     /// iteration indices per dimension), where it has one. Returns the number of partial results
-    /// a reduction kernel wrote (its rows, or a tree's work-groups).
+    /// a reduction kernel wrote (its rows, or a tree's work-groups) and the time steps the
+    /// launch ran.
     pub fn run_region(
         &self,
         program: &Program,
@@ -196,9 +209,13 @@ impl Device {
         global: &[usize],
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
-    ) -> Result<usize, Error> {
+    ) -> Result<Ran, Error> {
         if global.contains(&0) {
-            return Ok(0);
+            // Nothing to compute: any plan's steps are done.
+            return Ok(Ran {
+                partials: 0,
+                steps: 1,
+            });
         }
         // A warm-up's launches wait for the calls running on the CPU path meanwhile.
         crate::background::yield_to_calls();
@@ -288,10 +305,13 @@ impl Device {
                 );
             }
         }
-        Ok(if c.tree {
-            tree_groups(global[0])
-        } else {
-            global[0]
+        Ok(Ran {
+            partials: if c.tree {
+                tree_groups(global[0])
+            } else {
+                global[0]
+            },
+            steps: c.steps,
         })
     }
 }

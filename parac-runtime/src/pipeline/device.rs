@@ -423,7 +423,19 @@ pub(super) fn run(
             HostStep::Run(rid) => {
                 let rid = *rid;
                 let r = &f.regions[rid];
-                let plans = &prep.plans[rid];
+                // A time band runs several steps of its repeat: where fewer are left than the
+                // longest band, the plans of one step.
+                let plans = match (&prep.single[rid], steps.left()) {
+                    (Some(single), left)
+                        if left.is_none_or(|l| {
+                            let most = prep.plans[rid].candidates.iter().map(|c| c.steps);
+                            l < most.max().unwrap_or(1) as i64
+                        }) =>
+                    {
+                        single
+                    }
+                    _ => &prep.plans[rid],
+                };
                 let kargs =
                     |partials| kernel_args(&prep.args[rid], &bufs, &z, &hosts, &err, partials);
                 match r.kind {
@@ -450,7 +462,9 @@ pub(super) fn run(
                             .as_ref()
                             .map(|bs| opencl::interior(&counts, &starts, bs, &dims));
                         let a = kargs(None);
-                        dev.run_region(&prog, plans, policy, &counts, interior.as_deref(), &a)?;
+                        let ran =
+                            dev.run_region(&prog, plans, policy, &counts, interior.as_deref(), &a)?;
+                        steps.skip(ran.steps - 1);
                     }
                     RegionKind::Reduction { .. } => {
                         let red = host::reduce_launch(f, rid).expect("a global operator");
@@ -460,7 +474,9 @@ pub(super) fn run(
                         let pb = DevBuf::alloc(dev, red.part, "partials", &[len], true)
                             .expect("partials of i32, u32 or f32")?;
                         let a = kargs(Some(&pb));
-                        let n = dev.run_region(&prog, plans, policy, &[rows], None, &a)?;
+                        let n = dev
+                            .run_region(&prog, plans, policy, &[rows], None, &a)?
+                            .partials;
                         let mut p = Data::zeros(red.part, len).expect("a partials type");
                         pb.download(dev, &[len], &mut p)?;
                         let used = (n * red.per_row).min(len);

@@ -103,6 +103,9 @@ pub(crate) struct Prepared {
     flag_codes: OnceCell<std::sync::Arc<[(i32, parac_core::codegen::safety::Flag)]>>,
     /// Per region: its candidates (`host::plans`).
     pub(crate) plans: Vec<RegionPlans>,
+    /// Per region with time bands among its candidates: those of one step, searched apart
+    /// (as region `<name>~step`), for the steps of a repeat too few for a band.
+    pub(crate) single: Vec<Option<RegionPlans>>,
     /// Per region: its kernel arguments (`host::kernel_args`).
     pub(crate) args: Vec<Vec<host::KernelArg>>,
     /// Per region: the slots OpenCL runs (`host::launch_slots`).
@@ -141,6 +144,13 @@ impl Prepared {
 impl Prepared {
     /// Function `i` of `module`.
     fn new(module: &Rc<Module>, i: usize) -> Prepared {
+        let mut p = Prepared::all(module, i);
+        p.single = p.plans.iter().map(single_steps).collect();
+        p
+    }
+
+    /// [`Prepared::new`] but [`Prepared::single`].
+    fn all(module: &Rc<Module>, i: usize) -> Prepared {
         let f = &module.functions[i];
         let regions = 0..f.regions.len();
         Prepared {
@@ -169,6 +179,7 @@ impl Prepared {
                                 label: p.label.into(),
                                 kernel: p.kernel.into(),
                                 per_item: p.per_item,
+                                steps: p.steps,
                                 local: p.local.map(Into::into),
                                 local_bytes: p.local_bytes,
                                 tree: p.tree,
@@ -184,6 +195,7 @@ impl Prepared {
                 .clone()
                 .map(|rid| host::kernel_args(f, rid))
                 .collect(),
+            single: Vec::new(),
             slots: regions
                 .clone()
                 .map(|rid| match f.regions[rid].kind {
@@ -195,6 +207,33 @@ impl Prepared {
             whole: parac_core::analysis::written_whole(f),
         }
     }
+}
+
+/// A region's candidates of one time step, where it has time bands: the others, the model's
+/// order kept, under a name of their own.
+fn single_steps(plans: &RegionPlans) -> Option<RegionPlans> {
+    let keep: Vec<usize> = (0..plans.candidates.len())
+        .filter(|i| plans.candidates[*i].steps == 1)
+        .collect();
+    if keep.len() == plans.candidates.len() {
+        return None;
+    }
+    let at = |i: &usize| keep.iter().position(|k| k == i);
+    Some(RegionPlans {
+        region: format!("{}~step", plans.region).into(),
+        candidates: keep
+            .iter()
+            .map(|i| plans.candidates[*i].clone())
+            .collect::<Vec<_>>()
+            .into(),
+        cpu_order: plans
+            .cpu_order
+            .iter()
+            .filter_map(at)
+            .collect::<Vec<_>>()
+            .into(),
+        searchable: plans.searchable,
+    })
 }
 
 /// The call's sizes, every matrix's dimensions and the host scalars' values (parameters set,

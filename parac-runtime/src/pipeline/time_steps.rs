@@ -53,6 +53,20 @@ impl<'f> Steps<'f> {
         }
     }
 
+    /// The steps left of the innermost repeat being run, this one included (`None` outside
+    /// a repeat).
+    pub(super) fn left(&self) -> Option<i64> {
+        self.open.last().map(|(_, n)| *n)
+    }
+
+    /// Skips the next `k` runs of the innermost repeat's body (a time band ran them with this
+    /// one; fewer than [`Steps::left`]).
+    pub(super) fn skip(&mut self, k: usize) {
+        if let Some((_, left)) = self.open.last_mut() {
+            *left = (*left - k as i64).max(1);
+        }
+    }
+
     /// The next step (never a repeat), counts evaluated by `count`.
     pub(super) fn next<E>(
         &mut self,

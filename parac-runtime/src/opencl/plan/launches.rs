@@ -265,6 +265,7 @@ mod tests {
         kernel: Cow::Borrowed("k"),
         source: None,
         per_item: [1, 1],
+        steps: 1,
         local: None,
         local_bytes: 0,
         tree: false,

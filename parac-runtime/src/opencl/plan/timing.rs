@@ -336,7 +336,8 @@ impl Device {
             for e in &events {
                 end = end.max(e.profiling_command_end().ok()?);
             }
-            Some(end.saturating_sub(start) as f64 / 1e6)
+            // Per time step: a time band runs several.
+            Some(end.saturating_sub(start) as f64 / 1e6 / c.steps.max(1) as f64)
         };
         let (Some(_), Some(first)) = (run(), run()) else {
             return (None, 0);

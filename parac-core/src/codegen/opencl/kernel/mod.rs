@@ -60,6 +60,7 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         mul24: v.m24(),
         split: v.split(),
         local_tile: v.lds().map(|(c, r)| [c, r]),
+        time_band: v.time_band(),
         slide: v.slide(),
         // `unroll`: windows up to `lir::UNROLL_TAPS` written out tap by tap, constant filters
         // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops.
@@ -86,7 +87,7 @@ pub fn slides(f: &Function, rid: RegionId, v: &Schedule) -> bool {
 
 /// Bytes of local memory plan `v`'s kernel of region `rid` declares (its tiles; 0: none).
 pub fn local_bytes(f: &Function, rid: RegionId, v: &Schedule) -> usize {
-    if v.lds().is_none() {
+    if v.lds().is_none() && v.time_band().is_none() {
         return 0;
     }
     let lowered = lir::lower(f, &options(rid, v));

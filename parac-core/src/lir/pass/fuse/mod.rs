@@ -366,7 +366,7 @@ fn fuse(
     // The rows `C` reads of `t` as `x + a`.
     let mut offsets = Vec::new();
     let mut env = HashMap::new();
-    row_offsets(func, cxb, t, cx, &mut env, &mut offsets);
+    row_offsets(func, cxb, (t, 0), cx, &mut env, &mut offsets);
     // The code the exact fallback adds: the producer's point once per read (twice where a read
     // is not of a row `k x + a`), within a budget.
     let size: usize = p

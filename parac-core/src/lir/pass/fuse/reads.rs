@@ -11,11 +11,12 @@ use std::collections::HashMap;
 /// The offset `a` of row index `r` where it is `x + a` (the affine form of its value through
 /// the `let`s), or a border rule's index map of such a row `i`, `select(i >= 0 && i < dim(t, 0),
 /// i, ..)` (which is `i` where `i` is inside `t`); with the expression that is the row there.
+/// (`dim`: of index `dim` instead, a column's for 1.)
 pub(super) fn row_form(
     func: &mut Func,
     r: ExprId,
     x: VarId,
-    t: usize,
+    (t, dim): (usize, usize),
     env: &HashMap<VarId, ExprId>,
 ) -> Option<(ExprId, i128, i128)> {
     let form = |func: &mut Func, e: ExprId| {
@@ -27,7 +28,7 @@ pub(super) fn row_form(
         && let ExprKind::Binary(BinOp::Ge, a, zero) = func.exprs[ge].kind
         && let ExprKind::Binary(BinOp::Lt, b, d) = func.exprs[lt].kind
         && matches!(func.exprs[zero].kind, ExprKind::Int(0))
-        && matches!(func.exprs[d].kind, ExprKind::Dim(m, 0) if m == t)
+        && matches!(func.exprs[d].kind, ExprKind::Dim(m, k) if m == t && k == dim)
     {
         let fi = form(func, i)?;
         if form(func, a).as_ref() == Some(&fi) && form(func, b).as_ref() == Some(&fi) {
@@ -63,29 +64,30 @@ pub(super) fn stride(a: &crate::lir::affine::Affine, x: VarId) -> Option<i128> {
     }
 }
 
-/// Each read of `t` below `s`: its stride and offset where its row is `k x + a`; `env` gathers
-/// the `let`s (each variable is bound once, so their order does not matter).
+/// Each read of `t` below `s`: its stride and offset where its row (index `dim`; 1: its
+/// column) is `k x + a`; `env` gathers the `let`s (each variable is bound once, so their order
+/// does not matter).
 pub(super) fn row_offsets(
     func: &mut Func,
     s: StmtId,
-    t: usize,
+    (t, dim): (usize, usize),
     x: VarId,
     env: &mut HashMap<VarId, ExprId>,
     out: &mut Vec<Option<(i128, i128)>>,
 ) {
     let mut rows = Vec::new();
-    collect(func, s, t, env, &mut rows);
+    collect(func, s, (t, dim), env, &mut rows);
     for r in rows {
-        let form = row_form(func, r, x, t, env);
+        let form = row_form(func, r, x, (t, dim), env);
         out.push(form.map(|(_, k, a)| (k, a)));
     }
 }
 
-/// The `let`s below `s` (into `env`) and the row index of each read of `t`.
+/// The `let`s below `s` (into `env`) and the index `dim` of each read of `t`.
 fn collect(
     func: &Func,
     s: StmtId,
-    t: usize,
+    (t, dim): (usize, usize),
     env: &mut HashMap<VarId, ExprId>,
     rows: &mut Vec<ExprId>,
 ) {
@@ -103,14 +105,14 @@ fn collect(
                     buf: Buf::Matrix(m),
                     index,
                     ..
-                } if *m == t && index.len() == 2 => rows.push(index[0]),
+                } if *m == t && index.len() == 2 => rows.push(index[dim]),
                 _ => {}
             }
             true
         });
     }
     for c in ss {
-        collect(func, c, t, env, rows);
+        collect(func, c, (t, dim), env, rows);
     }
 }
 
@@ -178,7 +180,7 @@ impl Rewire<'_> {
         let elem = func.exprs[e].ty;
         let zero = func.int(0, i64t);
         let direct = match self.fast {
-            true => row_form(func, r, self.cx, self.t, &self.env).filter(|f| f.1 == self.k),
+            true => row_form(func, r, self.cx, (self.t, 0), &self.env).filter(|f| f.1 == self.k),
             false => None,
         };
         if let Some((at, ..)) = direct {

@@ -44,6 +44,8 @@
 //!   a band it holds the band's first grid, where step by step it would hold the last but one
 //!   (nothing reads it before `Si` writes it again).
 
+pub mod gpu;
+
 use super::{Producer, producer, reads::row_offsets, uses};
 use crate::ir::{BinOp, BorderMode, Builtin, Function, RegionId, Scalar};
 use crate::lir::VarId;
@@ -71,7 +73,7 @@ pub fn run(func: &mut Func, f: &Function, (steps, rows, modelled): (i64, i64, bo
             Stmt::Repeat { schedule, .. } => schedule,
             _ => Default::default(),
         };
-        if let Some(band) = candidate(func, f, &top, i) {
+        if let Some(band) = candidate(func, f, &top, i, false) {
             // The program's `parac_schedule(band = .., rows = ..)` first, else the model.
             let r = schedule.rows.unwrap_or(rows);
             let k = match schedule.band {
@@ -152,7 +154,15 @@ struct Band {
     intensity: usize,
 }
 
-fn candidate(func: &mut Func, f: &Function, top: &[StmtId], at: usize) -> Option<Band> {
+/// The repeat `top[at]` as a band, where it can be tiled; `columns`: in columns too (a
+/// work-group's tile on OpenCL), the grids' reads bounded by one radius in both.
+fn candidate(
+    func: &mut Func,
+    f: &Function,
+    top: &[StmtId],
+    at: usize,
+    columns: bool,
+) -> Option<Band> {
     let Stmt::Repeat { body, .. } = func.stmts[top[at]] else {
         return None;
     };
@@ -251,8 +261,9 @@ fn candidate(func: &mut Func, f: &Function, top: &[StmtId], at: usize) -> Option
             let Some(sh) = &rule.shorthand else {
                 return None;
             };
-            let rows_bordered = sh.widths.first().is_some_and(|w| w.is_some());
-            if matches!(sh.mode, BorderMode::Wrap) && rows_bordered {
+            let dims = 1 + columns as usize;
+            let bordered = sh.widths.iter().take(dims).any(|w| w.is_some());
+            if matches!(sh.mode, BorderMode::Wrap) && bordered {
                 return None;
             }
         }
@@ -270,8 +281,14 @@ fn candidate(func: &mut Func, f: &Function, top: &[StmtId], at: usize) -> Option
             if !u.loads.contains(&m) {
                 continue;
             }
+            // Rows (and, for work-groups' tiles, columns) `x + a`: one bound for both.
             let mut offsets = Vec::new();
-            row_offsets(func, xb, m, s.p.x, &mut HashMap::new(), &mut offsets);
+            for (dim, v) in [(0, s.p.x), (1, s.p.y)]
+                .into_iter()
+                .take(1 + columns as usize)
+            {
+                row_offsets(func, xb, (m, dim), v, &mut HashMap::new(), &mut offsets);
+            }
             let offsets: Vec<(i128, i128)> = offsets.into_iter().collect::<Option<_>>()?;
             if offsets.iter().any(|o| o.0 != 1) {
                 return None;
@@ -356,9 +373,9 @@ fn tile(
     (k, rows): (i64, i64),
     guard: bool,
 ) -> Option<StmtId> {
-    let Stmt::Repeat { count, body, .. } = func.stmts[at] else {
+    if !matches!(func.stmts[at], Stmt::Repeat { .. }) {
         return None;
-    };
+    }
     let first = &band.stages[0];
     let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
         return None;
@@ -424,19 +441,18 @@ fn tile(
                 continue;
             };
             // Where this stage's reads of each grid come from.
-            let mut from: HashMap<usize, (TempId, ExprId)> = HashMap::new();
+            let mut from: HashMap<usize, Origin> = HashMap::new();
             for r in &band.reads[i] {
                 let grid = &band.stages[r.grid];
                 match (r.old, s) {
                     (true, 0) => {}
                     (true, _) => {
-                        from.insert(
-                            grid.g,
-                            (temps[r.grid][(s - 1) % 2], first_row[s - 1][r.grid]?),
-                        );
+                        let first = first_row[s - 1][r.grid]?;
+                        from.insert(grid.g, (temps[r.grid][(s - 1) % 2], first, None));
                     }
                     (false, _) => {
-                        from.insert(grid.p.t, (temps[r.grid][s % 2], first_row[s][r.grid]?));
+                        let first = first_row[s][r.grid]?;
+                        from.insert(grid.p.t, (temps[r.grid][s % 2], first, None));
                     }
                 }
             }
@@ -534,25 +550,7 @@ fn tile(
     }));
     step.extend(band.swaps.iter().copied());
     let step = func.stmt(Stmt::Block(step));
-    // `n / K` bands, then `n % K` steps.
-    let n = func.cast(count, i64t);
-    let n = func.expr(ExprKind::Call(Builtin::Max, vec![n, zero]), i64t);
-    let ke = int(func, i128::from(k));
-    let bands = func.binary(BinOp::Div, n, ke, i64t);
-    let rest = func.binary(BinOp::Rem, n, ke, i64t);
-    let tiled = vec![
-        func.stmt(Stmt::Repeat {
-            count: bands,
-            body: step,
-            schedule: Default::default(),
-        }),
-        func.stmt(Stmt::Repeat {
-            count: rest,
-            body,
-            schedule: Default::default(),
-        }),
-    ];
-    let tiled = func.stmt(Stmt::Block(tiled));
+    let tiled = in_bands(func, at, step, k);
     if !guard {
         return Some(tiled);
     }
@@ -565,13 +563,41 @@ fn tile(
     Some(func.stmt(Stmt::If(fits, tiled, Some(at))))
 }
 
+/// Repeat `at` (`count` steps of `body`) as `count / k` runs of `band` (its `k` steps at once,
+/// swaps included), then `count % k` steps.
+fn in_bands(func: &mut Func, at: StmtId, band: StmtId, k: i64) -> StmtId {
+    let Stmt::Repeat { count, body, .. } = func.stmts[at] else {
+        unreachable!("a repeat")
+    };
+    let i64t = Scalar::I64;
+    let zero = func.int(0, i64t);
+    let n = func.cast(count, i64t);
+    let n = func.expr(ExprKind::Call(Builtin::Max, vec![n, zero]), i64t);
+    let ke = func.int(i128::from(k), i64t);
+    let bands = func.binary(BinOp::Div, n, ke, i64t);
+    let rest = func.binary(BinOp::Rem, n, ke, i64t);
+    let tiled = vec![
+        func.stmt(Stmt::Repeat {
+            count: bands,
+            body: band,
+            schedule: Default::default(),
+        }),
+        func.stmt(Stmt::Repeat {
+            count: rest,
+            body,
+            schedule: Default::default(),
+        }),
+    ];
+    func.stmt(Stmt::Block(tiled))
+}
+
 /// One step's point: the producer's `let`s and value with fresh variables, its reads of each
 /// grid in `from` from that grid's buffer (its first row given), and its store `at` the new
 /// row and column variables; the two variables and the point's block.
 fn step_point(
     func: &mut Func,
     p: &Producer,
-    from: &HashMap<usize, (TempId, ExprId)>,
+    from: &HashMap<usize, Origin>,
     at: impl FnOnce(&mut Func, ExprId, ExprId) -> (Buf, Vec<ExprId>, bool),
 ) -> (VarId, VarId, StmtId) {
     let mut copy = Copy {
@@ -602,10 +628,14 @@ fn step_point(
     (x, y, func.stmt(Stmt::Block(point)))
 }
 
+/// Where a grid's values of a step are: its buffer, the buffer's first row and, where it holds
+/// a tile's columns (OpenCL), its first column.
+type Origin = (TempId, ExprId, Option<ExprId>);
+
 /// A copy of a step's expressions: variables renamed, reads of the grids in `from` from their
 /// buffers.
 struct Copy<'a> {
-    from: &'a HashMap<usize, (TempId, ExprId)>,
+    from: &'a HashMap<usize, Origin>,
     vars: HashMap<VarId, ExprId>,
     memo: HashMap<ExprId, ExprId>,
 }
@@ -640,14 +670,17 @@ impl Mutator for Copy<'_> {
                 index,
                 ..
             } if index.len() == 2 && self.from.contains_key(&m) => {
-                let (temp, first) = self.from[&m];
+                let (temp, first, first_col) = self.from[&m];
                 let (r, c) = (
                     self.mutate_expr(func, index[0]),
                     self.mutate_expr(func, index[1]),
                 );
                 let r64 = func.cast(r, Scalar::I64);
                 let row = func.binary(BinOp::Sub, r64, first, Scalar::I64);
-                let c64 = func.cast(c, Scalar::I64);
+                let mut c64 = func.cast(c, Scalar::I64);
+                if let Some(first_col) = first_col {
+                    c64 = func.binary(BinOp::Sub, c64, first_col, Scalar::I64);
+                }
                 func.expr(
                     ExprKind::Load {
                         buf: Buf::Temp(temp),

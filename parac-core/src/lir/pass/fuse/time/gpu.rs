@@ -1,0 +1,320 @@
+//! Time tiling on OpenCL (a plan's `Directive::TimeBand`, `time<K>_<C>x<R>`): one launch runs
+//! `K` time steps of a `parac_repeat` whose step is one stencil region `S` writing `h` from
+//! `g`, then `parac_swap(g, h)` (the legality of [`super::candidate`], in rows and columns).
+//! Each work-group owns a tile of `C` x `R` points of the last step's grid. It computes, step
+//! after step, the points its tile depends on (its own widened by what the later steps read,
+//! clipped to the grid) into two `__local` buffers used in turn, a barrier after each step,
+//! and the last step's own points into `h`; the executor then swaps once and skips the
+//! repeat's next `K - 1` steps (overlapped tiling: the widened points are computed by several
+//! groups; the grid is read from memory once per `K` steps). The pass rewrites the function
+//! as the executor runs it, `count / K` bands then the steps left, as the CPU's tiling does:
+//! the kernel is the region's first statement, and the LIR's evaluator runs the whole (its
+//! work-group loops one after the other, which the barriers between whole work-item loops
+//! make exact).
+//!
+//! ```text
+//! region S {
+//!   allocate local A[R + 2 w][C + 2 w], B[..]        // w: the widest halo, step 1's
+//!   for b1 in groups(1): for b0 in groups(0):
+//!     let r0 = b1 R, c0 = b0 C, r1 = min(r0 + R, M), c1 = min(c0 + C, N)
+//!     // step s < K: rows [max(r0 - lo_s, 0), min(r1 + hi_s, M)), columns alike
+//!     for t1 in items(1): for t0 in items(0):
+//!       for x in [rlo + t1, rhi) step 8: for y in [clo + t0, chi) step 16:
+//!         A[x - rlo][y - clo] = S's point, g read from global memory (step 1) or from the
+//!                               last buffer at [row - its rlo][column - its clo]
+//!     barrier
+//!     ..
+//!     for t1, t0: for x in [r0 + t1, r1) step 8: for y in [c0 + t0, c1) step 16: h[x][y] = ..
+//! }
+//! ```
+//!
+//! Why every read of a buffer is inside it: a step's reads are at `x + a`, `|a| <= w_s`, the
+//! widening of its points into the step before; a read outside the grid takes, through its
+//! border rule's index map (no wrap), a point at most `|a|` inside, which the step before
+//! computed, its range clipped at that edge too.
+
+use super::{Band, Origin, candidate, in_bands, needs, step_point};
+use crate::codegen::schedule::TIME_GROUP;
+use crate::ir::{BinOp, Builtin, Function, HostStep, RegionId, Scalar};
+use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
+use std::collections::HashMap;
+
+/// Makes the function's body region `rid`'s time-band kernel of `steps` steps and tiles of
+/// `tile` (columns, rows), where the repeat holding it can be tiled; whether it could.
+pub fn run(func: &mut Func, f: &Function, rid: RegionId, (steps, tile): (u32, [u32; 2])) -> bool {
+    let Stmt::Block(top) = func.stmts[func.body].clone() else {
+        return false;
+    };
+    let holds = |func: &Func, s: StmtId| match func.stmts[s] {
+        Stmt::Repeat { body, .. } => match &func.stmts[body] {
+            Stmt::Block(b) => b
+                .iter()
+                .any(|r| matches!(func.stmts[*r], Stmt::Region { id, .. } if id == rid)),
+            _ => false,
+        },
+        _ => false,
+    };
+    let Some(at) = top.iter().position(|s| holds(func, *s)) else {
+        return false;
+    };
+    let fits = tile
+        .iter()
+        .zip(TIME_GROUP)
+        .all(|(t, g)| *t >= g && t % g == 0);
+    if steps < 2 || !fits {
+        return false;
+    }
+    let Some(band) = candidate(func, f, &top, at, true) else {
+        return false;
+    };
+    if band.stages.len() != 1 {
+        return false;
+    }
+    let Some(region) = build(func, f, &band, steps as usize, tile.map(i128::from)) else {
+        return false;
+    };
+    // The function as the executor runs it: `count / K` bands, each one launch and the swap,
+    // then the steps left. The band is the region's first statement (its kernel).
+    let mut step = vec![region];
+    step.extend(band.swaps.iter().copied());
+    let step = func.stmt(Stmt::Block(step));
+    let mut top = top;
+    top[at] = in_bands(func, top[at], step, i64::from(steps));
+    func.stmts[func.body] = Stmt::Block(top);
+    true
+}
+
+/// Whether region `rid` of `f` has time-band plans: it is the one region of a repeat's step,
+/// which can be tiled in rows and columns.
+pub fn bandable(f: &Function, rid: RegionId) -> bool {
+    let alone = f.steps.iter().any(|s| match s {
+        HostStep::Repeat { body, .. } => {
+            matches!(body.as_slice(), [HostStep::Run(r), HostStep::Swap(..)] if *r == rid)
+        }
+        _ => false,
+    });
+    alone && {
+        let opts = crate::lir::Options {
+            region: Some(rid),
+            time_band: Some((2, [32, 32])),
+            ..crate::lir::Options::gpu()
+        };
+        let lowered = crate::lir::lower(f, &opts);
+        lowered
+            .func
+            .temps
+            .iter()
+            .any(|(_, t)| t.memory == Memory::Local)
+    }
+}
+
+/// Expression helpers over `i64` indices.
+struct B<'a> {
+    func: &'a mut Func,
+}
+
+impl B<'_> {
+    fn int(&mut self, v: i128) -> ExprId {
+        self.func.int(v, Scalar::I64)
+    }
+    fn var(&mut self, v: VarId) -> ExprId {
+        let t = self.func.vars[v].ty;
+        self.func.expr(ExprKind::Var(v), t)
+    }
+    fn long(&mut self, e: ExprId) -> ExprId {
+        self.func.cast(e, Scalar::I64)
+    }
+    fn op(&mut self, op: BinOp, a: ExprId, b: ExprId) -> ExprId {
+        self.func.binary(op, a, b, Scalar::I64)
+    }
+    fn call(&mut self, b: Builtin, a: ExprId, c: ExprId) -> ExprId {
+        self.func.expr(ExprKind::Call(b, vec![a, c]), Scalar::I64)
+    }
+    /// `let name = e` (an `i64`): the statement and the variable's value.
+    fn bind(&mut self, name: &str, e: ExprId, out: &mut Vec<StmtId>) -> ExprId {
+        let v = self.func.var(name, Scalar::I64);
+        out.push(self.func.stmt(Stmt::Let(v, e)));
+        self.var(v)
+    }
+    /// The work-items of a group (dimension 1 outer) around `body(t1, t0)`.
+    fn items(&mut self, body: impl FnOnce(&mut Self, ExprId, ExprId) -> StmtId) -> StmtId {
+        let i32t = Scalar::I32;
+        let t = [self.func.var("item1", i32t), self.func.var("item0", i32t)];
+        let (t1, t0) = (self.var(t[0]), self.var(t[1]));
+        let (t1, t0) = (self.long(t1), self.long(t0));
+        let inner = body(self, t1, t0);
+        let z = self.func.int(0, i32t);
+        let [g0, g1] = TIME_GROUP.map(|g| self.func.int(i128::from(g), i32t));
+        let l0 = self
+            .func
+            .for_loop(t[1], (z, g0, 1), LoopKind::GpuThread(0), inner);
+        self.func
+            .for_loop(t[0], (z, g1, 1), LoopKind::GpuThread(1), l0)
+    }
+    /// `for x in [lo, hi) step s { for y in [clo, chi) step c { point } }`, the work-item's
+    /// share of a box (its first row and column given), `x` and `y` of their own types.
+    fn share(
+        &mut self,
+        (x, y, point): (VarId, VarId, StmtId),
+        rows: [ExprId; 2],
+        cols: [ExprId; 2],
+    ) -> StmtId {
+        let (xt, yt) = (self.func.vars[x].ty, self.func.vars[y].ty);
+        let (ylo, yhi) = (self.func.cast(cols[0], yt), self.func.cast(cols[1], yt));
+        let inner = self.func.for_loop(
+            y,
+            (ylo, yhi, i64::from(TIME_GROUP[0])),
+            LoopKind::Serial,
+            point,
+        );
+        let (xlo, xhi) = (self.func.cast(rows[0], xt), self.func.cast(rows[1], xt));
+        self.func.for_loop(
+            x,
+            (xlo, xhi, i64::from(TIME_GROUP[1])),
+            LoopKind::Serial,
+            inner,
+        )
+    }
+}
+
+/// The band's region: its local buffers, its work-groups and their steps.
+fn build(
+    func: &mut Func,
+    f: &Function,
+    band: &Band,
+    k: usize,
+    [tc, tr]: [i128; 2],
+) -> Option<StmtId> {
+    let st = &band.stages[0];
+    let Stmt::Region { body: rbody, .. } = func.stmts[st.region] else {
+        return None;
+    };
+    let Stmt::For {
+        lo: xlo, hi: xhi, ..
+    } = func.stmts[rbody]
+    else {
+        return None;
+    };
+    let (ylo, yhi) = st.p.columns;
+    let zero_based = |e: ExprId| matches!(func.exprs[e].kind, ExprKind::Int(0));
+    if !zero_based(xlo) || !zero_based(ylo) {
+        return None;
+    }
+    let need = needs(band, k);
+    // The buffers hold step 1's points, the widest.
+    let halo = (0..k - 1)
+        .map(|s| need[s][0].map(|(a, b)| a + b))
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .max()?;
+    let elem = f.matrices[st.g].elem;
+    let mut b = B { func };
+    let (h, w) = (b.int(tr + halo), b.int(tc + halo));
+    let mut head = Vec::new();
+    let mut temps: Vec<crate::lir::TempId> = Vec::new();
+    for j in 0..(k - 1).min(2) {
+        let t = b.func.temps.push(Temp {
+            name: format!("{}_step{j}", f.matrices[st.g].name),
+            elem,
+            memory: Memory::Local,
+        });
+        head.push(b.func.stmt(Stmt::Allocate {
+            buf: Buf::Temp(t),
+            elem,
+            memory: Memory::Local,
+            extents: vec![h, w],
+        }));
+        temps.push(t);
+    }
+    // The group's tile.
+    let i32t = Scalar::I32;
+    let blocks = [b.func.var("group1", i32t), b.func.var("group0", i32t)];
+    let mut group = Vec::new();
+    let (m, n) = (b.long(xhi), b.long(yhi));
+    let (b1, b0) = (b.var(blocks[0]), b.var(blocks[1]));
+    let (b1, b0) = (b.long(b1), b.long(b0));
+    let (tre, tce) = (b.int(tr), b.int(tc));
+    let r0 = b.op(BinOp::Mul, b1, tre);
+    let r0 = b.bind("r0", r0, &mut group);
+    let c0 = b.op(BinOp::Mul, b0, tce);
+    let c0 = b.bind("c0", c0, &mut group);
+    let r1 = b.op(BinOp::Add, r0, tre);
+    let r1 = b.call(Builtin::Min, r1, m);
+    let r1 = b.bind("r1", r1, &mut group);
+    let c1 = b.op(BinOp::Add, c0, tce);
+    let c1 = b.call(Builtin::Min, c1, n);
+    let c1 = b.bind("c1", c1, &mut group);
+    let zero = b.int(0);
+    // Per step: its rows' and columns' first (the buffer's origin).
+    let mut last: Option<(ExprId, ExprId)> = None;
+    for s in 0..k {
+        let mut from: HashMap<usize, Origin> = HashMap::new();
+        if let Some((rlo, clo)) = last {
+            from.insert(st.g, (temps[(s - 1) % 2], rlo, Some(clo)));
+        }
+        if s + 1 == k {
+            let (hm, checked) = (st.p.t, st.p.checked);
+            let point = step_point(b.func, &st.p, &from, |func, x, y| {
+                let (x64, y64) = (func.cast(x, Scalar::I64), func.cast(y, Scalar::I64));
+                (Buf::Matrix(hm), vec![x64, y64], checked)
+            });
+            let items = b.items(|b, t1, t0| {
+                let rs = b.op(BinOp::Add, r0, t1);
+                let cs = b.op(BinOp::Add, c0, t0);
+                b.share(point, [rs, r1], [cs, c1])
+            });
+            group.push(items);
+            break;
+        }
+        let (lo, hi) = need[s][0]?;
+        let (loe, hie) = (b.int(lo), b.int(hi));
+        let rlo = b.op(BinOp::Sub, r0, loe);
+        let rlo = b.call(Builtin::Max, rlo, zero);
+        let rlo = b.bind("rlo", rlo, &mut group);
+        let rhi = b.op(BinOp::Add, r1, hie);
+        let rhi = b.call(Builtin::Min, rhi, m);
+        let rhi = b.bind("rhi", rhi, &mut group);
+        let clo = b.op(BinOp::Sub, c0, loe);
+        let clo = b.call(Builtin::Max, clo, zero);
+        let clo = b.bind("clo", clo, &mut group);
+        let chi = b.op(BinOp::Add, c1, hie);
+        let chi = b.call(Builtin::Min, chi, n);
+        let chi = b.bind("chi", chi, &mut group);
+        let temp = temps[s % 2];
+        let point = step_point(b.func, &st.p, &from, |func, x, y| {
+            let x64 = func.cast(x, Scalar::I64);
+            let row = func.binary(BinOp::Sub, x64, rlo, Scalar::I64);
+            let y64 = func.cast(y, Scalar::I64);
+            let col = func.binary(BinOp::Sub, y64, clo, Scalar::I64);
+            (Buf::Temp(temp), vec![row, col], false)
+        });
+        let items = b.items(|b, t1, t0| {
+            let rs = b.op(BinOp::Add, rlo, t1);
+            let cs = b.op(BinOp::Add, clo, t0);
+            b.share(point, [rs, rhi], [cs, chi])
+        });
+        group.push(items);
+        group.push(b.func.stmt(Stmt::Barrier));
+        last = Some((rlo, clo));
+    }
+    // Exactly the groups the launch has (tiles covering the grid), never tested.
+    let mut body = b.func.stmt(Stmt::Block(group));
+    for (d, (v, extent, size)) in [(1, (blocks[0], m, tr)), (0, (blocks[1], n, tc))] {
+        let up = b.int(size - 1);
+        let span = b.op(BinOp::Add, extent, up);
+        let se = b.int(size);
+        let count = b.op(BinOp::Div, span, se);
+        let count = b.func.cast(count, i32t);
+        let z = b.func.int(0, i32t);
+        body = b
+            .func
+            .for_loop(v, (z, count, 1), LoopKind::GpuBlock(d), body);
+    }
+    head.push(body);
+    let body = b.func.stmt(Stmt::Block(head));
+    Some(b.func.stmt(Stmt::Region {
+        id: st.id,
+        name: st.name.clone(),
+        body,
+    }))
+}
