@@ -14,8 +14,11 @@
 //! Halide (`benches/peers/halide_time_steps.py`, run in `benches/peers/.venv` where it exists:
 //! `bash benches/peers/setup.sh`) times T realizations of one step, ping-ponging two buffers.
 //!
+//! Then heat-2D on the OpenCL device, if there is one: the model's one-step plan, each time
+//! band forced (several steps per launch, tiles in local memory) and the search's choice.
+//!
 //! `cargo bench --bench time_steps` (4096², T = 64 and 512 for heat-2D; `PARAC_BENCH_SMALL=1`:
-//! 1024²). Prints a markdown table.
+//! 1024²; `PARAC_TIME_PART=cpu` or `opencl`: one part). Prints markdown tables.
 
 mod host;
 
@@ -194,6 +197,12 @@ fn main() {
         .unwrap_or(5.0);
     let side = if small { 1024 } else { 4096 };
     let side3 = if small { 64 } else { 256 };
+    // `PARAC_TIME_PART=cpu` or `opencl`: that part alone.
+    let part = std::env::var("PARAC_TIME_PART").unwrap_or_default();
+    if part == "opencl" {
+        opencl(side, secs);
+        return;
+    }
     let rt = Runtime::cpu();
     let bw = host::copy_bandwidth();
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
@@ -345,6 +354,56 @@ fn main() {
         }
     }
     halide(side);
+    if part != "cpu" {
+        opencl(side, secs);
+    }
+}
+
+/// heat-2D and life on the OpenCL device (`PARAC_DEVICE`, default the first): the model's
+/// plan (one step per launch), each time band forced (`time<K>_<C>x<R>`), and the search's
+/// choice once it has run to its end; each band's grid against the one-step plan's (exact).
+fn opencl(side: usize, secs: f64) {
+    use parac::PlanPolicy;
+    let spec = std::env::var("PARAC_DEVICE").unwrap_or_else(|_| "opencl".into());
+    let rt = match Runtime::from_spec(&spec) {
+        Ok(rt) if rt.device().is_some() => rt.with_warm_up(parac::WarmUp::Wait),
+        _ => {
+            println!("\nOpenCL: no device; skipped");
+            return;
+        }
+    };
+    let mut rt = rt;
+    println!("\nOpenCL: {}", rt.describe());
+    println!("| case | plan | median ms | min ms | GPoints·steps/s | - | one-step plan / time |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let shape = [side, side];
+    let pts = (side * side) as f64;
+    let t = 64;
+    let bands = ["time2_32x32", "time4_32x32", "time4_64x64", "time8_64x64"];
+    let mut policies: Vec<(String, PlanPolicy)> =
+        vec![("one step per launch (the model's plan)".into(), PlanPolicy::Model)];
+    for b in bands {
+        policies.push((format!("band {b}"), PlanPolicy::Force(b.into())));
+    }
+    policies.push(("the search's choice".into(), PlanPolicy::SearchBudget(std::time::Duration::MAX)));
+    let heat = grid_f32(&shape, 1);
+    let mut base = 0.0;
+    let mut want: Option<Matrix<f32>> = None;
+    for (name, p) in &policies {
+        rt.set_policy(p.clone());
+        let mut out = Matrix::<f32>::zeros(shape);
+        // The search runs to its end in the warm-up call.
+        heat_tiled(&rt, &heat, &mut out, t).expect("heat on OpenCL");
+        let time = host::measure(|| heat_tiled(&rt, &heat, &mut out, t).expect(name), 0.0, secs);
+        match &want {
+            None => {
+                base = time.median_ms;
+                want = Some(out)
+            }
+            Some(w) => assert_eq!(out.as_slice(), w.as_slice(), "{name}: not one step's"),
+        }
+        report(&format!("heat-2D {side}², T = {t}"), name, &time, pts * t as f64, base);
+    }
 }
 
 /// Halide's heat-2D and life, T calls of one step (`benches/peers/halide_time_steps.py`).

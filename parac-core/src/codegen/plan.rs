@@ -132,7 +132,8 @@ pub enum Target {
 ///   horizontal pass 61.9 against 15.6); Algorithm 1's vertical lanes for vertical-only reuse
 ///   too (unsharp's 7-row pass: v4 16.3 ms, h4 5.4);
 /// - a tree reduction runs its work-group as a loop with barriers, slower than the plain
-///   per-row reduction (13x for sharpen's sum), so trees come after the baseline.
+///   per-row reduction (13x for sharpen's sum), so trees come after the baseline;
+/// - time bands come last (a work-item's loops run one after the other).
 pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) -> Vec<usize> {
     let n = cands.len();
     let gpu: Vec<usize> = (1..n).chain(0..n.min(1)).collect();
@@ -158,8 +159,12 @@ pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) 
             }
         }
     }
-    let rest: Vec<usize> = gpu.into_iter().filter(|i| !first.contains(i)).collect();
-    first.into_iter().chain(rest).collect()
+    // Time bands last: a CPU device runs a work-item's loops one after the other, and on PoCL
+    // (heat-2D 4096², T = 64) every band was 4-5x slower than one step per launch.
+    let band = |i: &usize| cands[*i].time_band().is_some();
+    let rest = gpu.into_iter().filter(|i| !first.contains(i));
+    let (late, rest): (Vec<usize>, Vec<usize>) = rest.partition(band);
+    first.into_iter().chain(rest).chain(late).collect()
 }
 
 /// Algorithm 1's horizontal lanes for region facts `u`: 8 of bytes, 4 of wider elements (a
@@ -282,10 +287,19 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                     add(full(w, 2));
                 }
             }
-            // A repeat's one stencil: several time steps per launch, tiles in local memory.
-            if crate::lir::pass::fuse::time::gpu::bandable(f, rid) {
+            // A repeat's one stencil: several time steps per launch, tiles in local memory
+            // (the program's `parac_schedule(band = K)`: bands of `K` steps).
+            if let Some(band) = crate::lir::pass::fuse::time::gpu::bands(f, rid) {
                 for (steps, cols, rows) in TIME_BANDS {
-                    add(alone(D::TimeBand { steps, cols, rows }));
+                    match band {
+                        None => add(alone(D::TimeBand { steps, cols, rows })),
+                        Some(k) if cols == rows && k <= 1024 => add(alone(D::TimeBand {
+                            steps: k as u32,
+                            cols,
+                            rows,
+                        })),
+                        _ => {}
+                    }
                 }
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));
@@ -457,5 +471,52 @@ mod tests {
             candidates(f, 0)[ranking(f, 0, &candidates(f, 0), Target::Cpu)[0]].label(),
             "h8+cse+vmem+peep+split"
         );
+    }
+
+    /// A repeat's one stencil region has time bands (the program's `band = K`: of `K` steps;
+    /// `band = 1`: none), ranked last on a CPU device; a region outside a repeat, or a step of
+    /// two regions, has none.
+    #[test]
+    fn a_repeated_stencil_has_time_bands() {
+        let heat = |schedule: &str| {
+            format!(
+                "fn h(src: &f32[M][N], out: &mut f32[M][N], t: i32) {{
+                    let next: f32[M][N];
+                    parac_border_rule e = replicate(out[1][1]);
+                    parac_iterator i(0:M:1; 0:N:1) {{ out[ix][iy] = src[ix][iy]; }}
+                    parac_repeat(t) {schedule} {{
+                        parac_iterator s(x in 0:M:1; y in 0:N:1) parac_border_rule(e) {{
+                            next[x][y] = 0.25 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                                + out[x][y+1]);
+                        }}
+                        parac_swap(out, next);
+                    }}
+                }}"
+            )
+        };
+        let bands = |src: &str| -> Vec<String> {
+            let c = crate::compile_str(src);
+            assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+            let f = &c.module.functions[0];
+            assert!(candidates(f, 0).iter().all(|v| v.time_band().is_none()));
+            let cands = candidates(f, 1);
+            let cpu = ranking(f, 1, &cands, Target::Cpu);
+            let n = cands.iter().filter(|v| v.time_band().is_some()).count();
+            assert!(cpu[cpu.len() - n..].iter().all(|i| cands[*i].time_band().is_some()));
+            cands
+                .iter()
+                .filter(|v| v.time_band().is_some())
+                .map(Schedule::label)
+                .collect()
+        };
+        assert_eq!(
+            bands(&heat("")),
+            ["time2_32x32", "time4_32x32", "time4_64x64", "time8_64x64"]
+        );
+        assert_eq!(
+            bands(&heat("parac_schedule(band = 3)")),
+            ["time3_32x32", "time3_64x64"]
+        );
+        assert!(bands(&heat("parac_schedule(band = 1)")).is_empty());
     }
 }

@@ -541,6 +541,16 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         && pass::fuse::time::gpu::run(&mut func, f, rid, band)
     {
         keep("time_band", &func);
+        if opts.narrow {
+            // Its index arithmetic in `int` where ranges prove it.
+            let what = pass::peephole::Rewrites {
+                divisions: false,
+                mul24: false,
+                narrow: true,
+            };
+            pass::peephole::run(&mut func, what);
+            keep("peephole", &func);
+        }
         return Lowered { func, dumps };
     }
     if opts.gpu {

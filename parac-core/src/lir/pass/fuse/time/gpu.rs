@@ -85,15 +85,25 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, (steps, tile): (u32, [u
 }
 
 /// Whether region `rid` of `f` has time-band plans: it is the one region of a repeat's step,
-/// which can be tiled in rows and columns.
+/// which can be tiled in rows and columns, and the repeat's `parac_schedule` is not `band = 1`.
 pub fn bandable(f: &Function, rid: RegionId) -> bool {
-    let alone = f.steps.iter().any(|s| match s {
-        HostStep::Repeat { body, .. } => {
+    bands(f, rid).is_some()
+}
+
+/// The time steps per band region `rid`'s repeat asks for (`parac_schedule(band = K)`:
+/// `Some(Some(K))`; `Some(None)`: the compiler's choice), where it has time bands.
+pub fn bands(f: &Function, rid: RegionId) -> Option<Option<i64>> {
+    let schedule = f.steps.iter().find_map(|s| match s {
+        HostStep::Repeat { body, schedule, .. } => {
             matches!(body.as_slice(), [HostStep::Run(r), HostStep::Swap(..)] if *r == rid)
+                .then_some(*schedule)
         }
-        _ => false,
-    });
-    alone && {
+        _ => None,
+    })?;
+    if schedule.band == Some(1) {
+        return None;
+    }
+    let tiled = {
         let opts = crate::lir::Options {
             region: Some(rid),
             time_band: Some((2, [32, 32])),
@@ -105,7 +115,8 @@ pub fn bandable(f: &Function, rid: RegionId) -> bool {
             .temps
             .iter()
             .any(|(_, t)| t.memory == Memory::Local)
-    }
+    };
+    tiled.then_some(schedule.band)
 }
 
 /// Expression helpers over `i64` indices.
@@ -254,7 +265,7 @@ fn build(
         }
         if s + 1 == k {
             let (hm, checked) = (st.p.t, st.p.checked);
-            let point = step_point(b.func, &st.p, &from, |func, x, y| {
+            let point = step_point(b.func, &st.p, (&from, Some(st.g)), |func, x, y| {
                 let (x64, y64) = (func.cast(x, Scalar::I64), func.cast(y, Scalar::I64));
                 (Buf::Matrix(hm), vec![x64, y64], checked)
             });
@@ -281,7 +292,7 @@ fn build(
         let chi = b.call(Builtin::Min, chi, n);
         let chi = b.bind("chi", chi, &mut group);
         let temp = temps[s % 2];
-        let point = step_point(b.func, &st.p, &from, |func, x, y| {
+        let point = step_point(b.func, &st.p, (&from, Some(st.g)), |func, x, y| {
             let x64 = func.cast(x, Scalar::I64);
             let row = func.binary(BinOp::Sub, x64, rlo, Scalar::I64);
             let y64 = func.cast(y, Scalar::I64);
