@@ -380,12 +380,17 @@ fn opencl(side: usize, secs: f64) {
     let pts = (side * side) as f64;
     let t = 64;
     let bands = ["time2_32x32", "time4_32x32", "time4_64x64", "time8_64x64"];
-    let mut policies: Vec<(String, PlanPolicy)> =
-        vec![("one step per launch (the model's plan)".into(), PlanPolicy::Model)];
+    let mut policies: Vec<(String, PlanPolicy)> = vec![(
+        "one step per launch (the model's plan)".into(),
+        PlanPolicy::Model,
+    )];
     for b in bands {
         policies.push((format!("band {b}"), PlanPolicy::Force(b.into())));
     }
-    policies.push(("the search's choice".into(), PlanPolicy::SearchBudget(std::time::Duration::MAX)));
+    policies.push((
+        "the search's choice".into(),
+        PlanPolicy::SearchBudget(std::time::Duration::MAX),
+    ));
     let heat = grid_f32(&shape, 1);
     let mut base = 0.0;
     let mut want: Option<Matrix<f32>> = None;
@@ -394,7 +399,11 @@ fn opencl(side: usize, secs: f64) {
         let mut out = Matrix::<f32>::zeros(shape);
         // The search runs to its end in the warm-up call.
         heat_tiled(&rt, &heat, &mut out, t).expect("heat on OpenCL");
-        let time = host::measure(|| heat_tiled(&rt, &heat, &mut out, t).expect(name), 0.0, secs);
+        let time = host::measure(
+            || heat_tiled(&rt, &heat, &mut out, t).expect(name),
+            0.0,
+            secs,
+        );
         match &want {
             None => {
                 base = time.median_ms;
@@ -402,7 +411,13 @@ fn opencl(side: usize, secs: f64) {
             }
             Some(w) => assert_eq!(out.as_slice(), w.as_slice(), "{name}: not one step's"),
         }
-        report(&format!("heat-2D {side}², T = {t}"), name, &time, pts * t as f64, base);
+        report(
+            &format!("heat-2D {side}², T = {t}"),
+            name,
+            &time,
+            pts * t as f64,
+            base,
+        );
     }
 }
 

@@ -268,3 +268,38 @@ fn wide_grids_run_step_by_step_on_the_cpu_path() {
         call: heat::call,
     }]);
 }
+
+/// Under the search (run to its end in one call), whose timings run every candidate, time
+/// bands included, on the call's grids before the chosen plan runs: the same cells as one
+/// step per launch (the model's plan), at counts below, at and past the longest band.
+#[test]
+fn a_searched_repeat_gives_one_steps_result_on_opencl() {
+    let Some(mut rt) = common::differential::opencl_with_guard_bands() else {
+        return;
+    };
+    let (m, n) = (67, 70);
+    let cells: Vec<u8> = (0..m * n)
+        .map(|i| ((i * 7919 + i / 13) % 3 == 0) as u8)
+        .collect();
+    let tensor = |v: Vec<u8>| {
+        parac_core::interp::Tensor::new(vec![m, n], parac_core::interp::Data::U8(v))
+            .expect("a grid")
+    };
+    for steps in [3u8, 8, 21] {
+        let mut outs = Vec::new();
+        for p in [
+            parac::PlanPolicy::Model,
+            parac::PlanPolicy::SearchBudget(std::time::Duration::MAX),
+        ] {
+            rt.set_policy(p);
+            let mut args = [
+                Arg::Matrix(tensor(cells.clone())),
+                Arg::Matrix(tensor(vec![0; m * n])),
+                Arg::Scalar(Val::Int(steps.into())),
+            ];
+            life::call(&rt, &mut args).expect("life");
+            outs.push(args[1].clone());
+        }
+        assert_eq!(outs[0], outs[1], "{steps} steps");
+    }
+}

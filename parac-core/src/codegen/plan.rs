@@ -502,7 +502,11 @@ mod tests {
             let cands = candidates(f, 1);
             let cpu = ranking(f, 1, &cands, Target::Cpu);
             let n = cands.iter().filter(|v| v.time_band().is_some()).count();
-            assert!(cpu[cpu.len() - n..].iter().all(|i| cands[*i].time_band().is_some()));
+            assert!(
+                cpu[cpu.len() - n..]
+                    .iter()
+                    .all(|i| cands[*i].time_band().is_some())
+            );
             cands
                 .iter()
                 .filter(|v| v.time_band().is_some())
