@@ -128,6 +128,47 @@ mod coupled {
     }
 }
 
+/// FDTD-like: two grids updated in order each step, the second reading the first's new values
+/// at neighbouring points (OpenCL's time bands run both regions: kernels of the first taking
+/// every matrix of the step).
+mod fdtd {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn fdtd(e0: &i32[M][N], h0: &i32[M][N], e: &mut i32[M][N], h: &mut i32[M][N], steps: u8) {
+            let en: i32[M][N];
+            let hn: i32[M][N];
+            parac_border_rule re = replicate(e[1][1]);
+            parac_border_rule rn = reflect101(en[1][1]);
+            parac_iterator init(0:M:1; 0:N:1) {
+                e[initx][inity] = e0[initx][inity] % 1000;
+                h[initx][inity] = h0[initx][inity] % 1000;
+            }
+            parac_repeat(steps) {
+                parac_iterator a(x in 0:M:1; y in 0:N:1) parac_border_rule(re) {
+                    en[x][y] = e[x][y] - (h[x][y] - e[x-1][y+1]) / 2;
+                }
+                parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(rn) {
+                    hn[x][y] = h[x][y] + (en[x+1][y] - en[x][y-1]) / 3;
+                }
+                parac_swap(e, en);
+                parac_swap(h, hn);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let e0 = super::canaried::<i32>("e0", &args[0]);
+        let h0 = super::canaried::<i32>("h0", &args[1]);
+        let mut e = super::canaried::<i32>("e", &args[2]);
+        let mut h = super::canaried::<i32>("h", &args[3]);
+        let r = fdtd(rt, &e0, &h0, &mut e, &mut h, super::int(&args[4]));
+        super::put(&mut args[2], &e);
+        super::put(&mut args[3], &h);
+        r.map(|()| None)
+    }
+}
+
 mod exchange {
     use super::{Arg, Val};
 
@@ -234,6 +275,7 @@ const PROGRAMS: &[Entry] = entries!(
     heat: false,
     life: true,
     coupled: true,
+    fdtd: true,
     exchange: true,
     smooth_diff: true,
     failing: true

@@ -9,10 +9,10 @@
 //! whole).
 
 use parac_core::codegen::launch::{self as host, KernelArg, Partials};
-use parac_core::codegen::safety::Flag;
 use parac_core::interp::{self, Data, Val, cast, cast_f64};
 use parac_core::ir::{Function, HostStep, MatrixKind, ParamRef, RegionKind, Scalar};
 
+use super::flags::{FlagTable, flag_error};
 use super::host_arg::{HostArg, Slice, SliceMut};
 use super::time_steps::{self, Steps};
 use super::{Binding, Prepared, from_interp, intern};
@@ -409,6 +409,8 @@ pub(super) fn run(
     let mut steps = Steps::new(&f.steps);
     // Where the swaps left each matrix's values (`time_steps::deliver`).
     let mut at: Vec<usize> = (0..f.matrices.len()).collect();
+    // A time band ran the rest of this step's regions: skipped until its swaps.
+    let mut banded = false;
     while let Some(step) = steps.next(|e| {
         host_expr(&hosts, e)
             .map(|v| v.as_i64())
@@ -418,30 +420,26 @@ pub(super) fn run(
             HostStep::Swap(a, b) => {
                 bufs.swap(*a, *b);
                 at.swap(*a, *b);
+                banded = false;
             }
+            HostStep::Run(_) if banded => {}
             HostStep::Repeat { .. } => unreachable!("`Steps` runs a repeat's body"),
             HostStep::Run(rid) => {
                 let rid = *rid;
                 let r = &f.regions[rid];
-                // A time band runs several steps of its repeat: where fewer are left than the
-                // longest band, the plans of one step.
-                let plans = match (&prep.single[rid], steps.left()) {
-                    (Some(single), left)
-                        if left.is_none_or(|l| {
-                            let most = prep.plans[rid].candidates.iter().map(|c| c.steps);
-                            l < most.max().unwrap_or(1) as i64
-                        }) =>
-                    {
-                        single
-                    }
-                    _ => &prep.plans[rid],
-                };
+                // A time band runs several steps of its repeat (`time_steps::plans_for`).
+                let (plans, banding) = time_steps::plans_for(prep, rid, steps.left());
                 let kargs =
                     |partials| kernel_args(&prep.args[rid], &bufs, &z, &hosts, &err, partials);
                 match r.kind {
                     RegionKind::Iterator => {
-                        // The host's proof (`safety::region_check`): accesses and divisors.
-                        if let Err(e) = interp::region_check(f, rid, &sizes, &hosts) {
+                        // The host's proof (`safety::region_check`): accesses and divisors;
+                        // where a time band may run the step's other regions, theirs too.
+                        let mates = if banding { &prep.mates[rid][..] } else { &[] };
+                        let mut proofs = std::iter::once(rid).chain(mates.iter().copied());
+                        let proven =
+                            proofs.try_for_each(|r| interp::region_check(f, r, &sizes, &hosts));
+                        if let Err(e) = proven {
                             // A flag an earlier call or region raised comes first: it happened
                             // before.
                             dev.check_pending()?;
@@ -465,6 +463,7 @@ pub(super) fn run(
                         let ran =
                             dev.run_region(&prog, plans, policy, &counts, interior.as_deref(), &a)?;
                         steps.skip(ran.steps - 1);
+                        banded = ran.steps > 1;
                     }
                     RegionKind::Reduction { .. } => {
                         let red = host::reduce_launch(f, rid).expect("a global operator");
@@ -610,67 +609,4 @@ fn host_arg(v: Val, t: Scalar) -> opencl::Arg<'static> {
         Scalar::F32 => opencl::Arg::F32(v.as_f32()),
         _ => opencl::Arg::I32(v.as_i128() as i32),
     }
-}
-
-/// What a raised flag of a call stands for, owned (`Send`): read at the end of the call or at
-/// a later wait (`opencl/pending.rs`).
-struct FlagTable {
-    function: &'static str,
-    regions: Vec<&'static str>,
-    matrices: Vec<&'static str>,
-    codes: std::sync::Arc<[(i32, Flag)]>,
-    dims: Vec<Vec<i64>>,
-}
-
-impl FlagTable {
-    fn of(f: &Function, prep: &Prepared, dims: &[Vec<i64>]) -> FlagTable {
-        FlagTable {
-            function: intern(&f.name),
-            regions: f.regions.iter().map(|r| intern(&r.name)).collect(),
-            matrices: f.matrices.iter().map(|m| intern(&m.name)).collect(),
-            codes: prep.flag_codes(f),
-            dims: dims.to_vec(),
-        }
-    }
-
-    /// The error the raised flag `e` (its words) stands for (`safety::flag_codes`).
-    fn error(&self, e: &[i32]) -> Error {
-        let function = self.function;
-        let flag = self.codes.iter().find(|(c, _)| *c == e[0]).map(|(_, f)| *f);
-        match flag {
-            Some(Flag::OutOfBounds {
-                region,
-                what,
-                matrix,
-                indices,
-            }) => Error::OutOfBounds {
-                function,
-                region: self.regions[region],
-                what,
-                matrix: self.matrices[matrix],
-                index: e[1..1 + indices].iter().map(|i| *i as i64).collect(),
-                shape: self.dims[matrix]
-                    .iter()
-                    .map(|d| (*d).max(0) as usize)
-                    .collect(),
-            },
-            Some(Flag::DivisionByZero { region }) => Error::DivisionByZero {
-                function,
-                region: self.regions[region],
-            },
-            None => Error::OutOfBounds {
-                function,
-                region: "(unknown)",
-                what: "access to",
-                matrix: "(unknown)",
-                index: Vec::new(),
-                shape: Vec::new(),
-            },
-        }
-    }
-}
-
-/// The error a raised flag `e` of a call of `f` stands for.
-fn flag_error(f: &Function, prep: &Prepared, dims: &[Vec<i64>], e: &[i32]) -> Error {
-    FlagTable::of(f, prep, dims).error(e)
 }

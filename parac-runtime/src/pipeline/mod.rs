@@ -24,6 +24,7 @@
 
 mod device;
 mod embedded;
+mod flags;
 mod host_arg;
 mod time_steps;
 mod warm;
@@ -106,6 +107,8 @@ pub(crate) struct Prepared {
     /// Per region with time bands among its candidates: those of one step, searched apart
     /// (as region `<name>~step`), for the steps of a repeat too few for a band.
     pub(crate) single: Vec<Option<RegionPlans>>,
+    /// Per region with time bands: the other regions of its time step, which its bands run.
+    pub(crate) mates: Vec<Vec<usize>>,
     /// Per region: its kernel arguments (`host::kernel_args`).
     pub(crate) args: Vec<Vec<host::KernelArg>>,
     /// Per region: the slots OpenCL runs (`host::launch_slots`).
@@ -145,7 +148,7 @@ impl Prepared {
     /// Function `i` of `module`.
     fn new(module: &Rc<Module>, i: usize) -> Prepared {
         let mut p = Prepared::all(module, i);
-        p.single = p.plans.iter().map(single_steps).collect();
+        p.single = p.plans.iter().map(time_steps::single_steps).collect();
         p
     }
 
@@ -196,6 +199,10 @@ impl Prepared {
                 .map(|rid| host::kernel_args(f, rid))
                 .collect(),
             single: Vec::new(),
+            mates: regions
+                .clone()
+                .map(|rid| time_steps::mates(f, rid))
+                .collect(),
             slots: regions
                 .clone()
                 .map(|rid| match f.regions[rid].kind {
@@ -207,33 +214,6 @@ impl Prepared {
             whole: parac_core::analysis::written_whole(f),
         }
     }
-}
-
-/// A region's candidates of one time step, where it has time bands: the others, the model's
-/// order kept, under a name of their own.
-fn single_steps(plans: &RegionPlans) -> Option<RegionPlans> {
-    let keep: Vec<usize> = (0..plans.candidates.len())
-        .filter(|i| plans.candidates[*i].steps == 1)
-        .collect();
-    if keep.len() == plans.candidates.len() {
-        return None;
-    }
-    let at = |i: &usize| keep.iter().position(|k| k == i);
-    Some(RegionPlans {
-        region: format!("{}~step", plans.region).into(),
-        candidates: keep
-            .iter()
-            .map(|i| plans.candidates[*i].clone())
-            .collect::<Vec<_>>()
-            .into(),
-        cpu_order: plans
-            .cpu_order
-            .iter()
-            .filter_map(at)
-            .collect::<Vec<_>>()
-            .into(),
-        searchable: plans.searchable,
-    })
 }
 
 /// The call's sizes, every matrix's dimensions and the host scalars' values (parameters set,

@@ -3,7 +3,10 @@
 
 use parac_core::ir::{Expr, Function, HostStep, MatrixKind};
 
+use crate::opencl::RegionPlans;
 use crate::swaps::{Move, moves};
+
+use super::Prepared;
 
 /// The host steps of a function, a repeat's body between its entry and its exit.
 enum Flat<'f> {
@@ -120,4 +123,68 @@ pub(super) fn deliver<E>(
         }
     }
     Ok(())
+}
+
+/// A region's candidates of one time step, where it has time bands: the others, the model's
+/// order kept, under a name of their own.
+pub(super) fn single_steps(plans: &RegionPlans) -> Option<RegionPlans> {
+    let keep: Vec<usize> = (0..plans.candidates.len())
+        .filter(|i| plans.candidates[*i].steps == 1)
+        .collect();
+    if keep.len() == plans.candidates.len() {
+        return None;
+    }
+    let at = |i: &usize| keep.iter().position(|k| k == i);
+    Some(RegionPlans {
+        region: format!("{}~step", plans.region).into(),
+        candidates: keep
+            .iter()
+            .map(|i| plans.candidates[*i].clone())
+            .collect::<Vec<_>>()
+            .into(),
+        cpu_order: plans
+            .cpu_order
+            .iter()
+            .filter_map(at)
+            .collect::<Vec<_>>()
+            .into(),
+        searchable: plans.searchable,
+    })
+}
+
+/// The other regions of the time step whose first region is `rid` (none where it is not one):
+/// its time bands run them.
+pub(super) fn mates(f: &Function, rid: usize) -> Vec<usize> {
+    let runs = f.steps.iter().find_map(|s| match s {
+        HostStep::Repeat { body, .. } => {
+            let runs: Vec<usize> = body
+                .iter()
+                .map_while(|s| match s {
+                    HostStep::Run(r) => Some(*r),
+                    _ => None,
+                })
+                .collect();
+            (runs.first() == Some(&rid)).then_some(runs)
+        }
+        _ => None,
+    });
+    runs.map(|r| r[1..].to_vec()).unwrap_or_default()
+}
+
+/// The plans to run region `rid` by with `left` steps of its repeat left (this one included):
+/// where fewer are left than its longest time band, its plans of one step; and whether a band
+/// may run (the step's other regions' host proofs are then made with its own).
+pub(super) fn plans_for(prep: &Prepared, rid: usize, left: Option<i64>) -> (&RegionPlans, bool) {
+    let all = &prep.plans[rid];
+    match &prep.single[rid] {
+        None => (all, false),
+        Some(single) => {
+            let most = all.candidates.iter().map(|c| c.steps).max().unwrap_or(1) as i64;
+            if left.is_none_or(|l| l < most) {
+                (single, false)
+            } else {
+                (all, true)
+            }
+        }
+    }
 }

@@ -40,12 +40,14 @@ pub(crate) fn used(f: &Function, r: &Region) -> Vec<(MatrixId, bool)> {
         Some(x) => x.1 |= w,
         None => v.push((m, w)),
     };
-    for a in &r.accesses {
-        add(a.matrix, a.write);
-    }
-    for id in &r.rules {
-        for e in &f.rules[*id].entries {
-            add(e.matrix, false);
+    for r in kernel_regions(f, r) {
+        for a in &r.accesses {
+            add(a.matrix, a.write);
+        }
+        for id in &r.rules {
+            for e in &f.rules[*id].entries {
+                add(e.matrix, false);
+            }
         }
     }
     v.retain(|(m, _)| !matches!(f.matrices[*m].kind, MatrixKind::Const(_)));
@@ -53,7 +55,29 @@ pub(crate) fn used(f: &Function, r: &Region) -> Vec<(MatrixId, bool)> {
     v
 }
 
-/// Host scalars a region's kernel reads (bounds, body, border values).
+/// The regions whose matrices and host scalars region `r`'s kernels take: `r`, and where `r`
+/// is the first of a time step of several regions, the step's others (its time bands run
+/// them all: `lir::pass::fuse::time::gpu`).
+fn kernel_regions<'f>(f: &'f Function, r: &'f Region) -> Vec<&'f Region> {
+    let mut out = vec![r];
+    for s in &f.steps {
+        if let crate::ir::HostStep::Repeat { body, .. } = s {
+            let runs: Vec<&Region> = body
+                .iter()
+                .map_while(|s| match s {
+                    crate::ir::HostStep::Run(x) => Some(&f.regions[*x]),
+                    _ => None,
+                })
+                .collect();
+            if runs.len() > 1 && std::ptr::eq(runs[0], r) {
+                out.extend(&runs[1..]);
+            }
+        }
+    }
+    out
+}
+
+/// Host scalars a region's kernels read (bounds, body, border values; see [`kernel_regions`]).
 pub(crate) fn hosts_used(f: &Function, r: &Region) -> Vec<ScalarId> {
     let mut v = Vec::new();
     let mut see = |e: &Expr| {
@@ -65,28 +89,30 @@ pub(crate) fn hosts_used(f: &Function, r: &Region) -> Vec<ScalarId> {
             }
         })
     };
-    for d in r.dims.iter().flatten() {
-        see(&d.lo);
-        see(&d.hi);
-    }
-    KStmt::walk(&r.body, &mut |s, _| match s {
-        KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => see(e),
-    });
-    for a in &r.accesses {
-        for s in &a.subs {
-            match s {
-                Sub::Point(e) | Sub::Window { start: e, .. } => see(e),
-                Sub::Star => {}
+    for r in kernel_regions(f, r) {
+        for d in r.dims.iter().flatten() {
+            see(&d.lo);
+            see(&d.hi);
+        }
+        KStmt::walk(&r.body, &mut |s, _| match s {
+            KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => see(e),
+        });
+        for a in &r.accesses {
+            for s in &a.subs {
+                match s {
+                    Sub::Point(e) | Sub::Window { start: e, .. } => see(e),
+                    Sub::Star => {}
+                }
             }
         }
-    }
-    for id in &r.rules {
-        for e in &f.rules[*id].entries {
-            see(&e.value);
-            for a in &e.accesses {
-                for s in &a.subs {
-                    if let Sub::Point(p) = s {
-                        see(p);
+        for id in &r.rules {
+            for e in &f.rules[*id].entries {
+                see(&e.value);
+                for a in &e.accesses {
+                    for s in &a.subs {
+                        if let Sub::Point(p) = s {
+                            see(p);
+                        }
                     }
                 }
             }

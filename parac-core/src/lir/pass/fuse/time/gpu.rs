@@ -1,11 +1,14 @@
 //! Time tiling on OpenCL (a plan's `Directive::TimeBand`, `time<K>_<C>x<R>`): one launch runs
-//! `K` time steps of a `parac_repeat` whose step is one stencil region `S` writing `h` from
-//! `g`, then `parac_swap(g, h)` (the legality of [`super::candidate`], in rows and columns).
-//! Each work-group owns a tile of `C` x `R` points of the last step's grid. It computes, step
-//! after step, the points its tile depends on (its own widened by what the later steps read,
-//! clipped to the grid) into two `__local` buffers used in turn, a barrier after each step,
-//! and the last step's own points into `h`; the executor then swaps once and skips the
-//! repeat's next `K - 1` steps (overlapped tiling: the widened points are computed by several
+//! `K` time steps of a `parac_repeat` whose step is stencil regions `S1 .. Sn`, each writing a
+//! grid `hi` from the step's grids `gj` and the regions before it, then `parac_swap(gi, hi)`
+//! (the legality of [`super::candidate`], in rows and columns); it is a plan of `S1`, whose
+//! kernels take every matrix of the step (`codegen::opencl::program::used`).
+//! Each work-group owns a tile of `C` x `R` points of the last step's grids. It computes, step
+//! after step and region after region, the points its tile depends on (its own widened by what
+//! the later steps and regions read, clipped to the grid) into two `__local` buffers per grid
+//! used in turn, a barrier after each, and the last step's own points into the `hi` (a lone
+//! region stores them directly; several copy them from their last buffers); the executor then
+//! swaps once, skips the step's other regions and the repeat's next `K - 1` steps (overlapped tiling: the widened points are computed by several
 //! groups; the grid is read from memory once per `K` steps). The pass rewrites the function
 //! as the executor runs it, `count / K` bands then the steps left, as the CPU's tiling does:
 //! the kernel is the region's first statement, and the LIR's evaluator runs the whole (its
@@ -67,7 +70,7 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, (steps, tile): (u32, [u
     let Some(band) = candidate(func, f, &top, at, true) else {
         return false;
     };
-    if band.stages.len() != 1 {
+    if band.stages[0].id != rid {
         return false;
     }
     let Some(region) = build(func, f, &band, steps as usize, tile.map(i128::from)) else {
@@ -84,8 +87,8 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, (steps, tile): (u32, [u
     true
 }
 
-/// Whether region `rid` of `f` has time-band plans: it is the one region of a repeat's step,
-/// which can be tiled in rows and columns, and the repeat's `parac_schedule` is not `band = 1`.
+/// Whether region `rid` of `f` has time-band plans: it is the first region of a repeat's
+/// step, which can be tiled in rows and columns, and the repeat's `parac_schedule` is not `band = 1`.
 pub fn bandable(f: &Function, rid: RegionId) -> bool {
     bands(f, rid).is_some()
 }
@@ -93,10 +96,15 @@ pub fn bandable(f: &Function, rid: RegionId) -> bool {
 /// The time steps per band region `rid`'s repeat asks for (`parac_schedule(band = K)`:
 /// `Some(Some(K))`; `Some(None)`: the compiler's choice), where it has time bands.
 pub fn bands(f: &Function, rid: RegionId) -> Option<Option<i64>> {
+    // The first region of a step of regions then swaps.
     let schedule = f.steps.iter().find_map(|s| match s {
         HostStep::Repeat { body, schedule, .. } => {
-            matches!(body.as_slice(), [HostStep::Run(r), HostStep::Swap(..)] if *r == rid)
-                .then_some(*schedule)
+            let n = body
+                .iter()
+                .take_while(|s| matches!(s, HostStep::Run(_)))
+                .count();
+            let swaps = body[n..].iter().all(|s| matches!(s, HostStep::Swap(..)));
+            (n > 0 && swaps && matches!(body[0], HostStep::Run(r) if r == rid)).then_some(*schedule)
         }
         _ => None,
     })?;
@@ -196,8 +204,8 @@ fn build(
     k: usize,
     [tc, tr]: [i128; 2],
 ) -> Option<StmtId> {
-    let st = &band.stages[0];
-    let Stmt::Region { body: rbody, .. } = func.stmts[st.region] else {
+    let first = &band.stages[0];
+    let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
         return None;
     };
     let Stmt::For {
@@ -206,42 +214,51 @@ fn build(
     else {
         return None;
     };
-    let (ylo, yhi) = st.p.columns;
     let zero_based = |e: ExprId| matches!(func.exprs[e].kind, ExprKind::Int(0));
-    if !zero_based(xlo) || !zero_based(ylo) {
+    if !zero_based(xlo) || band.stages.iter().any(|st| !zero_based(st.p.columns.0)) {
         return None;
     }
+    let (n, lone) = (band.stages.len(), band.stages.len() == 1);
     let need = needs(band, k);
-    // The buffers hold step 1's points, the widest.
-    let halo = (0..k - 1)
-        .map(|s| need[s][0].map(|(a, b)| a + b))
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .max()?;
-    let elem = f.matrices[st.g].elem;
+    let grids: Vec<usize> = band.stages.iter().map(|st| st.g).collect();
     let mut b = B { func };
-    let (h, w) = (b.int(tr + halo), b.int(tc + halo));
+    // Per stage, two buffers of its widest points (a lone region's last step goes to `h`).
     let mut head = Vec::new();
-    let mut temps: Vec<crate::lir::TempId> = Vec::new();
-    for j in 0..(k - 1).min(2) {
-        let t = b.func.temps.push(Temp {
-            name: format!("{}_step{j}", f.matrices[st.g].name),
-            elem,
-            memory: Memory::Local,
-        });
-        head.push(b.func.stmt(Stmt::Allocate {
-            buf: Buf::Temp(t),
-            elem,
-            memory: Memory::Local,
-            extents: vec![h, w],
-        }));
-        temps.push(t);
+    let mut temps: Vec<Vec<crate::lir::TempId>> = Vec::new();
+    for (i, st) in band.stages.iter().enumerate() {
+        let steps = if lone { k - 1 } else { k };
+        let halo = (0..steps)
+            .filter_map(|s| need[s][i])
+            .map(|(a, c)| a + c)
+            .max();
+        let Some(halo) = halo else {
+            temps.push(Vec::new());
+            continue;
+        };
+        let elem = f.matrices[st.g].elem;
+        let (h, w) = (b.int(tr + halo), b.int(tc + halo));
+        let mut pair = Vec::new();
+        for j in 0..steps.min(2) {
+            let t = b.func.temps.push(Temp {
+                name: format!("{}_step{j}", f.matrices[st.g].name),
+                elem,
+                memory: Memory::Local,
+            });
+            head.push(b.func.stmt(Stmt::Allocate {
+                buf: Buf::Temp(t),
+                elem,
+                memory: Memory::Local,
+                extents: vec![h, w],
+            }));
+            pair.push(t);
+        }
+        temps.push(pair);
     }
     // The group's tile.
     let i32t = Scalar::I32;
     let blocks = [b.func.var("group1", i32t), b.func.var("group0", i32t)];
     let mut group = Vec::new();
-    let (m, n) = (b.long(xhi), b.long(yhi));
+    let (m, cols) = (b.long(xhi), b.long(first.p.columns.1));
     let (b1, b0) = (b.var(blocks[0]), b.var(blocks[1]));
     let (b1, b0) = (b.long(b1), b.long(b0));
     let (tre, tce) = (b.int(tr), b.int(tc));
@@ -253,64 +270,113 @@ fn build(
     let r1 = b.call(Builtin::Min, r1, m);
     let r1 = b.bind("r1", r1, &mut group);
     let c1 = b.op(BinOp::Add, c0, tce);
-    let c1 = b.call(Builtin::Min, c1, n);
+    let c1 = b.call(Builtin::Min, c1, cols);
     let c1 = b.bind("c1", c1, &mut group);
     let zero = b.int(0);
-    // Per step: its rows' and columns' first (the buffer's origin).
-    let mut last: Option<(ExprId, ExprId)> = None;
+    // Per step and stage: the first row and column of its buffer.
+    let mut origin: Vec<Vec<Option<(ExprId, ExprId)>>> = vec![vec![None; n]; k];
     for s in 0..k {
-        let mut from: HashMap<usize, Origin> = HashMap::new();
-        if let Some((rlo, clo)) = last {
-            from.insert(st.g, (temps[(s - 1) % 2], rlo, Some(clo)));
+        for (i, st) in band.stages.iter().enumerate() {
+            let Some((lo, hi)) = need[s][i] else {
+                continue;
+            };
+            // Where this stage's reads of each grid come from (step 1's of the old grids:
+            // global memory).
+            let mut from: HashMap<usize, Origin> = HashMap::new();
+            for r in &band.reads[i] {
+                let grid = &band.stages[r.grid];
+                let (m, at) = match (r.old, s) {
+                    (true, 0) => continue,
+                    (true, _) => (grid.g, s - 1),
+                    (false, _) => (grid.p.t, s),
+                };
+                let (rlo, clo) = origin[at][r.grid]?;
+                from.insert(m, (temps[r.grid][at % 2], rlo, Some(clo)));
+            }
+            if lone && s + 1 == k {
+                // The tile's own points into `h`.
+                let (hm, checked) = (st.p.t, st.p.checked);
+                let point = step_point(b.func, &st.p, (&from, &grids), |func, x, y| {
+                    let (x64, y64) = (func.cast(x, Scalar::I64), func.cast(y, Scalar::I64));
+                    (Buf::Matrix(hm), vec![x64, y64], checked)
+                });
+                let items = b.items(|b, t1, t0| {
+                    let rs = b.op(BinOp::Add, r0, t1);
+                    let cs = b.op(BinOp::Add, c0, t0);
+                    b.share(point, [rs, r1], [cs, c1])
+                });
+                group.push(items);
+                continue;
+            }
+            let (loe, hie) = (b.int(lo), b.int(hi));
+            let rlo = b.op(BinOp::Sub, r0, loe);
+            let rlo = b.call(Builtin::Max, rlo, zero);
+            let rlo = b.bind("rlo", rlo, &mut group);
+            let rhi = b.op(BinOp::Add, r1, hie);
+            let rhi = b.call(Builtin::Min, rhi, m);
+            let rhi = b.bind("rhi", rhi, &mut group);
+            let clo = b.op(BinOp::Sub, c0, loe);
+            let clo = b.call(Builtin::Max, clo, zero);
+            let clo = b.bind("clo", clo, &mut group);
+            let chi = b.op(BinOp::Add, c1, hie);
+            let chi = b.call(Builtin::Min, chi, cols);
+            let chi = b.bind("chi", chi, &mut group);
+            let temp = temps[i][s % 2];
+            let point = step_point(b.func, &st.p, (&from, &grids), |func, x, y| {
+                let x64 = func.cast(x, Scalar::I64);
+                let row = func.binary(BinOp::Sub, x64, rlo, Scalar::I64);
+                let y64 = func.cast(y, Scalar::I64);
+                let col = func.binary(BinOp::Sub, y64, clo, Scalar::I64);
+                (Buf::Temp(temp), vec![row, col], false)
+            });
+            let items = b.items(|b, t1, t0| {
+                let rs = b.op(BinOp::Add, rlo, t1);
+                let cs = b.op(BinOp::Add, clo, t0);
+                b.share(point, [rs, rhi], [cs, chi])
+            });
+            group.push(items);
+            group.push(b.func.stmt(Stmt::Barrier));
+            origin[s][i] = Some((rlo, clo));
         }
-        if s + 1 == k {
-            let (hm, checked) = (st.p.t, st.p.checked);
-            let point = step_point(b.func, &st.p, (&from, Some(st.g)), |func, x, y| {
-                let (x64, y64) = (func.cast(x, Scalar::I64), func.cast(y, Scalar::I64));
-                (Buf::Matrix(hm), vec![x64, y64], checked)
+    }
+    if !lone {
+        // Each grid's tile from its last buffer.
+        for (i, st) in band.stages.iter().enumerate() {
+            let (rlo, clo) = origin[k - 1][i]?;
+            let (x, y) = (
+                b.func.var("tile_row", b.func.vars[st.p.x].ty),
+                b.func.var("tile_col", b.func.vars[st.p.y].ty),
+            );
+            let (xe, ye) = (b.var(x), b.var(y));
+            let (x64, y64) = (b.long(xe), b.long(ye));
+            let row = b.op(BinOp::Sub, x64, rlo);
+            let col = b.op(BinOp::Sub, y64, clo);
+            let elem = f.matrices[st.p.t].elem;
+            let v = b.func.expr(
+                ExprKind::Load {
+                    buf: Buf::Temp(temps[i][(k - 1) % 2]),
+                    index: vec![row, col],
+                    checked: false,
+                },
+                elem,
+            );
+            let store = b.func.stmt(Stmt::Store {
+                buf: Buf::Matrix(st.p.t),
+                index: vec![x64, y64],
+                value: v,
+                checked: st.p.checked,
             });
             let items = b.items(|b, t1, t0| {
                 let rs = b.op(BinOp::Add, r0, t1);
                 let cs = b.op(BinOp::Add, c0, t0);
-                b.share(point, [rs, r1], [cs, c1])
+                b.share((x, y, store), [rs, r1], [cs, c1])
             });
             group.push(items);
-            break;
         }
-        let (lo, hi) = need[s][0]?;
-        let (loe, hie) = (b.int(lo), b.int(hi));
-        let rlo = b.op(BinOp::Sub, r0, loe);
-        let rlo = b.call(Builtin::Max, rlo, zero);
-        let rlo = b.bind("rlo", rlo, &mut group);
-        let rhi = b.op(BinOp::Add, r1, hie);
-        let rhi = b.call(Builtin::Min, rhi, m);
-        let rhi = b.bind("rhi", rhi, &mut group);
-        let clo = b.op(BinOp::Sub, c0, loe);
-        let clo = b.call(Builtin::Max, clo, zero);
-        let clo = b.bind("clo", clo, &mut group);
-        let chi = b.op(BinOp::Add, c1, hie);
-        let chi = b.call(Builtin::Min, chi, n);
-        let chi = b.bind("chi", chi, &mut group);
-        let temp = temps[s % 2];
-        let point = step_point(b.func, &st.p, (&from, Some(st.g)), |func, x, y| {
-            let x64 = func.cast(x, Scalar::I64);
-            let row = func.binary(BinOp::Sub, x64, rlo, Scalar::I64);
-            let y64 = func.cast(y, Scalar::I64);
-            let col = func.binary(BinOp::Sub, y64, clo, Scalar::I64);
-            (Buf::Temp(temp), vec![row, col], false)
-        });
-        let items = b.items(|b, t1, t0| {
-            let rs = b.op(BinOp::Add, rlo, t1);
-            let cs = b.op(BinOp::Add, clo, t0);
-            b.share(point, [rs, rhi], [cs, chi])
-        });
-        group.push(items);
-        group.push(b.func.stmt(Stmt::Barrier));
-        last = Some((rlo, clo));
     }
     // Exactly the groups the launch has (tiles covering the grid), never tested.
     let mut body = b.func.stmt(Stmt::Block(group));
-    for (d, (v, extent, size)) in [(1, (blocks[0], m, tr)), (0, (blocks[1], n, tc))] {
+    for (d, (v, extent, size)) in [(1, (blocks[0], m, tr)), (0, (blocks[1], cols, tc))] {
         let up = b.int(size - 1);
         let span = b.op(BinOp::Add, extent, up);
         let se = b.int(size);
@@ -324,8 +390,8 @@ fn build(
     head.push(body);
     let body = b.func.stmt(Stmt::Block(head));
     Some(b.func.stmt(Stmt::Region {
-        id: st.id,
-        name: st.name.clone(),
+        id: first.id,
+        name: first.name.clone(),
         body,
     }))
 }

@@ -460,7 +460,7 @@ fn tile(
             if n == 1 && s + 1 == steps {
                 // The task's own rows into `h`.
                 let (h, checked) = (st.p.t, st.p.checked);
-                let (x, y, point) = step_point(func, &st.p, (&from, None), |func, x, y| {
+                let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
                     let (x64, y64) = (func.cast(x, i64t), func.cast(y, i64t));
                     (Buf::Matrix(h), vec![x64, y64], checked)
                 });
@@ -482,7 +482,7 @@ fn tile(
                 func.expr(ExprKind::Var(hiv), i64t),
             );
             let temp = temps[i][s % 2];
-            let (x, y, point) = step_point(func, &st.p, (&from, None), |func, x, y| {
+            let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
                 let x64 = func.cast(x, i64t);
                 let row = func.binary(BinOp::Sub, x64, lo, i64t);
                 let y64 = func.cast(y, i64t);
@@ -593,13 +593,13 @@ fn in_bands(func: &mut Func, at: StmtId, band: StmtId, k: i64) -> StmtId {
 
 /// One step's point: the producer's `let`s and value with fresh variables, its reads of each
 /// grid in `from` from that grid's buffer (its first row given), and its store `at` the new
-/// row and column variables; the two variables and the point's block. `inside`: a grid whose
+/// row and column variables; the two variables and the point's block. `inside`: grids whose
 /// other reads are lowered unchecked (each proven inside by the host, or a border rule's index
 /// map: the band's legality).
 fn step_point(
     func: &mut Func,
     p: &Producer,
-    (from, inside): (&HashMap<usize, Origin>, Option<usize>),
+    (from, inside): (&HashMap<usize, Origin>, &[usize]),
     at: impl FnOnce(&mut Func, ExprId, ExprId) -> (Buf, Vec<ExprId>, bool),
 ) -> (VarId, VarId, StmtId) {
     let mut copy = Copy {
@@ -639,8 +639,8 @@ type Origin = (TempId, ExprId, Option<ExprId>);
 /// buffers.
 struct Copy<'a> {
     from: &'a HashMap<usize, Origin>,
-    /// A grid whose other reads are proven inside (`checked: false`).
-    inside: Option<usize>,
+    /// Grids whose other reads are proven inside (`checked: false`).
+    inside: &'a [usize],
     vars: HashMap<VarId, ExprId>,
     memo: HashMap<ExprId, ExprId>,
 }
@@ -699,7 +699,7 @@ impl Mutator for Copy<'_> {
                 buf: Buf::Matrix(m),
                 index,
                 checked: true,
-            } if self.inside == Some(m) => {
+            } if self.inside.contains(&m) => {
                 let index = index.iter().map(|i| self.mutate_expr(func, *i)).collect();
                 func.expr(
                     ExprKind::Load {
