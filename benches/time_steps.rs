@@ -200,7 +200,7 @@ fn main() {
     // `PARAC_TIME_PART=cpu` or `opencl`: that part alone.
     let part = std::env::var("PARAC_TIME_PART").unwrap_or_default();
     if part == "opencl" {
-        opencl(side, secs);
+        opencl(side);
         return;
     }
     let rt = Runtime::cpu();
@@ -355,14 +355,14 @@ fn main() {
     }
     halide(side);
     if part != "cpu" {
-        opencl(side, secs);
+        opencl(side);
     }
 }
 
 /// heat-2D and life on the OpenCL device (`PARAC_DEVICE`, default the first): the model's
 /// plan (one step per launch), each time band forced (`time<K>_<C>x<R>`), and the search's
 /// choice once it has run to its end; each band's grid against the one-step plan's (exact).
-fn opencl(side: usize, secs: f64) {
+fn opencl(side: usize) {
     use parac::PlanPolicy;
     let spec = std::env::var("PARAC_DEVICE").unwrap_or_else(|_| "opencl".into());
     let rt = match Runtime::from_spec(&spec) {
@@ -392,32 +392,53 @@ fn opencl(side: usize, secs: f64) {
         PlanPolicy::SearchBudget(std::time::Duration::MAX),
     ));
     let heat = grid_f32(&shape, 1);
-    let mut base = 0.0;
-    let mut want: Option<Matrix<f32>> = None;
-    for (name, p) in &policies {
-        rt.set_policy(p.clone());
+    let case = format!("heat-2D {side}², T = {t}");
+    device_plans(&mut rt, &case, &policies, pts * t as f64, |rt| {
         let mut out = Matrix::<f32>::zeros(shape);
-        // The search runs to its end in the warm-up call.
-        heat_tiled(&rt, &heat, &mut out, t).expect("heat on OpenCL");
-        let time = host::measure(
-            || heat_tiled(&rt, &heat, &mut out, t).expect(name),
-            0.0,
-            secs,
-        );
+        heat_tiled(rt, &heat, &mut out, t).expect("heat on OpenCL");
+        out.as_slice().to_vec()
+    });
+    let (a, b, c) = (
+        grid_f32(&shape, 4),
+        grid_f32(&shape, 5),
+        grid_f32(&shape, 6),
+    );
+    let case = format!("FDTD-2D {side}², T = {t}");
+    device_plans(&mut rt, &case, &policies, pts * t as f64, |rt| {
+        let mut g = [0; 3].map(|_| Matrix::<f32>::zeros(shape));
+        let [ex, ey, hz] = &mut g;
+        fdtd_tiled(rt, &a, &b, &c, ex, ey, hz, t).expect("fdtd on OpenCL");
+        g.iter().flat_map(|m| m.as_slice().to_vec()).collect()
+    });
+}
+
+/// One case on the OpenCL device under each policy: a warm-up call (where the search runs to
+/// its end), then calls timed; each result against the first policy's (exact).
+fn device_plans(
+    rt: &mut Runtime,
+    case: &str,
+    policies: &[(String, parac::PlanPolicy)],
+    points_steps: f64,
+    mut run: impl FnMut(&Runtime) -> Vec<f32>,
+) {
+    let secs: f64 = std::env::var("PARAC_TIME_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5.0);
+    let mut base = 0.0;
+    let mut want: Option<Vec<f32>> = None;
+    for (name, p) in policies {
+        rt.set_policy(p.clone());
+        let first = run(rt);
+        let time = host::measure(|| drop(run(rt)), 0.0, secs);
         match &want {
             None => {
                 base = time.median_ms;
-                want = Some(out)
+                want = Some(first)
             }
-            Some(w) => assert_eq!(out.as_slice(), w.as_slice(), "{name}: not one step's"),
+            Some(w) => assert!(w == &first, "{case}, {name}: not one step's"),
         }
-        report(
-            &format!("heat-2D {side}², T = {t}"),
-            name,
-            &time,
-            pts * t as f64,
-            base,
-        );
+        report(case, name, &time, points_steps, base);
     }
 }
 
