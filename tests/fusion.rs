@@ -243,6 +243,66 @@ mod apart_blocked {
     }
 }
 
+mod chain3 {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn chain3(src: &u16[M][N], out: &mut i32[M][N]) {
+            let a: u16[M][N];
+            let b: i32[M][N];
+                    parac_iterator p(x in 0:M:1; y in 0:N:1) {
+                a[x][y] = (3 * src[x][y] + y) / 2;
+            }
+            parac_border_rule ra = clamp(a[2][1]);
+            parac_iterator q(x in 0:M:1; y in 0:N:1) parac_border_rule(ra) {
+                b[x][y] = a[x-2][y] + a[x][y] - a[x+1][y-1] + 3 * a[x+2][y];
+            }
+            parac_border_rule rb = constant(b[1][*], 7);
+            parac_iterator d(x in 0:M:1; y in 0:N:1) parac_border_rule(rb) {
+                out[x][y] = b[x-1][y] + b[x+1][y] - 2 * (a[x][y] as i32);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u16>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = chain3(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+mod chain_down {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn chain_down(src: &u8[M][N], out: &mut i32[M/2][N]) {
+            let a: i32[M][N];
+            let b: i32[M][N];
+            parac_iterator p(x in 0:M:1; y in 0:N:1) {
+                a[x][y] = src[x][y] * 2 - y;
+            }
+            parac_border_rule ra = reflect(a[1][*]);
+            parac_iterator q(x in 0:M:1; y in 0:N:1) parac_border_rule(ra) {
+                b[x][y] = a[x-1][y] + a[x][y] + a[x+1][y];
+            }
+            parac_border_rule rb = replicate(b[1][*]);
+            parac_iterator d(x in 0:M/2:1; y in 0:N:1) parac_border_rule(rb) {
+                out[x][y] = b[2*x-1][y] - b[2*x+1][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = chain_down(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
 const PROGRAMS: &[Entry] = &[
     Entry {
         name: "blur2",
@@ -299,6 +359,20 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: apart_blocked::call,
+    },
+    Entry {
+        name: "chain3",
+        src: chain3::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: chain3::call,
+    },
+    Entry {
+        name: "chain_down",
+        src: chain_down::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: chain_down::call,
     },
 ];
 

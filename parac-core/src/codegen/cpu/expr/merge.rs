@@ -67,6 +67,9 @@ impl<'a> Exprs<'a> {
                         buf: Buf::Matrix(m),
                         ..
                     } => rd.push(*m),
+                    ExprKind::Load {
+                        buf: Buf::Temp(_), ..
+                    } => rd.push(super::TEMP),
                     _ => {}
                 }
                 fv.sort_by_key(|v| v.index());

@@ -20,6 +20,10 @@ use quote::{format_ident, quote};
 use std::collections::HashMap;
 
 /// The expressions of one function, merged and counted.
+/// In [`Exprs::reads`], a read of a temporary: a task's row, declared inside the region, where
+/// the region's outlined closures cannot see it (such an arm is not outlined).
+const TEMP: usize = usize::MAX;
+
 pub(crate) struct Exprs<'a> {
     pub func: &'a Func,
     /// The representative of each expression.
@@ -40,7 +44,7 @@ pub(crate) struct Exprs<'a> {
     pub written: Vec<bool>,
     /// The free variables of each representative.
     free: Vec<Vec<VarId>>,
-    /// Whether a representative reads a matrix, by matrix.
+    /// Whether a representative reads a matrix, by matrix ([`TEMP`]: a temporary).
     reads: Vec<Vec<usize>>,
     /// Inside a region: the closures outlined so far (`let __b<n> = |..| ..;`), and their
     /// bodies' text → name.

@@ -22,7 +22,7 @@ impl Exprs<'_> {
         let cb = self.canon[b.index()];
         if self.reads[cb]
             .iter()
-            .any(|m| self.written.get(*m).copied().unwrap_or(false))
+            .any(|m| *m == super::TEMP || self.written.get(*m).copied().unwrap_or(false))
         {
             return None;
         }

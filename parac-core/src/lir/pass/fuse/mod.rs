@@ -39,6 +39,7 @@
 //! holds a fold (`pass::slide`'s); `P` does not upsample its columns (see [`upsamples`]); the
 //! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
 
+mod chain;
 mod reads;
 pub mod time;
 
@@ -66,14 +67,22 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
     let whole = crate::analysis::written_whole(f);
     // What each step reads and writes, brought up to date where a fusion changes a step.
     let mut used: Vec<Uses> = steps.iter().map(|s| uses(func, *s)).collect();
-    for i in 0..steps.len() {
-        if let Some((j, p)) = consumer(func, f, &steps, &used, i)
-            && let Some((ps, cs)) = fuse(func, f, &whole, &steps, &used, (i, j), &p, rows)
-        {
+    // The last producers first, so that an earlier one joins its consumer's fused tasks (a
+    // chain: `chain.rs`); again while a pass fuses (a producer read by two regions until its
+    // second reader was fused into the first).
+    let mut again = true;
+    while std::mem::take(&mut again) {
+        for i in (0..steps.len()).rev() {
+            let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
+                continue;
+            };
+            let Some((ps, cs)) = fuse(func, f, &whole, &steps, &used, (i, j), &p, rows) else {
+                continue;
+            };
             let t = p.t;
             (steps[i], steps[j]) = (ps, cs);
             (used[i], used[j]) = (uses(func, ps), uses(func, cs));
-            fused = true;
+            (fused, again) = (true, true);
             // `t`'s elements are never read or written: its allocation holds none (its
             // dimensions remain, for the checked reads outside it).
             for s in steps.iter_mut() {
@@ -228,6 +237,28 @@ fn upsamples(func: &mut Func, p: &Producer) -> bool {
     })
 }
 
+/// Whether the exact fallback's code for reads of `p`'s matrix with these row offsets (`None`:
+/// not of a row `k x + a`) stays within [`MAX_INLINED`]: the producer's point once per read,
+/// twice where a read is not of such a row.
+fn within_budget(func: &Func, p: &Producer, offsets: &[Option<(i128, i128)>]) -> bool {
+    let size: usize = p
+        .lets
+        .iter()
+        .map(|(_, e)| *e)
+        .chain([p.value])
+        .map(|e| {
+            let mut n = 0;
+            crate::lir::visit::preorder(func, e, |_| {
+                n += 1;
+                true
+            });
+            n
+        })
+        .sum();
+    let sites = offsets.len() + offsets.iter().filter(|o| o.is_none()).count();
+    size.saturating_mul(sites) <= MAX_INLINED
+}
+
 /// The one statement `s` is (a block of one).
 fn single(func: &Func, s: StmtId) -> Option<StmtId> {
     match &func.stmts[s] {
@@ -347,6 +378,26 @@ fn fuse(
     if (0..steps.len()).any(|k| k != i && k != j && used[k].touches(t)) {
         return None;
     }
+    // A consumer fused with its own producer already: `P` joins its tasks (a chain).
+    if let Stmt::For {
+        kind: LoopKind::ParallelChunks,
+        ..
+    } = func.stmts[cbody]
+    {
+        let c = chain::fuse(func, f, p, cbody)?;
+        let empty = func.stmt(Stmt::Block(Vec::new()));
+        let p_step = func.stmt(Stmt::Region {
+            id: pid,
+            name: pname,
+            body: empty,
+        });
+        let c_step = func.stmt(Stmt::Region {
+            id: cid,
+            name: cname,
+            body: c,
+        });
+        return Some((p_step, c_step));
+    }
     let Stmt::For {
         var: cx,
         lo: clo,
@@ -369,22 +420,7 @@ fn fuse(
     row_offsets(func, cxb, (t, 0), cx, &mut env, &mut offsets);
     // The code the exact fallback adds: the producer's point once per read (twice where a read
     // is not of a row `k x + a`), within a budget.
-    let size: usize = p
-        .lets
-        .iter()
-        .map(|(_, e)| *e)
-        .chain([p.value])
-        .map(|e| {
-            let mut n = 0;
-            crate::lir::visit::preorder(func, e, |_| {
-                n += 1;
-                true
-            });
-            n
-        })
-        .sum();
-    let sites = offsets.len() + offsets.iter().filter(|o| o.is_none()).count();
-    if size.saturating_mul(sites) > MAX_INLINED {
+    if !within_budget(func, p, &offsets) {
         return None;
     }
     let offsets: Vec<(i128, i128)> = offsets.into_iter().flatten().collect();
