@@ -54,8 +54,9 @@ use std::collections::HashMap;
 const MAX_HALO: i128 = 64;
 
 /// The most expression nodes the exact fallback may add (the producer's point inlined at each
-/// read of `t`), so that fusion never multiplies a function's code.
-const MAX_INLINED: usize = 2048;
+/// read of `t`), so that fusion never multiplies a function's code (a chain's second producer
+/// inlined in the first's fallback rows too: `benches/own`'s unsharp7 needs 2100).
+const MAX_INLINED: usize = 4096;
 
 /// Fuses each producer into its consumer where legal, `rows` rows of the consumer per task;
 /// whether it fused any.
