@@ -23,7 +23,7 @@
 //! row loop of the task's statements with reads of rows `k v + a` of one stride.
 
 use super::reads::{Rewire, plus, row_offsets, times};
-use super::{MAX_HALO, Producer, uses, within_budget};
+use super::{MAX_HALO, Producer, rows_into, uses, within_budget};
 use crate::ir::{BinOp, Builtin, Function, Scalar};
 use crate::lir::visit::Mutator;
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
@@ -149,29 +149,7 @@ pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -
         memory: Memory::Private,
     });
     // `Q`'s rows `u0 .. u1` into the buffer.
-    let (px, py) = (
-        func.expr(ExprKind::Var(p.x), func.vars[p.x].ty),
-        func.expr(ExprKind::Var(p.y), func.vars[p.y].ty),
-    );
-    let (px64, py64) = (func.cast(px, i64t), func.cast(py, i64t));
-    let row = func.binary(BinOp::Sub, px64, u0, i64t);
-    let mut point: Vec<StmtId> = p
-        .lets
-        .iter()
-        .map(|(v, e)| func.stmt(Stmt::Let(*v, *e)))
-        .collect();
-    point.push(func.stmt(Stmt::Store {
-        buf: Buf::Temp(temp),
-        index: vec![row, py64],
-        value: p.value,
-        checked: false,
-    }));
-    let point = func.stmt(Stmt::Block(point));
-    let (ylo, yhi) = p.columns;
-    let y_loop = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, point);
-    let xt = func.vars[p.x].ty;
-    let (qlo, qhi) = (func.cast(u0, xt), func.cast(u1, xt));
-    let q_loop = func.for_loop(p.x, (qlo, qhi, 1), LoopKind::Serial, y_loop);
+    let q_loop = rows_into(func, p, temp, (u0, u1));
     // Each reading loop: its row through the buffer where its rows of `u` were computed.
     let mut out = items.clone();
     for r in &readers {

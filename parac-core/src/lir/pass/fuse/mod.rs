@@ -44,9 +44,11 @@ mod reads;
 pub mod time;
 
 use crate::codegen::safety;
-use crate::ir::{BinOp, Builtin, Function, MatrixKind, Scalar};
+use crate::ir::{BinOp, Builtin, Function, MatrixKind, RegionId, Scalar};
 use crate::lir::visit::{Mutator, preorder, stmt_parts};
-use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
+use crate::lir::{
+    Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
+};
 use reads::{Rewire, plus, row_offsets, substitute, times};
 use std::collections::HashMap;
 
@@ -386,18 +388,7 @@ fn fuse(
     } = func.stmts[cbody]
     {
         let c = chain::fuse(func, f, p, cbody)?;
-        let empty = func.stmt(Stmt::Block(Vec::new()));
-        let p_step = func.stmt(Stmt::Region {
-            id: pid,
-            name: pname,
-            body: empty,
-        });
-        let c_step = func.stmt(Stmt::Region {
-            id: cid,
-            name: cname,
-            body: c,
-        });
-        return Some((p_step, c_step));
+        return Some(fused_steps(func, (pid, pname), (cid, cname), c));
     }
     let Stmt::For {
         var: cx,
@@ -485,27 +476,7 @@ fn fuse(
     }));
 
     // P's rows `r0 .. r1` into the temporary.
-    let px = func.expr(ExprKind::Var(p.x), func.vars[p.x].ty);
-    let py = func.expr(ExprKind::Var(p.y), func.vars[p.y].ty);
-    let (px64, py64) = (func.cast(px, i64t), func.cast(py, i64t));
-    let row = func.binary(BinOp::Sub, px64, r0, i64t);
-    let mut point: Vec<StmtId> = p
-        .lets
-        .iter()
-        .map(|(v, e)| func.stmt(Stmt::Let(*v, *e)))
-        .collect();
-    point.push(func.stmt(Stmt::Store {
-        buf: Buf::Temp(temp),
-        index: vec![row, py64],
-        value: p.value,
-        checked: false,
-    }));
-    let point = func.stmt(Stmt::Block(point));
-    let (ylo, yhi) = p.columns;
-    let y_loop = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, point);
-    let xt = func.vars[p.x].ty;
-    let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
-    chunk.push(func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, y_loop));
+    chunk.push(rows_into(func, p, temp, (r0, r1)));
 
     // C's rows, each through the temporary directly where its rows `x + amin ..= x + amax`
     // were computed, else through the exact fallback.
@@ -540,6 +511,17 @@ fn fuse(
     chunk.push(func.for_loop(cx, (x0, x1, 1), LoopKind::ChunkRows, row_body));
     let chunk = func.stmt(Stmt::Block(chunk));
     let tasks = func.for_loop(sx, (clo, chi, rows), LoopKind::ParallelChunks, chunk);
+    Some(fused_steps(func, (pid, pname), (cid, cname), tasks))
+}
+
+/// The two steps of a fusion: the producer's region empty (its host proof alone, in its place),
+/// the consumer's with its new `body`.
+fn fused_steps(
+    func: &mut Func,
+    (pid, pname): (RegionId, String),
+    (cid, cname): (RegionId, String),
+    body: StmtId,
+) -> (StmtId, StmtId) {
     let empty = func.stmt(Stmt::Block(Vec::new()));
     let p_step = func.stmt(Stmt::Region {
         id: pid,
@@ -549,7 +531,34 @@ fn fuse(
     let c_step = func.stmt(Stmt::Region {
         id: cid,
         name: cname,
-        body: tasks,
+        body,
     });
-    Some((p_step, c_step))
+    (p_step, c_step)
+}
+
+/// The producer's rows `r0 .. r1` (`i64`) into private buffer `temp`, whose first row is `r0`:
+/// its loop over rows.
+fn rows_into(func: &mut Func, p: &Producer, temp: TempId, (r0, r1): (ExprId, ExprId)) -> StmtId {
+    let i64t = Scalar::I64;
+    let px = func.expr(ExprKind::Var(p.x), func.vars[p.x].ty);
+    let py = func.expr(ExprKind::Var(p.y), func.vars[p.y].ty);
+    let (px64, py64) = (func.cast(px, i64t), func.cast(py, i64t));
+    let row = func.binary(BinOp::Sub, px64, r0, i64t);
+    let mut point: Vec<StmtId> = p
+        .lets
+        .iter()
+        .map(|(v, e)| func.stmt(Stmt::Let(*v, *e)))
+        .collect();
+    point.push(func.stmt(Stmt::Store {
+        buf: Buf::Temp(temp),
+        index: vec![row, py64],
+        value: p.value,
+        checked: false,
+    }));
+    let point = func.stmt(Stmt::Block(point));
+    let (ylo, yhi) = p.columns;
+    let y_loop = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, point);
+    let xt = func.vars[p.x].ty;
+    let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
+    func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, y_loop)
 }

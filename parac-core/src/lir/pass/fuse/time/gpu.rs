@@ -155,6 +155,19 @@ impl B<'_> {
         out.push(self.func.stmt(Stmt::Let(v, e)));
         self.var(v)
     }
+    /// `let name = clip(a op k, at)`: a box's bound, clipped to the grid (or the tile).
+    fn bound(
+        &mut self,
+        name: &str,
+        (a, op, k): (ExprId, BinOp, ExprId),
+        (clip, at): (Builtin, ExprId),
+        out: &mut Vec<StmtId>,
+    ) -> ExprId {
+        let e = self.op(op, a, k);
+        let e = self.call(clip, e, at);
+        self.bind(name, e, out)
+    }
+
     /// The work-items of a group (dimension 1 outer) around `body(t1, t0)`.
     fn items(&mut self, body: impl FnOnce(&mut Self, ExprId, ExprId) -> StmtId) -> StmtId {
         let i32t = Scalar::I32;
@@ -170,6 +183,21 @@ impl B<'_> {
         self.func
             .for_loop(t[0], (z, g1, 1), LoopKind::GpuThread(1), l0)
     }
+    /// The group's work-items sharing the points of a box (rows `rows[0] .. rows[1]`, columns
+    /// alike): each its share ([`B::share`]) from its place in the group.
+    fn cover(
+        &mut self,
+        point: (VarId, VarId, StmtId),
+        rows: [ExprId; 2],
+        cols: [ExprId; 2],
+    ) -> StmtId {
+        self.items(|b, t1, t0| {
+            let rs = b.op(BinOp::Add, rows[0], t1);
+            let cs = b.op(BinOp::Add, cols[0], t0);
+            b.share(point, [rs, rows[1]], [cs, cols[1]])
+        })
+    }
+
     /// `for x in [lo, hi) step s { for y in [clo, chi) step c { point } }`, the work-item's
     /// share of a box (its first row and column given), `x` and `y` of their own types.
     fn share(
@@ -266,12 +294,13 @@ fn build(
     let r0 = b.bind("r0", r0, &mut group);
     let c0 = b.op(BinOp::Mul, b0, tce);
     let c0 = b.bind("c0", c0, &mut group);
-    let r1 = b.op(BinOp::Add, r0, tre);
-    let r1 = b.call(Builtin::Min, r1, m);
-    let r1 = b.bind("r1", r1, &mut group);
-    let c1 = b.op(BinOp::Add, c0, tce);
-    let c1 = b.call(Builtin::Min, c1, cols);
-    let c1 = b.bind("c1", c1, &mut group);
+    let r1 = b.bound("r1", (r0, BinOp::Add, tre), (Builtin::Min, m), &mut group);
+    let c1 = b.bound(
+        "c1",
+        (c0, BinOp::Add, tce),
+        (Builtin::Min, cols),
+        &mut group,
+    );
     let zero = b.int(0);
     // Per step and stage: the first row and column of its buffer.
     let mut origin: Vec<Vec<Option<(ExprId, ExprId)>>> = vec![vec![None; n]; k];
@@ -300,27 +329,29 @@ fn build(
                     let (x64, y64) = (func.cast(x, Scalar::I64), func.cast(y, Scalar::I64));
                     (Buf::Matrix(hm), vec![x64, y64], checked)
                 });
-                let items = b.items(|b, t1, t0| {
-                    let rs = b.op(BinOp::Add, r0, t1);
-                    let cs = b.op(BinOp::Add, c0, t0);
-                    b.share(point, [rs, r1], [cs, c1])
-                });
-                group.push(items);
+                group.push(b.cover(point, [r0, r1], [c0, c1]));
                 continue;
             }
             let (loe, hie) = (b.int(lo), b.int(hi));
-            let rlo = b.op(BinOp::Sub, r0, loe);
-            let rlo = b.call(Builtin::Max, rlo, zero);
-            let rlo = b.bind("rlo", rlo, &mut group);
-            let rhi = b.op(BinOp::Add, r1, hie);
-            let rhi = b.call(Builtin::Min, rhi, m);
-            let rhi = b.bind("rhi", rhi, &mut group);
-            let clo = b.op(BinOp::Sub, c0, loe);
-            let clo = b.call(Builtin::Max, clo, zero);
-            let clo = b.bind("clo", clo, &mut group);
-            let chi = b.op(BinOp::Add, c1, hie);
-            let chi = b.call(Builtin::Min, chi, cols);
-            let chi = b.bind("chi", chi, &mut group);
+            let rlo = b.bound(
+                "rlo",
+                (r0, BinOp::Sub, loe),
+                (Builtin::Max, zero),
+                &mut group,
+            );
+            let rhi = b.bound("rhi", (r1, BinOp::Add, hie), (Builtin::Min, m), &mut group);
+            let clo = b.bound(
+                "clo",
+                (c0, BinOp::Sub, loe),
+                (Builtin::Max, zero),
+                &mut group,
+            );
+            let chi = b.bound(
+                "chi",
+                (c1, BinOp::Add, hie),
+                (Builtin::Min, cols),
+                &mut group,
+            );
             let temp = temps[i][s % 2];
             let point = step_point(b.func, &st.p, (&from, &grids), |func, x, y| {
                 let x64 = func.cast(x, Scalar::I64);
@@ -329,12 +360,7 @@ fn build(
                 let col = func.binary(BinOp::Sub, y64, clo, Scalar::I64);
                 (Buf::Temp(temp), vec![row, col], false)
             });
-            let items = b.items(|b, t1, t0| {
-                let rs = b.op(BinOp::Add, rlo, t1);
-                let cs = b.op(BinOp::Add, clo, t0);
-                b.share(point, [rs, rhi], [cs, chi])
-            });
-            group.push(items);
+            group.push(b.cover(point, [rlo, rhi], [clo, chi]));
             group.push(b.func.stmt(Stmt::Barrier));
             origin[s][i] = Some((rlo, clo));
         }
@@ -366,12 +392,7 @@ fn build(
                 value: v,
                 checked: st.p.checked,
             });
-            let items = b.items(|b, t1, t0| {
-                let rs = b.op(BinOp::Add, r0, t1);
-                let cs = b.op(BinOp::Add, c0, t0);
-                b.share((x, y, store), [rs, r1], [cs, c1])
-            });
-            group.push(items);
+            group.push(b.cover((x, y, store), [r0, r1], [c0, c1]));
         }
     }
     // Exactly the groups the launch has (tiles covering the grid), never tested.
