@@ -189,6 +189,25 @@ impl Function {
         walk(&self.steps, 0, &mut visit);
     }
 
+    /// The time step region `rid` begins: the regions a `parac_repeat`'s body runs before its
+    /// first other step (`rid` first, in order) and the repeat's schedule; `None` where `rid`
+    /// begins no repeat's body. What a time band runs (`lir::pass::fuse::time::gpu`).
+    pub fn time_step(&self, rid: RegionId) -> Option<(Vec<RegionId>, RepeatSchedule)> {
+        self.steps.iter().find_map(|s| {
+            let HostStep::Repeat { body, schedule, .. } = s else {
+                return None;
+            };
+            let runs: Vec<RegionId> = body
+                .iter()
+                .map_while(|s| match s {
+                    HostStep::Run(r) => Some(*r),
+                    _ => None,
+                })
+                .collect();
+            (runs.first() == Some(&rid)).then_some((runs, *schedule))
+        })
+    }
+
     /// Per matrix: whether a `parac_swap` names it (its storage changes during the call).
     pub fn swapped(&self) -> Vec<bool> {
         let mut out = vec![false; self.matrices.len()];

@@ -107,7 +107,8 @@ pub(crate) struct Prepared {
     /// Per region with time bands among its candidates: those of one step, searched apart
     /// (as region `<name>~step`), for the steps of a repeat too few for a band.
     pub(crate) single: Vec<Option<RegionPlans>>,
-    /// Per region with time bands: the other regions of its time step, which its bands run.
+    /// Per region: the other regions of the time step it begins (`Function::time_step`), which
+    /// its time bands run.
     pub(crate) mates: Vec<Vec<usize>>,
     /// Per region: its kernel arguments (`host::kernel_args`).
     pub(crate) args: Vec<Vec<host::KernelArg>>,
@@ -147,61 +148,58 @@ impl Prepared {
 impl Prepared {
     /// Function `i` of `module`.
     fn new(module: &Rc<Module>, i: usize) -> Prepared {
-        let mut p = Prepared::all(module, i);
-        p.single = p.plans.iter().map(time_steps::single_steps).collect();
-        p
-    }
-
-    /// [`Prepared::new`] but [`Prepared::single`].
-    fn all(module: &Rc<Module>, i: usize) -> Prepared {
         let f = &module.functions[i];
         let regions = 0..f.regions.len();
+        let plans: Vec<RegionPlans> = regions
+            .clone()
+            .map(|rid| {
+                let plans = host::plans(f, rid);
+                let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
+                RegionPlans {
+                    region: host::plans_region(f, rid).into(),
+                    cpu_order: ranking(f, rid, &schedules, Target::Cpu).into(),
+                    searchable: host::searchable(f, rid),
+                    candidates: plans
+                        .into_iter()
+                        .map(|p| Candidate {
+                            source: p.own.then(|| {
+                                let (module, desc) = (Rc::clone(module), p.clone());
+                                Source::made_by(move || {
+                                    desc.source(&module.functions[i]).unwrap_or_default()
+                                })
+                            }),
+                            label: p.label.into(),
+                            kernel: p.kernel.into(),
+                            per_item: p.per_item,
+                            steps: p.steps,
+                            local: p.local.map(Into::into),
+                            local_bytes: p.local_bytes,
+                            tree: p.tree,
+                            split: p.split,
+                            origin: p.origin,
+                        })
+                        .collect::<Vec<_>>()
+                        .into(),
+                }
+            })
+            .collect();
         Prepared {
             source: cl::program(f),
             first_source: Default::default(),
             every_source: Default::default(),
             flag_codes: Default::default(),
-            plans: regions
-                .clone()
-                .map(|rid| {
-                    let plans = host::plans(f, rid);
-                    let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
-                    RegionPlans {
-                        region: host::plans_region(f, rid).into(),
-                        cpu_order: ranking(f, rid, &schedules, Target::Cpu).into(),
-                        searchable: host::searchable(f, rid),
-                        candidates: plans
-                            .into_iter()
-                            .map(|p| Candidate {
-                                source: p.own.then(|| {
-                                    let (module, desc) = (Rc::clone(module), p.clone());
-                                    Source::made_by(move || {
-                                        desc.source(&module.functions[i]).unwrap_or_default()
-                                    })
-                                }),
-                                label: p.label.into(),
-                                kernel: p.kernel.into(),
-                                per_item: p.per_item,
-                                steps: p.steps,
-                                local: p.local.map(Into::into),
-                                local_bytes: p.local_bytes,
-                                tree: p.tree,
-                                split: p.split,
-                                origin: p.origin,
-                            })
-                            .collect::<Vec<_>>()
-                            .into(),
-                    }
-                })
-                .collect(),
+            single: plans.iter().map(time_steps::single_steps).collect(),
+            plans,
             args: regions
                 .clone()
                 .map(|rid| host::kernel_args(f, rid))
                 .collect(),
-            single: Vec::new(),
             mates: regions
                 .clone()
-                .map(|rid| time_steps::mates(f, rid))
+                .map(|rid| {
+                    f.time_step(rid)
+                        .map_or(Vec::new(), |(r, _)| r[1..].to_vec())
+                })
                 .collect(),
             slots: regions
                 .clone()

@@ -152,25 +152,6 @@ pub(super) fn single_steps(plans: &RegionPlans) -> Option<RegionPlans> {
     })
 }
 
-/// The other regions of the time step whose first region is `rid` (none where it is not one):
-/// its time bands run them.
-pub(super) fn mates(f: &Function, rid: usize) -> Vec<usize> {
-    let runs = f.steps.iter().find_map(|s| match s {
-        HostStep::Repeat { body, .. } => {
-            let runs: Vec<usize> = body
-                .iter()
-                .map_while(|s| match s {
-                    HostStep::Run(r) => Some(*r),
-                    _ => None,
-                })
-                .collect();
-            (runs.first() == Some(&rid)).then_some(runs)
-        }
-        _ => None,
-    });
-    runs.map(|r| r[1..].to_vec()).unwrap_or_default()
-}
-
 /// The plans to run region `rid` by with `left` steps of its repeat left (this one included):
 /// where fewer are left than its longest time band, its plans of one step; and whether a band
 /// may run (the step's other regions' host proofs are then made with its own).

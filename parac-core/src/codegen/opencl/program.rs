@@ -60,19 +60,9 @@ pub(crate) fn used(f: &Function, r: &Region) -> Vec<(MatrixId, bool)> {
 /// them all: `lir::pass::fuse::time::gpu`).
 fn kernel_regions<'f>(f: &'f Function, r: &'f Region) -> Vec<&'f Region> {
     let mut out = vec![r];
-    for s in &f.steps {
-        if let crate::ir::HostStep::Repeat { body, .. } = s {
-            let runs: Vec<&Region> = body
-                .iter()
-                .map_while(|s| match s {
-                    crate::ir::HostStep::Run(x) => Some(&f.regions[*x]),
-                    _ => None,
-                })
-                .collect();
-            if runs.len() > 1 && std::ptr::eq(runs[0], r) {
-                out.extend(&runs[1..]);
-            }
-        }
+    let rid = f.regions.iter().position(|x| std::ptr::eq(x, r));
+    if let Some((runs, _)) = rid.and_then(|rid| f.time_step(rid)) {
+        out.extend(runs[1..].iter().map(|x| &f.regions[*x]));
     }
     out
 }

@@ -36,11 +36,10 @@
 //! border rule's index map (no wrap), a point at most `|a|` inside, which the step before
 //! computed, its range clipped at that edge too.
 
-use super::{Band, Origin, candidate, in_bands, needs, step_point};
+use super::{Band, Corner, candidate, in_bands, needs, sources, step_point};
 use crate::codegen::schedule::TIME_GROUP;
-use crate::ir::{BinOp, Builtin, Function, HostStep, RegionId, Scalar};
+use crate::ir::{BinOp, Builtin, Function, RegionId, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
-use std::collections::HashMap;
 
 /// Makes the function's body region `rid`'s time-band kernel of `steps` steps and tiles of
 /// `tile` (columns, rows), where the repeat holding it can be tiled; whether it could.
@@ -96,18 +95,8 @@ pub fn bandable(f: &Function, rid: RegionId) -> bool {
 /// The time steps per band region `rid`'s repeat asks for (`parac_schedule(band = K)`:
 /// `Some(Some(K))`; `Some(None)`: the compiler's choice), where it has time bands.
 pub fn bands(f: &Function, rid: RegionId) -> Option<Option<i64>> {
-    // The first region of a step of regions then swaps.
-    let schedule = f.steps.iter().find_map(|s| match s {
-        HostStep::Repeat { body, schedule, .. } => {
-            let n = body
-                .iter()
-                .take_while(|s| matches!(s, HostStep::Run(_)))
-                .count();
-            let swaps = body[n..].iter().all(|s| matches!(s, HostStep::Swap(..)));
-            (n > 0 && swaps && matches!(body[0], HostStep::Run(r) if r == rid)).then_some(*schedule)
-        }
-        _ => None,
-    })?;
+    // The first region of a time step (whose shape, regions then swaps, `candidate` checks).
+    let (_, schedule) = f.time_step(rid)?;
     if schedule.band == Some(1) {
         return None;
     }
@@ -303,25 +292,13 @@ fn build(
     );
     let zero = b.int(0);
     // Per step and stage: the first row and column of its buffer.
-    let mut origin: Vec<Vec<Option<(ExprId, ExprId)>>> = vec![vec![None; n]; k];
+    let mut origin: Vec<Vec<Option<Corner>>> = vec![vec![None; n]; k];
     for s in 0..k {
         for (i, st) in band.stages.iter().enumerate() {
             let Some((lo, hi)) = need[s][i] else {
                 continue;
             };
-            // Where this stage's reads of each grid come from (step 1's of the old grids:
-            // global memory).
-            let mut from: HashMap<usize, Origin> = HashMap::new();
-            for r in &band.reads[i] {
-                let grid = &band.stages[r.grid];
-                let (m, at) = match (r.old, s) {
-                    (true, 0) => continue,
-                    (true, _) => (grid.g, s - 1),
-                    (false, _) => (grid.p.t, s),
-                };
-                let (rlo, clo) = origin[at][r.grid]?;
-                from.insert(m, (temps[r.grid][at % 2], rlo, Some(clo)));
-            }
+            let from = sources(band, (i, s), &temps, &origin)?;
             if lone && s + 1 == k {
                 // The tile's own points into `h`.
                 let (hm, checked) = (st.p.t, st.p.checked);
@@ -362,13 +339,15 @@ fn build(
             });
             group.push(b.cover(point, [rlo, rhi], [clo, chi]));
             group.push(b.func.stmt(Stmt::Barrier));
-            origin[s][i] = Some((rlo, clo));
+            origin[s][i] = Some((rlo, Some(clo)));
         }
     }
     if !lone {
         // Each grid's tile from its last buffer.
         for (i, st) in band.stages.iter().enumerate() {
-            let (rlo, clo) = origin[k - 1][i]?;
+            let (rlo, Some(clo)) = origin[k - 1][i]? else {
+                return None;
+            };
             let (x, y) = (
                 b.func.var("tile_row", b.func.vars[st.p.x].ty),
                 b.func.var("tile_col", b.func.vars[st.p.y].ty),

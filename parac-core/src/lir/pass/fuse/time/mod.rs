@@ -402,7 +402,7 @@ fn tile(
     let x1e = func.expr(ExprKind::Var(x1v), i64t);
     let mut chunk = vec![func.stmt(Stmt::Let(x1v, x1))];
     // Two buffers per grid, of the most rows a step computes of it.
-    let mut temps: Vec<[TempId; 2]> = Vec::new();
+    let mut temps: Vec<Vec<TempId>> = Vec::new();
     // Bytes of the task's buffers per column of the grids.
     let mut per_col: i128 = 0;
     for (i, s) in band.stages.iter().enumerate() {
@@ -431,31 +431,16 @@ fn tile(
                 extents: vec![height, cols],
             }));
         }
-        temps.push(pair);
+        temps.push(pair.to_vec());
     }
     // Each step and stage: its rows into its buffer (the last step of a lone region: into `h`).
-    let mut first_row: Vec<Vec<Option<ExprId>>> = vec![vec![None; n]; steps];
+    let mut first_row: Vec<Vec<Option<Corner>>> = vec![vec![None; n]; steps];
     for s in 0..steps {
         for (i, st) in band.stages.iter().enumerate() {
             let Some((lo_off, hi_off)) = need[s][i] else {
                 continue;
             };
-            // Where this stage's reads of each grid come from.
-            let mut from: HashMap<usize, Origin> = HashMap::new();
-            for r in &band.reads[i] {
-                let grid = &band.stages[r.grid];
-                match (r.old, s) {
-                    (true, 0) => {}
-                    (true, _) => {
-                        let first = first_row[s - 1][r.grid]?;
-                        from.insert(grid.g, (temps[r.grid][(s - 1) % 2], first, None));
-                    }
-                    (false, _) => {
-                        let first = first_row[s][r.grid]?;
-                        from.insert(grid.p.t, (temps[r.grid][s % 2], first, None));
-                    }
-                }
-            }
+            let from = sources(band, (i, s), &temps, &first_row)?;
             let (ylo, yhi) = st.p.columns;
             if n == 1 && s + 1 == steps {
                 // The task's own rows into `h`.
@@ -491,7 +476,7 @@ fn tile(
             let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
             let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
             chunk.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
-            first_row[s][i] = Some(lo);
+            first_row[s][i] = Some((lo, None));
         }
     }
     if n > 1 {
@@ -502,7 +487,7 @@ fn tile(
         let mut rows_out = Vec::new();
         for (i, st) in band.stages.iter().enumerate() {
             let (ylo, yhi) = st.p.columns;
-            let base = first_row[steps - 1][i]?;
+            let (base, _) = first_row[steps - 1][i]?;
             let y = func.var("ty", func.vars[st.p.y].ty);
             let ye = func.expr(ExprKind::Var(y), func.vars[y].ty);
             let y64 = func.cast(ye, i64t);
@@ -561,6 +546,33 @@ fn tile(
     let most = int(func, TILE_BYTES);
     let fits = func.binary(BinOp::Le, bytes, most, Scalar::Bool);
     Some(func.stmt(Stmt::If(fits, tiled, Some(at))))
+}
+
+/// A buffer's first row and, where it holds a work-group's tile (OpenCL), first column.
+type Corner = (ExprId, Option<ExprId>);
+
+/// Where stage `i`'s reads of each grid come from at step `s` (from 0): the buffer in which the
+/// step that computed the grid left it, `bufs[grid][step % 2]`, whose corner is
+/// `corners[step][grid]`; step 1's reads of the step's old grids are from memory (not in the
+/// map). `None` where a grid read was not computed.
+fn sources(
+    band: &Band,
+    (i, s): (usize, usize),
+    bufs: &[Vec<TempId>],
+    corners: &[Vec<Option<Corner>>],
+) -> Option<HashMap<usize, Origin>> {
+    let mut from = HashMap::new();
+    for r in &band.reads[i] {
+        let grid = &band.stages[r.grid];
+        let (m, at) = match (r.old, s) {
+            (true, 0) => continue,
+            (true, _) => (grid.g, s - 1),
+            (false, _) => (grid.p.t, s),
+        };
+        let (row, col) = corners[at][r.grid]?;
+        from.insert(m, (bufs[r.grid][at % 2], row, col));
+    }
+    Some(from)
 }
 
 /// Repeat `at` (`count` steps of `body`) as `count / k` runs of `band` (its `k` steps at once,
