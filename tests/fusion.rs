@@ -303,6 +303,51 @@ mod chain_down {
     }
 }
 
+mod edge_rows {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn edge_rows(src: &u8[M][N], out: &mut i32[M/2][N]) {
+            const K: i32[1][7] = [[1, 2, 3, 4, 3, 2, 1]];
+            let h: i32[M][N];
+            parac_border_rule rs = wrap(src[*][3]);
+            parac_iterator p(x in 0:M:1; y in 0:N:1) parac_border_rule(rs) {
+                h[x][y] = parac_convolution(K, src[x][y-3:7:1]) - y;
+            }
+            parac_border_rule rh {
+                h[-2][*] = h[2][*] * 2 - h[0][*];
+                h[-1][*] = h[1][*] - h[M-1][*];
+                h[+1][*] = h[M-2][*] * 2 - h[0][*];
+                h[+2][*] = h[M-3][*] + h[1][*];
+            }
+            parac_iterator d(x in 0:M/2:1; y in 0:N:1) parac_border_rule(rh) {
+                out[x][y] = h[2*x-2][y] + h[2*x+1][y] * 2 - h[2*x+3][y];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = edge_rows(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+/// `edge_rows` downsamples: heights about one and two tasks of its rows (64 of `src`), and
+/// the smallest, where its rules' rows are missing (an error).
+const EDGE_SIZES: &[&[(&str, usize)]] = &[
+    &[("M", 1), ("N", 1)],
+    &[("M", 3), ("N", 2)],
+    &[("M", 4), ("N", 7)],
+    &[("M", 5), ("N", 3)],
+    &[("M", 63), ("N", 4)],
+    &[("M", 65), ("N", 9)],
+    &[("M", 66), ("N", 5)],
+    &[("M", 129), ("N", 3)],
+];
+
 const PROGRAMS: &[Entry] = &[
     Entry {
         name: "blur2",
@@ -373,6 +418,13 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: chain_down::call,
+    },
+    Entry {
+        name: "edge_rows",
+        src: edge_rows::SRC,
+        sizes: EDGE_SIZES,
+        exact: true,
+        call: edge_rows::call,
     },
 ];
 

@@ -149,9 +149,10 @@ impl Printer<'_> {
         scan(func, l.body, &mut body);
         let mut slices: Vec<Slice> = Vec::new();
         let mut key_of: HashMap<String, usize> = HashMap::new();
-        // Chunked slices (stride > 1) only where every lane of a chunk is accessed (the lanes
-        // of `lir::pass::lanes`); a lone strided access reads its row instead, whose end a
-        // chunk could pass.
+        // Chunked slices (stride > 1): stores only where every lane of a chunk is written (the
+        // lanes of `lir::pass::lanes`); loads always (a downsampling read: the interior ends
+        // where its last chunk fits its row, `lir::pass::partition`; where one would not, the
+        // slice is not taken and the loop runs plain).
         let mut lanes_seen: HashMap<String, Vec<i128>> = HashMap::new();
         let accesses = body
             .stores
@@ -274,9 +275,7 @@ impl Printer<'_> {
             if *checked || written {
                 continue;
             }
-            let sliced = self
-                .sliceable(index, l.var, &body.bound)
-                .filter(|(p, st, o)| chunked(*buf, p, *st, *o));
+            let sliced = self.sliceable(index, l.var, &body.bound);
             if let Some((p, st, o)) = sliced {
                 let (_, at) = add(&mut slices, *buf, p, st, o, self);
                 load_slices.push((self.x.canon_of(*e), at));

@@ -21,7 +21,7 @@
 //! innermost work-item loop's body becomes `if (every assumption holds at this point) interior
 //! else body`, the per-work-item interior test of the OpenCL kernels.
 
-use super::facts::{Fact, LEAF, at, fact_guard, mono, point_tests, unit_offset};
+use super::facts::{Fact, LEAF, affine, at, fact_guard, mono, point_tests, unit_offset};
 use crate::ir::{BinOp, Builtin, Scalar};
 use crate::lir::visit::{
     BodyCopy, Mutator, expr_children, mentions, mutate_body, preorder, rebuild_stmt, stmt_parts,
@@ -202,6 +202,7 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
     // The interior's range: the unit-stride indices' bounds, within the loop's.
     let mut first = lo64;
     let mut end = hi64;
+    let mut chunk_ends = Vec::new();
     for f in &facts {
         let (e, low, high) = match *f {
             Fact::Inside(e, d) => (e, true, Some(d)),
@@ -210,6 +211,21 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
             Fact::Not(..) => continue,
         };
         let Some(c) = unit_offset(func, e, var) else {
+            // A strided index `k v + c` (a downsampling read): the interior ends where the
+            // last chunk of `k` elements holding its element still fits the dimension, so
+            // that a back end can read the row as chunks (`codegen::cpu::slices`).
+            if let (Some(d), Some((k @ 2..=8, c))) = (high, affine(func, e, var))
+                && let key = (k, c.div_euclid(k), format!("{:?}", func.exprs[d].kind))
+                && !chunk_ends.contains(&key)
+            {
+                chunk_ends.push(key);
+                let d = func.cast(d, i64t);
+                let past = func.int(k * c.div_euclid(k), i64t);
+                let room = func.binary(BinOp::Sub, d, past, i64t);
+                let ke = func.int(k, i64t);
+                let u = func.binary(BinOp::Div, room, ke, i64t);
+                end = call(func, Builtin::Min, end, u, i64t);
+            }
             continue;
         };
         if low {

@@ -22,9 +22,10 @@
 //! alone and read by this region alone, ...); every loop of the task that reads `u` must be a
 //! row loop of the task's statements with reads of rows `k v + a` of one stride.
 
-use super::reads::{Rewire, plus, row_offsets, times};
-use super::{MAX_HALO, Producer, rows_into, uses, within_budget};
+use super::reads::{Rewire, edge_rows, inlined_sites, plus, row_offsets, times};
+use super::{MAX_HALO, Producer, budget, edges, rows_into, uses};
 use crate::ir::{BinOp, Builtin, Function, Scalar};
+use crate::lir::canon::Canon;
 use crate::lir::visit::Mutator;
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
 use std::collections::HashMap;
@@ -44,8 +45,13 @@ struct Reader {
 }
 
 /// The consumer's tasks (`tasks`, its `ParallelChunks` loop) with `p` computed in each, where
-/// legal.
-pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -> Option<StmtId> {
+/// legal; with the statements computing `u`'s edge rows before the tasks ([`super::edges`]).
+pub(super) fn fuse(
+    func: &mut Func,
+    f: &Function,
+    p: &Producer,
+    tasks: StmtId,
+) -> Option<(StmtId, Vec<StmtId>)> {
     let Stmt::For {
         var: sx,
         lo,
@@ -62,7 +68,6 @@ pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -
     };
     let u = p.t;
     let mut readers = Vec::new();
-    let mut all = Vec::new();
     for (at, s) in items.iter().enumerate() {
         if !uses(func, *s).touches(u) {
             continue;
@@ -80,7 +85,6 @@ pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -
         };
         let mut offsets = Vec::new();
         row_offsets(func, body, (u, 0), var, &mut HashMap::new(), &mut offsets);
-        all.extend(offsets.iter().copied());
         let direct: Vec<(i128, i128)> = offsets.into_iter().flatten().collect();
         let rows = match direct.first() {
             None => None,
@@ -103,9 +107,19 @@ pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -
             rows,
         });
     }
-    if !readers.iter().any(|r| r.rows.is_some()) || !within_budget(func, p, &all) {
+    if !readers.iter().any(|r| r.rows.is_some()) {
         return None;
     }
+    let edge_rows = edge_rows(func, chunk, u, &mut Canon::new());
+    let edge_rows = budget(func, p, edge_rows, |func, edges| {
+        readers
+            .iter()
+            .map(|r| {
+                let k = r.rows.map_or(0, |(k, ..)| k);
+                inlined_sites(func, r.body, (u, r.var, k), edges)
+            })
+            .sum()
+    })?;
     let i64t = Scalar::I64;
     let zero = func.int(0, i64t);
     let one = func.int(1, i64t);
@@ -150,6 +164,7 @@ pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -
     });
     // `Q`'s rows `u0 .. u1` into the buffer.
     let q_loop = rows_into(func, p, temp, (u0, u1));
+    let (edges, edge_head) = edges(func, f, p, edge_rows).unzip();
     // Each reading loop: its row through the buffer where its rows of `u` were computed.
     let mut out = items.clone();
     for r in &readers {
@@ -166,6 +181,8 @@ pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -
             fast: false,
             env: HashMap::new(),
             memo: HashMap::new(),
+            edges: edges.as_ref(),
+            canon: Canon::new(),
         };
         let slow_row = rewire.mutate_stmt(func, r.body);
         let body = match r.rows {
@@ -204,5 +221,6 @@ pub(super) fn fuse(func: &mut Func, f: &Function, p: &Producer, tasks: StmtId) -
     let at = readers.first()?.at;
     out.splice(at..at, head);
     let chunk = func.stmt(Stmt::Block(out));
-    Some(func.for_loop(sx, (lo, hi, step), LoopKind::ParallelChunks, chunk))
+    let tasks = func.for_loop(sx, (lo, hi, step), LoopKind::ParallelChunks, chunk);
+    Some((tasks, edge_head.unwrap_or_default()))
 }

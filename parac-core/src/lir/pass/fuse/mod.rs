@@ -45,11 +45,14 @@ pub mod time;
 
 use crate::codegen::safety;
 use crate::ir::{BinOp, Builtin, Function, MatrixKind, RegionId, Scalar};
+use crate::lir::canon::Canon;
 use crate::lir::visit::{Mutator, preorder, stmt_parts};
 use crate::lir::{
     Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
 };
-use reads::{Rewire, plus, row_offsets, substitute, times};
+use reads::{
+    Edges, Rewire, edge_rows, inlined_sites, plus, point_at, row_offsets, substitute, times,
+};
 use std::collections::HashMap;
 
 /// The widest span of rows (`amax - amin`) a strip recomputes around its own.
@@ -59,6 +62,9 @@ const MAX_HALO: i128 = 64;
 /// read of `t`), so that fusion never multiplies a function's code (a chain's second producer
 /// inlined in the first's fallback rows too: `benches/own`'s unsharp7 needs 2100).
 const MAX_INLINED: usize = 4096;
+
+/// At most this many rows of an intermediate computed once for all tasks ([`edges`]).
+const MAX_EDGES: usize = 16;
 
 /// Fuses each producer into its consumer where legal, `rows` rows of the consumer per task;
 /// whether it fused any.
@@ -240,10 +246,9 @@ fn upsamples(func: &mut Func, p: &Producer) -> bool {
     })
 }
 
-/// Whether the exact fallback's code for reads of `p`'s matrix with these row offsets (`None`:
-/// not of a row `k x + a`) stays within [`MAX_INLINED`]: the producer's point once per read,
-/// twice where a read is not of such a row.
-fn within_budget(func: &Func, p: &Producer, offsets: &[Option<(i128, i128)>]) -> bool {
+/// Whether the exact fallback's code, the producer's point inlined at `sites` reads
+/// ([`reads::inlined_sites`]), stays within [`MAX_INLINED`].
+fn within_budget(func: &Func, p: &Producer, sites: usize) -> bool {
     let size: usize = p
         .lets
         .iter()
@@ -258,8 +263,25 @@ fn within_budget(func: &Func, p: &Producer, offsets: &[Option<(i128, i128)>]) ->
             n
         })
         .sum();
-    let sites = offsets.len() + offsets.iter().filter(|o| o.is_none()).count();
     size.saturating_mul(sites) <= MAX_INLINED
+}
+
+/// The edge rows to compute ([`edges`]: none where the fallback inlining the producer at
+/// every read is within [`MAX_INLINED`], as it is but for the reads of those rows where it is
+/// not), or `None` where neither is within the budget. `sites(func, with_edges)`: the reads
+/// the fallback inlines the producer at.
+fn budget(
+    func: &mut Func,
+    p: &Producer,
+    rows: Vec<ExprId>,
+    sites: impl Fn(&mut Func, bool) -> usize,
+) -> Option<Vec<ExprId>> {
+    let plain = sites(func, false);
+    if within_budget(func, p, plain) {
+        return Some(Vec::new());
+    }
+    let edged = sites(func, true);
+    (rows.len() <= MAX_EDGES && within_budget(func, p, edged)).then_some(rows)
 }
 
 /// The one statement `s` is (a block of one).
@@ -387,8 +409,8 @@ fn fuse(
         ..
     } = func.stmts[cbody]
     {
-        let c = chain::fuse(func, f, p, cbody)?;
-        return Some(fused_steps(func, (pid, pname), (cid, cname), c));
+        let (c, head) = chain::fuse(func, f, p, cbody)?;
+        return Some(fused_steps(func, (pid, pname), (cid, cname), c, head));
     }
     let Stmt::For {
         var: cx,
@@ -410,17 +432,18 @@ fn fuse(
     let mut offsets = Vec::new();
     let mut env = HashMap::new();
     row_offsets(func, cxb, (t, 0), cx, &mut env, &mut offsets);
-    // The code the exact fallback adds: the producer's point once per read (twice where a read
-    // is not of a row `k x + a`), within a budget.
-    if !within_budget(func, p, &offsets) {
-        return None;
-    }
     let offsets: Vec<(i128, i128)> = offsets.into_iter().flatten().collect();
     // One stride `k` (`k x + a`: 2 where `C` downsamples), the offsets' span.
     let k = offsets.first()?.0;
     if offsets.iter().any(|o| o.0 != k) {
         return None;
     }
+    // The code the exact fallback adds, within a budget (with edge rows where it is not).
+    let mut canon = Canon::new();
+    let edge_rows = edge_rows(func, cxb, t, &mut canon);
+    let edge_rows = budget(func, p, edge_rows, |func, edges| {
+        inlined_sites(func, cxb, (t, cx, k), edges)
+    })?;
     let amin = offsets.iter().map(|o| o.1).min()?;
     let amax = offsets.iter().map(|o| o.1).max()?;
     if amax - amin > MAX_HALO || k > MAX_HALO {
@@ -488,6 +511,7 @@ fn fuse(
     let ge = func.binary(BinOp::Ge, top, r0, Scalar::Bool);
     let lt = func.binary(BinOp::Lt, bottom, r1, Scalar::Bool);
     let fast = func.binary(BinOp::And, ge, lt, Scalar::Bool);
+    let (edges, head) = edges(func, f, p, edge_rows).unzip();
     let mut rewire = Rewire {
         t,
         temp,
@@ -501,6 +525,8 @@ fn fuse(
         fast: true,
         env: HashMap::new(),
         memo: HashMap::new(),
+        edges: edges.as_ref(),
+        canon,
     };
     let fast_row = rewire.mutate_stmt(func, cxb);
     rewire.fast = false;
@@ -511,29 +537,124 @@ fn fuse(
     chunk.push(func.for_loop(cx, (x0, x1, 1), LoopKind::ChunkRows, row_body));
     let chunk = func.stmt(Stmt::Block(chunk));
     let tasks = func.for_loop(sx, (clo, chi, rows), LoopKind::ParallelChunks, chunk);
-    Some(fused_steps(func, (pid, pname), (cid, cname), tasks))
+    Some(fused_steps(
+        func,
+        (pid, pname),
+        (cid, cname),
+        tasks,
+        head.unwrap_or_default(),
+    ))
 }
 
-/// The two steps of a fusion: the producer's region empty (its host proof alone, in its place),
-/// the consumer's with its new `body`.
+/// The two steps of a fusion: the producer's region with its host proof alone in its place
+/// (and its edge rows, `head`: their allocation before the region, their loops in it), the
+/// consumer's with its new `body`.
 fn fused_steps(
     func: &mut Func,
     (pid, pname): (RegionId, String),
     (cid, cname): (RegionId, String),
     body: StmtId,
+    head: Vec<StmtId>,
 ) -> (StmtId, StmtId) {
-    let empty = func.stmt(Stmt::Block(Vec::new()));
-    let p_step = func.stmt(Stmt::Region {
+    let (allocate, rows) = match head.split_first() {
+        Some((a, rows)) => (Some(*a), rows.to_vec()),
+        None => (None, Vec::new()),
+    };
+    let rows = func.stmt(Stmt::Block(rows));
+    let region = func.stmt(Stmt::Region {
         id: pid,
         name: pname,
-        body: empty,
+        body: rows,
     });
+    let p_step = match allocate {
+        Some(a) => func.stmt(Stmt::Block(vec![a, region])),
+        None => region,
+    };
     let c_step = func.stmt(Stmt::Region {
         id: cid,
         name: cname,
         body,
     });
     (p_step, c_step)
+}
+
+/// The rows of `t` the consumer reads at task-invariant rows (a border rule's entries at
+/// constant rows, `h[3][*]`, `h[M - 2][*]`), at most [`MAX_EDGES`], computed once before the
+/// tasks into a buffer of their own, row `i` holding `rows[i]` where it is inside `t`: the
+/// buffer, and its allocation then the loops computing it. Without it the exact fallback would
+/// inline the producer's point at each such read (laplacian's `br1`: 60 reads, over the code
+/// budget).
+fn edges(
+    func: &mut Func,
+    f: &Function,
+    p: &Producer,
+    rows: Vec<ExprId>,
+) -> Option<(Edges, Vec<StmtId>)> {
+    if rows.is_empty() || rows.len() > MAX_EDGES {
+        return None;
+    }
+    let (t, i64t) = (p.t, Scalar::I64);
+    let elem = f.matrices[t].elem;
+    let temp = func.temps.push(Temp {
+        name: format!("{}_edges", f.matrices[t].name),
+        elem,
+        memory: Memory::Private,
+    });
+    let (rows_t, cols_t) = (
+        func.expr(ExprKind::Dim(t, 0), i64t),
+        func.expr(ExprKind::Dim(t, 1), i64t),
+    );
+    let n = func.int(rows.len() as i128, i64t);
+    let mut stmts = vec![func.stmt(Stmt::Allocate {
+        buf: Buf::Temp(temp),
+        elem,
+        memory: Memory::Private,
+        extents: vec![n, cols_t],
+    })];
+    // One loop over the rows (so that the producer's code is there once): row `e` of the
+    // buffer is row `rows[e]` of `t`.
+    let e = func.var("fe", Scalar::I32);
+    let ee = func.expr(ExprKind::Var(e), Scalar::I32);
+    let ee = func.cast(ee, i64t);
+    let mut r = func.cast(rows[rows.len() - 1], i64t);
+    for (i, x) in rows.iter().enumerate().rev().skip(1) {
+        let ie = func.int(i as i128, i64t);
+        let is = func.binary(BinOp::Eq, ee, ie, Scalar::Bool);
+        let x = func.cast(*x, i64t);
+        r = func.expr(ExprKind::Select(is, x, r), i64t);
+    }
+    let xv = func.var("fer", i64t);
+    let xe = func.expr(ExprKind::Var(xv), i64t);
+    let yt = func.vars[p.y].ty;
+    let y = func.var(&func.vars[p.y].name.clone(), yt);
+    let ye = func.expr(ExprKind::Var(y), yt);
+    let y64 = func.cast(ye, i64t);
+    let value = point_at(func, p, xe, y64);
+    let store = func.stmt(Stmt::Store {
+        buf: Buf::Temp(temp),
+        index: vec![ee, y64],
+        value,
+        checked: false,
+    });
+    let at_row = HashMap::from([(p.x, func.cast(xe, func.vars[p.x].ty))]);
+    let ylo = substitute(func, p.columns.0, &at_row, false);
+    let yhi = substitute(func, p.columns.1, &at_row, false);
+    let columns = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, store);
+    let zero = func.int(0, i64t);
+    let (zero32, n32) = (
+        func.int(0, Scalar::I32),
+        func.int(rows.len() as i128, Scalar::I32),
+    );
+    let ge = func.binary(BinOp::Ge, xe, zero, Scalar::Bool);
+    let lt = func.binary(BinOp::Lt, xe, rows_t, Scalar::Bool);
+    let inside = func.binary(BinOp::And, ge, lt, Scalar::Bool);
+    let row = [
+        func.stmt(Stmt::Let(xv, r)),
+        func.stmt(Stmt::If(inside, columns, None)),
+    ];
+    let row = func.stmt(Stmt::Block(row.to_vec()));
+    stmts.push(func.for_loop(e, (zero32, n32, 1), LoopKind::Serial, row));
+    Some((Edges { temp, rows }, stmts))
 }
 
 /// The producer's rows `r0 .. r1` (`i64`) into private buffer `temp`, whose first row is `r0`:

@@ -4,6 +4,7 @@
 use super::Producer;
 use crate::ir::{BinOp, Scalar};
 use crate::lir::affine::{Leaf, affine};
+use crate::lir::canon::Canon;
 use crate::lir::visit::{Mutator, preorder, rebuild_expr, rebuild_stmt, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use std::collections::HashMap;
@@ -83,6 +84,28 @@ pub(super) fn row_offsets(
     }
 }
 
+/// How many times the exact fallback inlines the producer's point for the reads of `t` below
+/// `s` (rows of loop `x`, fused with stride `k`; `edges`: reads at task-invariant rows are
+/// served by edge rows): none for a read of a row `k x + a` or of an edge row, once for a
+/// border rule's map of such a row (its slow rows), twice for any other read.
+pub(super) fn inlined_sites(
+    func: &mut Func,
+    s: StmtId,
+    (t, x, k): (usize, VarId, i128),
+    edges: bool,
+) -> usize {
+    let mut env = HashMap::new();
+    let mut rows = Vec::new();
+    collect(func, s, (t, 0), &mut env, &mut rows);
+    rows.into_iter()
+        .map(|r| match row_form(func, r, x, (t, 0), &env) {
+            Some((at, kk, _)) if kk == k => usize::from(at != r),
+            _ if edges && invariant(func, r) => 0,
+            _ => 2,
+        })
+        .sum()
+}
+
 /// The `let`s below `s` (into `env`) and the index `dim` of each read of `t`.
 fn collect(
     func: &Func,
@@ -116,6 +139,57 @@ fn collect(
     }
 }
 
+/// The producer's value at `(r, c)`, its `let`s bound to new variables.
+pub(super) fn point_at(func: &mut Func, p: &Producer, r: ExprId, c: ExprId) -> ExprId {
+    let (xt, yt) = (func.vars[p.x].ty, func.vars[p.y].ty);
+    let mut map = HashMap::new();
+    map.insert(p.x, func.cast(r, xt));
+    map.insert(p.y, func.cast(c, yt));
+    let mut bound = Vec::new();
+    for (v, e) in &p.lets {
+        let e = substitute(func, *e, &map, false);
+        let name = func.vars[*v].name.clone();
+        let w = func.var(&name, func.vars[*v].ty);
+        let we = func.expr(ExprKind::Var(w), func.vars[w].ty);
+        map.insert(*v, we);
+        bound.push((w, e));
+    }
+    let mut value = substitute(func, p.value, &map, false);
+    for (w, e) in bound.into_iter().rev() {
+        let ty = func.exprs[value].ty;
+        value = func.expr(ExprKind::Let(w, e, value), ty);
+    }
+    value
+}
+
+/// Whether a row index is the same for every task: no variable, no read, nothing that can
+/// fail (a border rule's entry at a constant row, `h[3][*]`, `h[M - 2][*]`).
+pub(super) fn invariant(func: &Func, r: ExprId) -> bool {
+    crate::lir::total(func, r, &|_| false)
+}
+
+/// The rows of `t` read below `s` at task-invariant rows ([`invariant`]), each once (by
+/// structure): the edge rows computed once before the tasks ([`super::edges`]).
+pub(super) fn edge_rows(func: &Func, s: StmtId, t: usize, canon: &mut Canon) -> Vec<ExprId> {
+    let mut rows = Vec::new();
+    collect(func, s, (t, 0), &mut HashMap::new(), &mut rows);
+    let mut out: Vec<ExprId> = Vec::new();
+    for r in rows {
+        let key = canon.of(func, r);
+        if invariant(func, r) && !out.iter().any(|k| canon.of(func, *k) == key) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Rows of `t` computed once for all tasks (into `temp`, row `i` holding row `rows[i]`, each
+/// where it is inside `t`).
+pub(super) struct Edges {
+    pub(super) temp: crate::lir::TempId,
+    pub(super) rows: Vec<ExprId>,
+}
+
 /// Rewrites a consumer row's reads of `t` (see the module's documentation).
 pub(super) struct Rewire<'a> {
     pub(super) t: usize,
@@ -132,6 +206,9 @@ pub(super) struct Rewire<'a> {
     pub(super) fast: bool,
     pub(super) env: HashMap<VarId, ExprId>,
     pub(super) memo: HashMap<ExprId, ExprId>,
+    /// The rows computed once for all tasks, and their structural keys.
+    pub(super) edges: Option<&'a Edges>,
+    pub(super) canon: Canon,
 }
 
 impl Rewire<'_> {
@@ -150,39 +227,33 @@ impl Rewire<'_> {
         Self::and(func, a, b)
     }
 
-    /// The producer's value at `(r, c)`, its `let`s bound to new variables.
-    fn inline(&self, func: &mut Func, r: ExprId, c: ExprId) -> ExprId {
-        let p = self.p;
-        let (xt, yt) = (func.vars[p.x].ty, func.vars[p.y].ty);
-        let mut map = HashMap::new();
-        map.insert(p.x, func.cast(r, xt));
-        map.insert(p.y, func.cast(c, yt));
-        let mut bound = Vec::new();
-        for (v, e) in &p.lets {
-            let e = substitute(func, *e, &map, false);
-            let name = func.vars[*v].name.clone();
-            let w = func.var(&name, func.vars[*v].ty);
-            let we = func.expr(ExprKind::Var(w), func.vars[w].ty);
-            map.insert(*v, we);
-            bound.push((w, e));
-        }
-        let mut value = substitute(func, p.value, &map, false);
-        for (w, e) in bound.into_iter().rev() {
-            let ty = func.exprs[value].ty;
-            value = func.expr(ExprKind::Let(w, e, value), ty);
-        }
-        value
-    }
-
     /// A read of `t` at `[r, c]` (`checked`: not proven inside), rewired.
     fn read(&mut self, func: &mut Func, e: ExprId, r: ExprId, c: ExprId, checked: bool) -> ExprId {
         let i64t = Scalar::I64;
         let elem = func.exprs[e].ty;
         let zero = func.int(0, i64t);
-        let direct = match self.fast {
-            true => row_form(func, r, self.cx, (self.t, 0), &self.env).filter(|f| f.1 == self.k),
-            false => None,
-        };
+        let form = row_form(func, r, self.cx, (self.t, 0), &self.env).filter(|f| f.1 == self.k);
+        if let Some((at, ..)) = form
+            && !self.fast
+            && at == r
+        {
+            // A row `k x + a` in a slow row: computed wherever it is inside `t` (the task's
+            // rows hold every such row of its loops inside `t`), else outside `t`.
+            let (rv, cv) = (func.var("fr", i64t), func.var("fc", i64t));
+            let (re, ce) = (
+                func.expr(ExprKind::Var(rv), i64t),
+                func.expr(ExprKind::Var(cv), i64t),
+            );
+            let from_temp = self.buffered(func, re, ce, elem);
+            let col_in = Self::within(func, ce, zero, self.cols_t);
+            let row_done = Self::within(func, re, self.r0, self.r1);
+            let done = Self::and(func, row_done, col_in);
+            let original = self.original(func, re, ce, elem);
+            let v = func.expr(ExprKind::Select(done, from_temp, original), elem);
+            let v = func.expr(ExprKind::Let(cv, c, v), elem);
+            return func.expr(ExprKind::Let(rv, r, v), elem);
+        }
+        let direct = form.filter(|_| self.fast);
         if let Some((at, ..)) = direct {
             let from_temp = self.buffered(func, at, c, elem);
             if !checked {
@@ -191,6 +262,35 @@ impl Rewire<'_> {
             let original = self.original(func, r, c, elem);
             let inside = Self::within(func, c, zero, self.cols_t);
             return func.expr(ExprKind::Select(inside, from_temp, original), elem);
+        }
+        // A read at a row computed once for all tasks: that row, where inside `t`.
+        if let Some(edges) = self.edges
+            && invariant(func, r)
+        {
+            let key = self.canon.of(func, r);
+            if let Some(i) = edges
+                .rows
+                .iter()
+                .position(|x| self.canon.of(func, *x) == key)
+            {
+                let cv = func.var("fc", i64t);
+                let ce = func.expr(ExprKind::Var(cv), i64t);
+                let ie = func.int(i as i128, i64t);
+                let from_edges = func.expr(
+                    ExprKind::Load {
+                        buf: Buf::Temp(edges.temp),
+                        index: vec![ie, ce],
+                        checked: false,
+                    },
+                    elem,
+                );
+                let row_in = Self::within(func, r, zero, self.rows_t);
+                let col_in = Self::within(func, ce, zero, self.cols_t);
+                let in_t = Self::and(func, row_in, col_in);
+                let original = self.original(func, r, ce, elem);
+                let v = func.expr(ExprKind::Select(in_t, from_edges, original), elem);
+                return func.expr(ExprKind::Let(cv, c, v), elem);
+            }
         }
         // Any other read: bind its indices once.
         let (rv, cv) = (func.var("fr", i64t), func.var("fc", i64t));
@@ -204,7 +304,7 @@ impl Rewire<'_> {
         let done = Self::and(func, row_done, col_in);
         let row_in = Self::within(func, re, zero, self.rows_t);
         let in_t = Self::and(func, row_in, col_in);
-        let computed = self.inline(func, re, ce);
+        let computed = point_at(func, self.p, re, ce);
         let original = self.original(func, re, ce, elem);
         let outside = func.expr(ExprKind::Select(in_t, computed, original), elem);
         let v = func.expr(ExprKind::Select(done, from_temp, outside), elem);
