@@ -20,6 +20,7 @@ pub mod pipeline;
 mod resident;
 mod runtime;
 mod scratch;
+mod sums;
 mod swaps;
 
 pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig, WarmUp};
@@ -38,6 +39,7 @@ pub mod __private {
     pub mod cpu {
         pub use crate::cpu::*;
         pub use crate::scratch::{Scratch, scratch};
+        pub use crate::sums::int_sum;
         pub use crate::swaps::deliver;
     }
     pub use crate::error::{check_rank, check_shape};

@@ -215,11 +215,7 @@ pub(crate) fn reduction(
                 .sum::<f64>()
         )
     } else {
-        quote!(
-            __m.par_iter()
-                .map(|v| *v as i64)
-                .reduce(|| 0i64, |a, b| a.wrapping_add(b))
-        )
+        quote!(::parac::__private::cpu::int_sum(__m))
     };
     // The sum's type: f64 for floats, i64 for integers.
     let acc = if float { quote!(f64) } else { quote!(i64) };

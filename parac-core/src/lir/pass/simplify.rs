@@ -4,7 +4,7 @@
 //! filter's taps become literals once windows are written out), dimensions the program declares
 //! constant, and the uses of a variable bound to a constant (a lane's constant index).
 
-use crate::ir::{BinOp, Function, MatrixKind, Scalar};
+use crate::ir::{BinOp, Builtin, Function, MatrixKind, Scalar};
 use crate::lir::canon::Canon;
 use crate::lir::visit::{Mutator, mutate_body, rebuild_expr, rebuild_stmt};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
@@ -319,7 +319,55 @@ impl Simplify<'_> {
                 index,
                 ..
             } if !self.logic_only => self.const_read(func, m, &index).unwrap_or(e),
+            ExprKind::Call(op @ (Builtin::Min | Builtin::Max), args)
+                if !self.logic_only && func.exprs[e].lanes == 1 && args.len() == 2 =>
+            {
+                narrow_extremum(func, op, (args[0], args[1])).unwrap_or(e)
+            }
             _ => e,
         }
     }
+}
+
+/// `x` before its widening to `t`: the operand of a cast to `t` that keeps every value of its
+/// own integer type, seen through `let`s (a bordered read's index bindings).
+fn widened(func: &mut Func, x: ExprId, t: Scalar) -> Option<ExprId> {
+    match func.exprs[x].kind {
+        ExprKind::Cast(a) => {
+            let (s, (lo, hi), (tlo, thi)) =
+                (func.exprs[a].ty, func.exprs[a].ty.range()?, t.range()?);
+            (s.is_int() && t.is_int() && func.exprs[a].lanes == 1 && tlo <= lo && hi <= thi)
+                .then_some(a)
+        }
+        ExprKind::Let(v, value, body) => {
+            let inner = widened(func, body, t)?;
+            let s = func.exprs[inner].ty;
+            Some(func.expr(ExprKind::Let(v, value, inner), s))
+        }
+        _ => None,
+    }
+}
+
+/// `min`/`max` of two widened values of one narrower integer type (or of one and a constant
+/// of that type) as the widening of their `min`/`max` in that type: widening keeps order, so
+/// the value is the same, and a window's extremum of `u8` pixels (`parac_matrix_min`, as
+/// `sharpen`'s overshoot control) runs in bytes, four times the vector lanes of `int`.
+fn narrow_extremum(func: &mut Func, op: Builtin, (a, b): (ExprId, ExprId)) -> Option<ExprId> {
+    let t = func.exprs[a].ty;
+    if func.exprs[b].ty != t {
+        return None;
+    }
+    let (wa, wb) = (widened(func, a, t), widened(func, b, t));
+    let s = func.exprs[wa.or(wb)?].ty;
+    let within = |func: &mut Func, w: Option<ExprId>, x: ExprId| -> Option<ExprId> {
+        if let Some(y) = w.filter(|y| func.exprs[*y].ty == s) {
+            return Some(y);
+        }
+        let c = Simplify::int(func, x)?;
+        let (lo, hi) = s.range()?;
+        (lo <= c && c <= hi).then(|| func.int(c, s))
+    };
+    let (x, y) = (within(func, wa, a)?, within(func, wb, b)?);
+    let m = func.expr(ExprKind::Call(op, vec![x, y]), s);
+    Some(func.cast(m, t))
 }
