@@ -55,8 +55,8 @@ mod tests {
         assert_eq!(int_sum(&vec![u16::MAX; n]), n as i64 * 65535);
         assert_eq!(int_sum(&vec![i16::MIN; n]), n as i64 * -32768);
         assert_eq!(int_sum(&vec![u8::MAX; n]), n as i64 * 255);
-        assert_eq!(int_sum(&vec![i32::MIN; 3]), 3 * i64::from(i32::MIN));
-        assert_eq!(int_sum(&vec![u32::MAX; 5]), 5 * i64::from(u32::MAX));
+        assert_eq!(int_sum(&[i32::MIN; 3]), 3 * i64::from(i32::MIN));
+        assert_eq!(int_sum(&[u32::MAX; 5]), 5 * i64::from(u32::MAX));
         assert_eq!(int_sum::<u8>(&[]), 0);
     }
 }
