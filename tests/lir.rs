@@ -85,6 +85,13 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
+        (
+            "no narrowing",
+            Options {
+                narrow_values: false,
+                ..all.clone()
+            },
+        ),
         // Producers fused into their consumers' tasks (`fuse`): off, and tasks of 1 and 3 rows,
         // so that the small sizes have several tasks and the halos cross their edges.
         (

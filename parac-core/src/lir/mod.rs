@@ -389,6 +389,9 @@ pub struct Options {
     /// Range-proven 64-bit index arithmetic in `int` ([`pass::peephole`]; on the OpenCL
     /// lowering).
     pub narrow: bool,
+    /// Range-proven `int` arithmetic of the CPU path's vectorized interiors in `short`
+    /// ([`pass::narrow`]).
+    pub narrow_values: bool,
     /// The work-items run the interior alone ([`pass::gpu::split`]): a split plan's kernel,
     /// launched over the interior box.
     pub split: bool,
@@ -462,6 +465,7 @@ impl Default for Options {
             peephole: false,
             mul24: false,
             narrow: false,
+            narrow_values: true,
             split: false,
             local_tile: None,
             host_proofs: false,
@@ -498,7 +502,8 @@ pub struct Lowered {
 /// 6. [`pass::slide`]: folds over windows computed per row (column reductions, then prefix
 ///    sums or van Herk's blocks), in time independent of the window;
 /// 7. [`pass::partition`]: innermost loops split into border segments and a checked-once
-///    interior.
+///    interior;
+/// 8. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
 /// 3. [`pass::gpu`]: a region's loops become work-items (before it, for a plan with `slide`,
@@ -631,6 +636,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::simplify::logic(&mut func, f);
         }
         keep("partition", &func);
+        if opts.narrow_values {
+            pass::narrow::run(&mut func);
+            keep("narrow", &func);
+        }
     }
     Lowered { func, dumps }
 }

@@ -6,6 +6,7 @@ pub mod gpu;
 pub mod item_lanes;
 mod lanes;
 pub mod local_tile;
+pub mod narrow;
 pub mod parallel;
 pub mod partition;
 pub mod peephole;
