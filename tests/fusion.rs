@@ -335,7 +335,33 @@ mod edge_rows {
     }
 }
 
-/// `edge_rows` downsamples: heights about one and two tasks of its rows (64 of `src`), and
+mod down2d {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn down2d(src: &u8[M][N], out: &mut i32[(M+1)/2][N/2]) {
+            let h: i32[M][N];
+            parac_border_rule rs = reflect101(src[*][2]);
+            parac_iterator p(x in 0:M:1; y in 0:N:1) parac_border_rule(rs) {
+                h[x][y] = src[x][y-2] + 3 * src[x][y+1] - y;
+            }
+            parac_border_rule rh = replicate(h[2][*]);
+            parac_iterator d(x in 0:(M+1)/2:1; y in 0:N/2:1) parac_border_rule(rh) {
+                out[x][y] = h[2*x-1][2*y+1] - 2 * h[2*x+2][2*y+1];
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = down2d(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
+/// `edge_rows` and `down2d` downsample: heights about one and two tasks of its rows (64 of `src`), and
 /// the smallest, where its rules' rows are missing (an error).
 const EDGE_SIZES: &[&[(&str, usize)]] = &[
     &[("M", 1), ("N", 1)],
@@ -425,6 +451,13 @@ const PROGRAMS: &[Entry] = &[
         sizes: EDGE_SIZES,
         exact: true,
         call: edge_rows::call,
+    },
+    Entry {
+        name: "down2d",
+        src: down2d::SRC,
+        sizes: EDGE_SIZES,
+        exact: true,
+        call: down2d::call,
     },
 ];
 

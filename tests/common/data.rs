@@ -110,6 +110,9 @@ pub fn sweep_laplacian() -> Vec<(usize, usize)> {
         (64, 64),
         (65, 63),
         (100, 129),
+        // One less and one more than two of the fused `down`'s tasks (64 rows of `src` each).
+        (127, 9),
+        (129, 35),
         (241, 321),
         (480, 641),
     ]

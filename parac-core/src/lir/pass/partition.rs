@@ -211,9 +211,14 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
             Fact::Not(..) => continue,
         };
         let Some(c) = unit_offset(func, e, var) else {
-            // A strided index `k v + c` (a downsampling read): the interior ends where the
-            // last chunk of `k` elements holding its element still fits the dimension, so
+            // A strided index `k v + c` (a downsampling read): the interior begins where the
+            // first chunk of `k` elements holding its element starts inside the dimension
+            // (at `k v + k floor(c / k) >= 0`), and ends where the last one still fits it, so
             // that a back end can read the row as chunks (`codegen::cpu::slices`).
+            if let (true, Some((k @ 2..=8, c))) = (low, affine(func, e, var)) {
+                let l = func.int(-c.div_euclid(k), i64t);
+                first = call(func, Builtin::Max, first, l, i64t);
+            }
             if let (Some(d), Some((k @ 2..=8, c))) = (high, affine(func, e, var))
                 && let key = (k, c.div_euclid(k), format!("{:?}", func.exprs[d].kind))
                 && !chunk_ends.contains(&key)

@@ -163,8 +163,8 @@ pub(super) fn fuse(
         memory: Memory::Private,
     });
     // `Q`'s rows `u0 .. u1` into the buffer.
-    let q_loop = rows_into(func, p, temp, (u0, u1));
-    let (edges, edge_head) = edges(func, f, p, edge_rows).unzip();
+    let q_loop = rows_into(func, p, temp, (u0, u1), None);
+    let (edges, edge_head) = edges(func, f, p, edge_rows, None).unzip();
     // Each reading loop: its row through the buffer where its rows of `u` were computed.
     let mut out = items.clone();
     for r in &readers {
@@ -183,6 +183,7 @@ pub(super) fn fuse(
             memo: HashMap::new(),
             edges: edges.as_ref(),
             canon: Canon::new(),
+            cols: None,
         };
         let slow_row = rewire.mutate_stmt(func, r.body);
         let body = match r.rows {

@@ -51,7 +51,8 @@ use crate::lir::{
     Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
 };
 use reads::{
-    Edges, Rewire, edge_rows, inlined_sites, plus, point_at, row_offsets, substitute, times,
+    Columns, Edges, Rewire, columns, edge_rows, inlined_sites, plus, point_at, row_offsets,
+    substitute, times,
 };
 use std::collections::HashMap;
 
@@ -486,6 +487,9 @@ fn fuse(
     let span = func.binary(BinOp::Sub, r1, r0, i64t);
     let n = func.expr(ExprKind::Call(Builtin::Max, vec![span, zero]), i64t);
     let elem = f.matrices[t].elem;
+    // Where the consumer reads only the columns `k y + b` of `t`, the buffers hold those alone.
+    let cols = columns(func, cxb, t);
+    let width = buffer_width(func, t, cols);
     let temp = func.temps.push(Temp {
         name: format!("{}_rows", f.matrices[t].name),
         elem,
@@ -495,11 +499,11 @@ fn fuse(
         buf: Buf::Temp(temp),
         elem,
         memory: Memory::Private,
-        extents: vec![n, cols_t],
+        extents: vec![n, width],
     }));
 
     // P's rows `r0 .. r1` into the temporary.
-    chunk.push(rows_into(func, p, temp, (r0, r1)));
+    chunk.push(rows_into(func, p, temp, (r0, r1), cols));
 
     // C's rows, each through the temporary directly where its rows `x + amin ..= x + amax`
     // were computed, else through the exact fallback.
@@ -511,7 +515,7 @@ fn fuse(
     let ge = func.binary(BinOp::Ge, top, r0, Scalar::Bool);
     let lt = func.binary(BinOp::Lt, bottom, r1, Scalar::Bool);
     let fast = func.binary(BinOp::And, ge, lt, Scalar::Bool);
-    let (edges, head) = edges(func, f, p, edge_rows).unzip();
+    let (edges, head) = edges(func, f, p, edge_rows, cols).unzip();
     let mut rewire = Rewire {
         t,
         temp,
@@ -527,6 +531,7 @@ fn fuse(
         memo: HashMap::new(),
         edges: edges.as_ref(),
         canon,
+        cols,
     };
     let fast_row = rewire.mutate_stmt(func, cxb);
     rewire.fast = false;
@@ -589,6 +594,7 @@ fn edges(
     f: &Function,
     p: &Producer,
     rows: Vec<ExprId>,
+    cols: Option<Columns>,
 ) -> Option<(Edges, Vec<StmtId>)> {
     if rows.is_empty() || rows.len() > MAX_EDGES {
         return None;
@@ -600,16 +606,14 @@ fn edges(
         elem,
         memory: Memory::Private,
     });
-    let (rows_t, cols_t) = (
-        func.expr(ExprKind::Dim(t, 0), i64t),
-        func.expr(ExprKind::Dim(t, 1), i64t),
-    );
+    let rows_t = func.expr(ExprKind::Dim(t, 0), i64t);
     let n = func.int(rows.len() as i128, i64t);
+    let width = buffer_width(func, t, cols);
     let mut stmts = vec![func.stmt(Stmt::Allocate {
         buf: Buf::Temp(temp),
         elem,
         memory: Memory::Private,
-        extents: vec![n, cols_t],
+        extents: vec![n, width],
     })];
     // One loop over the rows (so that the producer's code is there once): row `e` of the
     // buffer is row `rows[e]` of `t`.
@@ -625,20 +629,15 @@ fn edges(
     }
     let xv = func.var("fer", i64t);
     let xe = func.expr(ExprKind::Var(xv), i64t);
-    let yt = func.vars[p.y].ty;
-    let y = func.var(&func.vars[p.y].name.clone(), yt);
-    let ye = func.expr(ExprKind::Var(y), yt);
-    let y64 = func.cast(ye, i64t);
-    let value = point_at(func, p, xe, y64);
+    let (y, (ylo, yhi), at, col) = column_loop(func, p, cols, xe);
+    let at64 = func.cast(at, i64t);
+    let value = point_at(func, p, xe, at64);
     let store = func.stmt(Stmt::Store {
         buf: Buf::Temp(temp),
-        index: vec![ee, y64],
+        index: vec![ee, col],
         value,
         checked: false,
     });
-    let at_row = HashMap::from([(p.x, func.cast(xe, func.vars[p.x].ty))]);
-    let ylo = substitute(func, p.columns.0, &at_row, false);
-    let yhi = substitute(func, p.columns.1, &at_row, false);
     let columns = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, store);
     let zero = func.int(0, i64t);
     let (zero32, n32) = (
@@ -659,8 +658,34 @@ fn edges(
 
 /// The producer's rows `r0 .. r1` (`i64`) into private buffer `temp`, whose first row is `r0`:
 /// its loop over rows.
-fn rows_into(func: &mut Func, p: &Producer, temp: TempId, (r0, r1): (ExprId, ExprId)) -> StmtId {
+fn rows_into(
+    func: &mut Func,
+    p: &Producer,
+    temp: TempId,
+    (r0, r1): (ExprId, ExprId),
+    cols: Option<Columns>,
+) -> StmtId {
     let i64t = Scalar::I64;
+    if cols.is_some() {
+        // The columns the buffer holds: `p.y` bound to each in turn.
+        let px = func.expr(ExprKind::Var(p.x), func.vars[p.x].ty);
+        let px64 = func.cast(px, i64t);
+        let (j, (jlo, jhi), at, col) = column_loop(func, p, cols, px64);
+        let row = func.binary(BinOp::Sub, px64, r0, i64t);
+        let mut point = vec![func.stmt(Stmt::Let(p.y, at))];
+        point.extend(p.lets.iter().map(|(v, e)| func.stmt(Stmt::Let(*v, *e))));
+        point.push(func.stmt(Stmt::Store {
+            buf: Buf::Temp(temp),
+            index: vec![row, col],
+            value: p.value,
+            checked: false,
+        }));
+        let point = func.stmt(Stmt::Block(point));
+        let j_loop = func.for_loop(j, (jlo, jhi, 1), LoopKind::Serial, point);
+        let xt = func.vars[p.x].ty;
+        let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
+        return func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, j_loop);
+    }
     let px = func.expr(ExprKind::Var(p.x), func.vars[p.x].ty);
     let py = func.expr(ExprKind::Var(p.y), func.vars[p.y].ty);
     let (px64, py64) = (func.cast(px, i64t), func.cast(py, i64t));
@@ -682,4 +707,58 @@ fn rows_into(func: &mut Func, p: &Producer, temp: TempId, (r0, r1): (ExprId, Exp
     let xt = func.vars[p.x].ty;
     let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
     func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, y_loop)
+}
+
+/// A buffer's row length for `t`: its columns, or the consumer's where the buffers hold the
+/// columns `k j + b` alone.
+fn buffer_width(func: &mut Func, t: usize, cols: Option<Columns>) -> ExprId {
+    let i64t = Scalar::I64;
+    match cols {
+        None => func.expr(ExprKind::Dim(t, 1), i64t),
+        Some(c) => {
+            let n = func.cast(c.count, i64t);
+            let zero = func.int(0, i64t);
+            func.expr(ExprKind::Call(Builtin::Max, vec![n, zero]), i64t)
+        }
+    }
+}
+
+/// The loop over the columns a buffer of `p`'s matrix holds, at row `x` (`i64`): a new
+/// variable, its bounds, and at its value the column of `t` (at `p.y`'s type) and the buffer's
+/// column (`i64`). Every column of `p`'s own loop, or where the buffers hold the columns
+/// `k j + b` alone ([`Columns`]), `j` over the consumer's columns whose `k j + b` is inside `t`.
+fn column_loop(
+    func: &mut Func,
+    p: &Producer,
+    cols: Option<Columns>,
+    x: ExprId,
+) -> (VarId, (ExprId, ExprId), ExprId, ExprId) {
+    let (i64t, yt) = (Scalar::I64, func.vars[p.y].ty);
+    let v = func.var(&func.vars[p.y].name.clone(), yt);
+    let ve = func.expr(ExprKind::Var(v), yt);
+    let v64 = func.cast(ve, i64t);
+    match cols {
+        None => {
+            let at_row = HashMap::from([(p.x, func.cast(x, func.vars[p.x].ty))]);
+            let lo = substitute(func, p.columns.0, &at_row, false);
+            let hi = substitute(func, p.columns.1, &at_row, false);
+            (v, (lo, hi), ve, v64)
+        }
+        Some(c) => {
+            // `k j + b < dim(t, 1)` for `j < (dim(t, 1) - b + k - 1) / k` (`0 <= b < k`).
+            let cols_t = func.expr(ExprKind::Dim(p.t, 1), i64t);
+            let up = func.int(c.k - 1 - c.b, i64t);
+            let num = func.binary(BinOp::Add, cols_t, up, i64t);
+            let k64 = func.int(c.k, i64t);
+            let inside = func.binary(BinOp::Div, num, k64, i64t);
+            let count = func.cast(c.count, i64t);
+            let hi = func.expr(ExprKind::Call(Builtin::Min, vec![count, inside]), i64t);
+            let hi = func.cast(hi, yt);
+            let lo = func.int(0, yt);
+            let (k, b) = (func.int(c.k, yt), func.int(c.b, yt));
+            let kj = func.binary(BinOp::Mul, k, ve, yt);
+            let at = func.binary(BinOp::Add, kj, b, yt);
+            (v, (lo, hi), at, v64)
+        }
+    }
 }

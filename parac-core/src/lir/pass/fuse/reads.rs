@@ -209,6 +209,55 @@ pub(super) struct Rewire<'a> {
     /// The rows computed once for all tasks, and their structural keys.
     pub(super) edges: Option<&'a Edges>,
     pub(super) canon: Canon,
+    /// Where the buffers hold only the columns `k y + b` the consumer reads ([`Columns`]).
+    pub(super) cols: Option<Columns>,
+}
+
+/// The columns of `t` a consumer reads, where every one of its reads is of column `k y + b`
+/// (`y` its column loop's variable, from 0, `k >= 2`, `0 <= b < k`: it downsamples its columns
+/// too): the buffers then hold those columns alone, column `j` of a buffer being column
+/// `k j + b` of `t`, `j` in `0 .. count` (the consumer's columns).
+#[derive(Clone, Copy)]
+pub(super) struct Columns {
+    pub(super) k: i128,
+    pub(super) b: i128,
+    pub(super) y: VarId,
+    pub(super) count: ExprId,
+}
+
+/// The consumer's columns of `t` ([`Columns`]) below `row` (the body of its row loop: its
+/// column loop alone), where every read of `t` there is of a column `k y + b` itself (a border
+/// rule's index map of it maps the columns outside, which are not `k j + b`).
+pub(super) fn columns(func: &mut Func, row: StmtId, t: usize) -> Option<Columns> {
+    let y_loop = match &func.stmts[row] {
+        Stmt::Block(b) if b.len() == 1 => b[0],
+        _ => row,
+    };
+    let Stmt::For {
+        var: y,
+        lo,
+        hi,
+        step: 1,
+        ..
+    } = func.stmts[y_loop]
+    else {
+        return None;
+    };
+    if !matches!(func.exprs[lo].kind, ExprKind::Int(0)) {
+        return None;
+    }
+    let mut env = HashMap::new();
+    let mut reads = Vec::new();
+    collect(func, y_loop, (t, 1), &mut env, &mut reads);
+    let mut form = None;
+    for c in reads {
+        let (at, k, b) = row_form(func, c, y, (t, 1), &env)?;
+        if at != c || k < 2 || !(0..k).contains(&b) || *form.get_or_insert((k, b)) != (k, b) {
+            return None;
+        }
+    }
+    let (k, b) = form?;
+    Some(Columns { k, b, y, count: hi })
 }
 
 impl Rewire<'_> {
@@ -276,10 +325,11 @@ impl Rewire<'_> {
                 let cv = func.var("fc", i64t);
                 let ce = func.expr(ExprKind::Var(cv), i64t);
                 let ie = func.int(i as i128, i64t);
+                let col = self.column(func, ce);
                 let from_edges = func.expr(
                     ExprKind::Load {
                         buf: Buf::Temp(edges.temp),
-                        index: vec![ie, ce],
+                        index: vec![ie, col],
                         checked: false,
                     },
                     elem,
@@ -316,6 +366,7 @@ impl Rewire<'_> {
     /// row was computed and the column is inside).
     fn buffered(&self, func: &mut Func, r: ExprId, c: ExprId, elem: Scalar) -> ExprId {
         let row = func.binary(BinOp::Sub, r, self.r0, Scalar::I64);
+        let c = self.column(func, c);
         func.expr(
             ExprKind::Load {
                 buf: Buf::Temp(self.temp),
@@ -324,6 +375,26 @@ impl Rewire<'_> {
             },
             elem,
         )
+    }
+
+    /// The buffers' column of column `c` of `t` (inside `t`): `c` itself, or where they hold
+    /// the columns `k j + b` alone, `j`: the consumer's column variable where `c` is written
+    /// `k y + b`, else `(c - b) / k` (every column read is such a one).
+    fn column(&self, func: &mut Func, c: ExprId) -> ExprId {
+        let Some(cols) = self.cols else {
+            return c;
+        };
+        let i64t = Scalar::I64;
+        if row_form(func, c, cols.y, (self.t, 1), &self.env)
+            .is_some_and(|(at, k, b)| at == c && (k, b) == (cols.k, cols.b))
+        {
+            let y = func.expr(ExprKind::Var(cols.y), func.vars[cols.y].ty);
+            return func.cast(y, i64t);
+        }
+        let b = func.int(cols.b, i64t);
+        let k = func.int(cols.k, i64t);
+        let d = func.binary(BinOp::Sub, c, b, i64t);
+        func.binary(BinOp::Div, d, k, i64t)
     }
 
     /// The original checked read of `t` (taken outside `t` only: it fails, reading nothing).
