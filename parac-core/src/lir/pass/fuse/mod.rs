@@ -384,8 +384,10 @@ fn fuse(
     let cname = cname.clone();
     let t = p.t;
     // A producer whose reads divide its column (upsampling) is written in lanes to its
-    // matrix row's slices (`pass::lanes`); into a private buffer its stores go element by
-    // element, and sharpen's last stage ran 2.5x slower fused (36.7 ms against 13.4-16.3).
+    // matrix row's slices (`pass::lanes`); into a private buffer its stores went element by
+    // element (sharpen's last stage 2.5x slower fused), and with the buffer's rows written as
+    // slices too it was still slower fused (sharpen 5.5-6.1 ms against 5.0-5.3, 3840x2160 on
+    // the developers' VM): left unfused.
     if upsamples(func, p) {
         return None;
     }
