@@ -243,7 +243,8 @@ pub(super) fn columns(func: &mut Func, row: StmtId, t: usize) -> Option<Columns>
     else {
         return None;
     };
-    if !matches!(func.exprs[lo].kind, ExprKind::Int(0)) {
+    // The buffers' width is the loop's count, the same for every row of a task.
+    if !matches!(func.exprs[lo].kind, ExprKind::Int(0)) || !invariant(func, hi) {
         return None;
     }
     let mut env = HashMap::new();
