@@ -283,26 +283,6 @@ impl Rewire<'_> {
         let elem = func.exprs[e].ty;
         let zero = func.int(0, i64t);
         let form = row_form(func, r, self.cx, (self.t, 0), &self.env).filter(|f| f.1 == self.k);
-        if let Some((at, ..)) = form
-            && !self.fast
-            && at == r
-        {
-            // A row `k x + a` in a slow row: computed wherever it is inside `t` (the task's
-            // rows hold every such row of its loops inside `t`), else outside `t`.
-            let (rv, cv) = (func.var("fr", i64t), func.var("fc", i64t));
-            let (re, ce) = (
-                func.expr(ExprKind::Var(rv), i64t),
-                func.expr(ExprKind::Var(cv), i64t),
-            );
-            let from_temp = self.buffered(func, re, ce, elem);
-            let col_in = Self::within(func, ce, zero, self.cols_t);
-            let row_done = Self::within(func, re, self.r0, self.r1);
-            let done = Self::and(func, row_done, col_in);
-            let original = self.original(func, re, ce, elem);
-            let v = func.expr(ExprKind::Select(done, from_temp, original), elem);
-            let v = func.expr(ExprKind::Let(cv, c, v), elem);
-            return func.expr(ExprKind::Let(rv, r, v), elem);
-        }
         let direct = form.filter(|_| self.fast);
         if let Some((at, ..)) = direct {
             let from_temp = self.buffered(func, at, c, elem);
@@ -353,11 +333,17 @@ impl Rewire<'_> {
         let col_in = Self::within(func, ce, zero, self.cols_t);
         let row_done = Self::within(func, re, self.r0, self.r1);
         let done = Self::and(func, row_done, col_in);
-        let row_in = Self::within(func, re, zero, self.rows_t);
-        let in_t = Self::and(func, row_in, col_in);
-        let computed = point_at(func, self.p, re, ce);
         let original = self.original(func, re, ce, elem);
-        let outside = func.expr(ExprKind::Select(in_t, computed, original), elem);
+        // A row `k x + a` (in a slow row) is computed wherever it is inside `t` (the task's
+        // rows hold every such row of its loops inside `t`): else it is outside `t`.
+        let outside = if form.is_some_and(|(at, ..)| at == r) {
+            original
+        } else {
+            let row_in = Self::within(func, re, zero, self.rows_t);
+            let in_t = Self::and(func, row_in, col_in);
+            let computed = point_at(func, self.p, re, ce);
+            func.expr(ExprKind::Select(in_t, computed, original), elem)
+        };
         let v = func.expr(ExprKind::Select(done, from_temp, outside), elem);
         let v = func.expr(ExprKind::Let(cv, c, v), elem);
         func.expr(ExprKind::Let(rv, r, v), elem)
