@@ -11,7 +11,7 @@
 
 use crate::ir::{BinOp, Builtin, Scalar, UnOp};
 use crate::lir::range::{Vars, range_in};
-use crate::lir::visit::{rebuild_expr, stmt_parts};
+use crate::lir::visit::{Mutator, rebuild_expr, rebuild_stmt, stmt_parts};
 use crate::lir::{ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
@@ -27,7 +27,7 @@ pub fn run(func: &mut Func) {
             vars: Vars::new(),
             short_of: HashMap::new(),
         };
-        let body = n.stmt(func, body);
+        let body = n.mutate_stmt(func, body);
         if let Stmt::For { body: b, .. } = &mut func.stmts[s] {
             *b = body;
         }
@@ -60,15 +60,15 @@ struct Narrow {
     short_of: HashMap<VarId, VarId>,
 }
 
-impl Narrow {
-    fn stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+impl Mutator for Narrow {
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
         match func.stmts[s].clone() {
             Stmt::Block(b) => {
                 let mut out = Vec::new();
                 for c in b {
                     match func.stmts[c] {
                         Stmt::Let(v, e) => out.extend(self.bind(func, v, e)),
-                        _ => out.push(self.stmt(func, c)),
+                        _ => out.push(self.mutate_stmt(func, c)),
                     }
                 }
                 func.stmt(Stmt::Block(out))
@@ -77,29 +77,16 @@ impl Narrow {
                 let b = self.bind(func, v, e);
                 func.stmt(Stmt::Block(b))
             }
-            Stmt::If(c, t, e) => {
-                let t = self.stmt(func, t);
-                let e = e.map(|e| self.stmt(func, e));
-                func.stmt(Stmt::If(c, t, e))
-            }
-            Stmt::Store {
-                buf,
-                index,
-                value,
-                checked,
-            } => {
-                let value = self.expr(func, value);
-                func.stmt(Stmt::Store {
-                    buf,
-                    index,
-                    value,
-                    checked,
-                })
-            }
-            _ => s,
+            _ => rebuild_stmt(self, func, s),
         }
     }
 
+    fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
+        self.expr(func, e)
+    }
+}
+
+impl Narrow {
     /// `let v = e`, narrowed where it can be: `let v' = e in short; let v = int(v')`.
     fn bind(&mut self, func: &mut Func, v: VarId, e: ExprId) -> Vec<StmtId> {
         let r = range_in(func, e, &self.vars);
@@ -134,15 +121,7 @@ impl Narrow {
             // A `let` in an expression: its body is left as it is (its variable's range is
             // not tracked here).
             ExprKind::Let(..) | ExprKind::Load { .. } | ExprKind::Fold { .. } => e,
-            _ => {
-                struct Children<'a>(&'a mut Narrow);
-                impl crate::lir::visit::Mutator for Children<'_> {
-                    fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
-                        self.0.expr(func, e)
-                    }
-                }
-                rebuild_expr(&mut Children(self), func, e)
-            }
+            _ => rebuild_expr(self, func, e),
         }
     }
 
