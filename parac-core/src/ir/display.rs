@@ -292,6 +292,9 @@ fn dump_region(out: &mut String, f: &Function, r: &Region) {
         })
         .collect();
     let _ = writeln!(out, "    global size: [{}]", gws.join(", "));
+    if !r.fuse {
+        let _ = writeln!(out, "    schedule: fuse = 0");
+    }
     if !r.rules.is_empty() {
         let names: Vec<_> = r.rules.iter().map(|i| f.rules[*i].name.as_str()).collect();
         let _ = writeln!(out, "    rules: {}", names.join(", "));

@@ -309,6 +309,9 @@ pub struct Region {
     /// Filled by the feature analysis after the checks ([`crate::analysis`]): the region's
     /// class, parallel dimensions and per-matrix access patterns and reuse.
     pub features: Features,
+    /// Whether the CPU path may compute this region in its consumer's tasks where legal
+    /// (`lir::pass::fuse`; `parac_schedule(fuse = 0)`: never, the intermediate stored whole).
+    pub fuse: bool,
 }
 
 /// What a region is.

@@ -272,6 +272,7 @@ impl Lowerer<'_> {
             rules: vec![],
             reach: vec![],
             features: Features::default(),
+            fuse: true,
         });
         self.f.scalars.push(HostScalar {
             name: format!("__{name}"),

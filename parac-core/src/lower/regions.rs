@@ -36,10 +36,12 @@ impl Lowerer<'_> {
                 rules: vec![],
                 reach: vec![],
                 features: Features::default(),
+                fuse: true,
             },
             vars: HashMap::new(),
             scopes: vec![HashMap::new()],
         };
+        k.region.fuse = self.iterator_schedule(&it.schedule);
         let mut ok = true;
         for (slot, d) in it.dims.iter().enumerate() {
             let Some(d) = d else {
@@ -198,5 +200,31 @@ impl Lowerer<'_> {
                 self.err(*span, "border rules are declared at function level, before the iterator that uses them");
             }
         }
+    }
+}
+
+impl Lowerer<'_> {
+    /// `parac_schedule(fuse = 0 | 1)` of an iterator: whether the CPU path may compute it in
+    /// its consumer's tasks (1, the default: where legal; 0: never).
+    fn iterator_schedule(&mut self, items: &[(proc_macro2::Ident, ast::Expr)]) -> bool {
+        let mut fuse = None;
+        for (name, e) in items {
+            if name != "fuse" {
+                self.err(
+                    name.span(),
+                    format!("`{name}` is not a schedule of `parac_iterator`\nhelp: `fuse = 0` (the CPU path stores this stage whole, never computing it in its consumer's tasks) or `fuse = 1` (the default: fused where legal)"),
+                );
+                continue;
+            }
+            if fuse.is_some() {
+                self.err(name.span(), format!("`{name}` is scheduled twice"));
+                continue;
+            }
+            match const_int(e) {
+                Some(v @ (0 | 1)) => fuse = Some(v == 1),
+                _ => self.err(e.span, format!("`{name}` must be 0 or 1")),
+            }
+        }
+        fuse.unwrap_or(true)
     }
 }

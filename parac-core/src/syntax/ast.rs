@@ -195,6 +195,8 @@ pub struct IterStmt {
     pub dims_span: Sp,
     /// The border rules applied to the body's accesses.
     pub rules: Vec<Ident>,
+    /// `parac_schedule(name = value, ..)`: each name with its value.
+    pub schedule: Vec<(Ident, Expr)>,
     /// The body.
     pub body: Vec<Stmt>,
     /// The whole iterator header.

@@ -201,6 +201,7 @@ pub(super) fn parse_iterator(input: ParseStream, diags: &mut Diagnostics) -> syn
             .into_iter()
             .collect();
     }
+    let schedule = parse_schedule(input)?;
     if !input.peek(syn::token::Brace) {
         return Err(input.error("expected the iterator's body `{ ... }`"));
     }
@@ -212,9 +213,30 @@ pub(super) fn parse_iterator(input: ParseStream, diags: &mut Diagnostics) -> syn
         dims,
         dims_span,
         rules,
+        schedule,
         body,
         span: Sp::one(kw_span).to(end),
     })
+}
+
+/// An optional `parac_schedule(name = value, ..)` (of a `parac_iterator` or a `parac_repeat`):
+/// each name with its value.
+pub(super) fn parse_schedule(input: ParseStream) -> syn::Result<Vec<(Ident, Expr)>> {
+    if !input.peek(kw::parac_schedule) {
+        return Ok(Vec::new());
+    }
+    input.parse::<kw::parac_schedule>()?;
+    let items;
+    syn::parenthesized!(items in input);
+    Ok(
+        Punctuated::<_, Token![,]>::parse_terminated_with(&items, |i| {
+            let name: Ident = i.parse()?;
+            i.parse::<Token![=]>()?;
+            Ok((name, parse_expr(i)?))
+        })?
+        .into_iter()
+        .collect(),
+    )
 }
 
 fn parse_iter_dim(input: ParseStream) -> syn::Result<IterDim> {

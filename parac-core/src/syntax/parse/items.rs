@@ -9,7 +9,6 @@ use crate::syntax::ast::*;
 use crate::syntax::expr::{parse_expr, parse_type_name};
 use syn::parse::ParseStream;
 use syn::parse::discouraged::Speculative;
-use syn::punctuated::Punctuated;
 use syn::{Ident, Token};
 
 pub(super) fn parse_function(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<Function> {
@@ -222,19 +221,7 @@ fn parse_fn_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Result<FnS
         if !count.is_empty() {
             return Err(count.error("expected `)` after the number of time steps"));
         }
-        let mut schedule = Vec::new();
-        if input.peek(kw::parac_schedule) {
-            input.parse::<kw::parac_schedule>()?;
-            let items;
-            syn::parenthesized!(items in input);
-            schedule = Punctuated::<_, Token![,]>::parse_terminated_with(&items, |i| {
-                let name: Ident = i.parse()?;
-                i.parse::<Token![=]>()?;
-                Ok((name, parse_expr(i)?))
-            })?
-            .into_iter()
-            .collect();
-        }
+        let schedule = super::headers::parse_schedule(input)?;
         if !input.peek(syn::token::Brace) {
             return Err(input.error("expected `{` with the statements of one time step"));
         }

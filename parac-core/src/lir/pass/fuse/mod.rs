@@ -392,7 +392,8 @@ fn fuse(
         return None;
     }
     let r = &f.regions[pid];
-    if !whole[t] || (0..r.accesses.len()).any(|a| safety::guarded(f, r, a)) {
+    // `parac_schedule(fuse = 0)`: the program keeps this stage apart.
+    if !r.fuse || !whole[t] || (0..r.accesses.len()).any(|a| safety::guarded(f, r, a)) {
         return None;
     }
     let (pu, cu) = (&used[i], &used[j]);
