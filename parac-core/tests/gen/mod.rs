@@ -1629,8 +1629,21 @@ impl<'a> G<'a> {
         } else {
             format!(" parac_border_rule({})", rule_names.join(", "))
         };
+        // Some stages kept apart by the program (`parac_schedule(fuse = 0)`: never fused on the
+        // CPU path), chosen from the text (not the random stream, which stays as it was).
+        let apart = (name.bytes().chain(lines.iter().flat_map(|l| l.bytes())))
+            .map(u32::from)
+            .sum::<u32>()
+            % 3
+            == 0;
+        let schedule = if apart {
+            self.tag("fuse_apart");
+            " parac_schedule(fuse = 0)"
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "parac_iterator {name}({}){rules} {{\n",
+            "parac_iterator {name}({}){rules}{schedule} {{\n",
             slot_texts.join("; ")
         ));
         for l in lines {
