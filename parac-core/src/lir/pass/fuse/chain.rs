@@ -111,15 +111,13 @@ pub(super) fn fuse(
         return None;
     }
     let edge_rows = edge_rows(func, chunk, u, &mut Canon::new());
-    let edge_rows = budget(func, p, edge_rows, |func, edges| {
-        readers
-            .iter()
-            .map(|r| {
-                let k = r.rows.map_or(0, |(k, ..)| k);
-                inlined_sites(func, r.body, (u, r.var, k), edges)
-            })
-            .sum()
-    })?;
+    let mut sites = [0; 2];
+    for r in &readers {
+        let k = r.rows.map_or(0, |(k, ..)| k);
+        let [plain, edged] = inlined_sites(func, r.body, (u, r.var, k));
+        sites = [sites[0] + plain, sites[1] + edged];
+    }
+    let edge_rows = budget(func, p, edge_rows, sites)?;
     let i64t = Scalar::I64;
     let zero = func.int(0, i64t);
     let one = func.int(1, i64t);

@@ -247,9 +247,11 @@ fn upsamples(func: &mut Func, p: &Producer) -> bool {
     })
 }
 
-/// Whether the exact fallback's code, the producer's point inlined at `sites` reads
-/// ([`reads::inlined_sites`]), stays within [`MAX_INLINED`].
-fn within_budget(func: &Func, p: &Producer, sites: usize) -> bool {
+/// The edge rows to compute ([`edges`]), where the exact fallback's code, the producer's point
+/// inlined at `sites` reads ([`reads::inlined_sites`]: without edge rows, then with them), must
+/// stay within [`MAX_INLINED`] nodes: none where it does without them, `rows` where it does only
+/// with them (at most [`MAX_EDGES`]), else `None`.
+fn budget(func: &Func, p: &Producer, rows: Vec<ExprId>, sites: [usize; 2]) -> Option<Vec<ExprId>> {
     let size: usize = p
         .lets
         .iter()
@@ -264,25 +266,11 @@ fn within_budget(func: &Func, p: &Producer, sites: usize) -> bool {
             n
         })
         .sum();
-    size.saturating_mul(sites) <= MAX_INLINED
-}
-
-/// The edge rows to compute ([`edges`]: none where the fallback inlining the producer at
-/// every read is within [`MAX_INLINED`], as it is but for the reads of those rows where it is
-/// not), or `None` where neither is within the budget. `sites(func, with_edges)`: the reads
-/// the fallback inlines the producer at.
-fn budget(
-    func: &mut Func,
-    p: &Producer,
-    rows: Vec<ExprId>,
-    sites: impl Fn(&mut Func, bool) -> usize,
-) -> Option<Vec<ExprId>> {
-    let plain = sites(func, false);
-    if within_budget(func, p, plain) {
+    let within = |n: usize| size.saturating_mul(n) <= MAX_INLINED;
+    if within(sites[0]) {
         return Some(Vec::new());
     }
-    let edged = sites(func, true);
-    (rows.len() <= MAX_EDGES && within_budget(func, p, edged)).then_some(rows)
+    (rows.len() <= MAX_EDGES && within(sites[1])).then_some(rows)
 }
 
 /// The one statement `s` is (a block of one).
@@ -445,9 +433,8 @@ fn fuse(
     // The code the exact fallback adds, within a budget (with edge rows where it is not).
     let mut canon = Canon::new();
     let edge_rows = edge_rows(func, cxb, t, &mut canon);
-    let edge_rows = budget(func, p, edge_rows, |func, edges| {
-        inlined_sites(func, cxb, (t, cx, k), edges)
-    })?;
+    let sites = inlined_sites(func, cxb, (t, cx, k));
+    let edge_rows = budget(func, p, edge_rows, sites)?;
     let amin = offsets.iter().map(|o| o.1).min()?;
     let amax = offsets.iter().map(|o| o.1).max()?;
     if amax - amin > MAX_HALO || k > MAX_HALO {
@@ -669,44 +656,30 @@ fn rows_into(
     cols: Option<Columns>,
 ) -> StmtId {
     let i64t = Scalar::I64;
-    if cols.is_some() {
-        // The columns the buffer holds: `p.y` bound to each in turn.
-        let px = func.expr(ExprKind::Var(p.x), func.vars[p.x].ty);
-        let px64 = func.cast(px, i64t);
-        let (j, (jlo, jhi), at, col) = column_loop(func, p, cols, px64);
-        let row = func.binary(BinOp::Sub, px64, r0, i64t);
-        let mut point = vec![func.stmt(Stmt::Let(p.y, at))];
-        point.extend(p.lets.iter().map(|(v, e)| func.stmt(Stmt::Let(*v, *e))));
-        point.push(func.stmt(Stmt::Store {
-            buf: Buf::Temp(temp),
-            index: vec![row, col],
-            value: p.value,
-            checked: false,
-        }));
-        let point = func.stmt(Stmt::Block(point));
-        let j_loop = func.for_loop(j, (jlo, jhi, 1), LoopKind::Serial, point);
-        let xt = func.vars[p.x].ty;
-        let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
-        return func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, j_loop);
-    }
     let px = func.expr(ExprKind::Var(p.x), func.vars[p.x].ty);
-    let py = func.expr(ExprKind::Var(p.y), func.vars[p.y].ty);
-    let (px64, py64) = (func.cast(px, i64t), func.cast(py, i64t));
+    let px64 = func.cast(px, i64t);
+    // The columns: `p`'s own loop, or the ones the buffer holds, `p.y` bound to each in turn.
+    let (y, (ylo, yhi), head, col) = match cols {
+        None => {
+            let py = func.expr(ExprKind::Var(p.y), func.vars[p.y].ty);
+            (p.y, p.columns, None, func.cast(py, i64t))
+        }
+        Some(_) => {
+            let (j, bounds, at, col) = column_loop(func, p, cols, px64);
+            (j, bounds, Some(func.stmt(Stmt::Let(p.y, at))), col)
+        }
+    };
     let row = func.binary(BinOp::Sub, px64, r0, i64t);
-    let mut point: Vec<StmtId> = p
-        .lets
-        .iter()
-        .map(|(v, e)| func.stmt(Stmt::Let(*v, *e)))
-        .collect();
+    let mut point: Vec<StmtId> = head.into_iter().collect();
+    point.extend(p.lets.iter().map(|(v, e)| func.stmt(Stmt::Let(*v, *e))));
     point.push(func.stmt(Stmt::Store {
         buf: Buf::Temp(temp),
-        index: vec![row, py64],
+        index: vec![row, col],
         value: p.value,
         checked: false,
     }));
     let point = func.stmt(Stmt::Block(point));
-    let (ylo, yhi) = p.columns;
-    let y_loop = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, point);
+    let y_loop = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
     let xt = func.vars[p.x].ty;
     let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
     func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, y_loop)

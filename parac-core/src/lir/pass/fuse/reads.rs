@@ -85,25 +85,28 @@ pub(super) fn row_offsets(
 }
 
 /// How many times the exact fallback inlines the producer's point for the reads of `t` below
-/// `s` (rows of loop `x`, fused with stride `k`; `edges`: reads at task-invariant rows are
-/// served by edge rows): none for a read of a row `k x + a` or of an edge row, once for a
-/// border rule's map of such a row (its slow rows), twice for any other read.
+/// `s` (rows of loop `x`, fused with stride `k`), without edge rows and with them (where reads at
+/// task-invariant rows are served by edge rows): none for a read of a row `k x + a` (or, with
+/// edge rows, of an edge row), once for a border rule's map of such a row (its slow rows), twice
+/// for any other read.
 pub(super) fn inlined_sites(
     func: &mut Func,
     s: StmtId,
     (t, x, k): (usize, VarId, i128),
-    edges: bool,
-) -> usize {
+) -> [usize; 2] {
     let mut env = HashMap::new();
     let mut rows = Vec::new();
     collect(func, s, (t, 0), &mut env, &mut rows);
-    rows.into_iter()
-        .map(|r| match row_form(func, r, x, (t, 0), &env) {
-            Some((at, kk, _)) if kk == k => usize::from(at != r),
-            _ if edges && invariant(func, r) => 0,
-            _ => 2,
-        })
-        .sum()
+    let mut sites = [0; 2];
+    for r in rows {
+        let n = match row_form(func, r, x, (t, 0), &env) {
+            Some((at, kk, _)) if kk == k => [usize::from(at != r); 2],
+            _ if invariant(func, r) => [2, 0],
+            _ => [2, 2],
+        };
+        sites = [sites[0] + n[0], sites[1] + n[1]];
+    }
+    sites
 }
 
 /// The `let`s below `s` (into `env`) and the index `dim` of each read of `t`.
