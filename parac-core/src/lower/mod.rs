@@ -11,6 +11,7 @@ mod index;
 mod names;
 mod regions;
 mod repeat;
+mod schedule;
 mod steps;
 mod typing;
 

@@ -202,29 +202,3 @@ impl Lowerer<'_> {
         }
     }
 }
-
-impl Lowerer<'_> {
-    /// `parac_schedule(fuse = 0 | 1)` of an iterator: whether the CPU path may compute it in
-    /// its consumer's tasks (1, the default: where legal; 0: never).
-    fn iterator_schedule(&mut self, items: &[(proc_macro2::Ident, ast::Expr)]) -> bool {
-        let mut fuse = None;
-        for (name, e) in items {
-            if name != "fuse" {
-                self.err(
-                    name.span(),
-                    format!("`{name}` is not a schedule of `parac_iterator`\nhelp: `fuse = 0` (the CPU path stores this stage whole, never computing it in its consumer's tasks) or `fuse = 1` (the default: fused where legal)"),
-                );
-                continue;
-            }
-            if fuse.is_some() {
-                self.err(name.span(), format!("`{name}` is scheduled twice"));
-                continue;
-            }
-            match const_int(e) {
-                Some(v @ (0 | 1)) => fuse = Some(v == 1),
-                _ => self.err(e.span, format!("`{name}` must be 0 or 1")),
-            }
-        }
-        fuse.unwrap_or(true)
-    }
-}

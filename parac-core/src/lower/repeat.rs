@@ -51,36 +51,6 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `parac_schedule(band = K, rows = R)`: positive integer constants, each name once.
-    fn repeat_schedule(&mut self, items: &[(proc_macro2::Ident, ast::Expr)]) -> RepeatSchedule {
-        let mut out = RepeatSchedule::default();
-        for (name, e) in items {
-            let slot = match name.to_string().as_str() {
-                "band" => &mut out.band,
-                "rows" => &mut out.rows,
-                other => {
-                    self.err(
-                        name.span(),
-                        format!("`{other}` is not a schedule of `parac_repeat`\nhelp: `band = K` (time steps per band of the CPU path's time tiling, 1: step by step) or `rows = R` (rows of a band's task)"),
-                    );
-                    continue;
-                }
-            };
-            if slot.is_some() {
-                self.err(name.span(), format!("`{name}` is scheduled twice"));
-                continue;
-            }
-            match super::const_int(e) {
-                Some(v) if (1..=1024).contains(&v) => *slot = Some(v),
-                _ => self.err(
-                    e.span,
-                    format!("`{name}` must be an integer constant from 1 to 1024"),
-                ),
-            }
-        }
-        out
-    }
-
     fn repeat_nested(&mut self, keyword: Sp) {
         self.err(
             keyword,
