@@ -131,6 +131,7 @@ fn switches() -> Vec<(&'static str, Options)> {
                 time_steps: 2,
                 time_rows: 1,
                 time_model: false,
+                time_split: Some(false),
                 ..all.clone()
             },
         ),
@@ -140,6 +141,30 @@ fn switches() -> Vec<(&'static str, Options)> {
                 time_steps: 3,
                 time_rows: 2,
                 time_model: false,
+                time_split: Some(false),
+                partition: false,
+                ..all.clone()
+            },
+        ),
+        // Split tiling (`fuse::time::split`): tasks of the fewest rows it allows (`2 (n K + 1)
+        // r`), so that the small sizes have several tasks of both phases.
+        (
+            "split bands of 2 steps",
+            Options {
+                time_steps: 2,
+                time_rows: 1,
+                time_model: false,
+                time_split: Some(true),
+                ..all.clone()
+            },
+        ),
+        (
+            "split bands of 3 steps, no partition",
+            Options {
+                time_steps: 3,
+                time_rows: 1,
+                time_model: false,
+                time_split: Some(true),
                 partition: false,
                 ..all.clone()
             },

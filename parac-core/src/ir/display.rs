@@ -231,6 +231,9 @@ fn dump_steps(out: &mut String, f: &Function, steps: &[HostStep], indent: usize)
                 if let Some(r) = schedule.rows {
                     sched += &format!(" rows {r}");
                 }
+                if let Some(s) = schedule.split {
+                    sched += &format!(" split {}", s as u8);
+                }
                 let _ = writeln!(out, "{pad}repeat {} times{sched}:", host(f).expr(count));
                 dump_steps(out, f, body, indent + 2);
                 Ok(())

@@ -172,6 +172,9 @@ pub struct RepeatSchedule {
     pub band: Option<i64>,
     /// Rows of a band's task.
     pub rows: Option<i64>,
+    /// Split tiling (`Some(true)`: no point computed twice) or overlapped tiles
+    /// (`Some(false)`).
+    pub split: Option<bool>,
 }
 
 impl Function {

@@ -20,6 +20,11 @@ struct Machine<'a> {
     vectors: std::collections::HashMap<usize, Vec<Val>>,
     /// Temporary buffers (local-memory tiles), by index: their extents and elements.
     temps: std::collections::HashMap<usize, (Vec<i64>, Data)>,
+    /// Temporaries that are a task's rows of a matrix (`Memory::Rows`): the matrix, its first
+    /// row, the temporary's extents.
+    rows: std::collections::HashMap<usize, (usize, i64, Vec<i64>)>,
+    /// The innermost `ParallelChunks` task running: its first row and its step.
+    task: Option<(i64, i64)>,
     region: String,
 }
 
@@ -71,6 +76,8 @@ pub fn run(func: &Func, f: &Function, args: &mut [Arg]) -> Result<Option<Val>, I
         vars: vec![Val::Int(0); func.vars.len()],
         vectors: Default::default(),
         temps: Default::default(),
+        rows: Default::default(),
+        task: None,
         region: "(host code)".to_string(),
     };
     let result = m.stmt(func.body);
@@ -89,8 +96,15 @@ impl Machine<'_> {
 
     /// The linear offset of `index` in matrix `m`, or the error naming the access.
     fn offset(&self, buf: Buf, index: &[i64], what: &'static str) -> Result<usize, InterpError> {
+        // A task's rows of a matrix: checked against its rows, then the matrix's element.
+        let mut task_rows = None;
         let (d, name) = match buf {
             Buf::Matrix(m) => (&self.dims[m], &self.func.matrices[m]),
+            Buf::Temp(t) if self.rows.contains_key(&t.index()) => {
+                let (m, first, d) = &self.rows[&t.index()];
+                task_rows = Some((*m, *first));
+                (d, &self.func.temps[t].name)
+            }
             Buf::Temp(t) => match self.temps.get(&t.index()) {
                 Some((d, _)) => (d, &self.func.temps[t].name),
                 None => return Err(Self::unsupported("a temporary read before its allocation")),
@@ -109,6 +123,11 @@ impl Machine<'_> {
             }
             lin = lin * k + i;
         }
+        if let Some((m, first)) = task_rows {
+            let mut row = index.to_vec();
+            row[0] += first;
+            return self.offset(Buf::Matrix(m), &row, what);
+        }
         Ok(lin as usize)
     }
 
@@ -116,6 +135,9 @@ impl Machine<'_> {
     fn data(&mut self, buf: Buf) -> &mut Data {
         match buf {
             Buf::Matrix(m) => &mut self.mats[m],
+            Buf::Temp(t) if self.rows.contains_key(&t.index()) => {
+                &mut self.mats[self.rows[&t.index()].0]
+            }
             Buf::Temp(t) => &mut self.temps.get_mut(&t.index()).expect("allocated").1,
         }
     }
@@ -309,11 +331,23 @@ impl Machine<'_> {
                 let step = l.step as i32 as i64;
                 let hi = self.expr(l.hi)?.as_i64();
                 let mut c = self.expr(l.lo)?.as_i64();
+                let chunks = matches!(
+                    self.func.stmts[s],
+                    Stmt::For {
+                        kind: super::LoopKind::ParallelChunks,
+                        ..
+                    }
+                );
+                let outer = self.task;
                 while c < hi {
                     self.vars[l.var.index()] = Val::Int(c as i32 as i128);
+                    if chunks {
+                        self.task = Some((c as i32 as i64, step));
+                    }
                     self.stmt(l.body)?;
                     c = c.wrapping_add(step);
                 }
+                self.task = outer;
             }
             Stmt::Let(v, e) => {
                 let (v, e) = (*v, *e);
@@ -355,6 +389,21 @@ impl Machine<'_> {
                     let lin = self.offset(buf, &idx, "write to")?;
                     self.data(buf).set(lin, v);
                 }
+            }
+            Stmt::Allocate {
+                buf: Buf::Temp(t),
+                memory: super::Memory::Rows(m),
+                ..
+            } => {
+                // The task's rows of `m`: fewer at its end, none outside a task.
+                let (first, step) = self
+                    .task
+                    .ok_or_else(|| Self::unsupported("a task's rows outside a task"))?;
+                let d = &self.dims[*m];
+                let rows = (d[0] - first).clamp(0, step.max(0));
+                let mut shape = vec![rows];
+                shape.extend_from_slice(&d[1..]);
+                self.rows.insert(t.index(), (*m, first, shape));
             }
             Stmt::Allocate {
                 buf: Buf::Temp(t),

@@ -84,6 +84,13 @@ pub enum Memory {
     Local,
     /// Global memory (a matrix).
     Global,
+    /// Matrix `m`'s rows that the enclosing [`LoopKind::ParallelChunks`] task owns (rows `v`
+    /// to `v + step - 1` of the loop's iteration `v`, fewer at the matrix's end), read and
+    /// written in place: index `[r, ..]` is the matrix's row `v + r`. Its allocation has no
+    /// extents (the task's rows and the matrix's other dimensions are its shape), sits
+    /// directly in the task's body, and is the task's only access to `m`: tasks own disjoint
+    /// rows, so they may read what they write (`pass::fuse::time::split`).
+    Rows(MatrixId),
 }
 
 /// A temporary buffer.
@@ -424,6 +431,10 @@ pub struct Options {
     /// [`Options::time_steps`] is the most steps per band and the model picks fewer for wider
     /// stencils; off: exactly that many (tests).
     pub time_model: bool,
+    /// How a band is tiled where the program's `parac_schedule(split = ..)` does not say:
+    /// `Some(true)` split tiling ([`pass::fuse::time::split`], no point computed twice),
+    /// `Some(false)` overlapped tiles, `None` the model's choice.
+    pub time_split: Option<bool>,
     /// On the OpenCL lowering of [`Options::region`], that region's time-band kernel: `(K,
     /// [cols, rows])`, `K` time steps of the `parac_repeat` whose step it is per launch, each
     /// work-group computing a tile of `cols` x `rows` points in local memory
@@ -477,6 +488,7 @@ impl Default for Options {
             time_steps: TIME_STEPS,
             time_rows: TIME_ROWS,
             time_model: true,
+            time_split: None,
             time_band: None,
         }
     }
@@ -610,7 +622,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         }
         return Lowered { func, dumps };
     }
-    let time = (opts.time_steps, opts.time_rows, opts.time_model);
+    let time = (opts.time_steps, opts.time_rows, opts.time_model, opts.time_split);
     if opts.parallel && pass::fuse::time::run(&mut func, f, time) {
         keep("time", &func);
     }

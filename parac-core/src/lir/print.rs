@@ -190,9 +190,10 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             extents,
         } => {
             let m = match memory {
-                Memory::Private => "private",
-                Memory::Local => "local",
-                Memory::Global => "global",
+                Memory::Private => "private".to_string(),
+                Memory::Local => "local".to_string(),
+                Memory::Global => "global".to_string(),
+                Memory::Rows(m) => format!("the task's rows of {} as", f.matrices[*m]),
             };
             writeln!(
                 out,

@@ -210,6 +210,30 @@ impl Printer<'_> {
                     let mut #id = ::parac::__private::cpu::scratch::<#ty>(#d.iter().product::<i64>());
                 });
             }
+            Stmt::Allocate {
+                buf: Buf::Temp(t),
+                memory: lir::Memory::Rows(m),
+                ..
+            } => {
+                // The task's rows of `m` (its chunk of the plane, `parallel`), in place.
+                let Some(j) = self.x.planes.iter().position(|p| p.0 == *m && p.1.is_empty())
+                else {
+                    out.extend(quote!(::core::compile_error!("parac: a task's rows outside a task");));
+                    return;
+                };
+                let (id, d, ty) = (temp(*t), temp_dims(*t), rty(self.f.matrices[*m].elem));
+                let (cw, len, dm) = (
+                    format_ident!("__cw{}", j),
+                    format_ident!("__len{}", j),
+                    format_ident!("__d{}", m),
+                );
+                let rank = self.f.matrices[*m].dims.len();
+                let rest = (1..rank).map(|k| quote!(#dm[#k]));
+                out.extend(quote! {
+                    let #d = [(#cw.len().checked_div(#len).unwrap_or(0)) as i64, #(#rest),*];
+                    let #id: &mut [#ty] = #cw;
+                });
+            }
             Stmt::Allocate { .. } => {
                 out.extend(quote!(::core::compile_error!("parac: temporary buffers on the CPU");));
             }
@@ -386,8 +410,9 @@ impl Printer<'_> {
     fn parallel(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
         let (v, lo, hi, step, body) = (l.var, l.lo, l.hi, l.step, l.body);
         let f = self.f;
-        // In chunks of `step` rows (`LoopKind::ParallelChunks`): a task's slices hold its rows.
-        let chunked = chunk_rows(self.func(), body).is_some();
+        // In chunks of `step` rows (`LoopKind::ParallelChunks`): a task's slices hold its rows,
+        // the first from the loop's start.
+        let chunked = chunk_rows(self.func(), body).is_some() || task_rows(self.func(), body);
         let rows_per = if chunked { step as usize } else { 1 };
         let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
         self.x.epoch += 1;
@@ -433,7 +458,11 @@ impl Printer<'_> {
             let (len, pr) = (format_ident!("__len{}", j), format_ident!("__pr{}", j));
             let t = rty(f.matrices[*m].elem);
             let cs = consts.iter().map(|c| Literal::i64_suffixed(*c as i64));
-            let chunks = quote!(#pl.par_chunks_mut(#len.saturating_mul(#rows_per).max(1)));
+            let skip = match chunked {
+                true => quote!(#pl.get_mut((__lo as usize).saturating_mul(#len)..).unwrap_or(&mut [])),
+                false => quote!(#pl),
+            };
+            let chunks = quote!(#skip.par_chunks_mut(#len.saturating_mul(#rows_per).max(1)));
             if j == 0 {
                 iter = chunks;
                 pat = quote!(#w);
@@ -460,6 +489,11 @@ impl Printer<'_> {
                 let #pr = ::parac::__private::cpu::plane(&[#(#cs),*], &#d);
             });
         }
+        // Chunks are counted from the loop's first row, rows from the plane's.
+        let first = match chunked {
+            true => quote!(__lo as usize),
+            false => quote!(0usize),
+        };
         // The last row iterated: a chunk's rows run to the loop's end.
         let last = match chunked {
             true => quote!(__hi as i64 - 1),
@@ -486,7 +520,7 @@ impl Printer<'_> {
             };
             if __parallel {
                 #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
-                    let #id: i32 = (__row * #rows_per) as i32;
+                    let #id: i32 = (#first + __row * #rows_per) as i32;
                     if #id < __lo || #id >= __hi || (#id - __lo) % #step != 0 {
                         return ::core::result::Result::Ok(());
                     }
@@ -541,9 +575,30 @@ fn chunk_rows(func: &Func, s: StmtId) -> Option<Loop> {
     }
 }
 
+/// Whether the task body `s` holds a task's rows of a matrix (`lir::Memory::Rows`).
+fn task_rows(func: &Func, s: StmtId) -> bool {
+    match &func.stmts[s] {
+        Stmt::Allocate {
+            memory: lir::Memory::Rows(_),
+            ..
+        } => true,
+        Stmt::Block(b) => b.iter().any(|c| task_rows(func, *c)),
+        _ => false,
+    }
+}
+
 /// The planes the stores below `s` write, each once: a matrix and the constants of its leading
-/// indices before `var` (`lir::pass::parallel::plane_rank`).
+/// indices before `var` (`lir::pass::parallel::plane_rank`); a task's rows of a matrix
+/// (`lir::Memory::Rows`) are its whole plane's.
 fn store_planes(func: &Func, s: StmtId, v: VarId, out: &mut Vec<(usize, Vec<i128>)>) {
+    if let Stmt::Allocate {
+        memory: lir::Memory::Rows(m),
+        ..
+    } = &func.stmts[s]
+        && !out.iter().any(|(n, c)| n == m && c.is_empty())
+    {
+        out.push((*m, Vec::new()));
+    }
     if let Stmt::Store {
         buf: Buf::Matrix(m),
         index,

@@ -45,6 +45,7 @@
 //!   (nothing reads it before `Si` writes it again).
 
 pub mod gpu;
+pub mod split;
 
 use super::{Producer, producer, reads::row_offsets, uses};
 use crate::ir::{BinOp, BorderMode, Builtin, Function, RegionId, Scalar};
@@ -57,9 +58,14 @@ use std::collections::HashMap;
 const MAX_RADIUS: i128 = 8;
 
 /// Runs each tileable `parac_repeat` of the function's body in bands of `steps` time steps
-/// (`modelled`: at most, the model's choice) in tasks of `rows` rows, unless the program's
-/// `parac_schedule` says otherwise; whether it tiled any.
-pub fn run(func: &mut Func, f: &Function, (steps, rows, modelled): (i64, i64, bool)) -> bool {
+/// (`modelled`: at most, the model's choice) in tasks of `rows` rows, split or overlapped as
+/// `split` says (`None`: the model's choice), unless the program's `parac_schedule` says
+/// otherwise; whether it tiled any.
+pub fn run(
+    func: &mut Func,
+    f: &Function,
+    (steps, rows, modelled, split): (i64, i64, bool, Option<bool>),
+) -> bool {
     if steps < 1 || rows < 1 {
         return false;
     }
@@ -84,9 +90,13 @@ pub fn run(func: &mut Func, f: &Function, (steps, rows, modelled): (i64, i64, bo
             // The model's bands run where their buffers fit `TILE_BYTES` (the grid's width is
             // known when the repeat runs); a program's band always.
             let guard = modelled && schedule.band.is_none();
-            if k >= 2
-                && let Some(new) = tile(func, f, top[i], &band, (k, r), guard)
-            {
+            let split = schedule.split.or(split).unwrap_or_else(|| split_pays(&band));
+            let new = match (k >= 2, split) {
+                (false, _) => None,
+                (true, false) => tile(func, f, top[i], &band, (k, r), guard),
+                (true, true) => split::tile(func, f, top[i], &band, (k, r), guard),
+            };
+            if let Some(new) = new {
                 top[i] = new;
                 tiled = true;
             }
@@ -107,6 +117,11 @@ fn model(most: i64, rows: i64, band: &Band) -> i64 {
     }
     let k = 1 + i128::from(rows) / (4 * band.radius.max(1));
     k.clamp(2, i128::from(most.max(2))) as i64
+}
+
+/// Whether the model tiles `band` split rather than overlapped.
+fn split_pays(_band: &Band) -> bool {
+    false
 }
 
 /// The most work per byte (expression nodes of a point per byte of the grids it reads and

@@ -1,0 +1,221 @@
+//! Split tiling on the CPU path (the split-tiling document, `../shared/paper/related-seeds.md`
+//! section 1): a band of `K` time steps of a tileable `parac_repeat` (the legality of
+//! [`super::candidate`]) runs in two phases, each a parallel loop over tasks of `H` whole rows
+//! of the grids, with no point computed twice.
+//!
+//! The band's computations in order are positions `p = s n + i` (step `s` from 0, region `i` of
+//! the step's `n`), each shrinking by the step's radius `r` (the widest row offset read):
+//! `l(p) = (p + 1) r`.
+//! - **Phase 1** (tasks at rows `v = 0, H, 2H, ..`): each task computes, position after
+//!   position, its rows `[v + l(p), v + H - l(p))` (an upright trapezoid; not shrinking at the
+//!   grid's first and last rows), reading only its own rows.
+//! - **Phase 2** (tasks at rows `v = H/2, 3H/2, ..`, around the boundary `b = v + H/2` of two
+//!   phase-1 tasks): each computes the rows between their trapezoids, `[b - l(p), b + l(p))`,
+//!   reading what phase 1 left on either side and its own earlier positions.
+//!
+//! Each grid keeps its two matrices (the step's old and new grid, used in turn: step `s`
+//! writes `h` for even `s`, `g` for odd), written and read in place: a task takes its rows of
+//! both as [`Memory::Rows`] (tasks own disjoint rows, so a task may read what it writes). What
+//! phase 2 reads of position `p - 1` (at most `l(p) + r` from `b`) is never overwritten by phase
+//! 1's next write of that matrix (position `p - 1 + 2n` or, for a grid of this step, `p + n`,
+//! shrunk by at least `l(p) + r`): both `l(q) - l(p) >= r` whenever `q > p`. Reads stay in the
+//! task's rows when `H >= 2 (n K + 1) r`. After the band both matrices of every grid hold what
+//! `K` steps leave in them, so the swaps follow where `K` is odd and the repeat's other steps run
+//! as they were.
+//!
+//! ```text
+//! region S1 {                                 // the regions' host proofs before it
+//!   parallel_chunks for v in [0, M) step H {
+//!     the task's rows of g1 as G1, of h1 as H1, ..
+//!     for p: for x in [lo(p), hi(p)): for y: (s even ? H_i : G_i)[x - v][y] = S_i's point
+//!   }
+//! }
+//! region S1 { parallel_chunks for v in [H/2, M - H/2) step H { .. rows [b - l(p), b + l(p)) } }
+//! swap g1 h1; ..                              // K odd
+//! ```
+
+use super::{Band, in_bands, step_point};
+use crate::ir::{BinOp, Function, Scalar};
+use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
+use std::collections::HashMap;
+
+/// The rows of a split band's task for `k` steps of `band`: at least `rows`, even, and enough
+/// for phase 2's reads to stay in its task (`2 (n k + 1) r`).
+pub(super) fn task_rows(band: &Band, k: i64, rows: i64) -> i64 {
+    let n = band.stages.len() as i64;
+    let r = band.radius.max(1) as i64;
+    let least = 2 * (n * k + 1) * r;
+    let h = rows.max(least);
+    h + h % 2
+}
+
+/// The repeat at `at` in split bands of `k` steps, tasks of [`task_rows`] rows; `guard`: under a
+/// test that the task's rows of every grid fit `super::TILE_BYTES` (the grid's width is known
+/// when the repeat runs), the repeat as it was otherwise.
+pub(super) fn tile(
+    func: &mut Func,
+    f: &Function,
+    at: StmtId,
+    band: &Band,
+    (k, rows): (i64, i64),
+    guard: bool,
+) -> Option<StmtId> {
+    let first = &band.stages[0];
+    let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
+        return None;
+    };
+    let Stmt::For { hi: xhi, .. } = func.stmts[rbody] else {
+        return None;
+    };
+    let h = task_rows(band, k, rows);
+    let i64t = Scalar::I64;
+    let xt = func.vars[first.p.x].ty;
+    let m = func.cast(xhi, i64t);
+    let phases = [false, true].map(|second| {
+        let v = func.var(if second { "sv" } else { "tv" }, xt);
+        let body = task(func, f, band, (k as usize, h), (v, m), second);
+        let half = func.int(i128::from(h / 2), xt);
+        let (lo, hi) = match second {
+            false => (func.int(0, xt), xhi),
+            true => {
+                let end = func.binary(BinOp::Sub, xhi, half, xt);
+                (half, end)
+            }
+        };
+        let tasks = func.for_loop(v, (lo, hi, h), LoopKind::ParallelChunks, body);
+        func.stmt(Stmt::Region {
+            id: first.id,
+            name: first.name.clone(),
+            body: tasks,
+        })
+    });
+    // Every region's host proof, in order, before the band runs (the first's with it).
+    let mut step = Vec::new();
+    if band.stages.len() > 1 {
+        for st in &band.stages {
+            let empty = func.stmt(Stmt::Block(Vec::new()));
+            step.push(func.stmt(Stmt::Region {
+                id: st.id,
+                name: st.name.clone(),
+                body: empty,
+            }));
+        }
+    }
+    step.extend(phases);
+    if k % 2 == 1 {
+        step.extend(band.swaps.iter().copied());
+    }
+    let step = func.stmt(Stmt::Block(step));
+    let tiled = in_bands(func, at, step, k);
+    if !guard {
+        return Some(tiled);
+    }
+    // Where a task's rows fit: `dim(g, 1) * per_col <= TILE_BYTES`, else step by step.
+    let per_col: i128 = band
+        .stages
+        .iter()
+        .map(|s| 2 * i128::from(h) * f.matrices[s.g].elem.bytes() as i128)
+        .sum();
+    let cols = func.expr(ExprKind::Dim(first.g, 1), i64t);
+    let per = func.int(per_col, i64t);
+    let bytes = func.binary(BinOp::Mul, cols, per, i64t);
+    let most = func.int(super::TILE_BYTES, i64t);
+    let fits = func.binary(BinOp::Le, bytes, most, Scalar::Bool);
+    Some(func.stmt(Stmt::If(fits, tiled, Some(at))))
+}
+
+/// A task of either phase at its first row `v`: its rows of both matrices of every grid, then
+/// each position's rows.
+fn task(
+    func: &mut Func,
+    f: &Function,
+    band: &Band,
+    (k, h): (usize, i64),
+    (v, m): (crate::lir::VarId, ExprId),
+    second: bool,
+) -> StmtId {
+    let i64t = Scalar::I64;
+    let xt = func.vars[v].ty;
+    let ve = func.expr(ExprKind::Var(v), xt);
+    let v64 = func.cast(ve, i64t);
+    let mut body = Vec::new();
+    // Per grid: its rows of `g` and of `h`.
+    let mut rows: Vec<[TempId; 2]> = Vec::new();
+    for st in &band.stages {
+        let pair = [st.g, st.p.t].map(|mat| {
+            let t = func.temps.push(Temp {
+                name: format!("rows_{}", f.matrices[mat].name),
+                elem: f.matrices[mat].elem,
+                memory: Memory::Rows(mat),
+            });
+            (t, mat)
+        });
+        for (t, mat) in pair {
+            body.push(func.stmt(Stmt::Allocate {
+                buf: Buf::Temp(t),
+                elem: f.matrices[mat].elem,
+                memory: Memory::Rows(mat),
+                extents: Vec::new(),
+            }));
+        }
+        rows.push(pair.map(|(t, _)| t));
+    }
+    let n = band.stages.len();
+    let r = band.radius.max(1);
+    let int = |func: &mut Func, c: i128| func.int(c, i64t);
+    let zero = int(func, 0);
+    let he = int(func, i128::from(h));
+    let end = func.binary(BinOp::Add, v64, he, i64t);
+    for s in 0..k {
+        // Step `s` writes `h` (index 1) for even `s`, `g` for odd; reads the old grids from
+        // the other one.
+        let (new, old) = if s % 2 == 0 { (1, 0) } else { (0, 1) };
+        for (i, st) in band.stages.iter().enumerate() {
+            let l = int(func, (s * n + i + 1) as i128 * r);
+            let (lo, hi) = if second {
+                // Around `b = v + H/2`: `[b - l, min(b + l, M))`.
+                let half = int(func, i128::from(h / 2));
+                let b = func.binary(BinOp::Add, v64, half, i64t);
+                let lo = func.binary(BinOp::Sub, b, l, i64t);
+                let hi = func.binary(BinOp::Add, b, l, i64t);
+                let hi = func.expr(ExprKind::Call(crate::ir::Builtin::Min, vec![hi, m]), i64t);
+                (lo, hi)
+            } else {
+                // `[v + l, v + H - l)`, not shrinking at the grid's first and last rows.
+                let top = func.binary(BinOp::Gt, v64, zero, Scalar::Bool);
+                let shrunk = func.binary(BinOp::Add, v64, l, i64t);
+                let lo = func.expr(ExprKind::Select(top, shrunk, zero), i64t);
+                let inner = func.binary(BinOp::Lt, end, m, Scalar::Bool);
+                let shrunk = func.binary(BinOp::Sub, end, l, i64t);
+                let hi = func.expr(ExprKind::Select(inner, shrunk, m), i64t);
+                (lo, hi)
+            };
+            let (lov, hiv) = (func.var("slo", i64t), func.var("shi", i64t));
+            body.push(func.stmt(Stmt::Let(lov, lo)));
+            body.push(func.stmt(Stmt::Let(hiv, hi)));
+            let (lo, hi) = (
+                func.expr(ExprKind::Var(lov), i64t),
+                func.expr(ExprKind::Var(hiv), i64t),
+            );
+            // The grids read: each old one from its matrix of the step before, the new ones
+            // of the regions before this one from this step's.
+            let mut from = HashMap::new();
+            for (j, sj) in band.stages.iter().enumerate() {
+                from.insert(sj.g, (rows[j][old], v64, None));
+                from.insert(sj.p.t, (rows[j][new], v64, None));
+            }
+            let dst = rows[i][new];
+            let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
+                let x64 = func.cast(x, i64t);
+                let row = func.binary(BinOp::Sub, x64, v64, i64t);
+                let y64 = func.cast(y, i64t);
+                (Buf::Temp(dst), vec![row, y64], false)
+            });
+            let (ylo, yhi) = st.p.columns;
+            let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
+            let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
+            body.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
+        }
+    }
+    func.stmt(Stmt::Block(body))
+}
