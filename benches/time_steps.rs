@@ -102,10 +102,19 @@ macro_rules! fdtd {
 heat2d!(heat_steps, parac_schedule(band = 1));
 heat2d!(heat_tiled,);
 heat2d!(heat_tiled4, parac_schedule(band = 4, rows = 32));
+heat2d!(heat_overlapped, parac_schedule(band = 8, split = 0));
+heat2d!(heat_split, parac_schedule(band = 8, split = 1));
+heat2d!(
+    heat_split16,
+    parac_schedule(band = 16, rows = 64, split = 1)
+);
 life!(life_steps, parac_schedule(band = 1));
-life!(life_tiled, parac_schedule(band = 8));
+life!(life_tiled, parac_schedule(band = 8, split = 0));
+life!(life_split, parac_schedule(band = 8, split = 1));
 fdtd!(fdtd_steps, parac_schedule(band = 1));
 fdtd!(fdtd_tiled,);
+fdtd!(fdtd_overlapped, parac_schedule(band = 8, split = 0));
+fdtd!(fdtd_split, parac_schedule(band = 8, split = 1));
 
 parac::parac! {
     fn heat_one(cur: &f32[M][N], next: &mut f32[M][N]) {
@@ -233,6 +242,9 @@ fn main() {
                     heat_tiled,
                 ),
                 ("tiled, parac_schedule(band = 4)", heat_tiled4),
+                ("overlapped, band = 8", heat_overlapped),
+                ("split, band = 8 (tasks of 32 rows)", heat_split),
+                ("split, band = 16, tasks of 64 rows", heat_split16),
             ],
         );
         if t == 64 {
@@ -279,9 +291,10 @@ fn main() {
             &[
                 ("step by step (band = 1)", life_steps),
                 (
-                    "tiled, parac_schedule(band = 8) (the model runs it step by step)",
+                    "overlapped, parac_schedule(band = 8, split = 0)",
                     life_tiled,
                 ),
+                ("split, band = 8", life_split),
             ],
         );
     }
@@ -323,9 +336,11 @@ fn main() {
             &mut Matrix<f32>,
             i32,
         ) -> Result<(), parac::Error>;
-        let vs: [(&str, Fdtd); 2] = [
+        let vs: [(&str, Fdtd); 4] = [
             ("step by step (band = 1)", fdtd_steps),
             ("tiled, the model's band (8 steps)", fdtd_tiled),
+            ("overlapped, band = 8", fdtd_overlapped),
+            ("split, band = 8 (tasks of 50 rows)", fdtd_split),
         ];
         let mut want: Option<Vec<f32>> = None;
         for (name, f) in vs {

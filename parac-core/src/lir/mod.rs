@@ -350,8 +350,9 @@ impl Loop {
 pub const FUSE_ROWS: i64 = 32;
 
 /// The default of [`Options::time_steps`]: the most time steps per band of a tiled
-/// `parac_repeat` (the model takes fewer for a wider stencil: `pass::fuse::time`).
-pub const TIME_STEPS: i64 = 8;
+/// `parac_repeat` (the model takes fewer for a wider stencil or a step of several regions:
+/// `pass::fuse::time`).
+pub const TIME_STEPS: i64 = 16;
 
 /// The default of [`Options::time_rows`]: a band's task's rows.
 pub const TIME_ROWS: i64 = 32;
@@ -622,7 +623,12 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         }
         return Lowered { func, dumps };
     }
-    let time = (opts.time_steps, opts.time_rows, opts.time_model, opts.time_split);
+    let time = (
+        opts.time_steps,
+        opts.time_rows,
+        opts.time_model,
+        opts.time_split,
+    );
     if opts.parallel && pass::fuse::time::run(&mut func, f, time) {
         keep("time", &func);
     }

@@ -216,9 +216,15 @@ impl Printer<'_> {
                 ..
             } => {
                 // The task's rows of `m` (its chunk of the plane, `parallel`), in place.
-                let Some(j) = self.x.planes.iter().position(|p| p.0 == *m && p.1.is_empty())
+                let Some(j) = self
+                    .x
+                    .planes
+                    .iter()
+                    .position(|p| p.0 == *m && p.1.is_empty())
                 else {
-                    out.extend(quote!(::core::compile_error!("parac: a task's rows outside a task");));
+                    out.extend(
+                        quote!(::core::compile_error!("parac: a task's rows outside a task");),
+                    );
                     return;
                 };
                 let (id, d, ty) = (temp(*t), temp_dims(*t), rty(self.f.matrices[*m].elem));
@@ -459,7 +465,9 @@ impl Printer<'_> {
             let t = rty(f.matrices[*m].elem);
             let cs = consts.iter().map(|c| Literal::i64_suffixed(*c as i64));
             let skip = match chunked {
-                true => quote!(#pl.get_mut((__lo as usize).saturating_mul(#len)..).unwrap_or(&mut [])),
+                true => {
+                    quote!(#pl.get_mut((__lo as usize).saturating_mul(#len)..).unwrap_or(&mut []))
+                }
                 false => quote!(#pl),
             };
             let chunks = quote!(#skip.par_chunks_mut(#len.saturating_mul(#rows_per).max(1)));
@@ -491,8 +499,8 @@ impl Printer<'_> {
         }
         // Chunks are counted from the loop's first row, rows from the plane's.
         let first = match chunked {
-            true => quote!(__lo as usize),
-            false => quote!(0usize),
+            true => quote!(__lo as usize +),
+            false => quote!(),
         };
         // The last row iterated: a chunk's rows run to the loop's end.
         let last = match chunked {
@@ -520,7 +528,7 @@ impl Printer<'_> {
             };
             if __parallel {
                 #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
-                    let #id: i32 = (#first + __row * #rows_per) as i32;
+                    let #id: i32 = (#first __row * #rows_per) as i32;
                     if #id < __lo || #id >= __hi || (#id - __lo) % #step != 0 {
                         return ::core::result::Result::Ok(());
                     }

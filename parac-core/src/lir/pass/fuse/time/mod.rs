@@ -81,16 +81,19 @@ pub fn run(
         };
         if let Some(band) = candidate(func, f, &top, i, false) {
             // The program's `parac_schedule(band = .., rows = ..)` first, else the model.
+            // Split tiling unless the program or the options say otherwise: no point is
+            // computed twice.
+            let split = schedule.split.or(split).unwrap_or(true);
             let r = schedule.rows.unwrap_or(rows);
             let k = match schedule.band {
                 Some(k) => k,
+                None if modelled && split => split::model(steps, &band),
                 None if modelled => model(steps, r, &band),
                 None => steps,
             };
             // The model's bands run where their buffers fit `TILE_BYTES` (the grid's width is
             // known when the repeat runs); a program's band always.
             let guard = modelled && schedule.band.is_none();
-            let split = schedule.split.or(split).unwrap_or_else(|| split_pays(&band));
             let new = match (k >= 2, split) {
                 (false, _) => None,
                 (true, false) => tile(func, f, top[i], &band, (k, r), guard),
@@ -107,7 +110,7 @@ pub fn run(
     tiled
 }
 
-/// Time steps per band for tasks of `rows` rows: as many as keep the recomputed rows (`(K - 1)
+/// Overlapped tiles' time steps per band for tasks of `rows` rows: as many as keep the recomputed rows (`(K - 1)
 /// radius` more per task and step, on average) within a quarter of the task's, at most `most`;
 /// none (1) for a step whose work per byte says it is bound by its arithmetic, not by memory
 /// (more than [`MAX_INTENSITY`]), where recomputing the halos costs more than the memory saved.
@@ -117,11 +120,6 @@ fn model(most: i64, rows: i64, band: &Band) -> i64 {
     }
     let k = 1 + i128::from(rows) / (4 * band.radius.max(1));
     k.clamp(2, i128::from(most.max(2))) as i64
-}
-
-/// Whether the model tiles `band` split rather than overlapped.
-fn split_pays(_band: &Band) -> bool {
-    false
 }
 
 /// The most work per byte (expression nodes of a point per byte of the grids it reads and

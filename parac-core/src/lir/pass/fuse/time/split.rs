@@ -39,6 +39,22 @@ use crate::ir::{BinOp, Function, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
 use std::collections::HashMap;
 
+/// The model's time steps per split band, at most `most`: as many as keep the rows a task's
+/// phase-2 reads reach (`2 (n K + 1) r`, [`task_rows`]) within [`SPLIT_ROWS`], at least 2. On the
+/// developers' 2-core machine (benches/time_steps.rs, 4096², T = 64), against overlapped tiles
+/// of 8 steps: heat-2D within noise (split bands of 8 to 32 steps, tasks of 32 to 128 rows: 187
+/// to 216 ms, overlapped 193 to 208), FDTD-2D 1.2x and the game of life 1.2x faster (no region
+/// of three computed twice; life's 3x3 sums recomputed cost more than the memory saved).
+pub(super) fn model(most: i64, band: &Band) -> i64 {
+    let n = band.stages.len() as i128;
+    let r = band.radius.max(1);
+    let k = (i128::from(SPLIT_ROWS) / (2 * r) - 1) / n;
+    k.clamp(2, i128::from(most.max(2))) as i64
+}
+
+/// The rows the model's split bands keep a task's reads within.
+const SPLIT_ROWS: i64 = 48;
+
 /// The rows of a split band's task for `k` steps of `band`: at least `rows`, even, and enough
 /// for phase 2's reads to stay in its task (`2 (n k + 1) r`).
 pub(super) fn task_rows(band: &Band, k: i64, rows: i64) -> i64 {
@@ -160,62 +176,109 @@ fn task(
         }
         rows.push(pair.map(|(t, _)| t));
     }
-    let n = band.stages.len();
+    let int = |func: &mut Func, c: i128| func.int(c, i64t);
+    // Steps in pairs, a loop at run time (`pair`: `s = 2 pair` then `2 pair + 1`), the last
+    // one alone where `k` is odd: the code has 2n copies of the regions' points, whatever `k`.
+    let pair = func.var("tpair", Scalar::I32);
+    let pe = func.expr(ExprKind::Var(pair), Scalar::I32);
+    let pe = func.cast(pe, i64t);
+    let mut pairs = Vec::new();
+    for s in 0..2 {
+        let two = int(func, 2);
+        let first = func.binary(BinOp::Mul, pe, two, i64t);
+        let step = int(func, s);
+        let step = func.binary(BinOp::Add, first, step, i64t);
+        positions(
+            func,
+            band,
+            (step, s as usize % 2),
+            (v64, m, h, second),
+            &rows,
+            &mut pairs,
+        );
+    }
+    let z = func.int(0, Scalar::I32);
+    let count = func.int((k / 2) as i128, Scalar::I32);
+    let pairs = func.stmt(Stmt::Block(pairs));
+    body.push(func.for_loop(pair, (z, count, 1), LoopKind::Serial, pairs));
+    if k % 2 == 1 {
+        let last = int(func, (k - 1) as i128);
+        positions(func, band, (last, 0), (v64, m, h, second), &rows, &mut body);
+    }
+    func.stmt(Stmt::Block(body))
+}
+
+/// Step `s`'s positions (its parity given: even steps write `h`), each region's rows of a task
+/// of either phase at its first row `v`, into `out`.
+fn positions(
+    func: &mut Func,
+    band: &Band,
+    (s, parity): (ExprId, usize),
+    (v64, m, h, second): (ExprId, ExprId, i64, bool),
+    rows: &[[TempId; 2]],
+    out: &mut Vec<StmtId>,
+) {
+    let i64t = Scalar::I64;
+    let xt = func.vars[band.stages[0].p.x].ty;
+    let n = band.stages.len() as i128;
     let r = band.radius.max(1);
     let int = |func: &mut Func, c: i128| func.int(c, i64t);
     let zero = int(func, 0);
     let he = int(func, i128::from(h));
     let end = func.binary(BinOp::Add, v64, he, i64t);
-    for s in 0..k {
-        // Step `s` writes `h` (index 1) for even `s`, `g` for odd; reads the old grids from
-        // the other one.
-        let (new, old) = if s % 2 == 0 { (1, 0) } else { (0, 1) };
-        for (i, st) in band.stages.iter().enumerate() {
-            let l = int(func, (s * n + i + 1) as i128 * r);
-            let (lo, hi) = if second {
-                // Around `b = v + H/2`: `[b - l, min(b + l, M))`.
-                let half = int(func, i128::from(h / 2));
-                let b = func.binary(BinOp::Add, v64, half, i64t);
-                let lo = func.binary(BinOp::Sub, b, l, i64t);
-                let hi = func.binary(BinOp::Add, b, l, i64t);
-                let hi = func.expr(ExprKind::Call(crate::ir::Builtin::Min, vec![hi, m]), i64t);
-                (lo, hi)
-            } else {
-                // `[v + l, v + H - l)`, not shrinking at the grid's first and last rows.
-                let top = func.binary(BinOp::Gt, v64, zero, Scalar::Bool);
-                let shrunk = func.binary(BinOp::Add, v64, l, i64t);
-                let lo = func.expr(ExprKind::Select(top, shrunk, zero), i64t);
-                let inner = func.binary(BinOp::Lt, end, m, Scalar::Bool);
-                let shrunk = func.binary(BinOp::Sub, end, l, i64t);
-                let hi = func.expr(ExprKind::Select(inner, shrunk, m), i64t);
-                (lo, hi)
-            };
-            let (lov, hiv) = (func.var("slo", i64t), func.var("shi", i64t));
-            body.push(func.stmt(Stmt::Let(lov, lo)));
-            body.push(func.stmt(Stmt::Let(hiv, hi)));
-            let (lo, hi) = (
-                func.expr(ExprKind::Var(lov), i64t),
-                func.expr(ExprKind::Var(hiv), i64t),
-            );
-            // The grids read: each old one from its matrix of the step before, the new ones
-            // of the regions before this one from this step's.
-            let mut from = HashMap::new();
-            for (j, sj) in band.stages.iter().enumerate() {
-                from.insert(sj.g, (rows[j][old], v64, None));
-                from.insert(sj.p.t, (rows[j][new], v64, None));
-            }
-            let dst = rows[i][new];
-            let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
-                let x64 = func.cast(x, i64t);
-                let row = func.binary(BinOp::Sub, x64, v64, i64t);
-                let y64 = func.cast(y, i64t);
-                (Buf::Temp(dst), vec![row, y64], false)
-            });
-            let (ylo, yhi) = st.p.columns;
-            let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
-            let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
-            body.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
+    // Step `s` writes `h` (index 1) for even `s`, `g` for odd; reads the old grids from the
+    // other one.
+    let (new, old) = if parity == 0 { (1, 0) } else { (0, 1) };
+    for (i, st) in band.stages.iter().enumerate() {
+        // `l = (s n + i + 1) r`.
+        let ne = int(func, n);
+        let at = func.binary(BinOp::Mul, s, ne, i64t);
+        let off = int(func, i as i128 + 1);
+        let at = func.binary(BinOp::Add, at, off, i64t);
+        let re = int(func, r);
+        let l = func.binary(BinOp::Mul, at, re, i64t);
+        let (lo, hi) = if second {
+            // Around `b = v + H/2`: `[b - l, min(b + l, M))`.
+            let half = int(func, i128::from(h / 2));
+            let b = func.binary(BinOp::Add, v64, half, i64t);
+            let lo = func.binary(BinOp::Sub, b, l, i64t);
+            let hi = func.binary(BinOp::Add, b, l, i64t);
+            let hi = func.expr(ExprKind::Call(crate::ir::Builtin::Min, vec![hi, m]), i64t);
+            (lo, hi)
+        } else {
+            // `[v + l, v + H - l)`, not shrinking at the grid's first and last rows.
+            let top = func.binary(BinOp::Gt, v64, zero, Scalar::Bool);
+            let shrunk = func.binary(BinOp::Add, v64, l, i64t);
+            let lo = func.expr(ExprKind::Select(top, shrunk, zero), i64t);
+            let inner = func.binary(BinOp::Lt, end, m, Scalar::Bool);
+            let shrunk = func.binary(BinOp::Sub, end, l, i64t);
+            let hi = func.expr(ExprKind::Select(inner, shrunk, m), i64t);
+            (lo, hi)
+        };
+        let (lov, hiv) = (func.var("slo", i64t), func.var("shi", i64t));
+        out.push(func.stmt(Stmt::Let(lov, lo)));
+        out.push(func.stmt(Stmt::Let(hiv, hi)));
+        let (lo, hi) = (
+            func.expr(ExprKind::Var(lov), i64t),
+            func.expr(ExprKind::Var(hiv), i64t),
+        );
+        // The grids read: each old one from its matrix of the step before, the new ones of
+        // the regions before this one from this step's.
+        let mut from = HashMap::new();
+        for (j, sj) in band.stages.iter().enumerate() {
+            from.insert(sj.g, (rows[j][old], v64, None));
+            from.insert(sj.p.t, (rows[j][new], v64, None));
         }
+        let dst = rows[i][new];
+        let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
+            let x64 = func.cast(x, i64t);
+            let row = func.binary(BinOp::Sub, x64, v64, i64t);
+            let y64 = func.cast(y, i64t);
+            (Buf::Temp(dst), vec![row, y64], false)
+        });
+        let (ylo, yhi) = st.p.columns;
+        let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
+        let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
+        out.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
     }
-    func.stmt(Stmt::Block(body))
 }
