@@ -1091,7 +1091,7 @@ fn run_file() {
 }
 
 /// Random iterated stencils (`gen/time_steps.rs`), lowered with time tiling off and in bands
-/// of 2 to 8 steps in tasks of 1 to 32 rows, run by the LIR's evaluator against the
+/// of 2 to 8 steps in tasks of 1 to 32 rows, overlapped or split, run by the LIR's evaluator against the
 /// interpreter at sizes from 1x1 to 19x11 and 9x35 and counts 0, 1, 2, 3, 5 and 7: the same
 /// results, or the same error; and, where a step is one region, as OpenCL's time bands of 2 to
 /// 4 steps on tiles of 16x8 to 32x8 (`lir::pass::fuse::time::gpu`). `PARAC_FUZZ_ITERATED=N` makes N programs (60 by default).
@@ -1102,21 +1102,26 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
     let mut rng = progen::Rng::new(0x2545_f491_4f6c_dd1d);
+    // Overlapped tiles and split tiling (tasks of at least the rows a split needs).
     let switches: Vec<(String, lir::Options)> = [
-        (0, 32, true),
-        (2, 1, true),
-        (3, 2, false),
-        (4, 5, true),
-        (8, 32, true),
+        (0, 32, true, false),
+        (2, 1, true, false),
+        (3, 2, false, false),
+        (4, 5, true, false),
+        (8, 32, true, false),
+        (2, 1, true, true),
+        (3, 1, false, true),
+        (5, 16, true, true),
     ]
     .into_iter()
-    .map(|(k, rows, partition): (i64, i64, bool)| {
+    .map(|(k, rows, partition, split): (i64, i64, bool, bool)| {
         (
-            format!("bands of {k}, tasks of {rows} rows, partition {partition}"),
+            format!("bands of {k}, tasks of {rows} rows, partition {partition}, split {split}"),
             lir::Options {
                 time_steps: k,
                 time_rows: rows,
                 time_model: false,
+                time_split: Some(split),
                 partition,
                 dump: true,
                 ..lir::Options::default()

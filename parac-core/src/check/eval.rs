@@ -151,6 +151,7 @@ fn call(b: Builtin, v: &[Val], t: Scalar) -> Option<Val> {
             Builtin::Abs => wrap(i[0].wrapping_abs(), t),
             Builtin::Mul24 => wrap(i[0].wrapping_mul(i[1]), t),
             Builtin::NonZero => i[0],
+            Builtin::CacheBytes => crate::ir::CACHE_BYTES,
             _ => return None,
         }));
     }
@@ -171,7 +172,7 @@ fn call(b: Builtin, v: &[Val], t: Scalar) -> Option<Val> {
         Builtin::Floor => f[0].floor(),
         Builtin::Ceil => f[0].ceil(),
         Builtin::Round => f[0].round(),
-        Builtin::Mul24 => return None,
+        Builtin::Mul24 | Builtin::CacheBytes => return None,
         Builtin::NonZero => f[0],
     }))
 }

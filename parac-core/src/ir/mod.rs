@@ -464,7 +464,15 @@ pub enum Builtin {
     /// program names it: the OpenCL lowering wraps such divisors, `lir::lower`, so that its
     /// kernels divide without a test; the LIR's evaluator still raises the division error).
     NonZero,
+    /// `cache_bytes()`: the bytes of cache a CPU task may hold (the machine's second-level cache
+    /// of a core and its share of the last level; no program names it: the CPU path's time
+    /// tiling tests a task's rows against it when the repeat runs, `lir::pass::fuse::time`).
+    /// Where no machine is asked (the interpreter, the LIR's evaluator), [`CACHE_BYTES`].
+    CacheBytes,
 }
+
+/// What [`Builtin::CacheBytes`] is where the machine does not say.
+pub const CACHE_BYTES: i64 = 8 << 20;
 
 impl Builtin {
     /// Looks a built-in up by name, with its arity.
@@ -497,6 +505,7 @@ impl Builtin {
             Builtin::Round => "round",
             Builtin::Mul24 => "mul24",
             Builtin::NonZero => "nonzero",
+            Builtin::CacheBytes => "cache_bytes",
         }
     }
 

@@ -83,11 +83,12 @@ pub fn program(rng: &mut Rng) -> String {
         }
     };
     let schedule = match rng.below(4) {
-        0 => format!(
-            " parac_schedule(band = {}, rows = {})",
-            1 + rng.below(4),
-            1 + rng.below(5)
-        ),
+        0 => {
+            let (band, rows) = (1 + rng.below(4), 1 + rng.below(5));
+            // Split or overlapped, from the values drawn (the random stream unchanged).
+            let split = (band + rows) % 2;
+            format!(" parac_schedule(band = {band}, rows = {rows}, split = {split})")
+        }
         _ => String::new(),
     };
     let local = rng.below(3) == 0;

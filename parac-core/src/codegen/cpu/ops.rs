@@ -81,6 +81,7 @@ pub(super) fn call(b: Builtin, xs: &[TokenStream], t: Scalar) -> TokenStream {
             quote!(f32::abs(#x))
         }
         (Builtin::NonZero, _) => xs[0].clone(),
+        (Builtin::CacheBytes, _) => quote!(::parac::__private::cpu::cache_bytes()),
         (Builtin::Mul24, _) => {
             let (a, b) = (&xs[0], &xs[1]);
             quote!(#a.wrapping_mul(#b))

@@ -449,6 +449,7 @@ pub(super) fn call_c(b: Builtin, xs: &[String], t: Scalar) -> String {
         },
         Builtin::Mul24 => format!("mul24({}, {})", xs[0], xs[1]),
         Builtin::NonZero => format!("({})", xs[0]),
+        Builtin::CacheBytes => format!("{}L", crate::ir::CACHE_BYTES),
         b => format!("{}({})", b.name(), xs[0]),
     }
 }

@@ -27,7 +27,7 @@
 //! ```
 //!
 //! With one region, its last step stores its rows into `h` directly. The model's bands run
-//! where the task's buffers fit [`TILE_BYTES`] (tested when the repeat runs, the grid's width
+//! where the task's buffers fit the cache the machine gives a task (`Builtin::CacheBytes`) (tested when the repeat runs, the grid's width
 //! known), the repeat as it was otherwise; a program's `parac_schedule(band = ..)` always. A read of a grid becomes
 //! a read of that grid's buffer at its row (a border rule's index map included) less the
 //! buffer's first row; the rows each step and region computes come from the reads' row
@@ -91,7 +91,7 @@ pub fn run(
                 None if modelled => model(steps, r, &band),
                 None => steps,
             };
-            // The model's bands run where their buffers fit `TILE_BYTES` (the grid's width is
+            // The model's bands run where their buffers fit the cache (the grid's width is
             // known when the repeat runs); a program's band always.
             let guard = modelled && schedule.band.is_none();
             let new = match (k >= 2, split) {
@@ -128,11 +128,6 @@ fn model(most: i64, rows: i64, band: &Band) -> i64 {
 /// step by step; the game of life (u8, 156) 0.93x as fast.
 const MAX_INTENSITY: usize = 64;
 
-/// The most bytes of buffers a band's task may hold for the model to tile (two buffers per
-/// grid of its widest rows): a core's share of the cache (heat-2D 4096² f32 held 1.5 MB, FDTD-2D
-/// 4.5 MB, both faster tiled). Wider grids run step by step (the test is made when the
-/// repeat runs).
-const TILE_BYTES: i128 = 8 << 20;
 
 /// One region of a time step: its statement, its producer (writing grid `p.t`, its `h`) and the
 /// grid `g` it swaps with.
@@ -552,13 +547,21 @@ fn tile(
     if !guard {
         return Some(tiled);
     }
-    // Where the buffers fit: `dim(g, 1) * per_col <= TILE_BYTES`, else step by step.
-    let cols = func.expr(ExprKind::Dim(first.g, 1), i64t);
-    let per = int(func, per_col);
+    Some(fits_cache(func, (first.g, per_col), tiled, at))
+}
+
+/// `if dim(g, 1) * per_col <= cache_bytes() { tiled } else { at }`: a band's tiles where a
+/// task's buffers (`per_col` bytes per column of grid `g`) fit the cache the machine gives a
+/// task (`Builtin::CacheBytes`: heat-2D 4096² f32 holds 1.1 MB in a split task, 1.5 MB in an
+/// overlapped one, FDTD-2D 4.3 and 4.5 MB, all faster tiled), else step by step.
+fn fits_cache(func: &mut Func, (g, per_col): (usize, i128), tiled: StmtId, at: StmtId) -> StmtId {
+    let i64t = Scalar::I64;
+    let cols = func.expr(ExprKind::Dim(g, 1), i64t);
+    let per = func.int(per_col, i64t);
     let bytes = func.binary(BinOp::Mul, cols, per, i64t);
-    let most = int(func, TILE_BYTES);
+    let most = func.expr(ExprKind::Call(Builtin::CacheBytes, Vec::new()), i64t);
     let fits = func.binary(BinOp::Le, bytes, most, Scalar::Bool);
-    Some(func.stmt(Stmt::If(fits, tiled, Some(at))))
+    func.stmt(Stmt::If(fits, tiled, Some(at)))
 }
 
 /// A buffer's first row and, where it holds a work-group's tile (OpenCL), first column.

@@ -66,7 +66,7 @@ pub(super) fn task_rows(band: &Band, k: i64, rows: i64) -> i64 {
 }
 
 /// The repeat at `at` in split bands of `k` steps, tasks of [`task_rows`] rows; `guard`: under a
-/// test that the task's rows of every grid fit `super::TILE_BYTES` (the grid's width is known
+/// test that the task's rows of every grid fit the cache (`super::fits_cache`) (the grid's width is known
 /// when the repeat runs), the repeat as it was otherwise.
 pub(super) fn tile(
     func: &mut Func,
@@ -126,18 +126,13 @@ pub(super) fn tile(
     if !guard {
         return Some(tiled);
     }
-    // Where a task's rows fit: `dim(g, 1) * per_col <= TILE_BYTES`, else step by step.
+    // Where a task's rows of every grid fit the cache, else step by step.
     let per_col: i128 = band
         .stages
         .iter()
         .map(|s| 2 * i128::from(h) * f.matrices[s.g].elem.bytes() as i128)
         .sum();
-    let cols = func.expr(ExprKind::Dim(first.g, 1), i64t);
-    let per = func.int(per_col, i64t);
-    let bytes = func.binary(BinOp::Mul, cols, per, i64t);
-    let most = func.int(super::TILE_BYTES, i64t);
-    let fits = func.binary(BinOp::Le, bytes, most, Scalar::Bool);
-    Some(func.stmt(Stmt::If(fits, tiled, Some(at))))
+    Some(super::fits_cache(func, (first.g, per_col), tiled, at))
 }
 
 /// A task of either phase at its first row `v`: its rows of both matrices of every grid, then

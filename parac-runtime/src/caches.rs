@@ -1,0 +1,139 @@
+//! The machine's cache sizes, as the CPU path's model weighs them: the bytes one task may keep
+//! in cache (`cache_bytes`, the compiler's `Builtin::CacheBytes`), asked once per process.
+
+use std::sync::OnceLock;
+
+/// The bytes of cache a CPU task may hold: its core's own caches below the last level (the
+/// largest, usually the second level) and its share of the last level (its size over the CPUs
+/// that share it), as Linux reports them (`/sys/devices/system/cpu/cpu0/cache`);
+/// `parac_core::ir::CACHE_BYTES` where the machine does not say. `PARAC_CACHE_BYTES` overrides
+/// it (benches and tests: a size that makes the model take the other branch).
+pub fn cache_bytes() -> i64 {
+    static BYTES: OnceLock<i64> = OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let set = std::env::var("PARAC_CACHE_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .filter(|b| *b > 0);
+        set.or_else(|| share(&levels("/sys/devices/system/cpu/cpu0/cache")))
+            .unwrap_or(parac_core::ir::CACHE_BYTES)
+    })
+}
+
+/// One cache as the system lists it: its level, its size in bytes and how many CPUs share it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Level {
+    level: u32,
+    bytes: i64,
+    shared_by: i64,
+}
+
+/// The data and unified caches listed under `dir` (`index0`, `index1`, ..).
+fn levels(dir: &str) -> Vec<Level> {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        let kind = read(p.join("type")).unwrap_or_default();
+        if kind.trim() == "Instruction" {
+            continue;
+        }
+        let level = read(p.join("level")).and_then(|l| l.trim().parse().ok());
+        let bytes = read(p.join("size")).and_then(|s| size(&s));
+        let shared_by = read(p.join("shared_cpu_list")).map_or(1, |l| cpus(&l));
+        if let (Some(level), Some(bytes)) = (level, bytes) {
+            out.push(Level {
+                level,
+                bytes,
+                shared_by: shared_by.max(1),
+            });
+        }
+    }
+    out
+}
+
+/// A task's share: the largest private cache below the last level, plus the last level over
+/// the CPUs sharing it.
+fn share(levels: &[Level]) -> Option<i64> {
+    let last = levels.iter().map(|l| l.level).max()?;
+    let own = levels
+        .iter()
+        .filter(|l| l.level < last)
+        .map(|l| l.bytes)
+        .max()
+        .unwrap_or(0);
+    let shared: i64 = levels
+        .iter()
+        .filter(|l| l.level == last)
+        .map(|l| l.bytes / l.shared_by)
+        .max()?;
+    Some(own + shared)
+}
+
+/// `32K`, `1024K`, `32M` or a count of bytes.
+fn size(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (n, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let n: i64 = n.parse().ok()?;
+    let unit = match unit.trim() {
+        "" => 1,
+        "K" | "KB" | "k" => 1 << 10,
+        "M" | "MB" => 1 << 20,
+        "G" | "GB" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(unit)
+}
+
+/// The CPUs in a list such as `0-3,8,10-11`.
+fn cpus(list: &str) -> i64 {
+    list.trim()
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('-') {
+            Some((a, b)) => match (a.parse::<i64>(), b.parse::<i64>()) {
+                (Ok(a), Ok(b)) if b >= a => b - a + 1,
+                _ => 1,
+            },
+            None => 1,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_cpu_lists_parse() {
+        assert_eq!(size("32K\n"), Some(32 << 10));
+        assert_eq!(size("32768K"), Some(32 << 20));
+        assert_eq!(size("2M"), Some(2 << 20));
+        assert_eq!(size("4096"), Some(4096));
+        assert_eq!(size("big"), None);
+        assert_eq!(cpus("0-1\n"), 2);
+        assert_eq!(cpus("0-3,8,10-11"), 7);
+        assert_eq!(cpus("5"), 1);
+    }
+
+    #[test]
+    fn a_tasks_share_is_its_own_cache_and_its_part_of_the_last() {
+        let l = |level, bytes, shared_by| Level {
+            level,
+            bytes,
+            shared_by,
+        };
+        // The developers' VM: 32K L1d, 1M L2, 32M L3 shared by 2 CPUs.
+        let vm = [l(1, 32 << 10, 1), l(2, 1 << 20, 1), l(3, 32 << 20, 2)];
+        assert_eq!(share(&vm), Some((1 << 20) + (16 << 20)));
+        assert_eq!(share(&[l(2, 4 << 20, 4)]), Some(1 << 20));
+        assert_eq!(share(&[]), None);
+        assert!(cache_bytes() > 0);
+    }
+}
