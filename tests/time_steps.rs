@@ -269,6 +269,73 @@ mod fdtd_split {
     }
 }
 
+/// 3-D grids, tiled by planes (split): planes clamped by `min`/`max`/`clamp`.
+const SIZES3: &[&[(&str, usize)]] = &[
+    &[("P", 1), ("M", 1), ("N", 1)],
+    &[("P", 2), ("M", 3), ("N", 5)],
+    &[("P", 9), ("M", 4), ("N", 3)],
+    &[("P", 35), ("M", 3), ("N", 2)],
+    &[("P", 70), ("M", 2), ("N", 3)],
+];
+
+mod heat3d {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn heat3d(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: u8) {
+            let next: f32[P][M][N];
+            parac_border_rule edge = replicate(out[*][1][1]);
+            parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
+                out[initx][inity][initz] = src[initx][inity][initz];
+            }
+            parac_repeat(steps) {
+                parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                    next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y]
+                        + out[min(z+1, P-1)][x][y] + out[z][x-1][y] + out[z][x+1][y]
+                        + out[z][x][y-1] + out[z][x][y+1] - 6.0 * out[z][x][y]);
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<f32>("src", &args[0]);
+        let mut out = super::canaried::<f32>("out", &args[1]);
+        let r = heat3d(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
+mod smooth3d {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn smooth3d(src: &i32[P][M][N], out: &mut i32[P][M][N], steps: u8) {
+            let next: i32[P][M][N];
+            parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
+                out[initx][inity][initz] = src[initx][inity][initz] % 1000;
+            }
+            parac_repeat(steps) parac_schedule(band = 3, rows = 1) {
+                parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) {
+                    next[z][x][y] = (out[clamp(z-2, 0, P-1)][x][y] + 2 * out[z][x][y]
+                        + out[min(z+1, P-1)][x][y]) / 4 + y;
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<i32>("src", &args[0]);
+        let mut out = super::canaried::<i32>("out", &args[1]);
+        let r = smooth3d(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
 mod exchange {
     use super::{Arg, Val};
 
@@ -361,10 +428,13 @@ mod failing {
 
 macro_rules! entries {
     ($($name:ident: $exact:expr),*) => {
+        entries!($($name: $exact, SIZES),*)
+    };
+    ($($name:ident: $exact:expr, $sizes:expr),*) => {
         &[$(Entry {
             name: stringify!($name),
             src: $name::SRC,
-            sizes: SIZES,
+            sizes: $sizes,
             exact: $exact,
             call: $name::call,
         }),*]
@@ -384,14 +454,18 @@ const PROGRAMS: &[Entry] = entries!(
     failing: true
 );
 
+const PROGRAMS3: &[Entry] = entries!(heat3d: false, SIZES3, smooth3d: true, SIZES3);
+
 #[test]
 fn time_steps_match_the_interpreter_on_the_cpu_path() {
     harness::cpu_path(PROGRAMS);
+    harness::cpu_path(PROGRAMS3);
 }
 
 #[test]
 fn time_steps_match_the_interpreter_on_opencl() {
     harness::opencl(PROGRAMS);
+    harness::opencl(PROGRAMS3);
 }
 
 /// Without guard bands the executor's copies of swapped outputs are the device's own

@@ -7,9 +7,9 @@
 
 mod background;
 pub mod bounds;
+mod caches;
 mod colour;
 pub mod config;
-mod caches;
 mod cpu;
 mod error;
 mod interop;

@@ -84,7 +84,14 @@ pub(super) fn fuse(
             return None;
         };
         let mut offsets = Vec::new();
-        row_offsets(func, body, (u, 0), var, &mut HashMap::new(), &mut offsets);
+        row_offsets(
+            func,
+            body,
+            (u, 0),
+            (var, None),
+            &mut HashMap::new(),
+            &mut offsets,
+        );
         let direct: Vec<(i128, i128)> = offsets.into_iter().flatten().collect();
         let rows = match direct.first() {
             None => None,

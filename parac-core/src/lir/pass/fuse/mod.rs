@@ -131,7 +131,8 @@ fn consumer(
     let Stmt::Region { body, .. } = func.stmts[steps[i]] else {
         return None;
     };
-    let p = producer(func, f, body)?;
+    // A stage of rows and columns (a nest of planes only as a time step's: `time::split`).
+    let p = producer(func, f, body).filter(|p| p.mid.is_none())?;
     for j in i + 1..steps.len() {
         let u = &used[j];
         if u.touches(p.t) {
@@ -148,9 +149,11 @@ fn consumer(
 
 /// A producer's row nest: its row variable, its column variable and the column loop's bounds,
 /// the `let`s and value of its point, the matrix it stores into and whether that store is
-/// checked.
+/// checked. In a nest of three (a 3-D matrix), `x` runs over its planes and `mid` is the loop
+/// between (the rows: its variable and bounds).
 struct Producer {
     x: VarId,
+    mid: Option<(VarId, (ExprId, ExprId))>,
     y: VarId,
     columns: (ExprId, ExprId),
     lets: Vec<(VarId, ExprId)>,
@@ -160,29 +163,26 @@ struct Producer {
 }
 
 fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
-    let Stmt::For {
-        var: x,
-        lo,
-        step: 1,
-        kind: LoopKind::Serial,
-        body: xb,
-        ..
-    } = func.stmts[body]
-    else {
-        return None;
+    // A loop of step 1 in order: its variable, bounds and body.
+    let serial = |s: StmtId| match func.stmts[s] {
+        Stmt::For {
+            var,
+            lo,
+            hi,
+            step: 1,
+            kind: LoopKind::Serial,
+            body,
+        } => Some((var, (lo, hi), body)),
+        _ => None,
     };
-    let y_loop = single(func, xb)?;
-    let Stmt::For {
-        var: y,
-        lo: ylo,
-        hi: yhi,
-        step: 1,
-        kind: LoopKind::Serial,
-        body: yb,
-    } = func.stmts[y_loop]
-    else {
-        return None;
-    };
+    let (x, (lo, _), xb) = serial(body)?;
+    let (mut y, mut columns, mut yb) = serial(single(func, xb)?)?;
+    // A nest of three: the middle loop's body is the column loop alone.
+    let mut mid = None;
+    if let Some(inner) = single(func, yb).and_then(serial) {
+        mid = Some((y, columns));
+        (y, columns, yb) = inner;
+    }
     if !matches!(func.exprs[lo].kind, ExprKind::Int(0)) {
         return None;
     }
@@ -208,13 +208,18 @@ fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
         return None;
     };
     let at = |k: usize, v: VarId| crate::lir::pass::parallel::is_var(func, index[k], v);
-    if index.len() != 2 || !at(0, x) || !at(1, y) || f.matrices[t].kind != MatrixKind::Local {
+    let vars: Vec<VarId> = [x].into_iter().chain(mid.map(|m| m.0)).chain([y]).collect();
+    if index.len() != vars.len()
+        || !vars.iter().enumerate().all(|(k, v)| at(k, *v))
+        || f.matrices[t].kind != MatrixKind::Local
+    {
         return None;
     }
     Some(Producer {
         x,
+        mid,
         y,
-        columns: (ylo, yhi),
+        columns,
         lets,
         value,
         t,
@@ -423,7 +428,7 @@ fn fuse(
     // The rows `C` reads of `t` as `x + a`.
     let mut offsets = Vec::new();
     let mut env = HashMap::new();
-    row_offsets(func, cxb, (t, 0), cx, &mut env, &mut offsets);
+    row_offsets(func, cxb, (t, 0), (cx, None), &mut env, &mut offsets);
     let offsets: Vec<(i128, i128)> = offsets.into_iter().flatten().collect();
     // One stride `k` (`k x + a`: 2 where `C` downsamples), the offsets' span.
     let k = offsets.first()?.0;

@@ -2,7 +2,7 @@
 //! rewritten to the task's buffer or through the exact fallback (see the module above).
 
 use super::Producer;
-use crate::ir::{BinOp, Scalar};
+use crate::ir::{BinOp, Builtin, Function, Scalar};
 use crate::lir::affine::{Leaf, affine};
 use crate::lir::canon::Canon;
 use crate::lir::visit::{Mutator, preorder, rebuild_expr, rebuild_stmt, stmt_parts};
@@ -41,6 +41,55 @@ pub(super) fn row_form(
     stride(&a, x).map(|k| (r, k, a.constant))
 }
 
+/// The index `r` of dimension `dim` of matrix `t` without the clamps that keep it in the
+/// matrix, `max(e, 0)`, `min(e, n - 1)` and `clamp(e, 0, n - 1)` (`n` the dimension, as its
+/// size symbol or `dim`): `e` maps an index outside to the nearest edge (a
+/// replicated border), so its distance from the reading point is at most `e`'s. Seen through
+/// casts and the `let`s in `env`; `r` where it has no such clamp.
+pub(super) fn unclamp(
+    func: &Func,
+    f: &Function,
+    r: ExprId,
+    (t, dim): (usize, usize),
+    env: &HashMap<VarId, ExprId>,
+) -> ExprId {
+    let zero = |e: ExprId| {
+        crate::lir::affine::affine(func, e).is_some_and(|a| a.terms.is_empty() && a.constant == 0)
+    };
+    let last = |e: ExprId| {
+        let Some(a) = crate::lir::affine::affine(func, e) else {
+            return false;
+        };
+        let size = match f.matrices[t].dims.get(dim).map(|d| &d.kind) {
+            Some(crate::ir::ExprKind::Size(s)) => Some(*s),
+            _ => None,
+        };
+        a.constant == -1
+            && match a.terms.as_slice() {
+                [(Leaf::Dim(m, k), 1)] => *m == t && *k == dim,
+                [(Leaf::Size(s), 1)] => Some(*s) == size,
+                _ => false,
+            }
+    };
+    let (mut e, mut inner) = (r, r);
+    loop {
+        let (next, clamp) = match &func.exprs[e].kind {
+            ExprKind::Cast(a) if func.exprs[*a].ty.is_int() => (*a, false),
+            ExprKind::Var(v) if env.contains_key(v) => (env[v], false),
+            ExprKind::Call(Builtin::Max, a) if a.len() == 2 && zero(a[1]) => (a[0], true),
+            ExprKind::Call(Builtin::Min, a) if a.len() == 2 && last(a[1]) => (a[0], true),
+            ExprKind::Call(Builtin::Clamp, a) if a.len() == 3 && zero(a[1]) && last(a[2]) => {
+                (a[0], true)
+            }
+            _ => return inner,
+        };
+        e = next;
+        if clamp {
+            inner = e;
+        }
+    }
+}
+
 /// `k e` (`e` where `k` is 1; `ke`: `k` as an expression).
 pub(super) fn times(func: &mut Func, k: i128, ke: ExprId, e: ExprId) -> ExprId {
     match k {
@@ -67,18 +116,20 @@ pub(super) fn stride(a: &crate::lir::affine::Affine, x: VarId) -> Option<i128> {
 
 /// Each read of `t` below `s`: its stride and offset where its row (index `dim`; 1: its
 /// column) is `k x + a`; `env` gathers the `let`s (each variable is bound once, so their order
-/// does not matter).
+/// does not matter). With `clamps` (the function), a row clamped to the matrix's
+/// ([`unclamp`]: a replicated edge, as a plane index of a 3-D grid is written) is seen through.
 pub(super) fn row_offsets(
     func: &mut Func,
     s: StmtId,
     (t, dim): (usize, usize),
-    x: VarId,
+    (x, clamps): (VarId, Option<&Function>),
     env: &mut HashMap<VarId, ExprId>,
     out: &mut Vec<Option<(i128, i128)>>,
 ) {
     let mut rows = Vec::new();
     collect(func, s, (t, dim), env, &mut rows);
     for r in rows {
+        let r = clamps.map_or(r, |f| unclamp(func, f, r, (t, dim), env));
         let form = row_form(func, r, x, (t, dim), env);
         out.push(form.map(|(_, k, a)| (k, a)));
     }
@@ -131,7 +182,7 @@ fn collect(
                     buf: Buf::Matrix(m),
                     index,
                     ..
-                } if *m == t && index.len() == 2 => rows.push(index[dim]),
+                } if *m == t && index.len() >= 2 && dim < index.len() => rows.push(index[dim]),
                 _ => {}
             }
             true

@@ -302,11 +302,11 @@ fn build(
             if lone && s + 1 == k {
                 // The tile's own points into `h`.
                 let (hm, checked) = (st.p.t, st.p.checked);
-                let point = step_point(b.func, &st.p, (&from, &grids), |func, x, y| {
+                let p = step_point(b.func, &st.p, (&from, &grids), |func, x, _, y| {
                     let (x64, y64) = (func.cast(x, Scalar::I64), func.cast(y, Scalar::I64));
                     (Buf::Matrix(hm), vec![x64, y64], checked)
                 });
-                group.push(b.cover(point, [r0, r1], [c0, c1]));
+                group.push(b.cover((p.x, p.y, p.body), [r0, r1], [c0, c1]));
                 continue;
             }
             let (loe, hie) = (b.int(lo), b.int(hi));
@@ -330,13 +330,14 @@ fn build(
                 &mut group,
             );
             let temp = temps[i][s % 2];
-            let point = step_point(b.func, &st.p, (&from, &grids), |func, x, y| {
+            let p = step_point(b.func, &st.p, (&from, &grids), |func, x, _, y| {
                 let x64 = func.cast(x, Scalar::I64);
                 let row = func.binary(BinOp::Sub, x64, rlo, Scalar::I64);
                 let y64 = func.cast(y, Scalar::I64);
                 let col = func.binary(BinOp::Sub, y64, clo, Scalar::I64);
                 (Buf::Temp(temp), vec![row, col], false)
             });
+            let point = (p.x, p.y, p.body);
             group.push(b.cover(point, [rlo, rhi], [clo, chi]));
             group.push(b.func.stmt(Stmt::Barrier));
             origin[s][i] = Some((rlo, Some(clo)));

@@ -128,7 +128,6 @@ fn model(most: i64, rows: i64, band: &Band) -> i64 {
 /// step by step; the game of life (u8, 156) 0.93x as fast.
 const MAX_INTENSITY: usize = 64;
 
-
 /// One region of a time step: its statement, its producer (writing grid `p.t`, its `h`) and the
 /// grid `g` it swaps with.
 struct Stage {
@@ -198,6 +197,10 @@ fn candidate(
         };
         let name = name.clone();
         let p = producer(func, f, body)?;
+        // A nest of planes is tiled by planes on the CPU alone (`split`).
+        if columns && p.mid.is_some() {
+            return None;
+        }
         let h = p.t;
         // The one swap of `h`, with a grid no region writes; the two swap with each other alone.
         let g = swaps.iter().find_map(|s| match func.stmts[*s] {
@@ -295,7 +298,16 @@ fn candidate(
                 .into_iter()
                 .take(1 + columns as usize)
             {
-                row_offsets(func, xb, (m, dim), v, &mut HashMap::new(), &mut offsets);
+                // On the CPU (rows alone), an index clamped to the grid is a replicated edge.
+                let clamps = (!columns).then_some(f);
+                row_offsets(
+                    func,
+                    xb,
+                    (m, dim),
+                    (v, clamps),
+                    &mut HashMap::new(),
+                    &mut offsets,
+                );
             }
             let offsets: Vec<(i128, i128)> = offsets.into_iter().collect::<Option<_>>()?;
             if offsets.iter().any(|o| o.0 != 1) {
@@ -381,7 +393,10 @@ fn tile(
     (k, rows): (i64, i64),
     guard: bool,
 ) -> Option<StmtId> {
-    if !matches!(func.stmts[at], Stmt::Repeat { .. }) {
+    // Rows of 2-D grids alone (a nest of planes is split-tiled).
+    if !matches!(func.stmts[at], Stmt::Repeat { .. })
+        || band.stages.iter().any(|s| s.p.mid.is_some())
+    {
         return None;
     }
     let first = &band.stages[0];
@@ -453,7 +468,9 @@ fn tile(
             if n == 1 && s + 1 == steps {
                 // The task's own rows into `h`.
                 let (h, checked) = (st.p.t, st.p.checked);
-                let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
+                let Point {
+                    x, y, body: point, ..
+                } = step_point(func, &st.p, (&from, &[]), |func, x, _, y| {
                     let (x64, y64) = (func.cast(x, i64t), func.cast(y, i64t));
                     (Buf::Matrix(h), vec![x64, y64], checked)
                 });
@@ -475,7 +492,9 @@ fn tile(
                 func.expr(ExprKind::Var(hiv), i64t),
             );
             let temp = temps[i][s % 2];
-            let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
+            let Point {
+                x, y, body: point, ..
+            } = step_point(func, &st.p, (&from, &[]), |func, x, _, y| {
                 let x64 = func.cast(x, i64t);
                 let row = func.binary(BinOp::Sub, x64, lo, i64t);
                 let y64 = func.cast(y, i64t);
@@ -547,18 +566,27 @@ fn tile(
     if !guard {
         return Some(tiled);
     }
-    Some(fits_cache(func, (first.g, per_col), tiled, at))
+    Some(fits_cache(func, f, (first.g, per_col), tiled, at))
 }
 
-/// `if dim(g, 1) * per_col <= cache_bytes() { tiled } else { at }`: a band's tiles where a
-/// task's buffers (`per_col` bytes per column of grid `g`) fit the cache the machine gives a
-/// task (`Builtin::CacheBytes`: heat-2D 4096² f32 holds 1.1 MB in a split task, 1.5 MB in an
-/// overlapped one, FDTD-2D 4.3 and 4.5 MB, all faster tiled), else step by step.
-fn fits_cache(func: &mut Func, (g, per_col): (usize, i128), tiled: StmtId, at: StmtId) -> StmtId {
+/// `if dim(g, 1) * .. * per_col <= cache_bytes() { tiled } else { at }`: a band's tiles where
+/// a task's buffers (`per_col` bytes per element of a row, or plane, of grid `g`) fit the cache
+/// the machine gives a task (`Builtin::CacheBytes`: heat-2D 4096² f32 holds 1.1 MB in a split
+/// task, 1.5 MB in an overlapped one, FDTD-2D 4.3 and 4.5 MB, all faster tiled), else step by
+/// step.
+fn fits_cache(
+    func: &mut Func,
+    f: &Function,
+    (g, per_col): (usize, i128),
+    tiled: StmtId,
+    at: StmtId,
+) -> StmtId {
     let i64t = Scalar::I64;
-    let cols = func.expr(ExprKind::Dim(g, 1), i64t);
-    let per = func.int(per_col, i64t);
-    let bytes = func.binary(BinOp::Mul, cols, per, i64t);
+    let mut bytes = func.int(per_col, i64t);
+    for k in 1..f.matrices[g].dims.len() {
+        let d = func.expr(ExprKind::Dim(g, k), i64t);
+        bytes = func.binary(BinOp::Mul, d, bytes, i64t);
+    }
     let most = func.expr(ExprKind::Call(Builtin::CacheBytes, Vec::new()), i64t);
     let fits = func.binary(BinOp::Le, bytes, most, Scalar::Bool);
     func.stmt(Stmt::If(fits, tiled, Some(at)))
@@ -621,15 +649,15 @@ fn in_bands(func: &mut Func, at: StmtId, band: StmtId, k: i64) -> StmtId {
 
 /// One step's point: the producer's `let`s and value with fresh variables, its reads of each
 /// grid in `from` from that grid's buffer (its first row given), and its store `at` the new
-/// row and column variables; the two variables and the point's block. `inside`: grids whose
-/// other reads are lowered unchecked (each proven inside by the host, or a border rule's index
-/// map: the band's legality).
+/// row and column variables (and, for a nest of planes, the row's between); the variables and
+/// the point's block. `inside`: grids whose other reads are lowered unchecked (each proven
+/// inside by the host, or a border rule's index map: the band's legality).
 fn step_point(
     func: &mut Func,
     p: &Producer,
     (from, inside): (&HashMap<usize, Origin>, &[usize]),
-    at: impl FnOnce(&mut Func, ExprId, ExprId) -> (Buf, Vec<ExprId>, bool),
-) -> (VarId, VarId, StmtId) {
+    at: impl FnOnce(&mut Func, ExprId, Option<ExprId>, ExprId) -> (Buf, Vec<ExprId>, bool),
+) -> Point {
     let mut copy = Copy {
         from,
         inside,
@@ -637,6 +665,7 @@ fn step_point(
         memo: HashMap::new(),
     };
     let x = copy.fresh(func, p.x);
+    let mid = p.mid.map(|(v, _)| copy.fresh(func, v));
     let y = copy.fresh(func, p.y);
     let mut point = Vec::new();
     for (v, e) in &p.lets {
@@ -649,14 +678,29 @@ fn step_point(
         func.expr(ExprKind::Var(x), func.vars[x].ty),
         func.expr(ExprKind::Var(y), func.vars[y].ty),
     );
-    let (buf, index, checked) = at(func, xe, ye);
+    let me = mid.map(|v| func.expr(ExprKind::Var(v), func.vars[v].ty));
+    let (buf, index, checked) = at(func, xe, me, ye);
     point.push(func.stmt(Stmt::Store {
         buf,
         index,
         value,
         checked,
     }));
-    (x, y, func.stmt(Stmt::Block(point)))
+    Point {
+        x,
+        mid,
+        y,
+        body: func.stmt(Stmt::Block(point)),
+    }
+}
+
+/// A step's point ([`step_point`]): its plane or row variable, its row variable in a nest of
+/// planes, its column variable, its block.
+struct Point {
+    x: VarId,
+    mid: Option<VarId>,
+    y: VarId,
+    body: StmtId,
 }
 
 /// Where a grid's values of a step are: its buffer, the buffer's first row and, where it holds
@@ -702,22 +746,28 @@ impl Mutator for Copy<'_> {
                 buf: Buf::Matrix(m),
                 index,
                 ..
-            } if index.len() == 2 && self.from.contains_key(&m) => {
+            } if index.len() >= 2 && self.from.contains_key(&m) => {
+                // The first index less the buffer's first row (plane), the last less its first
+                // column where it has one.
                 let (temp, first, first_col) = self.from[&m];
-                let (r, c) = (
-                    self.mutate_expr(func, index[0]),
-                    self.mutate_expr(func, index[1]),
-                );
-                let r64 = func.cast(r, Scalar::I64);
-                let row = func.binary(BinOp::Sub, r64, first, Scalar::I64);
-                let mut c64 = func.cast(c, Scalar::I64);
-                if let Some(first_col) = first_col {
-                    c64 = func.binary(BinOp::Sub, c64, first_col, Scalar::I64);
+                let mut at: Vec<ExprId> = Vec::new();
+                for (k, i) in index.iter().enumerate() {
+                    let i = self.mutate_expr(func, *i);
+                    let mut i64e = func.cast(i, Scalar::I64);
+                    let from = match k {
+                        0 => Some(first),
+                        _ if k + 1 == index.len() => first_col,
+                        _ => None,
+                    };
+                    if let Some(from) = from {
+                        i64e = func.binary(BinOp::Sub, i64e, from, Scalar::I64);
+                    }
+                    at.push(i64e);
                 }
                 func.expr(
                     ExprKind::Load {
                         buf: Buf::Temp(temp),
-                        index: vec![row, c64],
+                        index: at,
                         checked: false,
                     },
                     func.exprs[e].ty,

@@ -132,7 +132,7 @@ pub(super) fn tile(
         .iter()
         .map(|s| 2 * i128::from(h) * f.matrices[s.g].elem.bytes() as i128)
         .sum();
-    Some(super::fits_cache(func, (first.g, per_col), tiled, at))
+    Some(super::fits_cache(func, f, (first.g, per_col), tiled, at))
 }
 
 /// A task of either phase at its first row `v`: its rows of both matrices of every grid, then
@@ -265,14 +265,21 @@ fn positions(
             from.insert(sj.p.t, (rows[j][new], v64, None));
         }
         let dst = rows[i][new];
-        let (x, y, point) = step_point(func, &st.p, (&from, &[]), |func, x, y| {
+        let p = step_point(func, &st.p, (&from, &[]), |func, x, mid, y| {
             let x64 = func.cast(x, i64t);
             let row = func.binary(BinOp::Sub, x64, v64, i64t);
             let y64 = func.cast(y, i64t);
-            (Buf::Temp(dst), vec![row, y64], false)
+            let mid = mid.map(|m| func.cast(m, i64t));
+            let index = [row].into_iter().chain(mid).chain([y64]).collect();
+            (Buf::Temp(dst), index, false)
         });
         let (ylo, yhi) = st.p.columns;
-        let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
+        let mut inner = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, p.body);
+        if let (Some(v), Some((_, (lo, hi)))) = (p.mid, st.p.mid) {
+            // A nest of planes: the task's planes, each plane's rows.
+            inner = func.for_loop(v, (lo, hi, 1), LoopKind::Serial, inner);
+        }
+        let x = p.x;
         let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
         out.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
     }
