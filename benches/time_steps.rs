@@ -3,8 +3,9 @@
 //! as the split-tiling document lists them: heat-2D (5 points, f32, replicated edge), a 3x3
 //! game of life (u8, dead border), heat-3D (7 points, f32) and FDTD-2D (three grids, f32,
 //! three regions per step).
-//! Each parac variant is the same program with a different `parac_schedule(band = K)` (1:
-//! step by step; without it the compiler's model picks K, `pass::fuse::time`); "T calls" is a one-step
+//! Each parac variant is the same program with a different `parac_schedule(band = K, rows = R,
+//! split = 0 | 1)` (`band = 1`: step by step; without it the compiler's model picks split tiling
+//! and K, `pass::fuse::time`; `split = 0`: overlapped tiles); "T calls" is a one-step
 //! function called T times from Rust, as a user had to before `parac_repeat`.
 //!
 //! Reported per case: the median time of whole calls (a warm-up call, then at least 5 calls and
@@ -99,6 +100,31 @@ macro_rules! fdtd {
     };
 }
 
+macro_rules! heat3d {
+    ($name:ident, $($schedule:tt)*) => {
+        parac::parac! {
+            fn $name(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: i32) {
+                let next: f32[P][M][N];
+                parac_border_rule edge = replicate(out[*][1][1]);
+                parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
+                    out[initx][inity][initz] = src[initx][inity][initz];
+                }
+                parac_repeat(steps) $($schedule)* {
+                    parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                        next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y]
+                            + out[min(z+1, P-1)][x][y] + out[z][x-1][y] + out[z][x+1][y]
+                            + out[z][x][y-1] + out[z][x][y+1] - 6.0 * out[z][x][y]);
+                    }
+                    parac_swap(out, next);
+                }
+            }
+        }
+    };
+}
+
+heat3d!(heat3d_steps, parac_schedule(band = 1));
+heat3d!(heat3d_tiled,);
+heat3d!(heat3d_split4, parac_schedule(band = 4, split = 1));
 heat2d!(heat_steps, parac_schedule(band = 1));
 heat2d!(heat_tiled,);
 heat2d!(heat_tiled4, parac_schedule(band = 4, rows = 32));
@@ -111,6 +137,7 @@ heat2d!(
 life!(life_steps, parac_schedule(band = 1));
 life!(life_tiled, parac_schedule(band = 8, split = 0));
 life!(life_split, parac_schedule(band = 8, split = 1));
+life!(life_model,);
 fdtd!(fdtd_steps, parac_schedule(band = 1));
 fdtd!(fdtd_tiled,);
 fdtd!(fdtd_overlapped, parac_schedule(band = 8, split = 0));
@@ -122,22 +149,6 @@ parac::parac! {
         parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
             next[x][y] = cur[x][y] + 0.125 * (cur[x-1][y] + cur[x+1][y] + cur[x][y-1]
                 + cur[x][y+1] - 4.0 * cur[x][y]);
-        }
-    }
-
-    fn heat3d_steps(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: i32) {
-        let next: f32[P][M][N];
-        parac_border_rule edge = replicate(out[*][1][1]);
-        parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
-            out[initx][inity][initz] = src[initx][inity][initz];
-        }
-        parac_repeat(steps) {
-            parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y] + out[min(z+1, P-1)][x][y]
-                    + out[z][x-1][y] + out[z][x+1][y] + out[z][x][y-1] + out[z][x][y+1]
-                    - 6.0 * out[z][x][y]);
-            }
-            parac_swap(out, next);
         }
     }
 }
@@ -155,10 +166,10 @@ fn variants<T: Element + Default + PartialEq + std::fmt::Debug>(
     (points_steps, floor_ms): (f64, f64),
     vs: &[Variant<T>],
 ) -> Matrix<T> {
-    let shape: [usize; 2] = [src.shape()[0], src.shape()[1]];
+    let shape = src.shape().to_vec();
     let mut want: Option<Matrix<T>> = None;
     for (name, f) in vs {
-        let mut out = Matrix::<T>::zeros(shape);
+        let mut out = Matrix::<T>::zeros(shape.clone());
         let time = host::measure(|| f(rt, src, &mut out, t).expect(name), 0.0, secs);
         match &want {
             None => want = Some(out),
@@ -237,10 +248,7 @@ fn main() {
             (pts * t as f64, floor),
             &[
                 ("step by step (band = 1)", heat_steps),
-                (
-                    "tiled, the model's band (8 steps, tasks of 32 rows)",
-                    heat_tiled,
-                ),
+                ("the model's: split, 16 steps, tasks of 34 rows", heat_tiled),
                 ("tiled, parac_schedule(band = 4)", heat_tiled4),
                 ("overlapped, band = 8", heat_overlapped),
                 ("split, band = 8 (tasks of 32 rows)", heat_split),
@@ -295,27 +303,28 @@ fn main() {
                     life_tiled,
                 ),
                 ("split, band = 8", life_split),
+                ("the model's: split, 16 steps, tasks of 34 rows", life_model),
             ],
         );
     }
-    // heat-3D, T = 64: step by step (no time tiling of 3-D grids yet).
+    // heat-3D, T = 64: tiled by planes (split).
     {
         let t = 64;
         let shape3 = [side3, side3, side3];
         let pts3 = (side3 * side3 * side3) as f64;
         let src = grid_f32(&shape3, 3);
-        let mut out = Matrix::<f32>::zeros(shape3);
-        let time = host::measure(
-            || heat3d_steps(&rt, &src, &mut out, t).expect("heat3d"),
-            0.0,
-            secs,
-        );
-        report(
-            &format!("heat-3D {side3}³, T = {t}"),
-            "step by step (not tiled: 3-D)",
-            &time,
-            pts3 * t as f64,
-            t as f64 * pts3 * 8.0 / bw * 1e3,
+        variants(
+            &rt,
+            (&format!("heat-3D {side3}³, T = {t}"), &src, t, secs),
+            (pts3 * t as f64, t as f64 * pts3 * 8.0 / bw * 1e3),
+            &[
+                ("step by step (band = 1)", heat3d_steps),
+                (
+                    "the model's: split by planes, 7 steps, tasks of 16 planes",
+                    heat3d_tiled,
+                ),
+                ("split, band = 4", heat3d_split4),
+            ],
         );
     }
     // FDTD-2D, T = 64: three grids, three regions per step.
@@ -338,7 +347,7 @@ fn main() {
         ) -> Result<(), parac::Error>;
         let vs: [(&str, Fdtd); 4] = [
             ("step by step (band = 1)", fdtd_steps),
-            ("tiled, the model's band (8 steps)", fdtd_tiled),
+            ("the model's: split, 7 steps, tasks of 44 rows", fdtd_tiled),
             ("overlapped, band = 8", fdtd_overlapped),
             ("split, band = 8 (tasks of 50 rows)", fdtd_split),
         ];

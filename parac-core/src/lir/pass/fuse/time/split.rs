@@ -45,15 +45,22 @@ use std::collections::HashMap;
 /// of 8 steps: heat-2D within noise (split bands of 8 to 32 steps, tasks of 32 to 128 rows: 187
 /// to 216 ms, overlapped 193 to 208), FDTD-2D 1.2x and the game of life 1.2x faster (no region
 /// of three computed twice; life's 3x3 sums recomputed cost more than the memory saved).
+/// A 3-D grid's task holds planes ([`SPLIT_PLANES`] of them).
 pub(super) fn model(most: i64, band: &Band) -> i64 {
     let n = band.stages.len() as i128;
     let r = band.radius.max(1);
-    let k = (i128::from(SPLIT_ROWS) / (2 * r) - 1) / n;
+    let planes = band.stages.iter().any(|s| s.p.mid.is_some());
+    let rows = if planes { SPLIT_PLANES } else { SPLIT_ROWS };
+    let k = (i128::from(rows) / (2 * r) - 1) / n;
     k.clamp(2, i128::from(most.max(2))) as i64
 }
 
 /// The rows the model's split bands keep a task's reads within.
 const SPLIT_ROWS: i64 = 48;
+
+/// The planes of a 3-D grid the model's split bands keep a task's reads within (heat-3D 256³
+/// f32: 16 planes of both grids, 8 MB).
+const SPLIT_PLANES: i64 = 16;
 
 /// The rows of a split band's task for `k` steps of `band`: at least `rows`, even, and enough
 /// for phase 2's reads to stay in its task (`2 (n k + 1) r`).
