@@ -206,6 +206,32 @@ fn report(case: &str, variant: &str, time: &host::Stats, points_steps: f64, floo
     );
 }
 
+/// The compute floor of a case: its step by step on a grid that stays in the cache (`run`,
+/// `small_points` points, `small_steps` steps), scaled to the case's points × steps; one row,
+/// its times those the case would take at that rate.
+fn compute_floor(
+    case: &str,
+    what: &str,
+    mut run: impl FnMut(),
+    (small_points, small_steps): (f64, f64),
+    (points_steps, floor_ms, secs): (f64, f64, f64),
+) {
+    let time = host::measure(&mut run, 0.0, secs.min(2.0));
+    let scale = points_steps / (small_points * small_steps);
+    let scaled = host::Stats {
+        median_ms: time.median_ms * scale,
+        min_ms: time.min_ms * scale,
+        samples: time.samples,
+    };
+    report(
+        case,
+        &format!("compute floor: step by step on {what} (in cache)"),
+        &scaled,
+        points_steps,
+        floor_ms,
+    );
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
@@ -278,6 +304,19 @@ fn main() {
             report(&case, variant, &time, pts * t as f64, floor);
         }
     }
+    {
+        // 256² f32: two grids of 256 KB.
+        let small = grid_f32(&[256, 256], 1);
+        let mut out = Matrix::<f32>::zeros([256, 256]);
+        let t = 64;
+        compute_floor(
+            &format!("heat-2D {side}², T = {t}"),
+            "a 256² grid",
+            || heat_steps(&rt, &small, &mut out, 1024).expect("heat"),
+            (256.0 * 256.0, 1024.0),
+            (pts * t as f64, t as f64 * pts * 8.0 / bw * 1e3, secs),
+        );
+    }
     // Game of life, T = 64.
     {
         let t = 64;
@@ -306,6 +345,16 @@ fn main() {
                 ("the model's: split, 16 steps, tasks of 34 rows", life_model),
             ],
         );
+        let small: Matrix<u8> =
+            Matrix::from_vec(vec![256, 256], src.as_slice()[..256 * 256].to_vec()).expect("cells");
+        let mut out = Matrix::<u8>::zeros([256, 256]);
+        compute_floor(
+            &case,
+            "a 256² grid",
+            || life_steps(&rt, &small, &mut out, 1024).expect("life"),
+            (256.0 * 256.0, 1024.0),
+            (pts * t as f64, floor, secs),
+        );
     }
     // heat-3D, T = 64: tiled by planes (split).
     {
@@ -325,6 +374,15 @@ fn main() {
                 ),
                 ("split, band = 4", heat3d_split4),
             ],
+        );
+        let small = grid_f32(&[32, 32, 32], 3);
+        let mut out = Matrix::<f32>::zeros([32, 32, 32]);
+        compute_floor(
+            &format!("heat-3D {side3}³, T = {t}"),
+            "a 32³ grid",
+            || heat3d_steps(&rt, &small, &mut out, 1024).expect("heat3d"),
+            (32.0 * 32.0 * 32.0, 1024.0),
+            (pts3 * t as f64, t as f64 * pts3 * 8.0 / bw * 1e3, secs),
         );
     }
     // FDTD-2D, T = 64: three grids, three regions per step.
@@ -376,8 +434,23 @@ fn main() {
                 floor,
             );
         }
+        // 128² f32: six grids of 64 KB.
+        let small = [
+            grid_f32(&[128, 128], 4),
+            grid_f32(&[128, 128], 5),
+            grid_f32(&[128, 128], 6),
+        ];
+        let mut o: [Matrix<f32>; 3] = std::array::from_fn(|_| Matrix::<f32>::zeros([128, 128]));
+        let [ex, ey, hz] = &mut o;
+        compute_floor(
+            &format!("FDTD-2D {side}², T = {t}"),
+            "a 128² grid",
+            || fdtd_steps(&rt, &small[0], &small[1], &small[2], ex, ey, hz, 1024).expect("fdtd"),
+            (128.0 * 128.0, 1024.0),
+            (pts * t as f64, t as f64 * pts * 24.0 / bw * 1e3, secs),
+        );
     }
-    halide(side);
+    halide(side, side3);
     if part != "cpu" {
         opencl(side);
     }
@@ -466,8 +539,9 @@ fn device_plans(
     }
 }
 
-/// Halide's heat-2D and life, T calls of one step (`benches/peers/halide_time_steps.py`).
-fn halide(side: usize) {
+/// Halide's heat-2D, life, heat-3D and FDTD-2D, T calls of one step
+/// (`benches/peers/halide_time_steps.py`).
+fn halide(side: usize, side3: usize) {
     let py = std::path::Path::new("benches/peers/.venv/bin/python");
     if !py.exists() {
         println!("(Halide: no benches/peers/.venv; `bash benches/peers/setup.sh`)");
@@ -476,6 +550,7 @@ fn halide(side: usize) {
     let out = std::process::Command::new(py)
         .arg("benches/peers/halide_time_steps.py")
         .arg(side.to_string())
+        .arg(side3.to_string())
         .output();
     match out {
         Ok(o) => print!(
