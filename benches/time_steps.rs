@@ -125,6 +125,10 @@ macro_rules! heat3d {
 heat3d!(heat3d_steps, parac_schedule(band = 1));
 heat3d!(heat3d_tiled,);
 heat3d!(heat3d_split4, parac_schedule(band = 4, split = 1));
+heat3d!(
+    heat3d_overlapped,
+    parac_schedule(band = 4, rows = 8, split = 0)
+);
 heat2d!(heat_steps, parac_schedule(band = 1));
 heat2d!(heat_tiled,);
 heat2d!(heat_tiled4, parac_schedule(band = 4, rows = 32));
@@ -206,9 +210,10 @@ fn report(case: &str, variant: &str, time: &host::Stats, points_steps: f64, floo
     );
 }
 
-/// The compute floor of a case: its step by step on a grid that stays in the cache (`run`,
-/// `small_points` points, `small_steps` steps), scaled to the case's points × steps; one row,
-/// its times those the case would take at that rate.
+/// The compute floor of a case: its step by step on a grid that stays in the last-level cache
+/// (`run`, `small_points` points, `small_steps` steps; large enough that a step's tasks are
+/// not all overhead), scaled to the case's points × steps; one row, its times those the case
+/// would take at that rate.
 fn compute_floor(
     case: &str,
     what: &str,
@@ -225,7 +230,7 @@ fn compute_floor(
     };
     report(
         case,
-        &format!("compute floor: step by step on {what} (in cache)"),
+        &format!("compute floor: step by step on {what} (in the last-level cache)"),
         &scaled,
         points_steps,
         floor_ms,
@@ -305,15 +310,15 @@ fn main() {
         }
     }
     {
-        // 256² f32: two grids of 256 KB.
-        let small = grid_f32(&[256, 256], 1);
-        let mut out = Matrix::<f32>::zeros([256, 256]);
+        // 1024² f32: two grids of 4 MiB, in the last-level cache.
+        let small = grid_f32(&[1024, 1024], 1);
+        let mut out = Matrix::<f32>::zeros([1024, 1024]);
         let t = 64;
         compute_floor(
             &format!("heat-2D {side}², T = {t}"),
-            "a 256² grid",
-            || heat_steps(&rt, &small, &mut out, 1024).expect("heat"),
-            (256.0 * 256.0, 1024.0),
+            "a 1024² grid",
+            || heat_steps(&rt, &small, &mut out, 64).expect("heat"),
+            (1024.0 * 1024.0, 64.0),
             (pts * t as f64, t as f64 * pts * 8.0 / bw * 1e3, secs),
         );
     }
@@ -345,14 +350,15 @@ fn main() {
                 ("the model's: split, 16 steps, tasks of 34 rows", life_model),
             ],
         );
+        let (n, cells) = (1024.min(side), src.as_slice());
         let small: Matrix<u8> =
-            Matrix::from_vec(vec![256, 256], src.as_slice()[..256 * 256].to_vec()).expect("cells");
-        let mut out = Matrix::<u8>::zeros([256, 256]);
+            Matrix::from_vec(vec![n, n], cells[..n * n].to_vec()).expect("cells");
+        let mut out = Matrix::<u8>::zeros([n, n]);
         compute_floor(
             &case,
-            "a 256² grid",
-            || life_steps(&rt, &small, &mut out, 1024).expect("life"),
-            (256.0 * 256.0, 1024.0),
+            &format!("a {n}² grid"),
+            || life_steps(&rt, &small, &mut out, 64).expect("life"),
+            ((n * n) as f64, 64.0),
             (pts * t as f64, floor, secs),
         );
     }
@@ -373,15 +379,16 @@ fn main() {
                     heat3d_tiled,
                 ),
                 ("split, band = 4", heat3d_split4),
+                ("overlapped, band = 4, tasks of 8 planes", heat3d_overlapped),
             ],
         );
-        let small = grid_f32(&[32, 32, 32], 3);
-        let mut out = Matrix::<f32>::zeros([32, 32, 32]);
+        let small = grid_f32(&[96, 96, 96], 3);
+        let mut out = Matrix::<f32>::zeros([96, 96, 96]);
         compute_floor(
             &format!("heat-3D {side3}³, T = {t}"),
-            "a 32³ grid",
-            || heat3d_steps(&rt, &small, &mut out, 1024).expect("heat3d"),
-            (32.0 * 32.0 * 32.0, 1024.0),
+            "a 96³ grid",
+            || heat3d_steps(&rt, &small, &mut out, 64).expect("heat3d"),
+            (96.0 * 96.0 * 96.0, 64.0),
             (pts3 * t as f64, t as f64 * pts3 * 8.0 / bw * 1e3, secs),
         );
     }
@@ -434,19 +441,15 @@ fn main() {
                 floor,
             );
         }
-        // 128² f32: six grids of 64 KB.
-        let small = [
-            grid_f32(&[128, 128], 4),
-            grid_f32(&[128, 128], 5),
-            grid_f32(&[128, 128], 6),
-        ];
-        let mut o: [Matrix<f32>; 3] = std::array::from_fn(|_| Matrix::<f32>::zeros([128, 128]));
+        // 1024² f32: six grids of 4 MiB, in the last-level cache.
+        let small = [4, 5, 6].map(|seed| grid_f32(&[1024, 1024], seed));
+        let mut o: [Matrix<f32>; 3] = std::array::from_fn(|_| Matrix::<f32>::zeros([1024, 1024]));
         let [ex, ey, hz] = &mut o;
         compute_floor(
             &format!("FDTD-2D {side}², T = {t}"),
-            "a 128² grid",
-            || fdtd_steps(&rt, &small[0], &small[1], &small[2], ex, ey, hz, 1024).expect("fdtd"),
-            (128.0 * 128.0, 1024.0),
+            "a 1024² grid",
+            || fdtd_steps(&rt, &small[0], &small[1], &small[2], ex, ey, hz, 64).expect("fdtd"),
+            (1024.0 * 1024.0, 64.0),
             (pts * t as f64, t as f64 * pts * 24.0 / bw * 1e3, secs),
         );
     }

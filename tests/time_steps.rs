@@ -169,6 +169,75 @@ mod fdtd {
     }
 }
 
+/// Overlapped tiles (`parac_schedule(split = 0)`): bands of 3 and 2 steps in tasks of 4 and 3
+/// rows.
+mod heat_overlapped {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn heat(src: &f32[M][N], out: &mut f32[M][N], steps: u8) {
+            let next: f32[M][N];
+            parac_border_rule edge = replicate(out[1][1]);
+            parac_iterator init(0:M:1; 0:N:1) {
+                out[initx][inity] = src[initx][inity];
+            }
+            parac_repeat(steps) parac_schedule(band = 3, rows = 4, split = 0) {
+                parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                    next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                        + out[x][y+1] - 4.0 * out[x][y]);
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<f32>("src", &args[0]);
+        let mut out = super::canaried::<f32>("out", &args[1]);
+        let r = heat(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
+mod fdtd_overlapped {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn fdtd(e0: &i32[M][N], h0: &i32[M][N], e: &mut i32[M][N], h: &mut i32[M][N], steps: u8) {
+            let en: i32[M][N];
+            let hn: i32[M][N];
+            parac_border_rule re = replicate(e[1][1]);
+            parac_border_rule rn = reflect101(en[1][1]);
+            parac_iterator init(0:M:1; 0:N:1) {
+                e[initx][inity] = e0[initx][inity] % 1000;
+                h[initx][inity] = h0[initx][inity] % 1000;
+            }
+            parac_repeat(steps) parac_schedule(band = 2, rows = 3, split = 0) {
+                parac_iterator a(x in 0:M:1; y in 0:N:1) parac_border_rule(re) {
+                    en[x][y] = e[x][y] - (h[x][y] - e[x-1][y+1]) / 2;
+                }
+                parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(rn) {
+                    hn[x][y] = h[x][y] + (en[x+1][y] - en[x][y-1]) / 3;
+                }
+                parac_swap(e, en);
+                parac_swap(h, hn);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let e0 = super::canaried::<i32>("e0", &args[0]);
+        let h0 = super::canaried::<i32>("h0", &args[1]);
+        let mut e = super::canaried::<i32>("e", &args[2]);
+        let mut h = super::canaried::<i32>("h", &args[3]);
+        let r = fdtd(rt, &e0, &h0, &mut e, &mut h, super::int(&args[4]));
+        super::put(&mut args[2], &e);
+        super::put(&mut args[3], &h);
+        r.map(|()| None)
+    }
+}
+
 /// Split tiling (`parac_schedule(split = 1)`): the same programs in bands of 3 steps (tasks of
 /// 32 rows) and of 4 and 2 steps in tasks of the fewest rows the split allows (10), so that
 /// the sizes have several tasks of both phases.
@@ -269,7 +338,8 @@ mod fdtd_split {
     }
 }
 
-/// 3-D grids, tiled by planes (split): planes clamped by `min`/`max`/`clamp`.
+/// 3-D grids, tiled by planes (split, and overlapped where asked): planes clamped by
+/// `min`/`max`/`clamp`.
 const SIZES3: &[&[(&str, usize)]] = &[
     &[("P", 1), ("M", 1), ("N", 1)],
     &[("P", 2), ("M", 3), ("N", 5)],
@@ -289,6 +359,36 @@ mod heat3d {
                 out[initx][inity][initz] = src[initx][inity][initz];
             }
             parac_repeat(steps) {
+                parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                    next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y]
+                        + out[min(z+1, P-1)][x][y] + out[z][x-1][y] + out[z][x+1][y]
+                        + out[z][x][y-1] + out[z][x][y+1] - 6.0 * out[z][x][y]);
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<f32>("src", &args[0]);
+        let mut out = super::canaried::<f32>("out", &args[1]);
+        let r = heat3d(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
+mod heat3d_overlapped {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn heat3d(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: u8) {
+            let next: f32[P][M][N];
+            parac_border_rule edge = replicate(out[*][1][1]);
+            parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
+                out[initx][inity][initz] = src[initx][inity][initz];
+            }
+            parac_repeat(steps) parac_schedule(band = 3, rows = 4, split = 0) {
                 parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
                     next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y]
                         + out[min(z+1, P-1)][x][y] + out[z][x-1][y] + out[z][x+1][y]
@@ -446,6 +546,8 @@ const PROGRAMS: &[Entry] = entries!(
     life: true,
     coupled: true,
     fdtd: true,
+    heat_overlapped: false,
+    fdtd_overlapped: true,
     heat_split: false,
     life_split: true,
     fdtd_split: true,
@@ -454,7 +556,14 @@ const PROGRAMS: &[Entry] = entries!(
     failing: true
 );
 
-const PROGRAMS3: &[Entry] = entries!(heat3d: false, SIZES3, smooth3d: true, SIZES3);
+const PROGRAMS3: &[Entry] = entries!(
+    heat3d: false,
+    SIZES3,
+    heat3d_overlapped: false,
+    SIZES3,
+    smooth3d: true,
+    SIZES3
+);
 
 #[test]
 fn time_steps_match_the_interpreter_on_the_cpu_path() {

@@ -393,10 +393,7 @@ fn tile(
     (k, rows): (i64, i64),
     guard: bool,
 ) -> Option<StmtId> {
-    // Rows of 2-D grids alone (a nest of planes is split-tiled).
-    if !matches!(func.stmts[at], Stmt::Repeat { .. })
-        || band.stages.iter().any(|s| s.p.mid.is_some())
-    {
+    if !matches!(func.stmts[at], Stmt::Repeat { .. }) {
         return None;
     }
     let first = &band.stages[0];
@@ -438,7 +435,11 @@ fn tile(
             .max()?;
         per_col += 2 * (i128::from(rows) + most) * elem.bytes() as i128;
         let height = int(func, i128::from(rows) + most);
-        let cols = func.expr(ExprKind::Dim(g, 1), i64t);
+        // Buffers of whole rows (planes of a 3-D grid).
+        let mut extents = vec![height];
+        for d in 1..f.matrices[g].dims.len() {
+            extents.push(func.expr(ExprKind::Dim(g, d), i64t));
+        }
         let pair = [0, 1].map(|j| {
             func.temps.push(Temp {
                 name: format!("{}_step{j}", f.matrices[g].name),
@@ -451,7 +452,7 @@ fn tile(
                 buf: Buf::Temp(t),
                 elem,
                 memory: Memory::Private,
-                extents: vec![height, cols],
+                extents: extents.clone(),
             }));
         }
         temps.push(pair.to_vec());
@@ -464,17 +465,14 @@ fn tile(
                 continue;
             };
             let from = sources(band, (i, s), &temps, &first_row)?;
-            let (ylo, yhi) = st.p.columns;
             if n == 1 && s + 1 == steps {
                 // The task's own rows into `h`.
                 let (h, checked) = (st.p.t, st.p.checked);
-                let Point {
-                    x, y, body: point, ..
-                } = step_point(func, &st.p, (&from, &[]), |func, x, _, y| {
-                    let (x64, y64) = (func.cast(x, i64t), func.cast(y, i64t));
-                    (Buf::Matrix(h), vec![x64, y64], checked)
+                let pt = step_point(func, &st.p, (&from, &[]), |func, x, mid, y| {
+                    let x64 = func.cast(x, i64t);
+                    (Buf::Matrix(h), point_index(func, x64, mid, y), checked)
                 });
-                let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
+                let (x, inner) = (pt.x, row_loops(func, &st.p, &pt));
                 let x1x = func.cast(x1e, xt);
                 chunk.push(func.for_loop(x, (sxe, x1x, 1), LoopKind::ChunkRows, inner));
                 continue;
@@ -492,15 +490,12 @@ fn tile(
                 func.expr(ExprKind::Var(hiv), i64t),
             );
             let temp = temps[i][s % 2];
-            let Point {
-                x, y, body: point, ..
-            } = step_point(func, &st.p, (&from, &[]), |func, x, _, y| {
+            let pt = step_point(func, &st.p, (&from, &[]), |func, x, mid, y| {
                 let x64 = func.cast(x, i64t);
                 let row = func.binary(BinOp::Sub, x64, lo, i64t);
-                let y64 = func.cast(y, i64t);
-                (Buf::Temp(temp), vec![row, y64], false)
+                (Buf::Temp(temp), point_index(func, row, mid, y), false)
             });
-            let inner = func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, point);
+            let (x, inner) = (pt.x, row_loops(func, &st.p, &pt));
             let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
             chunk.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
             first_row[s][i] = Some((lo, None));
@@ -513,28 +508,36 @@ fn tile(
         let x64 = func.cast(xe, i64t);
         let mut rows_out = Vec::new();
         for (i, st) in band.stages.iter().enumerate() {
-            let (ylo, yhi) = st.p.columns;
             let (base, _) = first_row[steps - 1][i]?;
             let y = func.var("ty", func.vars[st.p.y].ty);
             let ye = func.expr(ExprKind::Var(y), func.vars[y].ty);
-            let y64 = func.cast(ye, i64t);
+            let mid = st.p.mid.map(|(v, _)| func.var("tm", func.vars[v].ty));
+            let me = mid.map(|v| func.expr(ExprKind::Var(v), func.vars[v].ty));
             let row = func.binary(BinOp::Sub, x64, base, i64t);
             let elem = f.matrices[st.p.t].elem;
+            let index = point_index(func, row, me, ye);
             let v = func.expr(
                 ExprKind::Load {
                     buf: Buf::Temp(temps[i][(steps - 1) % 2]),
-                    index: vec![row, y64],
+                    index,
                     checked: false,
                 },
                 elem,
             );
+            let index = point_index(func, x64, me, ye);
             let store = func.stmt(Stmt::Store {
                 buf: Buf::Matrix(st.p.t),
-                index: vec![x64, y64],
+                index,
                 value: v,
                 checked: st.p.checked,
             });
-            rows_out.push(func.for_loop(y, (ylo, yhi, 1), LoopKind::Serial, store));
+            let pt = Point {
+                x,
+                mid,
+                y,
+                body: store,
+            };
+            rows_out.push(row_loops(func, &st.p, &pt));
         }
         let inner = func.stmt(Stmt::Block(rows_out));
         let x1x = func.cast(x1e, xt);
@@ -692,6 +695,25 @@ fn step_point(
         y,
         body: func.stmt(Stmt::Block(point)),
     }
+}
+
+/// A point's index: its first (`row`, an `i64`), its row in a nest of planes (`mid`), its
+/// column, in `i64`s.
+fn point_index(func: &mut Func, row: ExprId, mid: Option<ExprId>, y: ExprId) -> Vec<ExprId> {
+    let mid = mid.map(|m| func.cast(m, Scalar::I64));
+    let y = func.cast(y, Scalar::I64);
+    [row].into_iter().chain(mid).chain([y]).collect()
+}
+
+/// The loops of a point's row below its first index: its columns and, in a nest of planes, the
+/// plane's rows around them (the producer's bounds).
+fn row_loops(func: &mut Func, p: &Producer, pt: &Point) -> StmtId {
+    let (ylo, yhi) = p.columns;
+    let mut inner = func.for_loop(pt.y, (ylo, yhi, 1), LoopKind::Serial, pt.body);
+    if let (Some(v), Some((_, (lo, hi)))) = (pt.mid, p.mid) {
+        inner = func.for_loop(v, (lo, hi, 1), LoopKind::Serial, inner);
+    }
+    inner
 }
 
 /// A step's point ([`step_point`]): its plane or row variable, its row variable in a nest of

@@ -34,7 +34,7 @@
 //! swap g1 h1; ..                              // K odd
 //! ```
 
-use super::{Band, in_bands, step_point};
+use super::{Band, in_bands, point_index, row_loops, step_point};
 use crate::ir::{BinOp, Function, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
 use std::collections::HashMap;
@@ -272,21 +272,12 @@ fn positions(
             from.insert(sj.p.t, (rows[j][new], v64, None));
         }
         let dst = rows[i][new];
-        let p = step_point(func, &st.p, (&from, &[]), |func, x, mid, y| {
+        let pt = step_point(func, &st.p, (&from, &[]), |func, x, mid, y| {
             let x64 = func.cast(x, i64t);
             let row = func.binary(BinOp::Sub, x64, v64, i64t);
-            let y64 = func.cast(y, i64t);
-            let mid = mid.map(|m| func.cast(m, i64t));
-            let index = [row].into_iter().chain(mid).chain([y64]).collect();
-            (Buf::Temp(dst), index, false)
+            (Buf::Temp(dst), point_index(func, row, mid, y), false)
         });
-        let (ylo, yhi) = st.p.columns;
-        let mut inner = func.for_loop(p.y, (ylo, yhi, 1), LoopKind::Serial, p.body);
-        if let (Some(v), Some((_, (lo, hi)))) = (p.mid, st.p.mid) {
-            // A nest of planes: the task's planes, each plane's rows.
-            inner = func.for_loop(v, (lo, hi, 1), LoopKind::Serial, inner);
-        }
-        let x = p.x;
+        let (x, inner) = (pt.x, row_loops(func, &st.p, &pt));
         let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
         out.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
     }
