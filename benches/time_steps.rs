@@ -280,7 +280,7 @@ fn main() {
             &[
                 ("step by step (band = 1)", heat_steps),
                 ("the model's: split, 16 steps, tasks of 34 rows", heat_tiled),
-                ("tiled, parac_schedule(band = 4)", heat_tiled4),
+                ("split, band = 4, tasks of 32 rows", heat_tiled4),
                 ("overlapped, band = 8", heat_overlapped),
                 ("split, band = 8 (tasks of 32 rows)", heat_split),
                 ("split, band = 16, tasks of 64 rows", heat_split16),

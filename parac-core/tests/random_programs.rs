@@ -1091,7 +1091,8 @@ fn run_file() {
 }
 
 /// Random iterated stencils (`gen/time_steps.rs`), lowered with time tiling off and in bands
-/// of 2 to 8 steps in tasks of 1 to 32 rows, overlapped or split, run by the LIR's evaluator against the
+/// of 2 to 8 steps in tasks of 1 to 32 rows, overlapped or split, 2-D grids and 3-D ones
+/// (tiled by planes), run by the LIR's evaluator against the
 /// interpreter at sizes from 1x1 to 19x11 and 9x35 and counts 0, 1, 2, 3, 5 and 7: the same
 /// results, or the same error; and, where a step is one region, as OpenCL's time bands of 2 to
 /// 4 steps on tiles of 16x8 to 32x8 (`lir::pass::fuse::time::gpu`). `PARAC_FUZZ_ITERATED=N` makes N programs (60 by default).
@@ -1130,8 +1131,22 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
     })
     .collect();
     let (mut runs, mut tiled, mut banded) = (0, 0, 0);
-    for _ in 0..n {
-        let src = progen::time_steps::program(&mut rng);
+    // 2-D grids, then 3-D ones (a third as many), each at its sizes.
+    let planar: &[&[i64]] = &[
+        &[1, 1],
+        &[1, 4],
+        &[3, 1],
+        &[5, 7],
+        &[12, 3],
+        &[19, 11],
+        &[9, 35],
+    ];
+    let cubic: &[&[i64]] = &[&[1, 1, 1], &[2, 3, 1], &[5, 2, 3], &[9, 3, 4], &[17, 2, 5]];
+    for i in 0..n + n / 3 {
+        let (src, shapes) = match i < n {
+            true => (progen::time_steps::program(&mut rng), planar),
+            false => (progen::time_steps::program3(&mut rng), cubic),
+        };
         let c = parac_core::compile_str(&src);
         assert!(c.diagnostics.is_empty(), "{src}\n{:?}", c.diagnostics);
         let f = &c.module.functions[0];
@@ -1166,7 +1181,7 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
                 lowered.push((format!("OpenCL bands of {k} steps, tiles {tile:?}"), l));
             }
         }
-        for sizes in [[1, 1], [1, 4], [3, 1], [5, 7], [12, 3], [19, 11], [9, 35]] {
+        for &sizes in shapes {
             let steps = [0, 1, 2, 3, 5, 7][rng.below(6) as usize];
             let Some(start) = progen::time_steps::args(f, sizes, steps, &mut rng) else {
                 continue;
@@ -1195,7 +1210,9 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
         }
     }
     eprintln!(
-        "[time steps] {n} programs, {runs} runs, {tiled} tiled lowerings, {banded} OpenCL bands"
+        "[time steps] {n} programs on 2-D grids and {} on 3-D ones, {runs} runs, {tiled} tiled \
+         lowerings, {banded} OpenCL bands",
+        n / 3
     );
     assert!(tiled > n / 4, "only {tiled} lowerings tiled");
     assert!(banded > n / 4, "only {banded} OpenCL bands");

@@ -1,6 +1,7 @@
 //! Random iterated stencils (issue 31): one function with `parac_repeat` and `parac_swap`
 //! made from a seed: element type, radius, taps and weights, border mode, a source term, one
-//! or two regions per step, the grid an output or a local, a `parac_schedule` or none.
+//! or two regions per step, the grid an output or a local, a `parac_schedule` or none; and
+//! (`program3`) on 3-D grids, their planes read clamped.
 //! `parac-core/tests/random_programs.rs` runs them tiled and not against the interpreter.
 
 use super::Rng;
@@ -147,8 +148,84 @@ pub fn program(rng: &mut Rng) -> String {
     p
 }
 
-pub fn args(f: &Function, sizes: [i64; 2], steps: i32, rng: &mut Rng) -> Option<Vec<Arg>> {
-    let dims = interp::matrix_dims(f, &sizes).ok()?;
+/// One random program on 3-D grids (`P` planes of `M` x `N`): a 3-D grid's planes take no
+/// border rule, so the stencil's planes are read clamped to the grid (`max(z-a, 0)`,
+/// `min(z+a, P-1)` or `clamp(z+a, 0, P-1)`), its rows and columns through a border rule;
+/// one region and its swap, a schedule or none.
+pub fn program3(rng: &mut Rng) -> String {
+    let ty = *rng.pick(&["i32", "u8", "f32"]);
+    let float = ty == "f32";
+    let r = 1 + rng.below(2) as i64;
+    let border = match rng.below(3) {
+        0 => format!("replicate(g[*][{r}][{r}])"),
+        1 => format!("reflect101(g[*][{r}][{r}])"),
+        _ => format!(
+            "constant(g[*][{r}][{r}], {})",
+            if float { "1.5" } else { "3" }
+        ),
+    };
+    let at = |v: &str, o: i64| match o {
+        0 => v.to_string(),
+        o if o > 0 => format!("{v}+{o}"),
+        o => format!("{v}-{}", -o),
+    };
+    let mut terms = Vec::new();
+    for k in 0..2 + rng.below(4) {
+        let (c, a, b) = (
+            rng.below(5) as i64 - 1,
+            rng.below(2 * r as u32 + 1) as i64 - r,
+            rng.below(2 * r as u32 + 1) as i64 - r,
+        );
+        let dz = if k == 0 {
+            0
+        } else {
+            rng.below(2 * r as u32 + 1) as i64 - r
+        };
+        let plane = match (dz, rng.below(2)) {
+            (0, _) => "z".to_string(),
+            (d, 0) if d < 0 => format!("max(z-{}, 0)", -d),
+            (d, 0) => format!("min(z+{d}, P-1)"),
+            (d, _) => format!("clamp({}, 0, P-1)", at("z", d)),
+        };
+        let read = format!("g[{plane}][{}][{}]", at("x", a), at("y", b));
+        terms.push(match float {
+            true => format!("{c}.0 * {read}"),
+            false => format!("{c} * ({read} as i32)"),
+        });
+    }
+    let sum = terms.join(" + ");
+    let value = match float {
+        true => format!("({sum}) * 0.25"),
+        false => format!("(({sum}) >> 2) as {ty}"),
+    };
+    let schedule = match rng.below(3) {
+        0 => {
+            let (band, rows) = (1 + rng.below(4), 1 + rng.below(5));
+            format!(
+                " parac_schedule(band = {band}, rows = {rows}, split = {})",
+                (band + rows) % 2
+            )
+        }
+        _ => String::new(),
+    };
+    let border = border.replace("g[", "out[");
+    let value = value.replace("g[", "out[");
+    format!(
+        "fn iterated3(src: &{ty}[P][M][N], out: &mut {ty}[P][M][N], steps: i32) {{
+    let h: {ty}[P][M][N];
+    parac_border_rule b = {border};
+    parac_iterator init(z in 0:P:1; x in 0:M:1; y in 0:N:1) {{ out[z][x][y] = src[z][x][y]; }}
+    parac_repeat(steps){schedule} {{
+        parac_iterator st(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(b) {{ h[z][x][y] = {value}; }}
+        parac_swap(out, h);
+    }}
+}}
+"
+    )
+}
+
+pub fn args(f: &Function, sizes: &[i64], steps: i32, rng: &mut Rng) -> Option<Vec<Arg>> {
+    let dims = interp::matrix_dims(f, sizes).ok()?;
     let mut out = Vec::new();
     for p in &f.params {
         out.push(match p {
