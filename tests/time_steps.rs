@@ -31,64 +31,85 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 65), ("N", 33)],
 ];
 
-mod heat {
-    use super::{Arg, Val};
+macro_rules! heat_program {
+    ($m:ident, $($s:tt)*) => {
+        mod $m {
+            use super::{Arg, Val};
 
-    super::program! {
-        fn heat(src: &f32[M][N], out: &mut f32[M][N], steps: u8) {
-            let next: f32[M][N];
-            parac_border_rule edge = replicate(out[1][1]);
-            parac_iterator init(0:M:1; 0:N:1) {
-                out[initx][inity] = src[initx][inity];
-            }
-            parac_repeat(steps) {
-                parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                    next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
-                        + out[x][y+1] - 4.0 * out[x][y]);
+            super::program! {
+                fn heat(src: &f32[M][N], out: &mut f32[M][N], steps: u8) {
+                    let next: f32[M][N];
+                    parac_border_rule edge = replicate(out[1][1]);
+                    parac_iterator init(0:M:1; 0:N:1) {
+                        out[initx][inity] = src[initx][inity];
+                    }
+                    parac_repeat(steps) $($s)* {
+                        parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                            next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
+                                + out[x][y+1] - 4.0 * out[x][y]);
+                        }
+                        parac_swap(out, next);
+                    }
                 }
-                parac_swap(out, next);
+            }
+
+            pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+                let src = super::canaried::<f32>("src", &args[0]);
+                let mut out = super::canaried::<f32>("out", &args[1]);
+                let r = heat(rt, &src, &mut out, super::int(&args[2]));
+                super::put(&mut args[1], &out);
+                r.map(|()| None)
             }
         }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let src = super::canaried::<f32>("src", &args[0]);
-        let mut out = super::canaried::<f32>("out", &args[1]);
-        let r = heat(rt, &src, &mut out, super::int(&args[2]));
-        super::put(&mut args[1], &out);
-        r.map(|()| None)
-    }
+    };
 }
 
-mod life {
-    use super::{Arg, Val};
+// Each stencil as the model tiles it, then with overlapped tiles (`split = 0`) or split tiling
+// (`split = 1`) forced, in bands of 2 to 4 steps and tasks of few rows (a split task has at
+// least the `2 (n K + 1) r` rows it needs), so that the sizes have several tasks of each phase.
+heat_program!(heat,);
+heat_program!(
+    heat_overlapped,
+    parac_schedule(band = 3, rows = 4, split = 0)
+);
+heat_program!(heat_split, parac_schedule(band = 3, split = 1));
 
-    super::program! {
-        fn life(src: &u8[M][N], out: &mut u8[M][N], steps: u8) {
-            let next: u8[M][N];
-            parac_border_rule dead = constant(out[1][1], 0);
-            parac_iterator init(0:M:1; 0:N:1) {
-                out[initx][inity] = src[initx][inity] & 1;
-            }
-            parac_repeat(steps) {
-                parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
-                    let alive = out[x][y] as i32;
-                    let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
-                    next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
+macro_rules! life_program {
+    ($m:ident, $($s:tt)*) => {
+        mod $m {
+            use super::{Arg, Val};
+
+            super::program! {
+                fn life(src: &u8[M][N], out: &mut u8[M][N], steps: u8) {
+                    let next: u8[M][N];
+                    parac_border_rule dead = constant(out[1][1], 0);
+                    parac_iterator init(0:M:1; 0:N:1) {
+                        out[initx][inity] = src[initx][inity] & 1;
+                    }
+                    parac_repeat(steps) $($s)* {
+                        parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
+                            let alive = out[x][y] as i32;
+                            let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
+                            next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
+                        }
+                        parac_swap(out, next);
+                    }
                 }
-                parac_swap(out, next);
+            }
+
+            pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+                let src = super::canaried::<u8>("src", &args[0]);
+                let mut out = super::canaried::<u8>("out", &args[1]);
+                let r = life(rt, &src, &mut out, super::int(&args[2]));
+                super::put(&mut args[1], &out);
+                r.map(|()| None)
             }
         }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let src = super::canaried::<u8>("src", &args[0]);
-        let mut out = super::canaried::<u8>("out", &args[1]);
-        let r = life(rt, &src, &mut out, super::int(&args[2]));
-        super::put(&mut args[1], &out);
-        r.map(|()| None)
-    }
+    };
 }
+
+life_program!(life,);
+life_program!(life_split, parac_schedule(band = 4, rows = 1, split = 1));
 
 mod coupled {
     use super::{Arg, Val};
@@ -131,212 +152,54 @@ mod coupled {
 /// FDTD-like: two grids updated in order each step, the second reading the first's new values
 /// at neighbouring points (OpenCL's time bands run both regions: kernels of the first taking
 /// every matrix of the step).
-mod fdtd {
-    use super::{Arg, Val};
+macro_rules! fdtd_program {
+    ($m:ident, $($s:tt)*) => {
+        mod $m {
+            use super::{Arg, Val};
 
-    super::program! {
-        fn fdtd(e0: &i32[M][N], h0: &i32[M][N], e: &mut i32[M][N], h: &mut i32[M][N], steps: u8) {
-            let en: i32[M][N];
-            let hn: i32[M][N];
-            parac_border_rule re = replicate(e[1][1]);
-            parac_border_rule rn = reflect101(en[1][1]);
-            parac_iterator init(0:M:1; 0:N:1) {
-                e[initx][inity] = e0[initx][inity] % 1000;
-                h[initx][inity] = h0[initx][inity] % 1000;
+            super::program! {
+                fn fdtd(e0: &i32[M][N], h0: &i32[M][N], e: &mut i32[M][N], h: &mut i32[M][N], steps: u8) {
+                    let en: i32[M][N];
+                    let hn: i32[M][N];
+                    parac_border_rule re = replicate(e[1][1]);
+                    parac_border_rule rn = reflect101(en[1][1]);
+                    parac_iterator init(0:M:1; 0:N:1) {
+                        e[initx][inity] = e0[initx][inity] % 1000;
+                        h[initx][inity] = h0[initx][inity] % 1000;
+                    }
+                    parac_repeat(steps) $($s)* {
+                        parac_iterator a(x in 0:M:1; y in 0:N:1) parac_border_rule(re) {
+                            en[x][y] = e[x][y] - (h[x][y] - e[x-1][y+1]) / 2;
+                        }
+                        parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(rn) {
+                            hn[x][y] = h[x][y] + (en[x+1][y] - en[x][y-1]) / 3;
+                        }
+                        parac_swap(e, en);
+                        parac_swap(h, hn);
+                    }
+                }
             }
-            parac_repeat(steps) {
-                parac_iterator a(x in 0:M:1; y in 0:N:1) parac_border_rule(re) {
-                    en[x][y] = e[x][y] - (h[x][y] - e[x-1][y+1]) / 2;
-                }
-                parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(rn) {
-                    hn[x][y] = h[x][y] + (en[x+1][y] - en[x][y-1]) / 3;
-                }
-                parac_swap(e, en);
-                parac_swap(h, hn);
+
+            pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+                let e0 = super::canaried::<i32>("e0", &args[0]);
+                let h0 = super::canaried::<i32>("h0", &args[1]);
+                let mut e = super::canaried::<i32>("e", &args[2]);
+                let mut h = super::canaried::<i32>("h", &args[3]);
+                let r = fdtd(rt, &e0, &h0, &mut e, &mut h, super::int(&args[4]));
+                super::put(&mut args[2], &e);
+                super::put(&mut args[3], &h);
+                r.map(|()| None)
             }
         }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let e0 = super::canaried::<i32>("e0", &args[0]);
-        let h0 = super::canaried::<i32>("h0", &args[1]);
-        let mut e = super::canaried::<i32>("e", &args[2]);
-        let mut h = super::canaried::<i32>("h", &args[3]);
-        let r = fdtd(rt, &e0, &h0, &mut e, &mut h, super::int(&args[4]));
-        super::put(&mut args[2], &e);
-        super::put(&mut args[3], &h);
-        r.map(|()| None)
-    }
+    };
 }
 
-/// Overlapped tiles (`parac_schedule(split = 0)`): bands of 3 and 2 steps in tasks of 4 and 3
-/// rows.
-mod heat_overlapped {
-    use super::{Arg, Val};
-
-    super::program! {
-        fn heat(src: &f32[M][N], out: &mut f32[M][N], steps: u8) {
-            let next: f32[M][N];
-            parac_border_rule edge = replicate(out[1][1]);
-            parac_iterator init(0:M:1; 0:N:1) {
-                out[initx][inity] = src[initx][inity];
-            }
-            parac_repeat(steps) parac_schedule(band = 3, rows = 4, split = 0) {
-                parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                    next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
-                        + out[x][y+1] - 4.0 * out[x][y]);
-                }
-                parac_swap(out, next);
-            }
-        }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let src = super::canaried::<f32>("src", &args[0]);
-        let mut out = super::canaried::<f32>("out", &args[1]);
-        let r = heat(rt, &src, &mut out, super::int(&args[2]));
-        super::put(&mut args[1], &out);
-        r.map(|()| None)
-    }
-}
-
-mod fdtd_overlapped {
-    use super::{Arg, Val};
-
-    super::program! {
-        fn fdtd(e0: &i32[M][N], h0: &i32[M][N], e: &mut i32[M][N], h: &mut i32[M][N], steps: u8) {
-            let en: i32[M][N];
-            let hn: i32[M][N];
-            parac_border_rule re = replicate(e[1][1]);
-            parac_border_rule rn = reflect101(en[1][1]);
-            parac_iterator init(0:M:1; 0:N:1) {
-                e[initx][inity] = e0[initx][inity] % 1000;
-                h[initx][inity] = h0[initx][inity] % 1000;
-            }
-            parac_repeat(steps) parac_schedule(band = 2, rows = 3, split = 0) {
-                parac_iterator a(x in 0:M:1; y in 0:N:1) parac_border_rule(re) {
-                    en[x][y] = e[x][y] - (h[x][y] - e[x-1][y+1]) / 2;
-                }
-                parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(rn) {
-                    hn[x][y] = h[x][y] + (en[x+1][y] - en[x][y-1]) / 3;
-                }
-                parac_swap(e, en);
-                parac_swap(h, hn);
-            }
-        }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let e0 = super::canaried::<i32>("e0", &args[0]);
-        let h0 = super::canaried::<i32>("h0", &args[1]);
-        let mut e = super::canaried::<i32>("e", &args[2]);
-        let mut h = super::canaried::<i32>("h", &args[3]);
-        let r = fdtd(rt, &e0, &h0, &mut e, &mut h, super::int(&args[4]));
-        super::put(&mut args[2], &e);
-        super::put(&mut args[3], &h);
-        r.map(|()| None)
-    }
-}
-
-/// Split tiling (`parac_schedule(split = 1)`): the same programs in bands of 3 steps (tasks of
-/// 32 rows) and of 4 and 2 steps in tasks of the fewest rows the split allows (10), so that
-/// the sizes have several tasks of both phases.
-mod heat_split {
-    use super::{Arg, Val};
-
-    super::program! {
-        fn heat(src: &f32[M][N], out: &mut f32[M][N], steps: u8) {
-            let next: f32[M][N];
-            parac_border_rule edge = replicate(out[1][1]);
-            parac_iterator init(0:M:1; 0:N:1) {
-                out[initx][inity] = src[initx][inity];
-            }
-            parac_repeat(steps) parac_schedule(band = 3, split = 1) {
-                parac_iterator step(x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                    next[x][y] = out[x][y] + 0.125 * (out[x-1][y] + out[x+1][y] + out[x][y-1]
-                        + out[x][y+1] - 4.0 * out[x][y]);
-                }
-                parac_swap(out, next);
-            }
-        }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let src = super::canaried::<f32>("src", &args[0]);
-        let mut out = super::canaried::<f32>("out", &args[1]);
-        let r = heat(rt, &src, &mut out, super::int(&args[2]));
-        super::put(&mut args[1], &out);
-        r.map(|()| None)
-    }
-}
-
-mod life_split {
-    use super::{Arg, Val};
-
-    super::program! {
-        fn life(src: &u8[M][N], out: &mut u8[M][N], steps: u8) {
-            let next: u8[M][N];
-            parac_border_rule dead = constant(out[1][1], 0);
-            parac_iterator init(0:M:1; 0:N:1) {
-                out[initx][inity] = src[initx][inity] & 1;
-            }
-            parac_repeat(steps) parac_schedule(band = 4, rows = 1, split = 1) {
-                parac_iterator gen(x in 0:M:1; y in 0:N:1) parac_border_rule(dead) {
-                    let alive = out[x][y] as i32;
-                    let n = parac_matrix_sum(out[x-1:3:1][y-1:3:1]) - alive;
-                    next[x][y] = ((n == 3) || (alive == 1 && n == 2)) as u8;
-                }
-                parac_swap(out, next);
-            }
-        }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let src = super::canaried::<u8>("src", &args[0]);
-        let mut out = super::canaried::<u8>("out", &args[1]);
-        let r = life(rt, &src, &mut out, super::int(&args[2]));
-        super::put(&mut args[1], &out);
-        r.map(|()| None)
-    }
-}
-
-mod fdtd_split {
-    use super::{Arg, Val};
-
-    super::program! {
-        fn fdtd(e0: &i32[M][N], h0: &i32[M][N], e: &mut i32[M][N], h: &mut i32[M][N], steps: u8) {
-            let en: i32[M][N];
-            let hn: i32[M][N];
-            parac_border_rule re = replicate(e[1][1]);
-            parac_border_rule rn = reflect101(en[1][1]);
-            parac_iterator init(0:M:1; 0:N:1) {
-                e[initx][inity] = e0[initx][inity] % 1000;
-                h[initx][inity] = h0[initx][inity] % 1000;
-            }
-            parac_repeat(steps) parac_schedule(band = 2, rows = 1, split = 1) {
-                parac_iterator a(x in 0:M:1; y in 0:N:1) parac_border_rule(re) {
-                    en[x][y] = e[x][y] - (h[x][y] - e[x-1][y+1]) / 2;
-                }
-                parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(rn) {
-                    hn[x][y] = h[x][y] + (en[x+1][y] - en[x][y-1]) / 3;
-                }
-                parac_swap(e, en);
-                parac_swap(h, hn);
-            }
-        }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let e0 = super::canaried::<i32>("e0", &args[0]);
-        let h0 = super::canaried::<i32>("h0", &args[1]);
-        let mut e = super::canaried::<i32>("e", &args[2]);
-        let mut h = super::canaried::<i32>("h", &args[3]);
-        let r = fdtd(rt, &e0, &h0, &mut e, &mut h, super::int(&args[4]));
-        super::put(&mut args[2], &e);
-        super::put(&mut args[3], &h);
-        r.map(|()| None)
-    }
-}
+fdtd_program!(fdtd,);
+fdtd_program!(
+    fdtd_overlapped,
+    parac_schedule(band = 2, rows = 3, split = 0)
+);
+fdtd_program!(fdtd_split, parac_schedule(band = 2, rows = 1, split = 1));
 
 /// 3-D grids, tiled by planes (split, and overlapped where asked): planes clamped by
 /// `min`/`max`/`clamp`.
@@ -348,65 +211,45 @@ const SIZES3: &[&[(&str, usize)]] = &[
     &[("P", 70), ("M", 2), ("N", 3)],
 ];
 
-mod heat3d {
-    use super::{Arg, Val};
+macro_rules! heat3d_program {
+    ($m:ident, $($s:tt)*) => {
+        mod $m {
+            use super::{Arg, Val};
 
-    super::program! {
-        fn heat3d(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: u8) {
-            let next: f32[P][M][N];
-            parac_border_rule edge = replicate(out[*][1][1]);
-            parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
-                out[initx][inity][initz] = src[initx][inity][initz];
-            }
-            parac_repeat(steps) {
-                parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                    next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y]
-                        + out[min(z+1, P-1)][x][y] + out[z][x-1][y] + out[z][x+1][y]
-                        + out[z][x][y-1] + out[z][x][y+1] - 6.0 * out[z][x][y]);
+            super::program! {
+                fn heat3d(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: u8) {
+                    let next: f32[P][M][N];
+                    parac_border_rule edge = replicate(out[*][1][1]);
+                    parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
+                        out[initx][inity][initz] = src[initx][inity][initz];
+                    }
+                    parac_repeat(steps) $($s)* {
+                        parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
+                            next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y]
+                                + out[min(z+1, P-1)][x][y] + out[z][x-1][y] + out[z][x+1][y]
+                                + out[z][x][y-1] + out[z][x][y+1] - 6.0 * out[z][x][y]);
+                        }
+                        parac_swap(out, next);
+                    }
                 }
-                parac_swap(out, next);
+            }
+
+            pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+                let src = super::canaried::<f32>("src", &args[0]);
+                let mut out = super::canaried::<f32>("out", &args[1]);
+                let r = heat3d(rt, &src, &mut out, super::int(&args[2]));
+                super::put(&mut args[1], &out);
+                r.map(|()| None)
             }
         }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let src = super::canaried::<f32>("src", &args[0]);
-        let mut out = super::canaried::<f32>("out", &args[1]);
-        let r = heat3d(rt, &src, &mut out, super::int(&args[2]));
-        super::put(&mut args[1], &out);
-        r.map(|()| None)
-    }
+    };
 }
 
-mod heat3d_overlapped {
-    use super::{Arg, Val};
-
-    super::program! {
-        fn heat3d(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: u8) {
-            let next: f32[P][M][N];
-            parac_border_rule edge = replicate(out[*][1][1]);
-            parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
-                out[initx][inity][initz] = src[initx][inity][initz];
-            }
-            parac_repeat(steps) parac_schedule(band = 3, rows = 4, split = 0) {
-                parac_iterator step(z in 0:P:1; x in 0:M:1; y in 0:N:1) parac_border_rule(edge) {
-                    next[z][x][y] = out[z][x][y] + 0.125 * (out[max(z-1, 0)][x][y]
-                        + out[min(z+1, P-1)][x][y] + out[z][x-1][y] + out[z][x+1][y]
-                        + out[z][x][y-1] + out[z][x][y+1] - 6.0 * out[z][x][y]);
-                }
-                parac_swap(out, next);
-            }
-        }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let src = super::canaried::<f32>("src", &args[0]);
-        let mut out = super::canaried::<f32>("out", &args[1]);
-        let r = heat3d(rt, &src, &mut out, super::int(&args[2]));
-        super::put(&mut args[1], &out);
-        r.map(|()| None)
-    }
-}
+heat3d_program!(heat3d,);
+heat3d_program!(
+    heat3d_overlapped,
+    parac_schedule(band = 3, rows = 4, split = 0)
+);
 
 mod smooth3d {
     use super::{Arg, Val};

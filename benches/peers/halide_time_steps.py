@@ -91,6 +91,11 @@ def run_fdtd(grids, steps, secs=5.0):
             p.realize(bufs[1 - cur])
             cur = 1 - cur
 
+    return timed(call, secs)
+
+
+def timed(call, secs):
+    """A warm-up call, then calls for `secs` seconds (at least 3): the median and minimum ms."""
     call()
     times = []
     start = time.perf_counter()
@@ -113,15 +118,7 @@ def run(pipe, a, steps, secs=5.0):
             f.realize(bufs[1 - cur])
             cur = 1 - cur
 
-    call()
-    times = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < secs or len(times) < 3:
-        t = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - t) * 1e3)
-    times.sort()
-    return times[len(times) // 2], times[0]
+    return timed(call, secs)
 
 
 def main():

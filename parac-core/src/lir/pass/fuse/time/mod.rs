@@ -482,22 +482,9 @@ fn tile(
             let lo = func.expr(ExprKind::Call(Builtin::Max, vec![lo, zero]), i64t);
             let hi = func.binary(BinOp::Add, x1e, b, i64t);
             let hi = func.expr(ExprKind::Call(Builtin::Min, vec![hi, m]), i64t);
-            let (lov, hiv) = (func.var("tlo", i64t), func.var("thi", i64t));
-            chunk.push(func.stmt(Stmt::Let(lov, lo)));
-            chunk.push(func.stmt(Stmt::Let(hiv, hi)));
-            let (lo, hi) = (
-                func.expr(ExprKind::Var(lov), i64t),
-                func.expr(ExprKind::Var(hiv), i64t),
-            );
+            let (lo, hi) = bind_rows(func, (lo, hi), &mut chunk);
             let temp = temps[i][s % 2];
-            let pt = step_point(func, &st.p, (&from, &[]), |func, x, mid, y| {
-                let x64 = func.cast(x, i64t);
-                let row = func.binary(BinOp::Sub, x64, lo, i64t);
-                (Buf::Temp(temp), point_index(func, row, mid, y), false)
-            });
-            let (x, inner) = (pt.x, row_loops(func, &st.p, &pt));
-            let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
-            chunk.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
+            chunk.push(points_into(func, &st.p, &from, (temp, lo), (lo, hi)));
             first_row[s][i] = Some((lo, None));
         }
     }
@@ -546,9 +533,34 @@ fn tile(
     let chunk = func.stmt(Stmt::Block(chunk));
     let x0 = func.int(0, xt);
     let tasks = func.for_loop(sx, (x0, xhi, rows), LoopKind::ParallelChunks, chunk);
-    // Every region's host proof, in order, before the band runs (the first's again with it).
+    let region = func.stmt(Stmt::Region {
+        id: first.id,
+        name: first.name.clone(),
+        body: tasks,
+    });
+    let guard = guard.then_some(per_col);
+    Some(banded(
+        func,
+        f,
+        (at, band),
+        (vec![region], true),
+        (k, guard),
+    ))
+}
+
+/// Repeat `at` in bands of `k` steps ([`in_bands`]), a band being every region's host proof in
+/// order (where there are several; the first's again with the band's regions), the band's
+/// `regions`, and the swaps where `swaps`; where `guard` gives a task's bytes per element of a
+/// row of the first grid, under the cache test ([`fits_cache`]).
+fn banded(
+    func: &mut Func,
+    f: &Function,
+    (at, band): (StmtId, &Band),
+    (regions, swaps): (Vec<StmtId>, bool),
+    (k, guard): (i64, Option<i128>),
+) -> StmtId {
     let mut step = Vec::new();
-    if n > 1 {
+    if band.stages.len() > 1 {
         for st in &band.stages {
             let empty = func.stmt(Stmt::Block(Vec::new()));
             step.push(func.stmt(Stmt::Region {
@@ -558,18 +570,16 @@ fn tile(
             }));
         }
     }
-    step.push(func.stmt(Stmt::Region {
-        id: first.id,
-        name: first.name.clone(),
-        body: tasks,
-    }));
-    step.extend(band.swaps.iter().copied());
+    step.extend(regions);
+    if swaps {
+        step.extend(band.swaps.iter().copied());
+    }
     let step = func.stmt(Stmt::Block(step));
     let tiled = in_bands(func, at, step, k);
-    if !guard {
-        return Some(tiled);
+    match guard {
+        Some(per_col) => fits_cache(func, f, (band.stages[0].g, per_col), tiled, at),
+        None => tiled,
     }
-    Some(fits_cache(func, f, (first.g, per_col), tiled, at))
 }
 
 /// `if dim(g, 1) * .. * per_col <= cache_bytes() { tiled } else { at }`: a band's tiles where
@@ -695,6 +705,43 @@ fn step_point(
         y,
         body: func.stmt(Stmt::Block(point)),
     }
+}
+
+/// `let lo = ..; let hi = ..` (the rows a stage computes, `i64`s) into `out`: the variables.
+fn bind_rows(
+    func: &mut Func,
+    (lo, hi): (ExprId, ExprId),
+    out: &mut Vec<StmtId>,
+) -> (ExprId, ExprId) {
+    let i64t = Scalar::I64;
+    let (lov, hiv) = (func.var("tlo", i64t), func.var("thi", i64t));
+    out.push(func.stmt(Stmt::Let(lov, lo)));
+    out.push(func.stmt(Stmt::Let(hiv, hi)));
+    (
+        func.expr(ExprKind::Var(lov), i64t),
+        func.expr(ExprKind::Var(hiv), i64t),
+    )
+}
+
+/// Rows `lo .. hi` of a stage's points (its grids read as `from` says) into `temp`, row `x` at
+/// `x - base`: the loop.
+fn points_into(
+    func: &mut Func,
+    p: &Producer,
+    from: &HashMap<usize, Origin>,
+    (temp, base): (TempId, ExprId),
+    (lo, hi): (ExprId, ExprId),
+) -> StmtId {
+    let i64t = Scalar::I64;
+    let xt = func.vars[p.x].ty;
+    let pt = step_point(func, p, (from, &[]), |func, x, mid, y| {
+        let x64 = func.cast(x, i64t);
+        let row = func.binary(BinOp::Sub, x64, base, i64t);
+        (Buf::Temp(temp), point_index(func, row, mid, y), false)
+    });
+    let inner = row_loops(func, p, &pt);
+    let (lo, hi) = (func.cast(lo, xt), func.cast(hi, xt));
+    func.for_loop(pt.x, (lo, hi, 1), LoopKind::Serial, inner)
 }
 
 /// A point's index: its first (`row`, an `i64`), its row in a nest of planes (`mid`), its

@@ -34,7 +34,7 @@
 //! swap g1 h1; ..                              // K odd
 //! ```
 
-use super::{Band, in_bands, point_index, row_loops, step_point};
+use super::{Band, banded, bind_rows, points_into};
 use crate::ir::{BinOp, Function, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
 use std::collections::HashMap;
@@ -112,34 +112,20 @@ pub(super) fn tile(
             body: tasks,
         })
     });
-    // Every region's host proof, in order, before the band runs (the first's with it).
-    let mut step = Vec::new();
-    if band.stages.len() > 1 {
-        for st in &band.stages {
-            let empty = func.stmt(Stmt::Block(Vec::new()));
-            step.push(func.stmt(Stmt::Region {
-                id: st.id,
-                name: st.name.clone(),
-                body: empty,
-            }));
-        }
-    }
-    step.extend(phases);
-    if k % 2 == 1 {
-        step.extend(band.swaps.iter().copied());
-    }
-    let step = func.stmt(Stmt::Block(step));
-    let tiled = in_bands(func, at, step, k);
-    if !guard {
-        return Some(tiled);
-    }
-    // Where a task's rows of every grid fit the cache, else step by step.
+    // A task's rows of both matrices of every grid, per element of a row.
     let per_col: i128 = band
         .stages
         .iter()
         .map(|s| 2 * i128::from(h) * f.matrices[s.g].elem.bytes() as i128)
         .sum();
-    Some(super::fits_cache(func, f, (first.g, per_col), tiled, at))
+    let guard = guard.then_some(per_col);
+    Some(banded(
+        func,
+        f,
+        (at, band),
+        (phases.to_vec(), k % 2 == 1),
+        (k, guard),
+    ))
 }
 
 /// A task of either phase at its first row `v`: its rows of both matrices of every grid, then
@@ -221,7 +207,6 @@ fn positions(
     out: &mut Vec<StmtId>,
 ) {
     let i64t = Scalar::I64;
-    let xt = func.vars[band.stages[0].p.x].ty;
     let n = band.stages.len() as i128;
     let r = band.radius.max(1);
     let int = |func: &mut Func, c: i128| func.int(c, i64t);
@@ -257,13 +242,7 @@ fn positions(
             let hi = func.expr(ExprKind::Select(inner, shrunk, m), i64t);
             (lo, hi)
         };
-        let (lov, hiv) = (func.var("slo", i64t), func.var("shi", i64t));
-        out.push(func.stmt(Stmt::Let(lov, lo)));
-        out.push(func.stmt(Stmt::Let(hiv, hi)));
-        let (lo, hi) = (
-            func.expr(ExprKind::Var(lov), i64t),
-            func.expr(ExprKind::Var(hiv), i64t),
-        );
+        let (lo, hi) = bind_rows(func, (lo, hi), out);
         // The grids read: each old one from its matrix of the step before, the new ones of
         // the regions before this one from this step's.
         let mut from = HashMap::new();
@@ -271,14 +250,12 @@ fn positions(
             from.insert(sj.g, (rows[j][old], v64, None));
             from.insert(sj.p.t, (rows[j][new], v64, None));
         }
-        let dst = rows[i][new];
-        let pt = step_point(func, &st.p, (&from, &[]), |func, x, mid, y| {
-            let x64 = func.cast(x, i64t);
-            let row = func.binary(BinOp::Sub, x64, v64, i64t);
-            (Buf::Temp(dst), point_index(func, row, mid, y), false)
-        });
-        let (x, inner) = (pt.x, row_loops(func, &st.p, &pt));
-        let (lo_x, hi_x) = (func.cast(lo, xt), func.cast(hi, xt));
-        out.push(func.for_loop(x, (lo_x, hi_x, 1), LoopKind::Serial, inner));
+        out.push(points_into(
+            func,
+            &st.p,
+            &from,
+            (rows[i][new], v64),
+            (lo, hi),
+        ));
     }
 }
