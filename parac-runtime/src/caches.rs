@@ -6,17 +6,11 @@ use std::sync::OnceLock;
 /// The bytes of cache a CPU task may hold: its core's own caches below the last level (the
 /// largest, usually the second level) and its share of the last level (its size over the CPUs
 /// that share it), as Linux reports them (`/sys/devices/system/cpu/cpu0/cache`);
-/// `parac_core::ir::CACHE_BYTES` where the machine does not say. `PARAC_CACHE_BYTES` overrides
-/// it (benches and tests: a size that makes the model take the other branch).
+/// `parac_core::ir::CACHE_BYTES` where the machine does not say.
 pub fn cache_bytes() -> i64 {
     static BYTES: OnceLock<i64> = OnceLock::new();
     *BYTES.get_or_init(|| {
-        let set = std::env::var("PARAC_CACHE_BYTES")
-            .ok()
-            .and_then(|v| v.trim().parse::<i64>().ok())
-            .filter(|b| *b > 0);
-        set.or_else(|| share(&levels("/sys/devices/system/cpu/cpu0/cache")))
-            .unwrap_or(parac_core::ir::CACHE_BYTES)
+        share(&levels("/sys/devices/system/cpu/cpu0/cache")).unwrap_or(parac_core::ir::CACHE_BYTES)
     })
 }
 
