@@ -84,10 +84,14 @@ pub fn run(
             // Split tiling unless the program or the options say otherwise: no point is
             // computed twice.
             let split = schedule.split.or(split).unwrap_or(true);
-            let r = schedule.rows.unwrap_or(rows);
+            let mut r = schedule.rows.unwrap_or(rows);
             let k = match schedule.band {
                 Some(k) => k,
-                None if modelled && split => split::model(steps, &band),
+                None if modelled && split => {
+                    let (k, model_rows) = split::model(steps, r, split::Shape::of(&band));
+                    r = schedule.rows.unwrap_or(model_rows);
+                    k
+                }
                 None if modelled => model(steps, r, &band),
                 None => steps,
             };

@@ -39,35 +39,52 @@ use crate::ir::{BinOp, Function, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
 use std::collections::HashMap;
 
-/// The model's time steps per split band, at most `most`: as many as keep the rows a task's
-/// phase-2 reads reach (`2 (n K + 1) r`, [`task_rows`]) within [`SPLIT_ROWS`], at least 2. On the
-/// developers' 2-core machine (benches/time_steps.rs, 4096², T = 64), against overlapped tiles
-/// of 8 steps: heat-2D within noise (split bands of 8 to 32 steps, tasks of 32 to 128 rows: 187
-/// to 216 ms, overlapped 193 to 208), FDTD-2D 1.2x and the game of life 1.2x faster (no region
-/// of three computed twice; life's 3x3 sums recomputed cost more than the memory saved).
-/// A 3-D grid's task holds planes ([`SPLIT_PLANES`] of them).
-pub(super) fn model(most: i64, band: &Band) -> i64 {
-    let n = band.stages.len() as i128;
-    let r = band.radius.max(1);
-    let planes = band.stages.iter().any(|s| s.p.mid.is_some());
-    let rows = if planes { SPLIT_PLANES } else { SPLIT_ROWS };
-    let k = (i128::from(rows) / (2 * r) - 1) / n;
-    k.clamp(2, i128::from(most.max(2))) as i64
+/// What the split model weighs of a band: its regions per step, its radius (at least 1), and
+/// whether its grids are 3-D (tasks of planes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Shape {
+    pub(super) n: i64,
+    pub(super) r: i64,
+    pub(super) planes: bool,
+}
+
+impl Shape {
+    pub(super) fn of(band: &Band) -> Shape {
+        Shape {
+            n: band.stages.len() as i64,
+            r: band.radius.max(1) as i64,
+            planes: band.stages.iter().any(|s| s.p.mid.is_some()),
+        }
+    }
+}
+
+/// The model's split band, at most `most` steps: as many steps as keep the rows a task's
+/// phase-2 reads reach (`2 (n K + 1) r`, [`task_rows`]) within [`SPLIT_ROWS`] (a 3-D grid's
+/// planes within [`SPLIT_PLANES`]), at least 2; and a task's rows where the program gives none
+/// (`rows`; planes: [`SPLIT_PLANES`]). On the developers' 2-core machine
+/// (benches/time_steps.rs, 4096², T = 64), against overlapped tiles of 8 steps: heat-2D within
+/// noise (split bands of 8 to 32 steps, tasks of 32 to 128 rows: 187 to 216 ms, overlapped 193
+/// to 208), FDTD-2D 1.2x and the game of life 1.2x faster (no region of three computed twice;
+/// life's 3x3 sums recomputed cost more than the memory saved); heat-3D 256³ in bands of 7
+/// steps, tasks of 16 planes 393-473 ms against 441-549 in tasks of 32 (three rounds).
+pub(super) fn model(most: i64, rows: i64, s: Shape) -> (i64, i64) {
+    let within = if s.planes { SPLIT_PLANES } else { SPLIT_ROWS };
+    let k = (within / (2 * s.r) - 1) / s.n;
+    let k = k.clamp(2, most.max(2));
+    (k, if s.planes { SPLIT_PLANES } else { rows })
 }
 
 /// The rows the model's split bands keep a task's reads within.
 const SPLIT_ROWS: i64 = 48;
 
-/// The planes of a 3-D grid the model's split bands keep a task's reads within (heat-3D 256³
-/// f32: 16 planes of both grids, 8 MB).
+/// The planes of a 3-D grid the model's split bands keep a task's reads within, and its task's
+/// planes (heat-3D 256³ f32: 16 planes of both grids, 8 MB).
 const SPLIT_PLANES: i64 = 16;
 
-/// The rows of a split band's task for `k` steps of `band`: at least `rows`, even, and enough
-/// for phase 2's reads to stay in its task (`2 (n k + 1) r`).
-pub(super) fn task_rows(band: &Band, k: i64, rows: i64) -> i64 {
-    let n = band.stages.len() as i64;
-    let r = band.radius.max(1) as i64;
-    let least = 2 * (n * k + 1) * r;
+/// The rows of a split band's task for `k` steps: at least `rows`, even, and enough for phase
+/// 2's reads to stay in its task (`2 (n k + 1) r`).
+pub(super) fn task_rows(s: Shape, k: i64, rows: i64) -> i64 {
+    let least = 2 * (s.n * k + 1) * s.r;
     let h = rows.max(least);
     h + h % 2
 }
@@ -90,7 +107,7 @@ pub(super) fn tile(
     let Stmt::For { hi: xhi, .. } = func.stmts[rbody] else {
         return None;
     };
-    let h = task_rows(band, k, rows);
+    let h = task_rows(Shape::of(band), k, rows);
     let i64t = Scalar::I64;
     let xt = func.vars[first.p.x].ty;
     let m = func.cast(xhi, i64t);
@@ -257,5 +274,94 @@ fn positions(
             (rows[i][new], v64),
             (lo, hi),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lir::{Memory, Options, lower};
+
+    /// Each function of `src` lowered with the CPU's default passes: its name and whether its
+    /// repeat was split-tiled (a task's rows of a matrix).
+    fn split(src: &str) -> Vec<(String, bool)> {
+        let c = crate::compile_str(src);
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        c.module
+            .functions
+            .iter()
+            .map(|f| {
+                let l = lower(f, &Options::default());
+                let rows = l
+                    .func
+                    .temps
+                    .iter()
+                    .any(|(_, t)| matches!(t.memory, Memory::Rows(_)));
+                (f.name.clone(), rows)
+            })
+            .collect()
+    }
+
+    const HEAT3: &str = "
+        fn PLANE(src: &f32[P][M][N], out: &mut f32[P][M][N], steps: i32) {
+            let next: f32[P][M][N];
+            parac_iterator init(0:P:1; 0:M:1; 0:N:1) {
+                out[initx][inity][initz] = src[initx][inity][initz];
+            }
+            parac_repeat(steps) {
+                parac_iterator st(z in 0:P:1; x in 0:M:1; y in 0:N:1) {
+                    next[z][x][y] = out[z][x][y] + out[READ][x][y];
+                }
+                parac_swap(out, next);
+            }
+        }";
+
+    /// A plane read is a replicated edge only clamped to the grid itself: `max(z - a, 0)`,
+    /// `min(z + a, P - 1)`, `clamp(z + a, 0, P - 1)`; any other bound could read a plane far
+    /// from the point (outside a task's planes), so the repeat runs step by step.
+    #[test]
+    fn planes_clamped_to_the_grid_alone_are_tiled() {
+        let cases = [
+            ("lower", "max(z-1, 0)", true),
+            ("upper", "min(z+2, P-1)", true),
+            ("both", "clamp(z-1, 0, P-1)", true),
+            ("short", "min(z+1, P-2)", false),
+            ("floor", "max(z-1, 1)", false),
+            ("lifted", "clamp(z+1, 1, P-1)", false),
+            ("constant", "min(3, P-1)", false),
+        ];
+        for (name, read, tiled) in cases {
+            let src = HEAT3.replace("PLANE", name).replace("READ", read);
+            assert_eq!(split(&src), vec![(name.to_string(), tiled)], "{read}");
+        }
+    }
+
+    /// The model's bands and a task's rows (docs/benchmarks.md's figures): heat-2D 16 steps in
+    /// tasks of 34 rows, FDTD-2D (three regions) 7 steps in 44, a 3-D grid 7 steps in 16 planes,
+    /// the widest radius bands of 2 steps.
+    #[test]
+    fn the_models_bands_and_task_rows() {
+        use super::{Shape, model, task_rows};
+        let band = |n, r, planes| {
+            let s = Shape { n, r, planes };
+            let (k, rows) = model(16, 32, s);
+            (k, task_rows(s, k, rows))
+        };
+        assert_eq!(band(1, 1, false), (16, 34));
+        assert_eq!(band(3, 1, false), (7, 44));
+        assert_eq!(band(1, 1, true), (7, 16));
+        assert_eq!(band(1, 8, false), (2, 48));
+        // A program's rows, fewer than the split needs: the least it allows.
+        assert_eq!(
+            task_rows(
+                Shape {
+                    n: 2,
+                    r: 1,
+                    planes: false
+                },
+                3,
+                1
+            ),
+            14
+        );
     }
 }
