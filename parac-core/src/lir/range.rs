@@ -21,32 +21,6 @@ pub fn range(func: &Func, e: ExprId) -> Option<(i128, i128)> {
 
 /// The values `e` can take, variables in `vars` within their ranges.
 pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
-    range_memo(func, e, vars, &mut HashMap::new())
-}
-
-/// [`range_in`], each node's range computed once (`memo`): an expression is a DAG, whose shared
-/// nodes a plain recursion would visit once per path.
-fn range_memo(
-    func: &Func,
-    e: ExprId,
-    vars: &Vars,
-    memo: &mut HashMap<ExprId, Option<(i128, i128)>>,
-) -> Option<(i128, i128)> {
-    if let Some(r) = memo.get(&e) {
-        return *r;
-    }
-    let r = range_node(func, e, vars, memo);
-    memo.insert(e, r);
-    r
-}
-
-/// One node's range, its operands' through `memo`.
-fn range_node(
-    func: &Func,
-    e: ExprId,
-    vars: &Vars,
-    memo: &mut HashMap<ExprId, Option<(i128, i128)>>,
-) -> Option<(i128, i128)> {
     let x = &func.exprs[e];
     let own = x.ty.range();
     let int = |a: ExprId| match func.exprs[a].kind {
@@ -64,7 +38,7 @@ fn range_node(
             if x.ty == Scalar::Bool {
                 return Some((0, 1));
             }
-            let (lo, hi) = range_memo(func, *a, vars, memo)?;
+            let (lo, hi) = range_in(func, *a, vars)?;
             let (tlo, thi) = own?;
             if lo < tlo || hi > thi {
                 return own;
@@ -72,10 +46,10 @@ fn range_node(
             (lo, hi)
         }
         ExprKind::Unary(UnOp::Neg, a) => {
-            let (lo, hi) = range_memo(func, *a, vars, memo)?;
+            let (lo, hi) = range_in(func, *a, vars)?;
             (-hi, -lo)
         }
-        ExprKind::Unary(UnOp::Plus, a) => range_memo(func, *a, vars, memo)?,
+        ExprKind::Unary(UnOp::Plus, a) => range_in(func, *a, vars)?,
         ExprKind::Binary(op, a, b) => {
             if matches!(
                 op,
@@ -90,8 +64,8 @@ fn range_node(
             ) {
                 return Some((0, 1));
             }
-            let (al, ah) = range_memo(func, *a, vars, memo)?;
-            let (bl, bh) = range_memo(func, *b, vars, memo)?;
+            let (al, ah) = range_in(func, *a, vars)?;
+            let (bl, bh) = range_in(func, *b, vars)?;
             let c = int(*b);
             // Bounds past `i128` (products of `u64`s) know nothing: the type's range.
             let checked = |r: Option<(i128, i128)>| r.or(own);
@@ -122,17 +96,12 @@ fn range_node(
             }
         }
         ExprKind::Select(_, a, b) => {
-            let (a, b) = (
-                range_memo(func, *a, vars, memo)?,
-                range_memo(func, *b, vars, memo)?,
-            );
+            let (a, b) = (range_in(func, *a, vars)?, range_in(func, *b, vars)?);
             (a.0.min(b.0), a.1.max(b.1))
         }
         ExprKind::Call(f, args) => {
-            let rs: Option<Vec<(i128, i128)>> = args
-                .iter()
-                .map(|a| range_memo(func, *a, vars, memo))
-                .collect();
+            let rs: Option<Vec<(i128, i128)>> =
+                args.iter().map(|a| range_in(func, *a, vars)).collect();
             match (f, rs?.as_slice()) {
                 (Builtin::Min, [a, b]) => (a.0.min(b.0), a.1.min(b.1)),
                 (Builtin::Max, [a, b]) => (a.0.max(b.0), a.1.max(b.1)),
@@ -147,7 +116,7 @@ fn range_node(
                 _ => own?,
             }
         }
-        ExprKind::Let(_, _, body) => range_memo(func, *body, vars, memo)?,
+        ExprKind::Let(_, _, body) => range_in(func, *body, vars)?,
         _ => own?,
     };
     // Wrapping at the type: only a range inside it is a bound.
