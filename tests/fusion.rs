@@ -29,29 +29,37 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 97), ("N", 9)],
 ];
 
-mod blur2 {
-    use super::{Arg, Val};
+/// The separable 3x3 blur, as module `$m`, its first stage's schedule `$s` (none: fused where
+/// legal).
+macro_rules! blur2_program {
+    ($m:ident, $($s:tt)*) => {
+        mod $m {
+            use super::{Arg, Val};
 
-    super::program! {
-        fn blur2(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
-            let bx: u16[M][N-2];
-            parac_iterator it(0:M:1; 0:N-2:1) {
-                bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+            super::program! {
+                fn blur2(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
+                    let bx: u16[M][N-2];
+                    parac_iterator it(0:M:1; 0:N-2:1) $($s)* {
+                        bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+                    }
+                    parac_iterator it1(0:M-2:1; 0:N-2:1) {
+                        out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+                    }
+                }
             }
-            parac_iterator it1(0:M-2:1; 0:N-2:1) {
-                out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+
+            pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+                let m0 = super::canaried::<u16>("src", &args[0]);
+                let mut m1 = super::canaried::<u16>("out", &args[1]);
+                let r = blur2(rt, &m0, &mut m1);
+                super::put(&mut args[1], &m1);
+                r.map(|()| None)
             }
         }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::canaried::<u16>("src", &args[0]);
-        let mut m1 = super::canaried::<u16>("out", &args[1]);
-        let r = blur2(rt, &m0, &mut m1);
-        super::put(&mut args[1], &m1);
-        r.map(|()| None)
-    }
+    };
 }
+
+blur2_program!(blur2,);
 
 mod rows_reflect {
     use super::{Arg, Val};
@@ -361,29 +369,7 @@ mod down2d {
     }
 }
 
-mod blur2_apart {
-    use super::{Arg, Val};
-
-    super::program! {
-        fn blur2_apart(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
-            let bx: u16[M][N-2];
-            parac_iterator it(0:M:1; 0:N-2:1) parac_schedule(fuse = 0) {
-                bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
-            }
-            parac_iterator it1(0:M-2:1; 0:N-2:1) {
-                out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
-            }
-        }
-    }
-
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::canaried::<u16>("src", &args[0]);
-        let mut m1 = super::canaried::<u16>("out", &args[1]);
-        let r = blur2_apart(rt, &m0, &mut m1);
-        super::put(&mut args[1], &m1);
-        r.map(|()| None)
-    }
-}
+blur2_program!(blur2_apart, parac_schedule(fuse = 0));
 
 /// `edge_rows` and `down2d` downsample: heights about one and two tasks of its rows (64 of `src`), and
 /// the smallest, where its rules' rows are missing (an error).

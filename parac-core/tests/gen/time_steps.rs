@@ -14,6 +14,15 @@ impl Rng {
     }
 }
 
+/// An index `v` offset by `o`: `x`, `x+2`, `x-1`.
+fn at(v: &str, o: i64) -> String {
+    match o {
+        0 => v.to_string(),
+        o if o > 0 => format!("{v}+{o}"),
+        o => format!("{v}-{}", -o),
+    }
+}
+
 /// One random program's source.
 pub fn program(rng: &mut Rng) -> String {
     let ty = *rng.pick(&["i32", "i16", "u8", "f32"]);
@@ -40,11 +49,6 @@ pub fn program(rng: &mut Rng) -> String {
         taps.push((a, b, rng.below(5) as i64 - 1));
     }
     let term = |(a, b, c): &(i64, i64, i64), g: &str| {
-        let at = |v: &str, o: i64| match o {
-            0 => v.to_string(),
-            o if o > 0 => format!("{v}+{o}"),
-            o => format!("{v}-{}", -o),
-        };
         if float {
             format!("{c}.0 * {g}[{}][{}]", at("x", *a), at("y", *b))
         } else {
@@ -163,11 +167,6 @@ pub fn program3(rng: &mut Rng) -> String {
             "constant(g[*][{r}][{r}], {})",
             if float { "1.5" } else { "3" }
         ),
-    };
-    let at = |v: &str, o: i64| match o {
-        0 => v.to_string(),
-        o if o > 0 => format!("{v}+{o}"),
-        o => format!("{v}-{}", -o),
     };
     let mut terms = Vec::new();
     for k in 0..2 + rng.below(4) {

@@ -53,11 +53,9 @@ pub(super) fn unclamp(
     (t, dim): (usize, usize),
     env: &HashMap<VarId, ExprId>,
 ) -> ExprId {
-    let zero = |e: ExprId| {
-        crate::lir::affine::affine(func, e).is_some_and(|a| a.terms.is_empty() && a.constant == 0)
-    };
+    let zero = |e: ExprId| affine(func, e).is_some_and(|a| a.terms.is_empty() && a.constant == 0);
     let last = |e: ExprId| {
-        let Some(a) = crate::lir::affine::affine(func, e) else {
+        let Some(a) = affine(func, e) else {
             return false;
         };
         let size = match f.matrices[t].dims.get(dim).map(|d| &d.kind) {

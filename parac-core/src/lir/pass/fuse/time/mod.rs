@@ -1,4 +1,6 @@
-//! Time tiling on the CPU path (`Options::time_steps`, overlapped tiles): a time step made of
+//! Time tiling on the CPU path (`Options::time_steps`): split tiling, the model's choice, in
+//! [`split`]; here what both tilings share, and overlapped tiles (`parac_schedule(split = 0)`,
+//! `Options::time_split`): a time step made of
 //! regions `S1 .. Sn`, each computing a grid `hi` (from the step's grids `g1 .. gn` and the
 //! new grids of the regions before it), then `parac_swap(gi, hi)` for each, runs in bands of
 //! `K` steps. A band is one region whose parallel tasks each own `rows` rows of the result: a
@@ -27,8 +29,9 @@
 //! ```
 //!
 //! With one region, its last step stores its rows into `h` directly. The model's bands run
-//! where the task's buffers fit the cache the machine gives a task (`Builtin::CacheBytes`) (tested when the repeat runs, the grid's width
-//! known), the repeat as it was otherwise; a program's `parac_schedule(band = ..)` always. A read of a grid becomes
+//! where the task's buffers fit the cache the machine gives a task (`Builtin::CacheBytes`,
+//! tested when the repeat runs, the grid's width known), the repeat as it was otherwise; a
+//! program's `parac_schedule(band = ..)` always. A read of a grid becomes
 //! a read of that grid's buffer at its row (a border rule's index map included) less the
 //! buffer's first row; the rows each step and region computes come from the reads' row
 //! offsets, last step first. Legality, where each band gives what `K` steps give:
@@ -84,16 +87,15 @@ pub fn run(
             // Split tiling unless the program or the options say otherwise: no point is
             // computed twice.
             let split = schedule.split.or(split).unwrap_or(true);
-            let mut r = schedule.rows.unwrap_or(rows);
-            let k = match schedule.band {
-                Some(k) => k,
+            let r = schedule.rows.unwrap_or(rows);
+            let (k, r) = match schedule.band {
+                Some(k) => (k, r),
                 None if modelled && split => {
                     let (k, model_rows) = split::model(steps, r, split::Shape::of(&band));
-                    r = schedule.rows.unwrap_or(model_rows);
-                    k
+                    (k, schedule.rows.unwrap_or(model_rows))
                 }
-                None if modelled => model(steps, r, &band),
-                None => steps,
+                None if modelled => (model(steps, r, &band), r),
+                None => (steps, r),
             };
             // The model's bands run where their buffers fit the cache (the grid's width is
             // known when the repeat runs); a program's band always.

@@ -90,8 +90,8 @@ pub(super) fn task_rows(s: Shape, k: i64, rows: i64) -> i64 {
 }
 
 /// The repeat at `at` in split bands of `k` steps, tasks of [`task_rows`] rows; `guard`: under a
-/// test that the task's rows of every grid fit the cache (`super::fits_cache`) (the grid's width is known
-/// when the repeat runs), the repeat as it was otherwise.
+/// test that the task's rows of every grid fit the cache (`super::fits_cache`, made when the
+/// repeat runs, the grid's width known), the repeat as it was otherwise.
 pub(super) fn tile(
     func: &mut Func,
     f: &Function,
@@ -163,23 +163,18 @@ fn task(
     // Per grid: its rows of `g` and of `h`.
     let mut rows: Vec<[TempId; 2]> = Vec::new();
     for st in &band.stages {
-        let pair = [st.g, st.p.t].map(|mat| {
-            let t = func.temps.push(Temp {
-                name: format!("rows_{}", f.matrices[mat].name),
-                elem: f.matrices[mat].elem,
-                memory: Memory::Rows(mat),
-            });
-            (t, mat)
-        });
-        for (t, mat) in pair {
+        rows.push([st.g, st.p.t].map(|mat| {
+            let (elem, memory) = (f.matrices[mat].elem, Memory::Rows(mat));
+            let name = format!("rows_{}", f.matrices[mat].name);
+            let t = func.temps.push(Temp { name, elem, memory });
             body.push(func.stmt(Stmt::Allocate {
                 buf: Buf::Temp(t),
-                elem: f.matrices[mat].elem,
-                memory: Memory::Rows(mat),
+                elem,
+                memory,
                 extents: Vec::new(),
             }));
-        }
-        rows.push(pair.map(|(t, _)| t));
+            t
+        }));
     }
     let int = |func: &mut Func, c: i128| func.int(c, i64t);
     // Steps in pairs, a loop at run time (`pair`: `s = 2 pair` then `2 pair + 1`), the last
@@ -196,7 +191,7 @@ fn task(
         positions(
             func,
             band,
-            (step, s as usize % 2),
+            (step, s as usize),
             (v64, m, h, second),
             &rows,
             &mut pairs,
@@ -224,8 +219,7 @@ fn positions(
     out: &mut Vec<StmtId>,
 ) {
     let i64t = Scalar::I64;
-    let n = band.stages.len() as i128;
-    let r = band.radius.max(1);
+    let Shape { n, r, .. } = Shape::of(band);
     let int = |func: &mut Func, c: i128| func.int(c, i64t);
     let zero = int(func, 0);
     let he = int(func, i128::from(h));
@@ -235,11 +229,11 @@ fn positions(
     let (new, old) = if parity == 0 { (1, 0) } else { (0, 1) };
     for (i, st) in band.stages.iter().enumerate() {
         // `l = (s n + i + 1) r`.
-        let ne = int(func, n);
+        let ne = int(func, i128::from(n));
         let at = func.binary(BinOp::Mul, s, ne, i64t);
         let off = int(func, i as i128 + 1);
         let at = func.binary(BinOp::Add, at, off, i64t);
-        let re = int(func, r);
+        let re = int(func, i128::from(r));
         let l = func.binary(BinOp::Mul, at, re, i64t);
         let (lo, hi) = if second {
             // Around `b = v + H/2`: `[b - l, min(b + l, M))`.
