@@ -459,9 +459,10 @@ fn main() {
     }
 }
 
-/// heat-2D and life on the OpenCL device (`PARAC_DEVICE`, default the first): the model's
-/// plan (one step per launch), each time band forced (`time<K>_<C>x<R>`), and the search's
-/// choice once it has run to its end; each band's grid against the one-step plan's (exact).
+/// heat-2D and FDTD-2D on the OpenCL device (`PARAC_DEVICE`, default the first): the model's
+/// plan (one step per launch), each time band forced (overlapped tiles `time<K>_<C>x<R>`, split
+/// bands `tsplit<K>_<H>`), and the search's choice once it has run to its end; each band's grid
+/// against the one-step plan's (exact).
 fn opencl(side: usize) {
     use parac::PlanPolicy;
     let spec = std::env::var("PARAC_DEVICE").unwrap_or_else(|_| "opencl".into());
@@ -479,7 +480,14 @@ fn opencl(side: usize) {
     let shape = [side, side];
     let pts = (side * side) as f64;
     let t = 64;
-    let bands = ["time2_32x32", "time4_32x32", "time4_64x64", "time8_64x64"];
+    let bands = [
+        "time2_32x32",
+        "time4_32x32",
+        "time4_64x64",
+        "time8_64x64",
+        "tsplit3_32",
+        "tsplit7_48",
+    ];
     let mut policies: Vec<(String, PlanPolicy)> = vec![(
         "one step per launch (the model's plan)".into(),
         PlanPolicy::Model,

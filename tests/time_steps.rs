@@ -443,36 +443,49 @@ fn wide_grids_run_step_by_step_on_the_cpu_path() {
 }
 
 /// Under the search (run to its end in one call), whose timings run every candidate, time
-/// bands included, on the call's grids before the chosen plan runs: the same cells as one
-/// step per launch (the model's plan), at counts below, at and past the longest band.
+/// bands included, on the call's grids before the chosen plan runs (split bands, which work in
+/// place, on copies): the same cells as one step per launch (the model's plan), at counts
+/// below, at and past the longest band.
 #[test]
 fn a_searched_repeat_gives_one_steps_result_on_opencl() {
     let Some(mut rt) = common::differential::opencl_with_guard_bands() else {
         return;
     };
-    let (m, n) = (67, 70);
-    let cells: Vec<u8> = (0..m * n)
-        .map(|i| ((i * 7919 + i / 13) % 3 == 0) as u8)
-        .collect();
-    let tensor = |v: Vec<u8>| {
-        parac_core::interp::Tensor::new(vec![m, n], parac_core::interp::Data::U8(v))
-            .expect("a grid")
-    };
-    for steps in [3u8, 8, 21] {
-        let mut outs = Vec::new();
-        for p in [
-            parac::PlanPolicy::Model,
-            parac::PlanPolicy::SearchBudget(std::time::Duration::MAX),
-        ] {
-            rt.set_policy(p);
-            let mut args = [
-                Arg::Matrix(tensor(cells.clone())),
-                Arg::Matrix(tensor(vec![0; m * n])),
-                Arg::Scalar(Val::Int(steps.into())),
-            ];
-            life::call(&rt, &mut args).expect("life");
-            outs.push(args[1].clone());
+    // With guard bands (copies through the host) and without (on the device), at sizes of two
+    // size classes (each searched anew).
+    for (guards, (m, n)) in [(true, (67, 70)), (false, (130, 40))] {
+        rt.device().expect("a device").set_guard_bands(guards);
+        // Random cells (a third alive): a regular pattern dies out or settles in a few steps, which
+        // would hide a timing that ran steps on the call's grids.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let cells: Vec<u8> = (0..m * n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % 3 == 0) as u8
+            })
+            .collect();
+        let tensor = |v: Vec<u8>| {
+            parac_core::interp::Tensor::new(vec![m, n], parac_core::interp::Data::U8(v))
+                .expect("a grid")
+        };
+        for steps in [3u8, 8, 21] {
+            let mut outs = Vec::new();
+            for p in [
+                parac::PlanPolicy::Model,
+                parac::PlanPolicy::SearchBudget(std::time::Duration::MAX),
+            ] {
+                rt.set_policy(p);
+                let mut args = [
+                    Arg::Matrix(tensor(cells.clone())),
+                    Arg::Matrix(tensor(vec![0; m * n])),
+                    Arg::Scalar(Val::Int(steps.into())),
+                ];
+                life::call(&rt, &mut args).expect("life");
+                outs.push(args[1].clone());
+            }
+            assert_eq!(outs[0], outs[1], "{steps} steps, guard bands {guards}");
         }
-        assert_eq!(outs[0], outs[1], "{steps} steps");
     }
 }

@@ -1180,6 +1180,26 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
                 banded += 1;
                 lowered.push((format!("OpenCL bands of {k} steps, tiles {tile:?}"), l));
             }
+            // OpenCL's split bands (two phases in place, work-groups of the fewest rows).
+            for k in [3, 5] {
+                let Some(rows) = lir::pass::fuse::time::gpu::split_rows(f, rid, k) else {
+                    continue;
+                };
+                let o = lir::Options {
+                    region: Some(rid),
+                    time_split_band: Some((k, rows)),
+                    host_proofs: false,
+                    dump: true,
+                    ..lir::Options::gpu()
+                };
+                let l = lir::lower(f, &o);
+                assert!(
+                    l.dumps.iter().any(|(stage, _)| *stage == "time_band"),
+                    "{src}\nsplit rows, but no split band of {k} steps, rows {rows}"
+                );
+                banded += 1;
+                lowered.push((format!("OpenCL split bands of {k} steps, {rows} rows"), l));
+            }
         }
         for &sizes in shapes {
             let steps = [0, 1, 2, 3, 5, 7][rng.below(6) as usize];

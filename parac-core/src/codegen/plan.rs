@@ -161,7 +161,7 @@ pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) 
     }
     // Time bands last: a CPU device runs a work-item's loops one after the other, and on PoCL
     // (heat-2D 4096², T = 64) every band was 4-5x slower than one step per launch.
-    let band = |i: &usize| cands[*i].time_band().is_some();
+    let band = |i: &usize| cands[*i].time_band().is_some() || cands[*i].time_split().is_some();
     let rest = gpu.into_iter().filter(|i| !first.contains(i));
     let (late, rest): (Vec<usize>, Vec<usize>) = rest.partition(band);
     first.into_iter().chain(rest).chain(late).collect()
@@ -227,6 +227,10 @@ fn scalar(u: &Reuse, split: bool) -> Schedule {
 /// tile rows): few steps on small tiles (little recomputed, little local memory), more steps
 /// on larger ones (the halo's share falls as the tile grows).
 const TIME_BANDS: [(u32, u32, u32); 4] = [(2, 32, 32), (4, 32, 32), (4, 64, 64), (8, 64, 64)];
+
+/// Split bands' time steps (odd: one swap per band) and a work-group's rows at least (more
+/// where the split needs them).
+const SPLIT_BANDS: [(u32, u32); 2] = [(3, 32), (7, 48)];
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
@@ -300,6 +304,23 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                         })),
                         _ => {}
                     }
+                }
+            }
+            // Split bands: a band's two phases, no point computed twice (a program's `band =
+            // K` where `K` is odd).
+            let asked = f.time_step(rid).and_then(|(_, s)| s.band);
+            for (steps, least) in SPLIT_BANDS {
+                let steps = match asked {
+                    Some(k) if k % 2 == 1 && k <= 1024 => k as u32,
+                    Some(_) => continue,
+                    None => steps,
+                };
+                if let Some(h) = crate::lir::pass::fuse::time::gpu::split_rows(f, rid, steps) {
+                    let rows = h.max(least);
+                    add(alone(D::TimeSplit { steps, rows }));
+                }
+                if asked.is_some() {
+                    break;
                 }
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));
@@ -501,24 +522,39 @@ mod tests {
             assert!(candidates(f, 0).iter().all(|v| v.time_band().is_none()));
             let cands = candidates(f, 1);
             let cpu = ranking(f, 1, &cands, Target::Cpu);
-            let n = cands.iter().filter(|v| v.time_band().is_some()).count();
-            assert!(
-                cpu[cpu.len() - n..]
-                    .iter()
-                    .all(|i| cands[*i].time_band().is_some())
-            );
+            let banded = |v: &Schedule| v.time_band().is_some() || v.time_split().is_some();
+            let n = cands.iter().filter(|v| banded(v)).count();
+            assert!(cpu[cpu.len() - n..].iter().all(|i| banded(&cands[*i])));
             cands
                 .iter()
-                .filter(|v| v.time_band().is_some())
+                .filter(|v| banded(v))
                 .map(Schedule::label)
                 .collect()
         };
+        // Split bands of 3 and 7 steps in work-groups of at least 32 and 48 rows (heat's
+        // radius 1: a split of 7 steps needs 16).
         assert_eq!(
             bands(&heat("")),
-            ["time2_32x32", "time4_32x32", "time4_64x64", "time8_64x64"]
+            [
+                "time2_32x32",
+                "time4_32x32",
+                "time4_64x64",
+                "time8_64x64",
+                "tsplit3_32",
+                "tsplit7_48"
+            ]
         );
         assert_eq!(
             bands(&heat("parac_schedule(band = 3)")),
+            ["time3_32x32", "time3_64x64", "tsplit3_32"]
+        );
+        // An even band has no split (one swap per band), `split = 0` none either.
+        assert_eq!(
+            bands(&heat("parac_schedule(band = 4)")),
+            ["time4_32x32", "time4_64x64"]
+        );
+        assert_eq!(
+            bands(&heat("parac_schedule(band = 3, split = 0)")),
             ["time3_32x32", "time3_64x64"]
         );
         assert!(bands(&heat("parac_schedule(band = 1)")).is_empty());

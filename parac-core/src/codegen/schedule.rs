@@ -55,9 +55,20 @@ pub enum Directive {
         /// Its rows (a multiple of `TIME_GROUP[1]`).
         rows: u32,
     },
+    /// Split tiling of a `parac_repeat`'s step (`tsplit<steps>_<rows>`): one band of `steps`
+    /// time steps (odd) runs as two launches, the split's phases, in work-groups of
+    /// [`TIME_GROUP`] each a task of `rows` rows spanning the grid's columns, in place in
+    /// global memory (`lir::pass::fuse::time::gpu::run_split`).
+    TimeSplit {
+        /// Time steps per band.
+        steps: u32,
+        /// A work-group's rows (a multiple of `TIME_GROUP[1]`).
+        rows: u32,
+    },
 }
 
-/// The work-group of a [`Directive::TimeBand`] plan (dimension 0 first).
+/// The work-group of a [`Directive::TimeBand`] or [`Directive::TimeSplit`] plan (dimension 0
+/// first).
 pub const TIME_GROUP: [u32; 2] = [16, 8];
 
 impl Directive {
@@ -87,6 +98,7 @@ impl Directive {
             Directive::LocalTile { cols, rows } => format!("lds{cols}x{rows}"),
             Directive::TreeReduce { group } => format!("tree{group}"),
             Directive::TimeBand { steps, cols, rows } => format!("time{steps}_{cols}x{rows}"),
+            Directive::TimeSplit { steps, rows } => format!("tsplit{steps}_{rows}"),
         })
     }
 
@@ -242,17 +254,30 @@ impl Schedule {
         })
     }
 
-    /// Time steps one launch of this plan runs (1 but for a time band).
-    pub fn steps(&self) -> usize {
-        self.time_band().map_or(1, |(k, _)| k as usize)
+    /// The split band ([`Directive::TimeSplit`]): time steps per band, a work-group's rows.
+    pub fn time_split(&self) -> Option<(u32, u32)> {
+        self.directives.iter().find_map(|d| match d {
+            Directive::TimeSplit { steps, rows } => Some((*steps, *rows)),
+            _ => None,
+        })
     }
 
-    /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, or a time
-    /// band's tile shared by its work-group.
+    /// Time steps one run of this plan's launches makes (1 but for a time band or split band).
+    pub fn steps(&self) -> usize {
+        match (self.time_band(), self.time_split()) {
+            (Some((k, _)), _) | (None, Some((k, _))) => k as usize,
+            _ => 1,
+        }
+    }
+
+    /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, a time
+    /// band's tile shared by its work-group, or a split band's rows shared by its work-group
+    /// and every column by its one group along dimension 0 (`usize::MAX`).
     pub fn per_item(&self) -> [usize; 2] {
-        match self.time_band() {
-            Some((_, tile)) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
-            None => [self.cols() as usize, self.rows() as usize],
+        match (self.time_band(), self.time_split()) {
+            (Some((_, tile)), _) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
+            (None, Some((_, rows))) => [usize::MAX, (rows / TIME_GROUP[1]).max(1) as usize],
+            _ => [self.cols() as usize, self.rows() as usize],
         }
     }
 
@@ -262,7 +287,7 @@ impl Schedule {
         if let Some((x, y)) = self.lds() {
             return Some(vec![x as usize, y as usize]);
         }
-        if self.time_band().is_some() {
+        if self.time_band().is_some() || self.time_split().is_some() {
             return Some(TIME_GROUP.map(|g| g as usize).to_vec());
         }
         self.tree().map(|l| vec![l as usize])

@@ -425,7 +425,7 @@ impl Machine<'_> {
             // Matrices are allocated before the function runs; a barrier orders nothing in one
             // thread (the evaluator runs a group's work-items one after the other, each loop
             // over the group to its end before the next statement).
-            Stmt::Allocate { .. } | Stmt::Barrier => {}
+            Stmt::Allocate { .. } | Stmt::Barrier { .. } => {}
             Stmt::Region { name, body, .. } => {
                 self.region = name.clone();
                 let r = self.stmt(*body);

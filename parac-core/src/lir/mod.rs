@@ -273,8 +273,12 @@ pub enum Stmt {
         /// Its extents (`i64`), outermost first.
         extents: Vec<ExprId>,
     },
-    /// A work-group barrier on local memory.
-    Barrier,
+    /// A work-group barrier: on local memory, or also on global memory (`global`: the
+    /// work-items of a group read what the others wrote to a matrix before it).
+    Barrier {
+        /// Global memory too (`CLK_GLOBAL_MEM_FENCE`).
+        global: bool,
+    },
     /// A parallel region of the source (its name is in errors and plans).
     Region {
         /// The region in the HAST.
@@ -441,6 +445,11 @@ pub struct Options {
     /// work-group computing a tile of `cols` x `rows` points in local memory
     /// ([`pass::fuse::time::gpu`]; the function is lowered whole for it).
     pub time_band: Option<(u32, [u32; 2])>,
+    /// On the OpenCL lowering of [`Options::region`], that region's split band: `(K, H)`, `K`
+    /// time steps (odd) per pair of launches, the two phases of split tiling in work-groups of
+    /// `H` rows spanning the grid's columns, in place in global memory
+    /// ([`pass::fuse::time::gpu::run_split`]; the function is lowered whole for it).
+    pub time_split_band: Option<(u32, u32)>,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -491,6 +500,7 @@ impl Default for Options {
             time_model: true,
             time_split: None,
             time_band: None,
+            time_split_band: None,
         }
     }
 }
@@ -541,7 +551,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     // Windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
     let slide_taps = if opts.slide { SLIDE_TAPS } else { usize::MAX };
     // A time band reads its region's repeat: the function lowered whole.
-    let only = opts.region.filter(|_| opts.time_band.is_none());
+    let only = opts
+        .region
+        .filter(|_| opts.time_band.is_none() && opts.time_split_band.is_none());
     let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
@@ -554,10 +566,14 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         pass::simplify::run(&mut func, f);
         keep("simplify", &func);
     }
-    if opts.gpu
-        && let (Some(band), Some(rid)) = (opts.time_band, opts.region)
-        && pass::fuse::time::gpu::run(&mut func, f, rid, band)
-    {
+    let banded = match (opts.gpu, opts.region, opts.time_band, opts.time_split_band) {
+        (true, Some(rid), Some(band), _) => pass::fuse::time::gpu::run(&mut func, f, rid, band),
+        (true, Some(rid), None, Some(band)) => {
+            pass::fuse::time::gpu::run_split(&mut func, f, rid, band)
+        }
+        _ => false,
+    };
+    if banded {
         keep("time_band", &func);
         if opts.narrow {
             // Its index arithmetic in `int` where ranges prove it.

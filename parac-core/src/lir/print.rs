@@ -202,7 +202,8 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
                 list(f, extents)
             )
         }
-        Stmt::Barrier => writeln!(out, "{pad}barrier"),
+        Stmt::Barrier { global: false } => writeln!(out, "{pad}barrier"),
+        Stmt::Barrier { global: true } => writeln!(out, "{pad}barrier global"),
         Stmt::Region { name, body, .. } => {
             let _ = writeln!(out, "{pad}region {name} {{");
             stmt(f, *body, depth + 1, out);

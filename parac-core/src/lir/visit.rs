@@ -90,7 +90,7 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::Region { body, .. } => (vec![], vec![*body]),
         Stmt::Return(e) => (e.iter().copied().collect(), vec![]),
         Stmt::Repeat { count, body, .. } => (vec![*count], vec![*body]),
-        Stmt::Barrier | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
+        Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
     }
 }
 
@@ -244,7 +244,7 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             body: nc(),
             schedule,
         },
-        Stmt::Barrier | Stmt::Reduce { .. } | Stmt::Swap(..) => stmt,
+        Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => stmt,
     };
     f.stmts.push(rebuilt)
 }

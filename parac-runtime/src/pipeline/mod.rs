@@ -170,6 +170,7 @@ impl Prepared {
                             }),
                             label: p.label.into(),
                             kernel: p.kernel.into(),
+                            then: p.then.map(Into::into),
                             per_item: p.per_item,
                             steps: p.steps,
                             local: p.local.map(Into::into),

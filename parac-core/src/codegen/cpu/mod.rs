@@ -243,7 +243,7 @@ impl Printer<'_> {
             Stmt::Allocate { .. } => {
                 out.extend(quote!(::core::compile_error!("parac: temporary buffers on the CPU");));
             }
-            Stmt::Barrier => {}
+            Stmt::Barrier { .. } => {}
             Stmt::Region { id, name, body } => {
                 let code = self.region(*id, name, *body);
                 out.extend(code);

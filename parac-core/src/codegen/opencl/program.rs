@@ -174,9 +174,12 @@ pub fn variant_name(f: &Function, r: RegionId, v: &Schedule) -> String {
     }
 }
 
-pub(super) fn params(f: &Function, r: &Region) -> Vec<String> {
+pub(super) fn params(f: &Function, r: &Region, stored: &[MatrixId]) -> Vec<String> {
     let mut p = Vec::new();
     for (m, w) in used(f, r) {
+        // Written by the region, or by the kernel's code (a split band's phases write the
+        // grids of both steps in place).
+        let w = w || stored.contains(&m);
         let t = cty(f.matrices[m].elem);
         p.push(format!(
             "__global {}{t}* m{m}",

@@ -134,7 +134,16 @@ impl Device {
             }
         };
         if !c.split {
-            return vec![whole(c, local)];
+            let mut out = vec![whole(c, local)];
+            if let Some(then) = &c.then {
+                // A split band's second phase, launched as the first.
+                let second = Launch {
+                    kernel: then,
+                    ..out[0].clone()
+                };
+                out.push(second);
+            }
+            return out;
         }
         let base = &cands[0];
         let inner: Option<Vec<(usize, usize)>> = interior.and_then(|b| {
@@ -263,6 +272,7 @@ mod tests {
     const BASE: Candidate = Candidate {
         label: Cow::Borrowed("baseline"),
         kernel: Cow::Borrowed("k"),
+        then: None,
         source: None,
         per_item: [1, 1],
         steps: 1,
@@ -281,6 +291,7 @@ mod tests {
         let c = Candidate {
             label: Cow::Borrowed("split"),
             kernel: Cow::Borrowed("s"),
+            then: None,
             per_item: [8, 1],
             split: true,
             origin: false,
@@ -326,6 +337,7 @@ mod tests {
                     let c = Candidate {
                         label: Cow::Borrowed("split"),
                         kernel: Cow::Borrowed("s"),
+                        then: None,
                         per_item: [px, py],
                         split: true,
                         origin: false,

@@ -61,6 +61,7 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         split: v.split(),
         local_tile: v.lds().map(|(c, r)| [c, r]),
         time_band: v.time_band(),
+        time_split_band: v.time_split(),
         slide: v.slide(),
         // `unroll`: windows up to `lir::UNROLL_TAPS` written out tap by tap, constant filters
         // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops.
@@ -109,18 +110,33 @@ pub(crate) fn append_candidate(
     name: &str,
 ) {
     let lowered = lir::lower(f, &options(rid, v));
-    let mut p = Printer::new(f, &lowered.func, rid);
-    p.origin = false;
-    p.ends = v.split();
-    let mut kernel = String::new();
-    p.kernel(&mut kernel, name, region_body(&lowered.func, rid));
-    for (key, h) in &p.helpers {
-        let fname = key.trim_start_matches('~');
-        if !out.contains(&format!(" {fname}(")) {
-            out.push_str(h);
+    let bodies = region_bodies(&lowered.func, rid);
+    // A split band's two phases: its kernel then `<name>_phase2` (`phase2_name`).
+    let kernels = if v.time_split().is_some() { 2 } else { 1 };
+    for k in 0..kernels {
+        let mut p = Printer::new(f, &lowered.func, rid);
+        p.origin = false;
+        p.ends = v.split();
+        let mut kernel = String::new();
+        let name = match k {
+            0 => name.to_string(),
+            _ => phase2_name(name),
+        };
+        p.kernel(&mut kernel, &name, bodies.get(k).copied());
+        for (key, h) in &p.helpers {
+            let fname = key.trim_start_matches('~');
+            if !out.contains(&format!(" {fname}(")) {
+                out.push_str(h);
+            }
         }
+        out.push_str(&kernel);
     }
-    out.push_str(&kernel);
+}
+
+/// The name of the kernel a split band (`Directive::TimeSplit`) launches after kernel `name`:
+/// its second phase.
+pub fn phase2_name(name: &str) -> String {
+    format!("{name}_phase2")
 }
 
 /// A matrix's extent (a host expression of the sizes) in C, as a `long`.
@@ -132,12 +148,19 @@ pub(super) fn extent(f: &Function, d: &crate::ir::Expr) -> String {
 
 /// The body of region `rid` in the lowered function (`None`: the function never runs it).
 fn region_body(func: &Func, rid: RegionId) -> Option<StmtId> {
+    region_bodies(func, rid).first().copied()
+}
+
+/// The bodies of region `rid`'s statements in the lowered function, in order (a split band's
+/// two phases first).
+fn region_bodies(func: &Func, rid: RegionId) -> Vec<StmtId> {
     func.regions()
         .into_iter()
-        .find_map(|s| match func.stmts[s] {
+        .filter_map(|s| match func.stmts[s] {
             Stmt::Region { id, body, .. } if id == rid => Some(body),
             _ => None,
         })
+        .collect()
 }
 
 /// The printer of one region's kernel.
@@ -203,7 +226,21 @@ impl<'a> Printer<'a> {
     /// The parameters every function of the kernel takes (matrices, sizes, host scalars, the
     /// error flag).
     fn kernel_params(&self) -> Vec<String> {
-        params(self.f, &self.f.regions[self.rid])
+        // The matrices the region's code stores to.
+        let mut stored = Vec::new();
+        let mut stack = region_bodies(self.func, self.rid);
+        while let Some(s) = stack.pop() {
+            let st = &self.func.stmts[s];
+            if let Stmt::Store {
+                buf: lir::Buf::Matrix(m),
+                ..
+            } = st
+            {
+                stored.push(*m);
+            }
+            stack.extend(lir::visit::stmt_parts(st).1);
+        }
+        params(self.f, &self.f.regions[self.rid], &stored)
     }
 
     /// Their names, to pass them on.
@@ -395,7 +432,10 @@ impl<'a> Printer<'a> {
                 let idx = self.indices(&index, &mut pre, false, checked);
                 self.store(buf, &idx, &held, checked, self.func.exprs[value].lanes)
             }
-            Stmt::Barrier => "barrier(CLK_LOCAL_MEM_FENCE);".to_string(),
+            Stmt::Barrier { global: false } => "barrier(CLK_LOCAL_MEM_FENCE);".to_string(),
+            Stmt::Barrier { global: true } => {
+                "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);".to_string()
+            }
             Stmt::Region { body, .. } => {
                 let b = *body;
                 self.stmt(out, b, depth);

@@ -101,7 +101,7 @@ impl Build<'_> {
             b.block(ss)
         });
         head.push(fill);
-        head.push(self.stmt(Stmt::Barrier));
+        head.push(self.stmt(Stmt::Barrier { global: false }));
         // The work-items: the loops' variables from the group's first point.
         let places = self.places();
         let mut rewrite = Reads {

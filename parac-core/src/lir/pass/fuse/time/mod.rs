@@ -633,7 +633,7 @@ fn sources(
             (false, _) => (grid.p.t, s),
         };
         let (row, col) = corners[at][r.grid]?;
-        from.insert(m, (bufs[r.grid][at % 2], row, col));
+        from.insert(m, (Buf::Temp(bufs[r.grid][at % 2]), Some(row), col));
     }
     Some(from)
 }
@@ -780,7 +780,7 @@ struct Point {
 
 /// Where a grid's values of a step are: its buffer, the buffer's first row and, where it holds
 /// a tile's columns (OpenCL), its first column.
-type Origin = (TempId, ExprId, Option<ExprId>);
+type Origin = (Buf, Option<ExprId>, Option<ExprId>);
 
 /// A copy of a step's expressions: variables renamed, reads of the grids in `from` from their
 /// buffers.
@@ -820,17 +820,18 @@ impl Mutator for Copy<'_> {
             ExprKind::Load {
                 buf: Buf::Matrix(m),
                 index,
-                ..
+                checked,
             } if index.len() >= 2 && self.from.contains_key(&m) => {
                 // The first index less the buffer's first row (plane), the last less its first
-                // column where it has one.
-                let (temp, first, first_col) = self.from[&m];
+                // column, where it has them. A temporary's reads are inside it; a matrix's as
+                // proven as the read it stands for.
+                let (to, first, first_col) = self.from[&m];
                 let mut at: Vec<ExprId> = Vec::new();
                 for (k, i) in index.iter().enumerate() {
                     let i = self.mutate_expr(func, *i);
                     let mut i64e = func.cast(i, Scalar::I64);
                     let from = match k {
-                        0 => Some(first),
+                        0 => first,
                         _ if k + 1 == index.len() => first_col,
                         _ => None,
                     };
@@ -839,11 +840,15 @@ impl Mutator for Copy<'_> {
                     }
                     at.push(i64e);
                 }
+                let checked = match to {
+                    Buf::Matrix(_) => checked && !self.inside.contains(&m),
+                    _ => false,
+                };
                 func.expr(
                     ExprKind::Load {
-                        buf: Buf::Temp(temp),
+                        buf: to,
                         index: at,
-                        checked: false,
+                        checked,
                     },
                     func.exprs[e].ty,
                 )

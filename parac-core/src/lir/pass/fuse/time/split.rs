@@ -218,48 +218,18 @@ fn positions(
     rows: &[[TempId; 2]],
     out: &mut Vec<StmtId>,
 ) {
-    let i64t = Scalar::I64;
-    let Shape { n, r, .. } = Shape::of(band);
-    let int = |func: &mut Func, c: i128| func.int(c, i64t);
-    let zero = int(func, 0);
-    let he = int(func, i128::from(h));
-    let end = func.binary(BinOp::Add, v64, he, i64t);
     // Step `s` writes `h` (index 1) for even `s`, `g` for odd; reads the old grids from the
     // other one.
     let (new, old) = if parity == 0 { (1, 0) } else { (0, 1) };
     for (i, st) in band.stages.iter().enumerate() {
-        // `l = (s n + i + 1) r`.
-        let ne = int(func, i128::from(n));
-        let at = func.binary(BinOp::Mul, s, ne, i64t);
-        let off = int(func, i as i128 + 1);
-        let at = func.binary(BinOp::Add, at, off, i64t);
-        let re = int(func, i128::from(r));
-        let l = func.binary(BinOp::Mul, at, re, i64t);
-        let (lo, hi) = if second {
-            // Around `b = v + H/2`: `[b - l, min(b + l, M))`.
-            let half = int(func, i128::from(h / 2));
-            let b = func.binary(BinOp::Add, v64, half, i64t);
-            let lo = func.binary(BinOp::Sub, b, l, i64t);
-            let hi = func.binary(BinOp::Add, b, l, i64t);
-            let hi = func.expr(ExprKind::Call(crate::ir::Builtin::Min, vec![hi, m]), i64t);
-            (lo, hi)
-        } else {
-            // `[v + l, v + H - l)`, not shrinking at the grid's first and last rows.
-            let top = func.binary(BinOp::Gt, v64, zero, Scalar::Bool);
-            let shrunk = func.binary(BinOp::Add, v64, l, i64t);
-            let lo = func.expr(ExprKind::Select(top, shrunk, zero), i64t);
-            let inner = func.binary(BinOp::Lt, end, m, Scalar::Bool);
-            let shrunk = func.binary(BinOp::Sub, end, l, i64t);
-            let hi = func.expr(ExprKind::Select(inner, shrunk, m), i64t);
-            (lo, hi)
-        };
+        let (lo, hi) = rows_at(func, Shape::of(band), (s, i), (v64, m, h, second));
         let (lo, hi) = bind_rows(func, (lo, hi), out);
         // The grids read: each old one from its matrix of the step before, the new ones of
         // the regions before this one from this step's.
         let mut from = HashMap::new();
         for (j, sj) in band.stages.iter().enumerate() {
-            from.insert(sj.g, (rows[j][old], v64, None));
-            from.insert(sj.p.t, (rows[j][new], v64, None));
+            from.insert(sj.g, (Buf::Temp(rows[j][old]), Some(v64), None));
+            from.insert(sj.p.t, (Buf::Temp(rows[j][new]), Some(v64), None));
         }
         out.push(points_into(
             func,
@@ -268,6 +238,47 @@ fn positions(
             (rows[i][new], v64),
             (lo, hi),
         ));
+    }
+}
+
+/// Position `p = s n + i`'s rows `[lo, hi)` (`i64`s; `s` an `i64`) in a task of either phase
+/// at its first row `v64` of `h` rows, the grid's `m`: phase 1's upright trapezoid, phase 2's
+/// rows around the boundary `b = v + H/2`.
+pub(super) fn rows_at(
+    func: &mut Func,
+    Shape { n, r, .. }: Shape,
+    (s, i): (ExprId, usize),
+    (v64, m, h, second): (ExprId, ExprId, i64, bool),
+) -> (ExprId, ExprId) {
+    let i64t = Scalar::I64;
+    let int = |func: &mut Func, c: i128| func.int(c, i64t);
+    let zero = int(func, 0);
+    let he = int(func, i128::from(h));
+    let end = func.binary(BinOp::Add, v64, he, i64t);
+    // `l = (s n + i + 1) r`.
+    let ne = int(func, i128::from(n));
+    let at = func.binary(BinOp::Mul, s, ne, i64t);
+    let off = int(func, i as i128 + 1);
+    let at = func.binary(BinOp::Add, at, off, i64t);
+    let re = int(func, i128::from(r));
+    let l = func.binary(BinOp::Mul, at, re, i64t);
+    if second {
+        // Around `b = v + H/2`: `[b - l, min(b + l, M))`.
+        let half = int(func, i128::from(h / 2));
+        let b = func.binary(BinOp::Add, v64, half, i64t);
+        let lo = func.binary(BinOp::Sub, b, l, i64t);
+        let hi = func.binary(BinOp::Add, b, l, i64t);
+        let hi = func.expr(ExprKind::Call(crate::ir::Builtin::Min, vec![hi, m]), i64t);
+        (lo, hi)
+    } else {
+        // `[v + l, v + H - l)`, not shrinking at the grid's first and last rows.
+        let top = func.binary(BinOp::Gt, v64, zero, Scalar::Bool);
+        let shrunk = func.binary(BinOp::Add, v64, l, i64t);
+        let lo = func.expr(ExprKind::Select(top, shrunk, zero), i64t);
+        let inner = func.binary(BinOp::Lt, end, m, Scalar::Bool);
+        let shrunk = func.binary(BinOp::Sub, end, l, i64t);
+        let hi = func.expr(ExprKind::Select(inner, shrunk, m), i64t);
+        (lo, hi)
     }
 }
 
