@@ -461,7 +461,7 @@ fn main() {
 
 /// heat-2D and FDTD-2D on the OpenCL device (`PARAC_DEVICE`, default the first): the model's
 /// plan (one step per launch), each time band forced (overlapped tiles `time<K>_<C>x<R>`, split
-/// bands `tsplit<K>_<H>`), and the search's choice once it has run to its end; each band's grid
+/// bands `tsplit<K>_<C>x<R>`), and the search's choice once it has run to its end; each band's grid
 /// against the one-step plan's (exact).
 fn opencl(side: usize) {
     use parac::PlanPolicy;
@@ -485,8 +485,8 @@ fn opencl(side: usize) {
         "time4_32x32",
         "time4_64x64",
         "time8_64x64",
-        "tsplit3_32",
-        "tsplit7_48",
+        "tsplit3_32x32",
+        "tsplit7_64x64",
     ];
     let mut policies: Vec<(String, PlanPolicy)> = vec![(
         "one step per launch (the model's plan)".into(),

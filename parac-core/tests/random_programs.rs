@@ -1180,14 +1180,14 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
                 banded += 1;
                 lowered.push((format!("OpenCL bands of {k} steps, tiles {tile:?}"), l));
             }
-            // OpenCL's split bands (two phases in place, work-groups of the fewest rows).
+            // OpenCL's split bands (four phases in place, the fewest rows and columns).
             for k in [3, 5] {
-                let Some(rows) = lir::pass::fuse::time::gpu::split_rows(f, rid, k) else {
+                let Some(tile) = lir::pass::fuse::time::gpu::split_tile(f, rid, k) else {
                     continue;
                 };
                 let o = lir::Options {
                     region: Some(rid),
-                    time_split_band: Some((k, rows)),
+                    time_split_band: Some((k, tile)),
                     host_proofs: false,
                     dump: true,
                     ..lir::Options::gpu()
@@ -1195,10 +1195,13 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
                 let l = lir::lower(f, &o);
                 assert!(
                     l.dumps.iter().any(|(stage, _)| *stage == "time_band"),
-                    "{src}\nsplit rows, but no split band of {k} steps, rows {rows}"
+                    "{src}\nsplit tiles, but no split band of {k} steps, tiles {tile:?}"
                 );
                 banded += 1;
-                lowered.push((format!("OpenCL split bands of {k} steps, {rows} rows"), l));
+                lowered.push((
+                    format!("OpenCL split bands of {k} steps, tiles {tile:?}"),
+                    l,
+                ));
             }
         }
         for &sizes in shapes {

@@ -837,7 +837,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
         |label: &'static str, kernel: &'static str, source: Option<&'static str>| Candidate {
             label: Cow::Borrowed(label),
             kernel: Cow::Borrowed(kernel),
-            then: None,
+            then: Vec::new(),
             source: source.map(Into::into),
             per_item: [1, 1],
             steps: 1,

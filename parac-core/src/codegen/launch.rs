@@ -62,9 +62,9 @@ pub struct PlanDesc {
     pub label: String,
     /// Its kernel in the function's program.
     pub kernel: String,
-    /// A kernel launched after it with the same shape (a split band's second phase,
-    /// `Directive::TimeSplit`): the two work in place, reading what they write.
-    pub then: Option<String>,
+    /// Kernels launched after it, in order, with the same shape (a split band's later phases,
+    /// `Directive::TimeSplit`): they work in place, reading what they write.
+    pub then: Vec<String>,
     /// Iteration points per work-item along OpenCL dimensions 0 and 1.
     pub per_item: [usize; 2],
     /// Time steps one launch runs (1 but for a time band, `Directive::TimeBand`: the
@@ -111,9 +111,7 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
             region: rid,
             label: v.label(),
             kernel: variant_name(f, rid, &v),
-            then: v
-                .time_split()
-                .map(|_| super::opencl::phase2_name(&variant_name(f, rid, &v))),
+            then: super::opencl::later_phases(&variant_name(f, rid, &v), &v),
             per_item: v.per_item(),
             steps: v.steps(),
             local: v.local_size(),

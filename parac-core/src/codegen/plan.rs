@@ -228,9 +228,9 @@ fn scalar(u: &Reuse, split: bool) -> Schedule {
 /// on larger ones (the halo's share falls as the tile grows).
 const TIME_BANDS: [(u32, u32, u32); 4] = [(2, 32, 32), (4, 32, 32), (4, 64, 64), (8, 64, 64)];
 
-/// Split bands' time steps (odd: one swap per band) and a work-group's rows at least (more
-/// where the split needs them).
-const SPLIT_BANDS: [(u32, u32); 2] = [(3, 32), (7, 48)];
+/// Split bands' time steps (odd: one swap per band) and their tiles' side at least (more where
+/// the split needs them).
+const SPLIT_BANDS: [(u32, u32); 2] = [(3, 32), (7, 64)];
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
@@ -306,21 +306,18 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                     }
                 }
             }
-            // Split bands: a band's two phases, no point computed twice (a program's `band =
-            // K` where `K` is odd).
+            // Split bands: a band's four phases, no point computed twice (a program's `band =
+            // K` where `K` is odd: one, of K steps).
             let asked = f.time_step(rid).and_then(|(_, s)| s.band);
-            for (steps, least) in SPLIT_BANDS {
+            for (at, (steps, least)) in SPLIT_BANDS.into_iter().enumerate() {
                 let steps = match asked {
-                    Some(k) if k % 2 == 1 && k <= 1024 => k as u32,
+                    Some(k) if at == 0 && k % 2 == 1 && k <= 1024 => k as u32,
                     Some(_) => continue,
                     None => steps,
                 };
-                if let Some(h) = crate::lir::pass::fuse::time::gpu::split_rows(f, rid, steps) {
-                    let rows = h.max(least);
-                    add(alone(D::TimeSplit { steps, rows }));
-                }
-                if asked.is_some() {
-                    break;
+                if let Some([w, h]) = crate::lir::pass::fuse::time::gpu::split_tile(f, rid, steps) {
+                    let (cols, rows) = (w.max(least), h.max(least));
+                    add(alone(D::TimeSplit { steps, cols, rows }));
                 }
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));
@@ -531,7 +528,7 @@ mod tests {
                 .map(Schedule::label)
                 .collect()
         };
-        // Split bands of 3 and 7 steps in work-groups of at least 32 and 48 rows (heat's
+        // Split bands of 3 and 7 steps on tiles of at least 32 and 64 points a side (heat's
         // radius 1: a split of 7 steps needs 16).
         assert_eq!(
             bands(&heat("")),
@@ -540,13 +537,13 @@ mod tests {
                 "time4_32x32",
                 "time4_64x64",
                 "time8_64x64",
-                "tsplit3_32",
-                "tsplit7_48"
+                "tsplit3_32x32",
+                "tsplit7_64x64"
             ]
         );
         assert_eq!(
             bands(&heat("parac_schedule(band = 3)")),
-            ["time3_32x32", "time3_64x64", "tsplit3_32"]
+            ["time3_32x32", "time3_64x64", "tsplit3_32x32"]
         );
         // An even band has no split (one swap per band), `split = 0` none either.
         assert_eq!(

@@ -55,14 +55,16 @@ pub enum Directive {
         /// Its rows (a multiple of `TIME_GROUP[1]`).
         rows: u32,
     },
-    /// Split tiling of a `parac_repeat`'s step (`tsplit<steps>_<rows>`): one band of `steps`
-    /// time steps (odd) runs as two launches, the split's phases, in work-groups of
-    /// [`TIME_GROUP`] each a task of `rows` rows spanning the grid's columns, in place in
-    /// global memory (`lir::pass::fuse::time::gpu::run_split`).
+    /// Split tiling of a `parac_repeat`'s step (`tsplit<steps>_<cols>x<rows>`): one band of
+    /// `steps` time steps (odd) runs as four launches, the phases of split tiling in rows and
+    /// columns, each work-group of [`TIME_GROUP`] owning a tile of `cols` x `rows` points, in
+    /// place in global memory (`lir::pass::fuse::time::gpu::run_split`).
     TimeSplit {
         /// Time steps per band.
         steps: u32,
-        /// A work-group's rows (a multiple of `TIME_GROUP[1]`).
+        /// The tile's columns (a multiple of `TIME_GROUP[0]`).
+        cols: u32,
+        /// Its rows (a multiple of `TIME_GROUP[1]`).
         rows: u32,
     },
 }
@@ -98,7 +100,7 @@ impl Directive {
             Directive::LocalTile { cols, rows } => format!("lds{cols}x{rows}"),
             Directive::TreeReduce { group } => format!("tree{group}"),
             Directive::TimeBand { steps, cols, rows } => format!("time{steps}_{cols}x{rows}"),
-            Directive::TimeSplit { steps, rows } => format!("tsplit{steps}_{rows}"),
+            Directive::TimeSplit { steps, cols, rows } => format!("tsplit{steps}_{cols}x{rows}"),
         })
     }
 
@@ -254,30 +256,28 @@ impl Schedule {
         })
     }
 
-    /// The split band ([`Directive::TimeSplit`]): time steps per band, a work-group's rows.
-    pub fn time_split(&self) -> Option<(u32, u32)> {
+    /// The split band ([`Directive::TimeSplit`]): time steps per band, and the tile's columns
+    /// and rows.
+    pub fn time_split(&self) -> Option<(u32, [u32; 2])> {
         self.directives.iter().find_map(|d| match d {
-            Directive::TimeSplit { steps, rows } => Some((*steps, *rows)),
+            Directive::TimeSplit { steps, cols, rows } => Some((*steps, [*cols, *rows])),
             _ => None,
         })
     }
 
     /// Time steps one run of this plan's launches makes (1 but for a time band or split band).
     pub fn steps(&self) -> usize {
-        match (self.time_band(), self.time_split()) {
-            (Some((k, _)), _) | (None, Some((k, _))) => k as usize,
-            _ => 1,
-        }
+        self.time_band()
+            .or(self.time_split())
+            .map_or(1, |(k, _)| k as usize)
     }
 
-    /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, a time
-    /// band's tile shared by its work-group, or a split band's rows shared by its work-group
-    /// and every column by its one group along dimension 0 (`usize::MAX`).
+    /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, or a time
+    /// band's or split band's tile shared by its work-group.
     pub fn per_item(&self) -> [usize; 2] {
-        match (self.time_band(), self.time_split()) {
-            (Some((_, tile)), _) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
-            (None, Some((_, rows))) => [usize::MAX, (rows / TIME_GROUP[1]).max(1) as usize],
-            _ => [self.cols() as usize, self.rows() as usize],
+        match self.time_band().or(self.time_split()) {
+            Some((_, tile)) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
+            None => [self.cols() as usize, self.rows() as usize],
         }
     }
 

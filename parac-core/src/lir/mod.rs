@@ -445,11 +445,11 @@ pub struct Options {
     /// work-group computing a tile of `cols` x `rows` points in local memory
     /// ([`pass::fuse::time::gpu`]; the function is lowered whole for it).
     pub time_band: Option<(u32, [u32; 2])>,
-    /// On the OpenCL lowering of [`Options::region`], that region's split band: `(K, H)`, `K`
-    /// time steps (odd) per pair of launches, the two phases of split tiling in work-groups of
-    /// `H` rows spanning the grid's columns, in place in global memory
-    /// ([`pass::fuse::time::gpu::run_split`]; the function is lowered whole for it).
-    pub time_split_band: Option<(u32, u32)>,
+    /// On the OpenCL lowering of [`Options::region`], that region's split band: `(K, [cols,
+    /// rows])`, `K` time steps (odd) per four launches, the phases of split tiling in rows and
+    /// columns, each work-group owning a tile of `cols` x `rows` points, in place in global
+    /// memory ([`pass::fuse::time::gpu::run_split`]; the function is lowered whole for it).
+    pub time_split_band: Option<(u32, [u32; 2])>,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,

@@ -58,10 +58,10 @@ pub struct Candidate {
     pub label: Cow<'static, str>,
     /// Its kernel.
     pub kernel: Cow<'static, str>,
-    /// A kernel of the same program launched after it with the same shape (a split band's
-    /// second phase). Such a candidate works in place (it reads what it writes), so the search
-    /// times it on copies of its buffers.
-    pub then: Option<Cow<'static, str>>,
+    /// Kernels of the same program launched after it, in order, with the same shape (a split
+    /// band's later phases). Such a candidate works in place (it reads what it writes), so the
+    /// search times it on copies of its buffers.
+    pub then: Vec<Cow<'static, str>>,
     /// The program holding the kernel when it is not the region's (baseline) program: built
     /// when the candidate is first needed, so that the first call builds only what it runs and
     /// a candidate that fails to build costs only itself (it is dropped, with a `PARAC_LOG=plan`

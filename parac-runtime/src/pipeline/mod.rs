@@ -170,7 +170,7 @@ impl Prepared {
                             }),
                             label: p.label.into(),
                             kernel: p.kernel.into(),
-                            then: p.then.map(Into::into),
+                            then: p.then.into_iter().map(Into::into).collect(),
                             per_item: p.per_item,
                             steps: p.steps,
                             local: p.local.map(Into::into),

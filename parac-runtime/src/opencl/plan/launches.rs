@@ -134,16 +134,13 @@ impl Device {
             }
         };
         if !c.split {
-            let mut out = vec![whole(c, local)];
-            if let Some(then) = &c.then {
-                // A split band's second phase, launched as the first.
-                let second = Launch {
-                    kernel: then,
-                    ..out[0].clone()
-                };
-                out.push(second);
-            }
-            return out;
+            let first = whole(c, local);
+            // A split band's later phases, launched as the first.
+            let then = c.then.iter().map(|k| Launch {
+                kernel: k,
+                ..first.clone()
+            });
+            return std::iter::once(first.clone()).chain(then).collect();
         }
         let base = &cands[0];
         let inner: Option<Vec<(usize, usize)>> = interior.and_then(|b| {
@@ -272,7 +269,7 @@ mod tests {
     const BASE: Candidate = Candidate {
         label: Cow::Borrowed("baseline"),
         kernel: Cow::Borrowed("k"),
-        then: None,
+        then: Vec::new(),
         source: None,
         per_item: [1, 1],
         steps: 1,
@@ -291,7 +288,7 @@ mod tests {
         let c = Candidate {
             label: Cow::Borrowed("split"),
             kernel: Cow::Borrowed("s"),
-            then: None,
+            then: Vec::new(),
             per_item: [8, 1],
             split: true,
             origin: false,
@@ -337,7 +334,7 @@ mod tests {
                     let c = Candidate {
                         label: Cow::Borrowed("split"),
                         kernel: Cow::Borrowed("s"),
-                        then: None,
+                        then: Vec::new(),
                         per_item: [px, py],
                         split: true,
                         origin: false,

@@ -322,15 +322,16 @@ impl Device {
             return (None, 0);
         };
         // An in-place candidate on copies of its buffers (`copies`).
-        let copies = match c.then {
-            Some(_) => match self.copies_of(args) {
+        let in_place = !c.then.is_empty();
+        let copies = match in_place {
+            true => match self.copies_of(args) {
                 Ok(c) => c,
                 Err(_) => return (None, 0),
             },
-            None => Vec::new(),
+            false => Vec::new(),
         };
         let copied = super::copies::with_copies(args, &copies);
-        let args = if c.then.is_some() { &copied[..] } else { args };
+        let args = if in_place { &copied[..] } else { args };
         TIMINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let run = || {
             // A warm-up's runs wait for the calls running on the CPU path meanwhile.

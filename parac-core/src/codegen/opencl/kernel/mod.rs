@@ -111,17 +111,13 @@ pub(crate) fn append_candidate(
 ) {
     let lowered = lir::lower(f, &options(rid, v));
     let bodies = region_bodies(&lowered.func, rid);
-    // A split band's two phases: its kernel then `<name>_phase2` (`phase2_name`).
-    let kernels = if v.time_split().is_some() { 2 } else { 1 };
-    for k in 0..kernels {
+    // A split band's phases: its kernel, then the others (`later_phases`).
+    let names = std::iter::once(name.to_string()).chain(later_phases(name, v));
+    for (k, name) in names.enumerate() {
         let mut p = Printer::new(f, &lowered.func, rid);
         p.origin = false;
         p.ends = v.split();
         let mut kernel = String::new();
-        let name = match k {
-            0 => name.to_string(),
-            _ => phase2_name(name),
-        };
         p.kernel(&mut kernel, &name, bodies.get(k).copied());
         for (key, h) in &p.helpers {
             let fname = key.trim_start_matches('~');
@@ -133,10 +129,13 @@ pub(crate) fn append_candidate(
     }
 }
 
-/// The name of the kernel a split band (`Directive::TimeSplit`) launches after kernel `name`:
-/// its second phase.
-pub fn phase2_name(name: &str) -> String {
-    format!("{name}_phase2")
+/// The kernels plan `v` launches after its kernel `name`, in order, with the same shape: a split
+/// band's (`Directive::TimeSplit`) later phases, `<name>_phase2` to `_phase4`; none for others.
+pub fn later_phases(name: &str, v: &Schedule) -> Vec<String> {
+    match v.time_split() {
+        Some(_) => (2..=4).map(|k| format!("{name}_phase{k}")).collect(),
+        None => Vec::new(),
+    }
 }
 
 /// A matrix's extent (a host expression of the sizes) in C, as a `long`.

@@ -36,11 +36,13 @@
 //! border rule's index map (no wrap), a point at most `|a|` inside, which the step before
 //! computed, its range clipped at that edge too.
 
-use super::{Band, Corner, candidate, in_bands, needs, sources, split, step_point};
+mod split;
+pub use split::{run_split, split_tile};
+
+use super::{Band, Corner, candidate, in_bands, needs, sources, step_point};
 use crate::codegen::schedule::TIME_GROUP;
 use crate::ir::{BinOp, Builtin, Function, RegionId, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
-use std::collections::HashMap;
 
 /// Makes the function's body region `rid`'s time-band kernel of `steps` steps and tiles of
 /// `tile` (columns, rows), where the repeat holding it can be tiled; whether it could.
@@ -92,63 +94,6 @@ fn repeat_of(func: &Func, rid: RegionId) -> Option<(Vec<StmtId>, usize)> {
     };
     let at = top.iter().position(|s| holds(*s))?;
     Some((top, at))
-}
-
-/// Makes the function's body region `rid`'s split band of `steps` steps (odd, at least 3) in
-/// work-groups of `rows` rows (a multiple of `TIME_GROUP[1]`, at least what the split needs:
-/// `split::task_rows`), each spanning the grid's columns: the band's two phases, two kernels
-/// launched one after the other (`time/gpu/split`'s documentation); whether it could.
-pub fn run_split(func: &mut Func, f: &Function, rid: RegionId, (steps, rows): (u32, u32)) -> bool {
-    let Some((top, at)) = repeat_of(func, rid) else {
-        return false;
-    };
-    if steps < 3 || steps % 2 == 0 || rows % TIME_GROUP[1] != 0 {
-        return false;
-    }
-    let Some(band) = candidate(func, f, &top, at, false) else {
-        return false;
-    };
-    let (k, h) = (i64::from(steps), i64::from(rows));
-    let flat = band.stages.iter().all(|s| s.p.mid.is_none());
-    if band.stages[0].id != rid || !flat || h < split::task_rows(split::Shape::of(&band), k, 1) {
-        return false;
-    }
-    let Some(phases) = [false, true]
-        .map(|second| split_phase(func, &band, (k, h), second))
-        .into_iter()
-        .collect::<Option<Vec<_>>>()
-    else {
-        return false;
-    };
-    // As the executor runs it: `count / K` bands, each the two launches and one swap of each
-    // grid (`K` odd: what `K` steps' swaps leave), then the steps left.
-    let mut step = phases;
-    step.extend(band.swaps.iter().copied());
-    let step = func.stmt(Stmt::Block(step));
-    let mut top = top;
-    top[at] = in_bands(func, top[at], step, k);
-    func.stmts[func.body] = Stmt::Block(top);
-    true
-}
-
-/// The rows of a split band's work-group for `steps` steps of region `rid`'s repeat (a
-/// multiple of `TIME_GROUP[1]`), where it has split bands.
-pub fn split_rows(f: &Function, rid: RegionId, steps: u32) -> Option<u32> {
-    let (_, schedule) = f.time_step(rid)?;
-    if schedule.band == Some(1) || schedule.split == Some(false) {
-        return None;
-    }
-    let opts = crate::lir::Options::gpu();
-    let taps = (opts.unroll_taps, usize::MAX);
-    let mut func = crate::lir::lower::function(f, opts.host_proofs, None, taps);
-    crate::lir::pass::simplify::run(&mut func, f);
-    let (top, at) = repeat_of(&func, rid)?;
-    let band = candidate(&mut func, f, &top, at, false)?;
-    let flat = band.stages.iter().all(|s| s.p.mid.is_none());
-    (band.stages[0].id == rid && flat).then_some(())?;
-    let least = split::task_rows(split::Shape::of(&band), i64::from(steps), 1);
-    let g = i64::from(TIME_GROUP[1]);
-    u32::try_from((least + g - 1) / g * g).ok()
 }
 
 /// Whether region `rid` of `f` has time-band plans: it is the first region of a repeat's
@@ -459,101 +404,5 @@ fn build(
         id: first.id,
         name: first.name.clone(),
         body,
-    }))
-}
-
-/// One phase of a split band on OpenCL: a region whose work-groups (one along dimension 0)
-/// are split tiling's tasks of `h` rows, at rows `g h` (phase 1) or `g h + h/2` (phase 2), the
-/// grid's columns shared by their work-items; the positions of the `k` steps one after the
-/// other (`split::rows_at`: the rows the CPU's task of that phase computes), each read and
-/// written in place in the grids' matrices in global memory (step `s` writes `h` for even `s`,
-/// `g` for odd), a barrier on global memory after each. Phase 2's groups past the last boundary
-/// compute nothing (the launch has as many groups as phase 1). Every access as checked as the
-/// step's own (the two matrices of a grid have the same extents).
-///
-/// ```text
-/// region S1 {
-///   for g1 in groups(1): for g0 in groups(0) (one):
-///     let v = g1 H (+ H/2)
-///     for s in 0..K: for i in regions:
-///       let tlo, thi = rows_at(s, i)             // phase 2: none where v + H/2 >= M
-///       for t1, t0 in items: for x in [tlo + t1, thi) step 8: for y in [t0, N) step 16:
-///         (s even ? h_i : g_i)[x][y] = S_i's point, the grids from their matrices of step s
-///       barrier (global)
-/// }
-/// ```
-fn split_phase(func: &mut Func, band: &Band, (k, h): (i64, i64), second: bool) -> Option<StmtId> {
-    let first = &band.stages[0];
-    let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
-        return None;
-    };
-    let Stmt::For { hi: xhi, .. } = func.stmts[rbody] else {
-        return None;
-    };
-    let mut b = B { func };
-    let i32t = Scalar::I32;
-    let blocks = [b.func.var("group1", i32t), b.func.var("group0", i32t)];
-    let mut group = Vec::new();
-    let m = b.long(xhi);
-    let b1 = b.var(blocks[0]);
-    let b1 = b.long(b1);
-    let he = b.int(i128::from(h));
-    let mut v = b.op(BinOp::Mul, b1, he);
-    let half = b.int(i128::from(h / 2));
-    if second {
-        v = b.op(BinOp::Add, v, half);
-    }
-    let v = b.bind("tv", v, &mut group);
-    let shape = split::Shape::of(band);
-    for s in 0..k {
-        for (i, st) in band.stages.iter().enumerate() {
-            let se = b.int(i128::from(s));
-            let (mut lo, hi) = split::rows_at(b.func, shape, (se, i), (v, m, h, second));
-            if second {
-                // Past the last boundary: nothing.
-                let bd = b.op(BinOp::Add, v, half);
-                let inside = b.func.binary(BinOp::Lt, bd, m, Scalar::Bool);
-                lo = b.func.expr(ExprKind::Select(inside, lo, m), Scalar::I64);
-            }
-            let (lo, hi) = super::bind_rows(b.func, (lo, hi), &mut group);
-            // Step `s` writes each grid's `h` for even `s`, its `g` for odd (new, old).
-            let storage = |st: &super::Stage| match s % 2 {
-                0 => (st.p.t, st.g),
-                _ => (st.g, st.p.t),
-            };
-            let mut from = HashMap::new();
-            for sj in &band.stages {
-                let (new, old) = storage(sj);
-                from.insert(sj.g, (Buf::Matrix(old), None, None));
-                from.insert(sj.p.t, (Buf::Matrix(new), None, None));
-            }
-            let (to, checked) = (storage(st).0, st.p.checked);
-            let p = step_point(b.func, &st.p, (&from, &[]), |func, x, _, y| {
-                let (x64, y64) = (func.cast(x, Scalar::I64), func.cast(y, Scalar::I64));
-                (Buf::Matrix(to), vec![x64, y64], checked)
-            });
-            let (c0, c1) = (b.long(st.p.columns.0), b.long(st.p.columns.1));
-            group.push(b.cover((p.x, p.y, p.body), [lo, hi], [c0, c1]));
-            group.push(b.func.stmt(Stmt::Barrier { global: true }));
-        }
-    }
-    // Exactly the groups the launch has: one along the columns, `ceil(M / H)` along the rows.
-    let body = b.func.stmt(Stmt::Block(group));
-    let up = b.int(i128::from(h - 1));
-    let span = b.op(BinOp::Add, m, up);
-    let count = b.op(BinOp::Div, span, he);
-    let count = b.func.cast(count, i32t);
-    let (z, one) = (b.func.int(0, i32t), b.func.int(1, i32t));
-    let inner = b
-        .func
-        .for_loop(blocks[1], (z, one, 1), LoopKind::GpuBlock(0), body);
-    let z = b.func.int(0, i32t);
-    let tasks = b
-        .func
-        .for_loop(blocks[0], (z, count, 1), LoopKind::GpuBlock(1), inner);
-    Some(b.func.stmt(Stmt::Region {
-        id: first.id,
-        name: first.name.clone(),
-        body: tasks,
     }))
 }
