@@ -1164,44 +1164,45 @@ fn random_iterated_stencils_match_the_interpreter_tiled_or_not() {
             if !lir::pass::fuse::time::gpu::bandable(f, rid) {
                 continue;
             }
-            for (k, tile) in [(2, [16, 8]), (3, [16, 16]), (4, [32, 8])] {
-                let o = lir::Options {
-                    region: Some(rid),
-                    time_band: Some((k, tile)),
-                    host_proofs: false,
-                    dump: true,
-                    ..lir::Options::gpu()
-                };
-                let l = lir::lower(f, &o);
-                assert!(
-                    l.dumps.iter().any(|(stage, _)| *stage == "time_band"),
-                    "{src}\nbandable, but no band of {k} steps, tiles {tile:?}"
-                );
-                banded += 1;
-                lowered.push((format!("OpenCL bands of {k} steps, tiles {tile:?}"), l));
-            }
-            // OpenCL's split bands (four phases in place, the fewest rows and columns).
+            // Overlapped tiles, and split bands (four phases in place) on the fewest rows and
+            // columns a split allows.
+            let mut bands: Vec<(String, lir::Options)> =
+                [(2, [16, 8]), (3, [16, 16]), (4, [32, 8])]
+                    .into_iter()
+                    .map(|(k, tile)| {
+                        let o = lir::Options {
+                            time_band: Some((k, tile)),
+                            ..lir::Options::gpu()
+                        };
+                        (format!("OpenCL bands of {k} steps, tiles {tile:?}"), o)
+                    })
+                    .collect();
             for k in [3, 5] {
-                let Some(tile) = lir::pass::fuse::time::gpu::split_tile(f, rid, k) else {
-                    continue;
-                };
+                if let Some(tile) = lir::pass::fuse::time::gpu::split_tile(f, rid, k) {
+                    let o = lir::Options {
+                        time_split_band: Some((k, tile)),
+                        ..lir::Options::gpu()
+                    };
+                    bands.push((
+                        format!("OpenCL split bands of {k} steps, tiles {tile:?}"),
+                        o,
+                    ));
+                }
+            }
+            for (name, o) in bands {
                 let o = lir::Options {
                     region: Some(rid),
-                    time_split_band: Some((k, tile)),
                     host_proofs: false,
                     dump: true,
-                    ..lir::Options::gpu()
+                    ..o
                 };
                 let l = lir::lower(f, &o);
                 assert!(
                     l.dumps.iter().any(|(stage, _)| *stage == "time_band"),
-                    "{src}\nsplit tiles, but no split band of {k} steps, tiles {tile:?}"
+                    "{src}\nbandable, but no {name}"
                 );
                 banded += 1;
-                lowered.push((
-                    format!("OpenCL split bands of {k} steps, tiles {tile:?}"),
-                    l,
-                ));
+                lowered.push((name, l));
             }
         }
         for &sizes in shapes {

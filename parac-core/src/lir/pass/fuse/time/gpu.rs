@@ -50,11 +50,7 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, (steps, tile): (u32, [u
     let Some((top, at)) = repeat_of(func, rid) else {
         return false;
     };
-    let fits = tile
-        .iter()
-        .zip(TIME_GROUP)
-        .all(|(t, g)| *t >= g && t % g == 0);
-    if steps < 2 || !fits {
+    if steps < 2 || !fits(tile) {
         return false;
     }
     let Some(band) = candidate(func, f, &top, at, true) else {
@@ -75,6 +71,13 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, (steps, tile): (u32, [u
     top[at] = in_bands(func, top[at], step, i64::from(steps));
     func.stmts[func.body] = Stmt::Block(top);
     true
+}
+
+/// Whether tiles of `tile` (columns, rows) are whole work-groups of [`TIME_GROUP`].
+fn fits(tile: [u32; 2]) -> bool {
+    tile.iter()
+        .zip(TIME_GROUP)
+        .all(|(t, g)| *t >= g && t % g == 0)
 }
 
 /// The function's top-level statements and the place of the repeat whose step holds region
@@ -232,15 +235,7 @@ fn build(
     [tc, tr]: [i128; 2],
 ) -> Option<StmtId> {
     let first = &band.stages[0];
-    let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
-        return None;
-    };
-    let Stmt::For {
-        lo: xlo, hi: xhi, ..
-    } = func.stmts[rbody]
-    else {
-        return None;
-    };
+    let (xlo, xhi) = super::row_loop(func, band)?;
     let zero_based = |e: ExprId| matches!(func.exprs[e].kind, ExprKind::Int(0));
     if !zero_based(xlo) || band.stages.iter().any(|st| !zero_based(st.p.columns.0)) {
         return None;

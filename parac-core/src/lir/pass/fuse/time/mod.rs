@@ -638,6 +638,17 @@ fn sources(
     Some(from)
 }
 
+/// The first and last bounds (`lo`, `hi`) of the row loop of `band`'s first region.
+fn row_loop(func: &Func, band: &Band) -> Option<(ExprId, ExprId)> {
+    let Stmt::Region { body, .. } = func.stmts[band.stages[0].region] else {
+        return None;
+    };
+    match func.stmts[body] {
+        Stmt::For { lo, hi, .. } => Some((lo, hi)),
+        _ => None,
+    }
+}
+
 /// Repeat `at` (`count` steps of `body`) as `count / k` runs of `band` (its `k` steps at once,
 /// swaps included), then `count % k` steps.
 fn in_bands(func: &mut Func, at: StmtId, band: StmtId, k: i64) -> StmtId {

@@ -34,7 +34,7 @@
 //! swap g1 h1; ..                              // K odd
 //! ```
 
-use super::{Band, banded, bind_rows, points_into};
+use super::{Band, banded, bind_rows, points_into, row_loop};
 use crate::ir::{BinOp, Function, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId};
 use std::collections::HashMap;
@@ -101,12 +101,7 @@ pub(super) fn tile(
     guard: bool,
 ) -> Option<StmtId> {
     let first = &band.stages[0];
-    let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
-        return None;
-    };
-    let Stmt::For { hi: xhi, .. } = func.stmts[rbody] else {
-        return None;
-    };
+    let (_, xhi) = row_loop(func, band)?;
     let h = task_rows(Shape::of(band), k, rows);
     let i64t = Scalar::I64;
     let xt = func.vars[first.p.x].ty;

@@ -38,8 +38,9 @@
 //! }
 //! ```
 
+use super::super::row_loop;
 use super::super::split::{Shape, rows_at, task_rows};
-use super::{B, Band, candidate, in_bands, repeat_of, step_point};
+use super::{B, Band, candidate, fits, in_bands, repeat_of, step_point};
 use crate::codegen::schedule::TIME_GROUP;
 use crate::ir::{BinOp, Function, RegionId, Scalar};
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId};
@@ -57,11 +58,7 @@ pub fn run_split(
     let Some((top, at)) = repeat_of(func, rid) else {
         return false;
     };
-    let fits = tile
-        .iter()
-        .zip(TIME_GROUP)
-        .all(|(t, g)| *t >= g && t % g == 0);
-    if steps < 3 || steps % 2 == 0 || !fits {
+    if steps < 3 || steps % 2 == 0 || !fits(tile) {
         return false;
     }
     let Some(band) = candidate(func, f, &top, at, true) else {
@@ -95,12 +92,7 @@ pub fn run_split(
 /// the launch's groups).
 fn splits(func: &Func, band: &Band, rid: RegionId) -> bool {
     let zero = |e: ExprId| matches!(func.exprs[e].kind, ExprKind::Int(0));
-    let rows_from_zero = match func.stmts[band.stages[0].region] {
-        Stmt::Region { body, .. } => {
-            matches!(func.stmts[body], Stmt::For { lo, .. } if zero(lo))
-        }
-        _ => false,
-    };
+    let rows_from_zero = row_loop(func, band).is_some_and(|(lo, _)| zero(lo));
     band.stages[0].id == rid
         && rows_from_zero
         && band
@@ -143,12 +135,7 @@ fn phase(
     (rows_inverted, cols_inverted): (bool, bool),
 ) -> Option<StmtId> {
     let first = &band.stages[0];
-    let Stmt::Region { body: rbody, .. } = func.stmts[first.region] else {
-        return None;
-    };
-    let Stmt::For { hi: xhi, .. } = func.stmts[rbody] else {
-        return None;
-    };
+    let (_, xhi) = row_loop(func, band)?;
     let mut b = B { func };
     let i32t = Scalar::I32;
     let blocks = [b.func.var("group1", i32t), b.func.var("group0", i32t)];
