@@ -142,7 +142,8 @@ fn phase(
     let mut group = Vec::new();
     let m = b.long(xhi);
     let n = b.long(first.p.columns.1);
-    // The tile's first row and column, and whether the phase's boundaries are inside the grid.
+    // The tile's first row and column, half a tile on along an inverted dimension (whose
+    // boundary is then the middle of the phase's group).
     let mut corner = |b: &mut B, block: usize, size: i64, inverted: bool, name: &str| {
         let g = b.var(blocks[block]);
         let g = b.long(g);
