@@ -529,6 +529,10 @@ pub struct Lowered {
 /// 8. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
+/// - for a time band's plan ([`Options::time_band`], [`Options::time_split_band`]), the
+///   function whole with the region's repeat in bands ([`pass::fuse::time::gpu`]: overlapped
+///   tiles in local memory, or split tiling's four phases in place), then `peephole`'s
+///   narrowing alone; else:
 /// 3. [`pass::gpu`]: a region's loops become work-items (before it, for a plan with `slide`,
 ///    [`pass::slide::items`]: a work-item's `lanes[0]` x `lanes[1]` points slide their windows
 ///    as the CPU's rows do; such a region takes no other lanes nor `points`);
