@@ -279,6 +279,34 @@ mod smooth3d {
     }
 }
 
+/// A 5x5 window per step (more taps than the kernels write out without `unroll`): every time
+/// band's kernel runs its K steps (it once ran one, with the executor counting K).
+mod box5 {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn box5(src: &i32[M][N], out: &mut i32[M][N], steps: u8) {
+            let next: i32[M][N];
+            parac_border_rule e = reflect101(out[2][2]);
+            parac_iterator init(0:M:1; 0:N:1) { out[initx][inity] = src[initx][inity] % 1000; }
+            parac_repeat(steps) {
+                parac_iterator s(x in 0:M:1; y in 0:N:1) parac_border_rule(e) {
+                    next[x][y] = parac_matrix_sum(out[x-2:5:1][y-2:5:1]) / 25 + x % 3;
+                }
+                parac_swap(out, next);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let src = super::canaried::<i32>("src", &args[0]);
+        let mut out = super::canaried::<i32>("out", &args[1]);
+        let r = box5(rt, &src, &mut out, super::int(&args[2]));
+        super::put(&mut args[1], &out);
+        r.map(|()| None)
+    }
+}
+
 mod exchange {
     use super::{Arg, Val};
 
@@ -394,6 +422,7 @@ const PROGRAMS: &[Entry] = entries!(
     heat_split: false,
     life_split: true,
     fdtd_split: true,
+    box5: true,
     exchange: true,
     smooth_diff: true,
     failing: true

@@ -64,8 +64,10 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         time_split_band: v.time_split(),
         slide: v.slide(),
         // `unroll`: windows up to `lir::UNROLL_TAPS` written out tap by tap, constant filters
-        // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops.
-        unroll_taps: if v.unroll() {
+        // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops. A time band's
+        // windows are written out as its gates (`time::gpu::bands`, `split_tile`) lowered them:
+        // a loop would leave the kernel one step's, where the executor counts `K`.
+        unroll_taps: if v.unroll() || v.steps() > 1 {
             lir::UNROLL_TAPS
         } else {
             lir::SLIDE_TAPS
@@ -509,5 +511,55 @@ fn unsigned(s: Scalar) -> &'static str {
         "ulong"
     } else {
         "uint"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::options;
+    use crate::codegen::plan::candidates;
+    use crate::lir;
+
+    /// Every time-band candidate's kernel is lowered banded (a kernel of one step would run
+    /// where the executor counts `K`): the candidates' gate and the kernel's lowering agree,
+    /// windows of more taps than `lir::SLIDE_TAPS` included.
+    #[test]
+    fn every_band_candidate_is_lowered_banded() {
+        for (name, window) in [("box3", 1), ("box5", 2), ("box7", 3)] {
+            let src = format!(
+                "fn {name}(src: &f32[M][N], out: &mut f32[M][N], t: i32) {{
+                    let next: f32[M][N];
+                    parac_border_rule e = replicate(out[{window}][{window}]);
+                    parac_iterator i(0:M:1; 0:N:1) {{ out[ix][iy] = src[ix][iy]; }}
+                    parac_repeat(t) {{
+                        parac_iterator s(x in 0:M:1; y in 0:N:1) parac_border_rule(e) {{
+                            next[x][y] = parac_matrix_sum(out[x-{window}:{w}:1][y-{window}:{w}:1]);
+                        }}
+                        parac_swap(out, next);
+                    }}
+                }}",
+                w = 2 * window + 1
+            );
+            let c = crate::compile_str(&src);
+            assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+            let f = &c.module.functions[0];
+            let bands: Vec<_> = candidates(f, 1)
+                .into_iter()
+                .filter(|v| v.steps() > 1)
+                .collect();
+            assert!(!bands.is_empty(), "{name}: no bands");
+            for v in bands {
+                let o = lir::Options {
+                    dump: true,
+                    ..options(1, &v)
+                };
+                let l = lir::lower(f, &o);
+                assert!(
+                    l.dumps.iter().any(|(stage, _)| *stage == "time_band"),
+                    "{name}: {} lowered without its band",
+                    v.label()
+                );
+            }
+        }
     }
 }
