@@ -283,6 +283,11 @@ fn candidate(
             if matches!(sh.mode, BorderMode::Wrap) && bordered {
                 return None;
             }
+            // OpenCL's bands read the grids unchecked: a rule must border both dimensions (a
+            // read past an edge it leaves unbordered is the step's checked read, an error).
+            if columns && sh.widths.iter().take(2).any(|w| w.is_none()) {
+                return None;
+            }
         }
         // Every read of a grid at a row `x + a`.
         let Stmt::For { body: xb, .. } = func.stmts[body] else {

@@ -24,7 +24,9 @@
 //! intervals, which the others' reads never reach (`W, H >= 2 (n K + 1) r`). `K` is odd: the
 //! executor swaps once per band, which is what `K` steps' swaps leave. A phase's groups past the
 //! last boundary of an inverted dimension compute nothing (the launches all have the tiles'
-//! groups). Every access is as checked as the step's own (a grid's two matrices have one shape).
+//! groups). Reads of the grids are unchecked where the band's legality proves them inside (rows
+//! and columns near the point, or through a rule bordering both dimensions); stores as checked
+//! as the step's own (a grid's two matrices have one shape).
 //!
 //! ```text
 //! region S1 {                                      // phase (rows, columns): U U, I U, U I, I I
