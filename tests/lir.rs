@@ -621,3 +621,125 @@ fn fused_stages_give_every_result_and_error_unfused() {
     assert!(fused_fns >= 6, "only {fused_fns} functions fused");
     assert!(errors > 0, "no call failed");
 }
+
+/// Programs whose fused OpenCL kernels (`lir::pass::fuse::gpu`) read the intermediate through
+/// border rules: clamped columns (unsharp's `bx`), reflect-101 in both dimensions, a constant
+/// border, and a consumer of several outputs reading its producer one-sided.
+const GPU_FUSION: &str = r#"
+fn cols_clamp(src: &f32[M][N], out: &mut f32[M][N]) {
+    let by: f32[M][N];
+    parac_iterator v(x in 0:M:1; y in 0:N:1) {
+        by[x][y] = src[x][y] * 0.5 + 1.0;
+    }
+    parac_border_rule by_cols = clamp(by[*][3]);
+    parac_iterator h(x in 0:M:1; y in 0:N:1) parac_border_rule(by_cols) {
+        out[x][y] = by[x][y - 3] + by[x][y - 1] * 2.0 + by[x][y + 2] - by[x][y] * 0.25;
+    }
+}
+fn both_reflect(src: &u8[M][N], out: &mut i32[M][N]) {
+    let t: i16[M][N];
+    parac_iterator a(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] * 3 - 100;
+    }
+    parac_border_rule r = reflect101(t[2][2]);
+    parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+        out[x][y] = t[x - 2][y] + t[x + 1][y + 2] * 2 - t[x][y - 1] + t[x + 2][y - 2];
+    }
+}
+fn constant_border(src: &u8[M][N], out: &mut i32[M][N]) {
+    let t: i32[M][N];
+    parac_iterator a(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] + x - y;
+    }
+    parac_border_rule r = constant(t[1][1], 7);
+    parac_iterator b(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+        out[x][y] = t[x - 1][y + 1] + t[x + 1][y - 1] - t[x][y];
+    }
+}
+fn two_outputs(src: &u16[M][N], out: &mut u16[M-2][N-3], other: &mut i32[M-2][N-3]) {
+    let bx: u16[M][N-3];
+    parac_iterator it(x in 0:M:1; y in 0:N-3:1) {
+        bx[x][y] = (src[x][y] + src[x][y+1] + src[x][y+3]) / 3;
+    }
+    parac_iterator it1(x in 0:M-2:1; y in 0:N-3:1) {
+        out[x][y] = (bx[x][y] + bx[x+1][y] + bx[x+2][y]) / 3;
+        other[x][y] = bx[x+2][y] - bx[x][y];
+    }
+}
+"#;
+
+/// Fusion on OpenCL (`lir::pass::fuse::gpu`, a plan's `fuse<C>x<R>`): every function of
+/// `tests/in/fusion.parac` and [`GPU_FUSION`] whose producer can be fused into its consumer's
+/// work-group tiles, at tiles of one work-group and of several, gives the interpreter's outputs
+/// on the LIR's evaluator at sizes from 1x1 to one past a tile, as the executor runs it (the
+/// consumer's region empty).
+#[test]
+fn opencl_fused_stages_match_the_interpreter() {
+    let mut source = std::fs::read_to_string("tests/in/fusion.parac").expect("read");
+    source.push_str(GPU_FUSION);
+    let out = parac_core::compile_str(&source);
+    assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+    let (mut fused, mut compared) = (Vec::new(), 0);
+    for f in &out.module.functions {
+        for rid in 0..f.regions.len() {
+            if !lir::pass::fuse::gpu::fusable(f, rid) {
+                continue;
+            }
+            fused.push(f.name.clone());
+            for tile in [[16, 8], [32, 16], [16, 24]] {
+                let opts = Options {
+                    region: Some(rid),
+                    fuse_tile: Some(tile),
+                    unroll_taps: lir::UNROLL_TAPS,
+                    dump: true,
+                    ..Options::gpu()
+                };
+                let lowered = lir::lower(f, &opts);
+                assert!(
+                    lowered.dumps.iter().any(|(s, _)| *s == "fuse_gpu"),
+                    "{}: fusable, not fused at {tile:?}",
+                    f.name
+                );
+                for sizes in [
+                    [1, 1],
+                    [1, 5],
+                    [4, 1],
+                    [5, 7],
+                    [8, 16],
+                    [9, 17],
+                    [17, 33],
+                    [25, 15],
+                ] {
+                    let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| sizes[i % 2]).collect();
+                    let Some(start) = args(f, &sizes, &mut rng) else {
+                        continue;
+                    };
+                    let mut want = start.clone();
+                    let Ok(result) = interp::run(f, &mut want) else {
+                        continue;
+                    };
+                    let mut got = start.clone();
+                    let r = lir::eval::run(&lowered.func, f, &mut got);
+                    let at = format!("{} at {sizes:?}, tiles {tile:?}", f.name);
+                    assert_eq!(r.map_err(|e| e.to_string()), Ok(result), "{at}");
+                    assert_eq!(got, want, "{at}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    eprintln!("fused on OpenCL: {fused:?}, {compared} calls compared");
+    for name in [
+        "blur2",
+        "cols_clamp",
+        "both_reflect",
+        "constant_border",
+        "two_outputs",
+    ] {
+        assert!(
+            fused.iter().any(|f| f == name),
+            "{name} not fused: {fused:?}"
+        );
+    }
+}

@@ -211,6 +211,28 @@ impl Function {
         })
     }
 
+    /// The region a fused plan of iterator region `rid` may run with it: the host step right
+    /// after `rid`'s run, at the function's top level, when it runs an iterator that reads a
+    /// matrix `rid` writes (`lir::pass::fuse::gpu` decides whether it can be fused; a fused
+    /// plan's kernels take both regions' matrices and host scalars, and the executor then skips
+    /// that run).
+    pub fn fused_consumer(&self, rid: RegionId) -> Option<RegionId> {
+        let at = self
+            .steps
+            .iter()
+            .position(|s| matches!(s, HostStep::Run(r) if *r == rid))?;
+        let HostStep::Run(c) = self.steps.get(at + 1)? else {
+            return None;
+        };
+        let (p, cr) = (&self.regions[rid], &self.regions[*c]);
+        let iterators = [p.kind, cr.kind]
+            .iter()
+            .all(|k| matches!(k, RegionKind::Iterator));
+        let reads = |m: MatrixId| cr.accesses.iter().any(|a| !a.write && a.matrix == m);
+        let feeds = p.accesses.iter().any(|a| a.write && reads(a.matrix));
+        (iterators && feeds).then_some(*c)
+    }
+
     /// Per matrix: whether a `parac_swap` names it (its storage changes during the call).
     pub fn swapped(&self) -> Vec<bool> {
         let mut out = vec![false; self.matrices.len()];

@@ -450,6 +450,11 @@ pub struct Options {
     /// columns, each work-group owning a tile of `cols` x `rows` points, in place in global
     /// memory ([`pass::fuse::time::gpu::run_split`]; the function is lowered whole for it).
     pub time_split_band: Option<(u32, [u32; 2])>,
+    /// On the OpenCL lowering of [`Options::region`], that region's fused kernel with its
+    /// consumer (`Function::fused_consumer`): `[cols, rows]`, each work-group computing a tile
+    /// of the consumer from the producer's points it reads, in local memory
+    /// ([`pass::fuse::gpu`]; the function is lowered whole for it).
+    pub fuse_tile: Option<[u32; 2]>,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -501,6 +506,7 @@ impl Default for Options {
             time_split: None,
             time_band: None,
             time_split_band: None,
+            fuse_tile: None,
         }
     }
 }
@@ -555,9 +561,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     // Windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
     let slide_taps = if opts.slide { SLIDE_TAPS } else { usize::MAX };
     // A time band reads its region's repeat: the function lowered whole.
-    let only = opts
-        .region
-        .filter(|_| opts.time_band.is_none() && opts.time_split_band.is_none());
+    let whole =
+        opts.time_band.is_some() || opts.time_split_band.is_some() || opts.fuse_tile.is_some();
+    let only = opts.region.filter(|_| !whole);
     let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
@@ -577,8 +583,12 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         }
         _ => false,
     };
-    if banded {
-        keep("time_band", &func);
+    let fused = match (opts.gpu, opts.region, opts.fuse_tile) {
+        (true, Some(rid), Some(tile)) if !banded => pass::fuse::gpu::run(&mut func, f, rid, tile),
+        _ => false,
+    };
+    if banded || fused {
+        keep(if banded { "time_band" } else { "fuse_gpu" }, &func);
         if opts.narrow {
             // Its index arithmetic in `int` where ranges prove it.
             let what = pass::peephole::Rewrites {

@@ -40,7 +40,9 @@
 //! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
 
 mod chain;
+pub mod gpu;
 mod reads;
+mod tiles;
 pub mod time;
 
 use crate::codegen::safety;

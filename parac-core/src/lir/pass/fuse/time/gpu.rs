@@ -39,10 +39,11 @@
 mod split;
 pub use split::{run_split, split_tile};
 
+use super::super::tiles::B;
 use super::{Band, Corner, candidate, in_bands, needs, sources, step_point};
 use crate::codegen::schedule::TIME_GROUP;
 use crate::ir::{BinOp, Builtin, Function, RegionId, Scalar};
-use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
+use crate::lir::{Buf, ExprId, ExprKind, Func, Memory, Stmt, StmtId, Temp};
 
 /// Makes the function's body region `rid`'s time-band kernel of `steps` steps and tiles of
 /// `tile` (columns, rows), where the repeat holding it can be tiled; whether it could.
@@ -127,103 +128,6 @@ pub fn bands(f: &Function, rid: RegionId) -> Option<Option<i64>> {
             .any(|(_, t)| t.memory == Memory::Local)
     };
     tiled.then_some(schedule.band)
-}
-
-/// Expression helpers over `i64` indices.
-struct B<'a> {
-    func: &'a mut Func,
-}
-
-impl B<'_> {
-    fn int(&mut self, v: i128) -> ExprId {
-        self.func.int(v, Scalar::I64)
-    }
-    fn var(&mut self, v: VarId) -> ExprId {
-        let t = self.func.vars[v].ty;
-        self.func.expr(ExprKind::Var(v), t)
-    }
-    fn long(&mut self, e: ExprId) -> ExprId {
-        self.func.cast(e, Scalar::I64)
-    }
-    fn op(&mut self, op: BinOp, a: ExprId, b: ExprId) -> ExprId {
-        self.func.binary(op, a, b, Scalar::I64)
-    }
-    fn call(&mut self, b: Builtin, a: ExprId, c: ExprId) -> ExprId {
-        self.func.expr(ExprKind::Call(b, vec![a, c]), Scalar::I64)
-    }
-    /// `let name = e` (an `i64`): the statement and the variable's value.
-    fn bind(&mut self, name: &str, e: ExprId, out: &mut Vec<StmtId>) -> ExprId {
-        let v = self.func.var(name, Scalar::I64);
-        out.push(self.func.stmt(Stmt::Let(v, e)));
-        self.var(v)
-    }
-    /// `let name = clip(a op k, at)`: a box's bound, clipped to the grid (or the tile).
-    fn bound(
-        &mut self,
-        name: &str,
-        (a, op, k): (ExprId, BinOp, ExprId),
-        (clip, at): (Builtin, ExprId),
-        out: &mut Vec<StmtId>,
-    ) -> ExprId {
-        let e = self.op(op, a, k);
-        let e = self.call(clip, e, at);
-        self.bind(name, e, out)
-    }
-
-    /// The work-items of a group (dimension 1 outer) around `body(t1, t0)`.
-    fn items(&mut self, body: impl FnOnce(&mut Self, ExprId, ExprId) -> StmtId) -> StmtId {
-        let i32t = Scalar::I32;
-        let t = [self.func.var("item1", i32t), self.func.var("item0", i32t)];
-        let (t1, t0) = (self.var(t[0]), self.var(t[1]));
-        let (t1, t0) = (self.long(t1), self.long(t0));
-        let inner = body(self, t1, t0);
-        let z = self.func.int(0, i32t);
-        let [g0, g1] = TIME_GROUP.map(|g| self.func.int(i128::from(g), i32t));
-        let l0 = self
-            .func
-            .for_loop(t[1], (z, g0, 1), LoopKind::GpuThread(0), inner);
-        self.func
-            .for_loop(t[0], (z, g1, 1), LoopKind::GpuThread(1), l0)
-    }
-    /// The group's work-items sharing the points of a box (rows `rows[0] .. rows[1]`, columns
-    /// alike): each its share ([`B::share`]) from its place in the group.
-    fn cover(
-        &mut self,
-        point: (VarId, VarId, StmtId),
-        rows: [ExprId; 2],
-        cols: [ExprId; 2],
-    ) -> StmtId {
-        self.items(|b, t1, t0| {
-            let rs = b.op(BinOp::Add, rows[0], t1);
-            let cs = b.op(BinOp::Add, cols[0], t0);
-            b.share(point, [rs, rows[1]], [cs, cols[1]])
-        })
-    }
-
-    /// `for x in [lo, hi) step s { for y in [clo, chi) step c { point } }`, the work-item's
-    /// share of a box (its first row and column given), `x` and `y` of their own types.
-    fn share(
-        &mut self,
-        (x, y, point): (VarId, VarId, StmtId),
-        rows: [ExprId; 2],
-        cols: [ExprId; 2],
-    ) -> StmtId {
-        let (xt, yt) = (self.func.vars[x].ty, self.func.vars[y].ty);
-        let (ylo, yhi) = (self.func.cast(cols[0], yt), self.func.cast(cols[1], yt));
-        let inner = self.func.for_loop(
-            y,
-            (ylo, yhi, i64::from(TIME_GROUP[0])),
-            LoopKind::Serial,
-            point,
-        );
-        let (xlo, xhi) = (self.func.cast(rows[0], xt), self.func.cast(rows[1], xt));
-        self.func.for_loop(
-            x,
-            (xlo, xhi, i64::from(TIME_GROUP[1])),
-            LoopKind::Serial,
-            inner,
-        )
-    }
 }
 
 /// The band's region: its local buffers, its work-groups and their steps.
@@ -380,19 +284,8 @@ fn build(
             group.push(b.cover((x, y, store), [r0, r1], [c0, c1]));
         }
     }
-    // Exactly the groups the launch has (tiles covering the grid), never tested.
-    let mut body = b.func.stmt(Stmt::Block(group));
-    for (d, (v, extent, size)) in [(1, (blocks[0], m, tr)), (0, (blocks[1], cols, tc))] {
-        let up = b.int(size - 1);
-        let span = b.op(BinOp::Add, extent, up);
-        let se = b.int(size);
-        let count = b.op(BinOp::Div, span, se);
-        let count = b.func.cast(count, i32t);
-        let z = b.func.int(0, i32t);
-        body = b
-            .func
-            .for_loop(v, (z, count, 1), LoopKind::GpuBlock(d), body);
-    }
+    let body = b.func.stmt(Stmt::Block(group));
+    let body = b.tiles(body, [(1, blocks[0], m, tr), (0, blocks[1], cols, tc)]);
     head.push(body);
     let body = b.func.stmt(Stmt::Block(head));
     Some(b.func.stmt(Stmt::Region {

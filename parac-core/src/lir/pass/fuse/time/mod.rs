@@ -687,18 +687,13 @@ fn in_bands(func: &mut Func, at: StmtId, band: StmtId, k: i64) -> StmtId {
 /// row and column variables (and, for a nest of planes, the row's between); the variables and
 /// the point's block. `inside`: grids whose other reads are lowered unchecked (each proven
 /// inside by the host, or a border rule's index map: the band's legality).
-fn step_point(
+pub(super) fn step_point(
     func: &mut Func,
     p: &Producer,
     (from, inside): (&HashMap<usize, Origin>, &[usize]),
     at: impl FnOnce(&mut Func, ExprId, Option<ExprId>, ExprId) -> (Buf, Vec<ExprId>, bool),
 ) -> Point {
-    let mut copy = Copy {
-        from,
-        inside,
-        vars: HashMap::new(),
-        memo: HashMap::new(),
-    };
+    let mut copy = Copy::new(from, inside);
     let x = copy.fresh(func, p.x);
     let mid = p.mid.map(|(v, _)| copy.fresh(func, v));
     let y = copy.fresh(func, p.y);
@@ -787,20 +782,20 @@ fn row_loops(func: &mut Func, p: &Producer, pt: &Point) -> StmtId {
 
 /// A step's point ([`step_point`]): its plane or row variable, its row variable in a nest of
 /// planes, its column variable, its block.
-struct Point {
-    x: VarId,
-    mid: Option<VarId>,
-    y: VarId,
-    body: StmtId,
+pub(super) struct Point {
+    pub(super) x: VarId,
+    pub(super) mid: Option<VarId>,
+    pub(super) y: VarId,
+    pub(super) body: StmtId,
 }
 
 /// Where a grid's values of a step are: its buffer, the buffer's first row and, where it holds
 /// a tile's columns (OpenCL), its first column.
-type Origin = (Buf, Option<ExprId>, Option<ExprId>);
+pub(super) type Origin = (Buf, Option<ExprId>, Option<ExprId>);
 
 /// A copy of a step's expressions: variables renamed, reads of the grids in `from` from their
 /// buffers.
-struct Copy<'a> {
+pub(super) struct Copy<'a> {
     from: &'a HashMap<usize, Origin>,
     /// Grids whose other reads are proven inside (`checked: false`).
     inside: &'a [usize],
@@ -808,7 +803,18 @@ struct Copy<'a> {
     memo: HashMap<ExprId, ExprId>,
 }
 
-impl Copy<'_> {
+impl<'a> Copy<'a> {
+    /// A copy reading the grids in `from` from their buffers, the other reads of the grids in
+    /// `inside` unchecked.
+    pub(super) fn new(from: &'a HashMap<usize, Origin>, inside: &'a [usize]) -> Copy<'a> {
+        Copy {
+            from,
+            inside,
+            vars: HashMap::new(),
+            memo: HashMap::new(),
+        }
+    }
+
     /// A new variable standing for `v` in this copy.
     fn fresh(&mut self, func: &mut Func, v: VarId) -> VarId {
         let (name, ty) = (func.vars[v].name.clone(), func.vars[v].ty);

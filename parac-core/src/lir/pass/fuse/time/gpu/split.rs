@@ -40,12 +40,13 @@
 //! }
 //! ```
 
+use super::super::super::tiles::B;
 use super::super::row_loop;
 use super::super::split::{Shape, rows_at, task_rows};
-use super::{B, Band, candidate, fits, in_bands, repeat_of, step_point};
+use super::{Band, candidate, fits, in_bands, repeat_of, step_point};
 use crate::codegen::schedule::TIME_GROUP;
 use crate::ir::{BinOp, Function, RegionId, Scalar};
-use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId};
+use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId};
 use std::collections::HashMap;
 
 /// Makes the function's body region `rid`'s split band of `steps` steps (odd, at least 3) in
@@ -161,7 +162,7 @@ fn phase(
     let u = corner(&mut b, 1, tw, cols_inverted, "tu");
     let shape = Shape::of(band);
     // Every read of a grid is inside it (the band's legality: rows and columns near the point,
-    // or through a border rule's map), whichever of its matrices it reads.
+    // or through a border rule bordering both dimensions), whichever of its matrices it reads.
     let grids: Vec<usize> = band.stages.iter().flat_map(|s| [s.g, s.p.t]).collect();
     for s in 0..k {
         // Step `s` writes each grid's `h` for even `s`, its `g` for odd (new, old).
@@ -203,19 +204,9 @@ fn phase(
             group.push(b.func.stmt(Stmt::Barrier { global: true }));
         }
     }
-    // Exactly the groups the launch has: the tiles covering the grid.
-    let mut body = b.func.stmt(Stmt::Block(group));
-    for (d, (var, extent, size)) in [(0, (blocks[1], n, tw)), (1, (blocks[0], m, th))] {
-        let up = b.int(i128::from(size - 1));
-        let span = b.op(BinOp::Add, extent, up);
-        let se = b.int(i128::from(size));
-        let count = b.op(BinOp::Div, span, se);
-        let count = b.func.cast(count, i32t);
-        let z = b.func.int(0, i32t);
-        body = b
-            .func
-            .for_loop(var, (z, count, 1), LoopKind::GpuBlock(d), body);
-    }
+    let body = b.func.stmt(Stmt::Block(group));
+    let (tw, th) = (i128::from(tw), i128::from(th));
+    let body = b.tiles(body, [(0, blocks[1], n, tw), (1, blocks[0], m, th)]);
     Some(b.func.stmt(Stmt::Region {
         id: first.id,
         name: first.name.clone(),

@@ -1,0 +1,433 @@
+//! Fusion across stages on OpenCL (a plan's `Directive::Fuse`, `fuse<C>x<R>`): a producer
+//! region `P` writing a local matrix `t` that the next host step, region `C`, alone reads, is
+//! computed by `C`'s work-groups for the points of `t` their tile of `C` reads, into `__local`
+//! memory, then the tile's points of `C` read it there (Halide's `compute_at` of a producer in
+//! its consumer's GPU tile). `t` goes through no global memory; it is a plan of `P`, whose
+//! kernels take `C`'s matrices too (`Function::fused_consumer`), and the executor skips `C`'s
+//! run after it. The pass rewrites the function as the executor runs it: `P`'s region is the
+//! kernel, `C`'s region is empty (its host proof alone), so that the LIR's evaluator runs the
+//! whole exactly as the device does.
+//!
+//! ```text
+//! region P {
+//!   allocate local T[R + hi - lo][C + hj - lj]
+//!   for g1 in groups(1) of dim(t, 0): for g0 in groups(0) of dim(t, 1):   // the launch's
+//!     for i in C's tile rows g1, g1 + groups(1), ..: for j alike:   // each C tile once
+//!       let r0 = i R, r1 = min(r0 + R, C's rows), c0, c1 alike
+//!       let rlo = max(r0 + lo, 0), rhi = min(r1 + hi, dim(t, 0)), clo, chi alike
+//!       work-items: for x in [rlo, rhi), y in [clo, chi): T[x - rlo][y - clo] = P's point
+//!       barrier
+//!       work-items: for x in [r0, r1), y in [c0, c1): C's point, t[a][b] read as T[a - rlo][b - clo]
+//!       barrier
+//! }
+//! region C { }
+//! ```
+//!
+//! The launch is `P`'s (its iteration space is `t`'s), so each group takes the tiles of `C` at
+//! its place and every launch's width further: one tile where `C`'s space is `t`'s or smaller.
+//!
+//! Legality, where each fused read gives exactly what the unfused read gives:
+//! - `P` and `C` are row nests of two loops from 0 (`C`'s columns not depending on its row),
+//!   `P`'s body `let`s and one store `t[x][y]`, `t` a local `P` writes whole and alone, read
+//!   by `C` alone (`fuse::consumer`, with the CPU's other conditions: no fold, no division
+//!   that may fail, no guarded access in `P`, `parac_schedule(fuse = 0)` respected);
+//! - `C` writes nothing `P` or `C` reads (its groups run in any order, and the search runs a
+//!   plan more than once), and every access in `C` is unchecked (proven by the host before the
+//!   launch: an error inside the fused kernel would carry `P`'s code);
+//! - every read of `t` in `C` is at `x + a`, `y + b` (`|a|, |b| <=` [`MAX_HALO`]), seen
+//!   through `let`s and border maps. Proven inside `t` by the host, such a read is in the box
+//!   `[r0 + lo, r1 + hi)` (`lo`, `hi` the least and greatest `a`) clipped to `t`. Through a
+//!   border rule (a shorthand, not wrap), it maps a point outside `t` to one as far inside as
+//!   the offset, which is in the box widened by the widest offset on both sides, provided the
+//!   read's own point `(x, y)` is inside `t`: then `C`'s loops must be `t`'s extents exactly.
+
+use super::tiles::B;
+use super::time::{Copy, Origin, step_point};
+use super::{consumer, reads::row_offsets, uses};
+use crate::codegen::safety;
+use crate::ir::{BinOp, BorderMode, Builtin, Function, RegionId, Scalar};
+use crate::lir::visit::{Mutator, preorder, stmt_parts};
+use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
+use std::collections::HashMap;
+
+/// The widest offset of a fused read of `t` (rows or columns).
+const MAX_HALO: i128 = 16;
+
+/// Makes region `rid`'s fused kernel with its consumer, tiles of `tile` (columns, rows) of the
+/// consumer per work-group, where legal; whether it did.
+pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool {
+    let Some(fusion) = legal(func, f, rid) else {
+        return false;
+    };
+    if !tile
+        .iter()
+        .zip(crate::codegen::schedule::TIME_GROUP)
+        .all(|(t, g)| *t >= g && t % g == 0)
+    {
+        return false;
+    }
+    let kernel = build(func, f, &fusion, tile.map(i128::from));
+    let Stmt::Block(mut top) = func.stmts[func.body].clone() else {
+        return false;
+    };
+    top[fusion.at.0] = kernel;
+    let empty = func.stmt(Stmt::Block(Vec::new()));
+    top[fusion.at.1] = func.stmt(Stmt::Region {
+        id: fusion.cid,
+        name: fusion.cname.clone(),
+        body: empty,
+    });
+    func.stmts[func.body] = Stmt::Block(top);
+    true
+}
+
+/// Whether region `rid` has fused plans: its consumer can be fused into it.
+pub fn fusable(f: &Function, rid: RegionId) -> bool {
+    if f.fused_consumer(rid).is_none() {
+        return false;
+    }
+    let opts = crate::lir::Options {
+        region: Some(rid),
+        fuse_tile: Some([32, 32]),
+        unroll_taps: crate::lir::UNROLL_TAPS,
+        ..crate::lir::Options::gpu()
+    };
+    let lowered = crate::lir::lower(f, &opts);
+    lowered
+        .func
+        .temps
+        .iter()
+        .any(|(_, t)| t.memory == Memory::Local)
+}
+
+/// A producer and its consumer that can be fused.
+struct Fusion {
+    p: super::Producer,
+    pid: RegionId,
+    pname: String,
+    cid: RegionId,
+    cname: String,
+    /// The places of the two regions among the function's top-level statements.
+    at: (usize, usize),
+    /// The consumer's row and column variables, their extents, and the body of its column loop.
+    cx: VarId,
+    cy: VarId,
+    rows: ExprId,
+    cols: ExprId,
+    cbody: StmtId,
+    /// The box of `t` a tile reads, as offsets from its first row (column) and past its last.
+    box_rows: (i128, i128),
+    box_cols: (i128, i128),
+}
+
+/// The fusion of region `rid` with its consumer, where legal (the module's documentation).
+fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
+    let cid = f.fused_consumer(rid)?;
+    let Stmt::Block(top) = func.stmts[func.body].clone() else {
+        return None;
+    };
+    let region_at = |id: RegionId| {
+        top.iter()
+            .position(|s| matches!(func.stmts[*s], Stmt::Region { id: r, .. } if r == id))
+    };
+    let (i, j) = (region_at(rid)?, region_at(cid)?);
+    // Nothing but allocations between them.
+    if j <= i
+        || top[i + 1..j]
+            .iter()
+            .any(|s| !matches!(func.stmts[*s], Stmt::Allocate { .. }))
+    {
+        return None;
+    }
+    let used: Vec<super::Uses> = top.iter().map(|s| uses(func, *s)).collect();
+    let (k, p) = consumer(func, f, &top, &used, i)?;
+    if k != j {
+        return None;
+    }
+    let t = p.t;
+    let r = &f.regions[rid];
+    let whole = crate::analysis::written_whole(f);
+    if !r.fuse
+        || !whole[t]
+        || p.mid.is_some()
+        || (0..r.accesses.len()).any(|a| safety::guarded(f, r, a))
+        || !matches!(func.exprs[p.columns.0].kind, ExprKind::Int(0))
+    {
+        return None;
+    }
+    let (pu, cu) = (&used[i], &used[j]);
+    let stores_read = |s: &[usize]| {
+        s.iter()
+            .any(|m| pu.loads.contains(m) || cu.loads.contains(m))
+    };
+    if pu.fold
+        || cu.fold
+        || pu.divides
+        || cu.divides
+        || !cu.reduces.is_empty()
+        || pu.stores.iter().any(|m| *m != t)
+        || stores_read(&cu.stores)
+        || (0..top.len()).any(|k| k != i && k != j && used[k].touches(t))
+    {
+        return None;
+    }
+    let (
+        Stmt::Region { name: pname, .. },
+        Stmt::Region {
+            name: cname, body, ..
+        },
+    ) = (func.stmts[top[i]].clone(), func.stmts[top[j]].clone())
+    else {
+        return None;
+    };
+    // `C`: two loops from 0, its columns' bounds not depending on its row, every access unchecked.
+    let serial = |s: StmtId| match func.stmts[s] {
+        Stmt::For {
+            var,
+            lo,
+            hi,
+            step: 1,
+            kind: LoopKind::Serial,
+            body,
+        } if matches!(func.exprs[lo].kind, ExprKind::Int(0)) => Some((var, hi, body)),
+        _ => None,
+    };
+    let (cx, rows, xb) = serial(body)?;
+    let (cy, cols, cbody) = serial(super::single(func, xb)?)?;
+    if crate::lir::visit::mentions(func, cols, |v| v == cx) || checked(func, cbody, t) {
+        return None;
+    }
+    // The reads of `t`: rows `x + a`, columns `y + b`.
+    let mut spans = [(0, 0); 2];
+    for (d, v) in [(0, cx), (1, cy)] {
+        let mut offsets = Vec::new();
+        row_offsets(
+            func,
+            cbody,
+            (t, d),
+            (v, None),
+            &mut HashMap::new(),
+            &mut offsets,
+        );
+        let offsets: Vec<(i128, i128)> = offsets.into_iter().collect::<Option<_>>()?;
+        if offsets.is_empty() || offsets.iter().any(|o| o.0 != 1 || o.1.abs() > MAX_HALO) {
+            return None;
+        }
+        let lo = offsets.iter().map(|o| o.1).min()?;
+        let hi = offsets.iter().map(|o| o.1).max()?;
+        spans[d] = (lo, hi);
+    }
+    // A border rule over `t`: a shorthand that maps a point outside to one near the edge; then
+    // `C`'s space is `t`'s and the box is widened on both sides.
+    let cr = &f.regions[cid];
+    let mut mapped = false;
+    for id in &cr.rules {
+        let rule = &f.rules[*id];
+        if !rule.entries.iter().any(|e| e.matrix == t) {
+            continue;
+        }
+        let sh = rule.shorthand.as_ref()?;
+        // Each dimension read at an offset is bordered that far: no read fails.
+        let borders = |d: usize, (lo, hi): (i128, i128)| {
+            let w = lo.abs().max(hi.abs());
+            w == 0
+                || sh
+                    .widths
+                    .get(d)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|b| i128::from(b) >= w)
+        };
+        if matches!(sh.mode, BorderMode::Wrap) || !(0..2).all(|d| borders(d, spans[d])) {
+            return None;
+        }
+        mapped = true;
+    }
+    if !mapped && reads_checked(func, cbody, t) {
+        return None;
+    }
+    if mapped {
+        let extent = |d: usize| {
+            cr.dims
+                .iter()
+                .flatten()
+                .nth(d)
+                .map(|x| (&x.lo, &x.hi, x.step))
+        };
+        let exact = (0..2).all(|d| match extent(d) {
+            Some((lo, hi, 1)) => {
+                let text = |e| crate::ir::display::host_text(f, e);
+                text(lo) == "0" && text(hi) == text(&f.matrices[t].dims[d])
+            }
+            _ => false,
+        });
+        if !exact || cr.dims.iter().flatten().count() != 2 {
+            return None;
+        }
+        for s in &mut spans {
+            let w = s.0.abs().max(s.1.abs());
+            *s = (-w, w);
+        }
+    }
+    Some(Fusion {
+        p,
+        pid: rid,
+        pname,
+        cid,
+        cname,
+        at: (i, j),
+        cx,
+        cy,
+        rows,
+        cols,
+        cbody,
+        box_rows: (spans[0].0, spans[0].1 + 1),
+        box_cols: (spans[1].0, spans[1].1 + 1),
+    })
+}
+
+/// Whether a statement tree holds a checked access of a matrix other than `t`.
+fn checked(func: &Func, s: StmtId, t: usize) -> bool {
+    accesses(func, s, &mut |buf, checked| {
+        checked && buf != Buf::Matrix(t)
+    })
+}
+
+/// Whether a statement tree holds a checked read of `t`.
+fn reads_checked(func: &Func, s: StmtId, t: usize) -> bool {
+    accesses(func, s, &mut |buf, checked| {
+        checked && buf == Buf::Matrix(t)
+    })
+}
+
+/// Whether `hit` holds for one of a statement tree's loads or stores (its buffer, whether
+/// checked).
+fn accesses(func: &Func, s: StmtId, hit: &mut impl FnMut(Buf, bool) -> bool) -> bool {
+    if let Stmt::Store { buf, checked, .. } = func.stmts[s]
+        && hit(buf, checked)
+    {
+        return true;
+    }
+    let (es, ss) = stmt_parts(&func.stmts[s]);
+    let mut any = false;
+    for e in es {
+        preorder(func, e, |x| {
+            if let ExprKind::Load { buf, checked, .. } = func.exprs[x].kind {
+                any |= hit(buf, checked);
+            }
+            !any
+        });
+    }
+    any || ss.into_iter().any(|c| accesses(func, c, hit))
+}
+
+/// The fused kernel: `P`'s region statement.
+fn build(func: &mut Func, f: &Function, fu: &Fusion, [tc, tr]: [i128; 2]) -> StmtId {
+    let (t, i64t, i32t) = (fu.p.t, Scalar::I64, Scalar::I32);
+    let elem = f.matrices[t].elem;
+    let mut b = B { func };
+    let span_r = fu.box_rows.1 - fu.box_rows.0 - 1;
+    let span_c = fu.box_cols.1 - fu.box_cols.0 - 1;
+    let temp = b.func.temps.push(Temp {
+        name: format!("{}_tile", f.matrices[t].name),
+        elem,
+        memory: Memory::Local,
+    });
+    let (h, w) = (b.int(tr + span_r), b.int(tc + span_c));
+    let mut head = vec![b.func.stmt(Stmt::Allocate {
+        buf: Buf::Temp(temp),
+        elem,
+        memory: Memory::Local,
+        extents: vec![h, w],
+    })];
+    // `t`'s extents (the launch's space) and `C`'s.
+    let mt = b.func.expr(ExprKind::Dim(t, 0), i64t);
+    let nt = b.func.expr(ExprKind::Dim(t, 1), i64t);
+    let (mc, nc) = (b.long(fu.rows), b.long(fu.cols));
+    let blocks = [b.func.var("group1", i32t), b.func.var("group0", i32t)];
+    let mut group = Vec::new();
+    // Tiles of `C` per dimension, and the launch's groups.
+    let (tre, tce) = (b.int(tr), b.int(tc));
+    let count = |b: &mut B, extent: ExprId, size: ExprId, name: &str, out: &mut Vec<StmtId>| {
+        let one = b.int(1);
+        let up = b.op(BinOp::Sub, size, one);
+        let span = b.op(BinOp::Add, extent, up);
+        let n = b.op(BinOp::Div, span, size);
+        b.bind(name, n, out)
+    };
+    let tiles_r = count(&mut b, mc, tre, "tiles1", &mut group);
+    let tiles_c = count(&mut b, nc, tce, "tiles0", &mut group);
+    let groups_r = count(&mut b, mt, tre, "groups1", &mut group);
+    let groups_c = count(&mut b, nt, tce, "groups0", &mut group);
+    // The group's tiles: `g, g + groups, ..` below `tiles`, in loops whose counts are the
+    // group's alone (its work-items meet the barriers inside together).
+    let g1 = b.var(blocks[0]);
+    let g1 = b.long(g1);
+    let g0 = b.var(blocks[1]);
+    let g0 = b.long(g0);
+    let owned = |b: &mut B, g: ExprId, tiles: ExprId, groups: ExprId, name: &str| {
+        let left = b.op(BinOp::Sub, tiles, g);
+        let one = b.int(1);
+        let up = b.op(BinOp::Sub, groups, one);
+        let span = b.op(BinOp::Add, left, up);
+        let n = b.op(BinOp::Div, span, groups);
+        let zero = b.int(0);
+        let n = b.call(Builtin::Max, n, zero);
+        let v = b.func.var(name, i64t);
+        (v, n)
+    };
+    let (i, ni) = owned(&mut b, g1, tiles_r, groups_r, "tile1");
+    let (j, nj) = owned(&mut b, g0, tiles_c, groups_c, "tile0");
+    let mut tile = Vec::new();
+    let (ie, je) = (b.var(i), b.var(j));
+    let ig = b.op(BinOp::Mul, ie, groups_r);
+    let row_tile = b.op(BinOp::Add, g1, ig);
+    let jg = b.op(BinOp::Mul, je, groups_c);
+    let col_tile = b.op(BinOp::Add, g0, jg);
+    let r0 = b.op(BinOp::Mul, row_tile, tre);
+    let r0 = b.bind("r0", r0, &mut tile);
+    let c0 = b.op(BinOp::Mul, col_tile, tce);
+    let c0 = b.bind("c0", c0, &mut tile);
+    let r1 = b.bound("r1", (r0, BinOp::Add, tre), (Builtin::Min, mc), &mut tile);
+    let c1 = b.bound("c1", (c0, BinOp::Add, tce), (Builtin::Min, nc), &mut tile);
+    // The box of `t` the tile reads, clipped to `t`.
+    let zero = b.int(0);
+    let (lo, hi) = (b.int(fu.box_rows.0), b.int(fu.box_rows.1 - 1));
+    let rlo = b.bound("rlo", (r0, BinOp::Add, lo), (Builtin::Max, zero), &mut tile);
+    let rhi = b.bound("rhi", (r1, BinOp::Add, hi), (Builtin::Min, mt), &mut tile);
+    let (lo, hi) = (b.int(fu.box_cols.0), b.int(fu.box_cols.1 - 1));
+    let clo = b.bound("clo", (c0, BinOp::Add, lo), (Builtin::Max, zero), &mut tile);
+    let chi = b.bound("chi", (c1, BinOp::Add, hi), (Builtin::Min, nt), &mut tile);
+    // `P`'s points of the box into the tile.
+    let none = HashMap::new();
+    let pt = step_point(b.func, &fu.p, (&none, &[]), |func, x, _, y| {
+        let x64 = func.cast(x, i64t);
+        let row = func.binary(BinOp::Sub, x64, rlo, i64t);
+        let y64 = func.cast(y, i64t);
+        let col = func.binary(BinOp::Sub, y64, clo, i64t);
+        (Buf::Temp(temp), vec![row, col], false)
+    });
+    tile.push(b.cover((pt.x, pt.y, pt.body), [rlo, rhi], [clo, chi]));
+    tile.push(b.func.stmt(Stmt::Barrier { global: false }));
+    // `C`'s points of the tile, reading `t` from it.
+    let from: HashMap<usize, Origin> =
+        HashMap::from([(t, (Buf::Temp(temp), Some(rlo), Some(clo)))]);
+    let body = Copy::new(&from, &[]).mutate_stmt(b.func, fu.cbody);
+    tile.push(b.cover((fu.cx, fu.cy, body), [r0, r1], [c0, c1]));
+    // The next tile refills the buffer once every work-item is done with this one.
+    tile.push(b.func.stmt(Stmt::Barrier { global: false }));
+    let tile = b.func.stmt(Stmt::Block(tile));
+    let zero = b.int(0);
+    let inner = b.func.for_loop(j, (zero, nj, 1), LoopKind::Serial, tile);
+    let outer = b.func.for_loop(i, (zero, ni, 1), LoopKind::Serial, inner);
+    group.push(outer);
+    let body = b.func.stmt(Stmt::Block(group));
+    let body = b.tiles(body, [(1, blocks[0], mt, tr), (0, blocks[1], nt, tc)]);
+    head.push(body);
+    let body = b.func.stmt(Stmt::Block(head));
+    b.func.stmt(Stmt::Region {
+        id: fu.pid,
+        name: fu.pname.clone(),
+        body,
+    })
+}
