@@ -27,6 +27,9 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 33), ("N", 4)],
     &[("M", 64), ("N", 5)],
     &[("M", 97), ("N", 9)],
+    // OpenCL's fused tiles: 16 to 128 columns, 8 to 64 rows; one past some.
+    &[("M", 17), ("N", 33)],
+    &[("M", 65), ("N", 129)],
 ];
 
 /// The separable 3x3 blur, as module `$m`, its first stage's schedule `$s` (none: fused where
@@ -482,4 +485,14 @@ const PROGRAMS: &[Entry] = &[
 #[test]
 fn fused_stages_match_the_interpreter_on_the_cpu_path() {
     harness::cpu_path(PROGRAMS);
+}
+
+/// Every function on OpenCL with the baseline and each fused plan forced (`fuse<C>x<R>`: the
+/// producer computed by its consumer's work-groups in local memory, `lir::pass::fuse::gpu`),
+/// against the interpreter, guard bands on and off.
+#[test]
+fn fused_stages_match_the_interpreter_on_opencl() {
+    let fused = |l: &str| l == "baseline" || l.starts_with("fuse");
+    harness::opencl_labels(PROGRAMS, true, fused);
+    harness::opencl_labels(PROGRAMS, false, fused);
 }

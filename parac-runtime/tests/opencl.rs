@@ -841,6 +841,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
             source: source.map(Into::into),
             per_item: [1, 1],
             steps: 1,
+            fuses: false,
             local: None,
             local_bytes: 0,
             tree: false,
@@ -861,6 +862,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
         ]),
         cpu_order: Cow::Borrowed(&[]),
         searchable: true,
+        consumer: None,
     };
     let buf = d.alloc::<i32>("m", &[64]).expect("alloc");
     for policy in [PlanPolicy::Model, PlanPolicy::Search] {
@@ -869,7 +871,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
             &base,
             &plans,
             &policy,
-            &[64],
+            (&[64], &[]),
             None,
             &[Arg::Mem(&buf), Arg::I32(64)],
         )
@@ -881,7 +883,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
         &base,
         &plans,
         &PlanPolicy::Force("broken".into()),
-        &[64],
+        (&[64], &[]),
         None,
         &[Arg::Mem(&buf), Arg::I32(64)],
     );

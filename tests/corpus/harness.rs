@@ -179,6 +179,11 @@ pub fn opencl(programs: &[Entry]) {
 /// [`opencl`], with the device's guard bands on or off (off: buffers are the device's own, not
 /// sub-buffers between guards, as a user's are).
 pub fn opencl_with(programs: &[Entry], guard_bands: bool) {
+    opencl_labels(programs, guard_bands, |_| true);
+}
+
+/// [`opencl_with`], forcing only the plans whose labels `keep` accepts.
+pub fn opencl_labels(programs: &[Entry], guard_bands: bool, keep: fn(&str) -> bool) {
     // One runtime (one device and program cache: each program is built once), its policy set
     // per label.
     let Some(mut rt) = opencl_with_guard_bands() else {
@@ -207,7 +212,8 @@ pub fn opencl_with(programs: &[Entry], guard_bands: bool) {
         let c = parac_core::compile_str(e.src);
         assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
         let f = &c.module.functions[0];
-        let labels = plan_labels(f);
+        let mut labels = plan_labels(f);
+        labels.retain(|l| keep(l));
         // Outputs start at zero: elements a pipeline does not write are 0 on OpenCL, the
         // caller's on the CPU path and the interpreter.
         let cases = cases(i, e, f, true);

@@ -232,6 +232,10 @@ const TIME_BANDS: [(u32, u32, u32); 4] = [(2, 32, 32), (4, 32, 32), (4, 64, 64),
 /// the split needs them).
 const SPLIT_BANDS: [(u32, u32); 2] = [(3, 32), (7, 64)];
 
+/// The consumer tiles (columns, rows) of a fused plan's work-groups: a GPU's (few points per
+/// work-item), and larger ones for a CPU device (less of the intermediate computed twice).
+const FUSE_TILES: [(u32, u32); 3] = [(32, 16), (64, 32), (128, 64)];
+
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
 /// search and the benches can weigh them.
@@ -318,6 +322,13 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                 if let Some([w, h]) = crate::lir::pass::fuse::time::gpu::split_tile(f, rid, steps) {
                     let (cols, rows) = (w.max(least), h.max(least));
                     add(alone(D::TimeSplit { steps, cols, rows }));
+                }
+            }
+            // Fusion across stages: the consumer's tiles computed in this region's kernel,
+            // from the intermediate's points in local memory (`lir::pass::fuse::gpu`).
+            if crate::lir::pass::fuse::gpu::fusable(f, rid) {
+                for (cols, rows) in FUSE_TILES {
+                    add(alone(D::Fuse { cols, rows }));
                 }
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));

@@ -67,10 +67,20 @@ pub enum Directive {
         /// Its rows (a multiple of `TIME_GROUP[1]`).
         rows: u32,
     },
+    /// Fusion across stages (`fuse<cols>x<rows>`): the region's producer computed by its
+    /// consumer's work-groups of [`TIME_GROUP`], each for the points of the intermediate its
+    /// tile of `cols` x `rows` consumer points reads, in local memory, then the tile's consumer
+    /// points; the consumer's run is skipped (`lir::pass::fuse::gpu`).
+    Fuse {
+        /// The consumer tile's columns (a multiple of `TIME_GROUP[0]`).
+        cols: u32,
+        /// Its rows (a multiple of `TIME_GROUP[1]`).
+        rows: u32,
+    },
 }
 
-/// The work-group of a [`Directive::TimeBand`] or [`Directive::TimeSplit`] plan (dimension 0
-/// first).
+/// The work-group of a [`Directive::TimeBand`], [`Directive::TimeSplit`] or
+/// [`Directive::Fuse`] plan (dimension 0 first).
 pub const TIME_GROUP: [u32; 2] = [16, 8];
 
 impl Directive {
@@ -101,6 +111,7 @@ impl Directive {
             Directive::TreeReduce { group } => format!("tree{group}"),
             Directive::TimeBand { steps, cols, rows } => format!("time{steps}_{cols}x{rows}"),
             Directive::TimeSplit { steps, cols, rows } => format!("tsplit{steps}_{cols}x{rows}"),
+            Directive::Fuse { cols, rows } => format!("fuse{cols}x{rows}"),
         })
     }
 
@@ -265,6 +276,23 @@ impl Schedule {
         })
     }
 
+    /// The fused consumer's tile ([`Directive::Fuse`]): its columns and rows.
+    pub fn fuse_tile(&self) -> Option<[u32; 2]> {
+        self.directives.iter().find_map(|d| match d {
+            Directive::Fuse { cols, rows } => Some([*cols, *rows]),
+            _ => None,
+        })
+    }
+
+    /// The tile of a plan whose work-groups of [`TIME_GROUP`] own tiles: a time band's, a
+    /// split band's or a fused plan's.
+    fn group_tile(&self) -> Option<[u32; 2]> {
+        self.time_band()
+            .or(self.time_split())
+            .map(|(_, t)| t)
+            .or(self.fuse_tile())
+    }
+
     /// Time steps one run of this plan's launches makes (1 but for a time band or split band).
     pub fn steps(&self) -> usize {
         self.time_band()
@@ -273,21 +301,21 @@ impl Schedule {
     }
 
     /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, or a time
-    /// band's or split band's tile shared by its work-group.
+    /// band's, split band's or fused plan's tile shared by its work-group.
     pub fn per_item(&self) -> [usize; 2] {
-        match self.time_band().or(self.time_split()) {
-            Some((_, tile)) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
+        match self.group_tile() {
+            Some(tile) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
             None => [self.cols() as usize, self.rows() as usize],
         }
     }
 
-    /// The fixed work-group size this plan needs (local tiles, trees and time bands), as
+    /// The fixed work-group size this plan needs (local tiles, trees, time bands, fusion), as
     /// OpenCL sizes (dimension 0 first).
     pub fn local_size(&self) -> Option<Vec<usize>> {
         if let Some((x, y)) = self.lds() {
             return Some(vec![x as usize, y as usize]);
         }
-        if self.time_band().is_some() || self.time_split().is_some() {
+        if self.group_tile().is_some() {
             return Some(TIME_GROUP.map(|g| g as usize).to_vec());
         }
         self.tree().map(|l| vec![l as usize])

@@ -72,6 +72,10 @@ pub struct Candidate {
     /// Time steps one launch runs: 1, or a time band's `K` (`parac_repeat`'s step; the
     /// executor skips the next `K - 1` steps). The search compares times per step.
     pub steps: usize,
+    /// The plan runs the region's consumer too ([`RegionPlans::consumer`]; a fused plan): the
+    /// executor skips the consumer's run, and the search weighs the plan's time less the
+    /// consumer's best.
+    pub fuses: bool,
     /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
     pub local: Option<Cow<'static, [usize]>>,
     /// Bytes of local memory the kernel declares.
@@ -102,6 +106,9 @@ pub struct RegionPlans {
     /// Whether candidates may run more than once on the same data (the region reads no matrix
     /// it writes), as timing needs.
     pub searchable: bool,
+    /// The region a fused candidate runs with this one (its plans' name), where there are
+    /// such candidates.
+    pub consumer: Option<Cow<'static, str>>,
 }
 
 /// What [`Device::run_region`] ran.
@@ -111,6 +118,8 @@ pub struct Ran {
     pub partials: usize,
     /// The time steps of its launch (a time band's, else 1).
     pub steps: usize,
+    /// The launch ran the region's consumer too (a fused plan): the executor skips its run.
+    pub fused: bool,
 }
 
 /// A choice: the candidate (by label) and the work-group size (`None`: the driver's).
@@ -205,13 +214,14 @@ impl Device {
     /// for every candidate). `interior` is the region's interior box for split plans (in
     /// iteration indices per dimension), where it has one. Returns the number of partial results
     /// a reduction kernel wrote (its rows, or a tree's work-groups) and the time steps the
-    /// launch ran.
+    /// launch ran. `consumer`: the iteration points of [`RegionPlans::consumer`] in this call
+    /// (the search weighs a fused candidate against its best plan), empty where there is none.
     pub fn run_region(
         &self,
         program: &Program,
         plans: &RegionPlans,
         policy: &PlanPolicy,
-        global: &[usize],
+        (global, consumer): (&[usize], &[usize]),
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Result<Ran, Error> {
@@ -220,6 +230,7 @@ impl Device {
             return Ok(Ran {
                 partials: 0,
                 steps: 1,
+                fused: false,
             });
         }
         // A warm-up's launches wait for the calls running on the CPU path meanwhile.
@@ -268,7 +279,7 @@ impl Device {
                     PlanPolicy::SearchBudget(b) => *b,
                     _ => search::DEFAULT_BUDGET,
                 };
-                match self.searched(program, plans, global, interior, args, budget)? {
+                match self.searched(program, plans, (global, consumer), interior, args, budget)? {
                     Some(c) => c,
                     None => at_default(model()),
                 }
@@ -317,6 +328,7 @@ impl Device {
                 global[0]
             },
             steps: c.steps,
+            fused: c.fuses,
         })
     }
 }

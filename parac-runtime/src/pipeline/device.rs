@@ -411,6 +411,8 @@ pub(super) fn run(
     let mut at: Vec<usize> = (0..f.matrices.len()).collect();
     // A time band ran the rest of this step's regions: skipped until its swaps.
     let mut banded = false;
+    // A fused plan ran this region (the next step) with its own: skipped.
+    let mut fused: Option<usize> = None;
     while let Some(step) = steps.next(|e| {
         host_expr(&hosts, e)
             .map(|v| v.as_i64())
@@ -423,6 +425,8 @@ pub(super) fn run(
                 banded = false;
             }
             HostStep::Run(_) if banded => {}
+            // A fused plan of the region before ran this one.
+            HostStep::Run(rid) if fused == Some(*rid) => fused = None,
             HostStep::Repeat { .. } => unreachable!("`Steps` runs a repeat's body"),
             HostStep::Run(rid) => {
                 let rid = *rid;
@@ -434,9 +438,14 @@ pub(super) fn run(
                 match r.kind {
                     RegionKind::Iterator => {
                         // The host's proof (`safety::region_check`): accesses and divisors;
-                        // where a time band may run the step's other regions, theirs too.
+                        // where a time band may run the step's other regions, theirs too, and
+                        // where a fused plan may run the next region, its (the region before
+                        // it cannot fail: `lir::pass::fuse::gpu`).
                         let mates = if banding { &prep.mates[rid][..] } else { &[] };
-                        let mut proofs = std::iter::once(rid).chain(mates.iter().copied());
+                        let consumer = prep.consumer[rid];
+                        let mut proofs = std::iter::once(rid)
+                            .chain(mates.iter().copied())
+                            .chain(consumer);
                         let proven =
                             proofs.try_for_each(|r| interp::region_check(f, r, &sizes, &hosts));
                         if let Err(e) = proven {
@@ -446,24 +455,36 @@ pub(super) fn run(
                             dev.check_flag(&err, |w| flag_error(f, prep, &dims, w))?;
                             return Err(from_interp(f, e));
                         }
-                        // `launch`: the iteration counts and the interior box of split plans.
-                        let mut counts = Vec::new();
-                        let mut starts = Vec::new();
-                        for slot in &prep.slots[rid] {
-                            let d = r.dims[*slot].as_ref().expect("slot");
-                            let lo = host_expr(&hosts, &d.lo).map_err(|e| from_interp(f, e))?;
-                            let hi = host_expr(&hosts, &d.hi).map_err(|e| from_interp(f, e))?;
-                            counts.push(host::iterations(lo.as_i64(), hi.as_i64(), d.step));
-                            starts.push((lo.as_i64(), d.step));
-                        }
+                        // `launch`: the iteration counts (the consumer's too) and the
+                        // interior box of split plans.
+                        let launch = |rid: usize| {
+                            let r = &f.regions[rid];
+                            let mut counts = Vec::new();
+                            let mut starts = Vec::new();
+                            for slot in &prep.slots[rid] {
+                                let d = r.dims[*slot].as_ref().expect("slot");
+                                let lo = host_expr(&hosts, &d.lo).map_err(|e| from_interp(f, e))?;
+                                let hi = host_expr(&hosts, &d.hi).map_err(|e| from_interp(f, e))?;
+                                counts.push(host::iterations(lo.as_i64(), hi.as_i64(), d.step));
+                                starts.push((lo.as_i64(), d.step));
+                            }
+                            Ok::<_, Error>((counts, starts))
+                        };
+                        let (counts, starts) = launch(rid)?;
+                        let theirs = match consumer {
+                            Some(c) => launch(c)?.0,
+                            None => Vec::new(),
+                        };
                         let interior = prep.bounds[rid]
                             .as_ref()
                             .map(|bs| opencl::interior(&counts, &starts, bs, &dims));
                         let a = kargs(None);
+                        let space = (&counts[..], &theirs[..]);
                         let ran =
-                            dev.run_region(&prog, plans, policy, &counts, interior.as_deref(), &a)?;
+                            dev.run_region(&prog, plans, policy, space, interior.as_deref(), &a)?;
                         steps.skip(ran.steps - 1);
                         banded = ran.steps > 1;
+                        fused = consumer.filter(|_| ran.fused);
                     }
                     RegionKind::Reduction { .. } => {
                         let red = host::reduce_launch(f, rid).expect("a global operator");
@@ -474,7 +495,7 @@ pub(super) fn run(
                             .expect("partials of i32, u32 or f32")?;
                         let a = kargs(Some(&pb));
                         let n = dev
-                            .run_region(&prog, plans, policy, &[rows], None, &a)?
+                            .run_region(&prog, plans, policy, (&[rows], &[]), None, &a)?
                             .partials;
                         let mut p = Data::zeros(red.part, len).expect("a partials type");
                         pb.download(dev, &[len], &mut p)?;

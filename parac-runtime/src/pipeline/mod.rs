@@ -110,6 +110,8 @@ pub(crate) struct Prepared {
     /// Per region: the other regions of the time step it begins (`Function::time_step`), which
     /// its time bands run.
     pub(crate) mates: Vec<Vec<usize>>,
+    /// Per region with fused candidates: the consumer they run (`Function::fused_consumer`).
+    pub(crate) consumer: Vec<Option<usize>>,
     /// Per region: its kernel arguments (`host::kernel_args`).
     pub(crate) args: Vec<Vec<host::KernelArg>>,
     /// Per region: the slots OpenCL runs (`host::launch_slots`).
@@ -155,8 +157,13 @@ impl Prepared {
             .map(|rid| {
                 let plans = host::plans(f, rid);
                 let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
+                let consumer = f
+                    .fused_consumer(rid)
+                    .filter(|_| plans.iter().any(|p| p.fuses))
+                    .map(|c| host::plans_region(f, c).into());
                 RegionPlans {
                     region: host::plans_region(f, rid).into(),
+                    consumer,
                     cpu_order: ranking(f, rid, &schedules, Target::Cpu).into(),
                     searchable: host::searchable(f, rid),
                     candidates: plans
@@ -173,6 +180,7 @@ impl Prepared {
                             then: p.then.into_iter().map(Into::into).collect(),
                             per_item: p.per_item,
                             steps: p.steps,
+                            fuses: p.fuses,
                             local: p.local.map(Into::into),
                             local_bytes: p.local_bytes,
                             tree: p.tree,
@@ -182,6 +190,13 @@ impl Prepared {
                         .collect::<Vec<_>>()
                         .into(),
                 }
+            })
+            .collect();
+        let consumer = regions
+            .clone()
+            .map(|rid| {
+                f.fused_consumer(rid)
+                    .filter(|_| plans[rid].consumer.is_some())
             })
             .collect();
         Prepared {
@@ -202,6 +217,7 @@ impl Prepared {
                         .map_or(Vec::new(), |(r, _)| r[1..].to_vec())
                 })
                 .collect(),
+            consumer,
             slots: regions
                 .clone()
                 .map(|rid| match f.regions[rid].kind {

@@ -273,6 +273,7 @@ mod tests {
         source: None,
         per_item: [1, 1],
         steps: 1,
+        fuses: false,
         local: None,
         local_bytes: 0,
         tree: false,

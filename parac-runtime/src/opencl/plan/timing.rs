@@ -38,12 +38,23 @@ impl Device {
         &self,
         program: &Program,
         plans: &RegionPlans,
-        global: &[usize],
+        (global, consumer): (&[usize], &[usize]),
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
         budget: Duration,
     ) -> Result<Option<Choice>, Error> {
         let key = (plans.region.to_string(), class(global));
+        // A fused candidate runs the consumer too: weighed as its time less the consumer's
+        // best (unknown until the consumer has run once: the step waits for a later call).
+        let consumer_best = || {
+            let region = plans.consumer.as_deref()?;
+            let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+            let memo = self.memo(program, &mut slot);
+            memo.get(&(region.to_string(), class(consumer)))?
+                .saved
+                .search
+                .best()
+        };
         let cands = &plans.candidates[..];
         let known = |c: &Choice| cands.iter().any(|x| x.label == c.label && self.feasible(x));
         let carry;
@@ -144,7 +155,13 @@ impl Device {
                             learn(0, t.elapsed().as_secs_f64());
                         }
                         first = self.finish();
-                        self.time(program, cands, c, global, &local, interior, args, None)
+                        let less = match c.fuses {
+                            true => consumer_best().unwrap_or(0.0),
+                            false => 0.0,
+                        };
+                        let (ms, n) =
+                            self.time(program, cands, c, global, &local, interior, args, None);
+                        (ms.map(|t| t - less), n)
                     }
                     None => (None, 0),
                 };
@@ -192,9 +209,25 @@ impl Device {
                         return Ok(false);
                     }
                 }
+                // What a fused candidate's time is weighed less.
+                let less = match c {
+                    Some(c) if c.fuses => match consumer_best() {
+                        Some(l) => l,
+                        None => {
+                            waits = Some(expected(kind));
+                            return Ok(false);
+                        }
+                    },
+                    _ => 0.0,
+                };
                 let t = Instant::now();
                 let (ms, samples) = match c {
-                    Some(c) => self.time(program, cands, c, global, &local, interior, args, leader),
+                    Some(c) => {
+                        let lead = leader.map(|l| l + less);
+                        let (ms, n) =
+                            self.time(program, cands, c, global, &local, interior, args, lead);
+                        (ms.map(|t| t - less), n)
+                    }
                     None => (None, 0),
                 };
                 learn(kind, t.elapsed().as_secs_f64());

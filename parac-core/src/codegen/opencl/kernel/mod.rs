@@ -62,12 +62,14 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         local_tile: v.lds().map(|(c, r)| [c, r]),
         time_band: v.time_band(),
         time_split_band: v.time_split(),
+        fuse_tile: v.fuse_tile(),
         slide: v.slide(),
         // `unroll`: windows up to `lir::UNROLL_TAPS` written out tap by tap, constant filters
         // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops. A time band's
         // windows are written out as its gates (`time::gpu::bands`, `split_tile`) lowered them:
-        // a loop would leave the kernel one step's, where the executor counts `K`.
-        unroll_taps: if v.unroll() || v.steps() > 1 {
+        // a loop would leave the kernel one step's, where the executor counts `K`; a fused
+        // plan's as its gate (`fuse::gpu::fusable`) lowered them.
+        unroll_taps: if v.unroll() || v.steps() > 1 || v.fuse_tile().is_some() {
             lir::UNROLL_TAPS
         } else {
             lir::SLIDE_TAPS
@@ -90,7 +92,7 @@ pub fn slides(f: &Function, rid: RegionId, v: &Schedule) -> bool {
 
 /// Bytes of local memory plan `v`'s kernel of region `rid` declares (its tiles; 0: none).
 pub fn local_bytes(f: &Function, rid: RegionId, v: &Schedule) -> usize {
-    if v.lds().is_none() && v.time_band().is_none() {
+    if v.lds().is_none() && v.time_band().is_none() && v.fuse_tile().is_none() {
         return 0;
     }
     let lowered = lir::lower(f, &options(rid, v));
