@@ -488,11 +488,11 @@ fn fused_stages_match_the_interpreter_on_the_cpu_path() {
 }
 
 /// Every function on OpenCL with the baseline and each fused plan forced (`fuse<C>x<R>`: the
-/// producer computed by its consumer's work-groups in local memory, `lir::pass::fuse::gpu`),
-/// against the interpreter, guard bands on and off.
+/// producer computed by its consumer's work-groups in local memory; `inline`: at each of its
+/// consumer's reads; `lir::pass::fuse::gpu`), against the interpreter, guard bands on and off.
 #[test]
 fn fused_stages_match_the_interpreter_on_opencl() {
-    let fused = |l: &str| l == "baseline" || l.starts_with("fuse");
+    let fused = |l: &str| l == "baseline" || l.starts_with("fuse") || l.ends_with("inline");
     harness::opencl_labels(PROGRAMS, true, fused);
     harness::opencl_labels(PROGRAMS, false, fused);
 }

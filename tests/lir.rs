@@ -668,9 +668,10 @@ fn two_outputs(src: &u16[M][N], out: &mut u16[M-2][N-3], other: &mut i32[M-2][N-
 }
 "#;
 
-/// Fusion on OpenCL (`lir::pass::fuse::gpu`, a plan's `fuse<C>x<R>`): every function of
-/// `tests/in/fusion.parac` and [`GPU_FUSION`] whose producer can be fused into its consumer's
-/// work-group tiles, at tiles of one work-group and of several, gives the interpreter's outputs
+/// Fusion on OpenCL (`lir::pass::fuse::gpu`, a plan's `fuse<C>x<R>` or `inline`): every
+/// function of `tests/in/fusion.parac` and [`GPU_FUSION`] whose producer can be fused into its
+/// consumer's work-group tiles, at tiles of one work-group and of several, or inlined in its
+/// points (with lanes of several points too), gives the interpreter's outputs
 /// on the LIR's evaluator at sizes from 1x1 to one past a tile, as the executor runs it (the
 /// consumer's region empty).
 #[test]
@@ -681,24 +682,47 @@ fn opencl_fused_stages_match_the_interpreter() {
     assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     let mut rng = Rng(0x5851_f42d_4c95_7f2d);
     let (mut fused, mut compared) = (Vec::new(), 0);
+    let mut inlined = Vec::new();
     for f in &out.module.functions {
         for rid in 0..f.regions.len() {
-            if !lir::pass::fuse::gpu::fusable(f, rid) {
-                continue;
+            let base = Options {
+                region: Some(rid),
+                unroll_taps: lir::UNROLL_TAPS,
+                dump: true,
+                ..Options::gpu()
+            };
+            // Tiles of one work-group and of several; the producer inlined, alone and with
+            // lanes and vector memory.
+            let mut plans: Vec<(String, Options, &str)> = Vec::new();
+            if lir::pass::fuse::gpu::fusable(f, rid) {
+                fused.push(f.name.clone());
+                for tile in [[16, 8], [32, 16], [16, 24]] {
+                    let o = Options {
+                        fuse_tile: Some(tile),
+                        ..base.clone()
+                    };
+                    plans.push((format!("tiles {tile:?}"), o, "fuse_gpu"));
+                }
             }
-            fused.push(f.name.clone());
-            for tile in [[16, 8], [32, 16], [16, 24]] {
-                let opts = Options {
-                    region: Some(rid),
-                    fuse_tile: Some(tile),
-                    unroll_taps: lir::UNROLL_TAPS,
-                    dump: true,
-                    ..Options::gpu()
-                };
+            if lir::pass::fuse::gpu::inlinable(f, rid) {
+                inlined.push(f.name.clone());
+                for lanes in [[1, 1], [4, 2]] {
+                    let o = Options {
+                        fuse_inline: true,
+                        lanes,
+                        share_loads: true,
+                        vector_memory: lanes != [1, 1],
+                        peephole: true,
+                        ..base.clone()
+                    };
+                    plans.push((format!("inlined, lanes {lanes:?}"), o, "fuse_inline"));
+                }
+            }
+            for (plan, opts, stage) in plans {
                 let lowered = lir::lower(f, &opts);
                 assert!(
-                    lowered.dumps.iter().any(|(s, _)| *s == "fuse_gpu"),
-                    "{}: fusable, not fused at {tile:?}",
+                    lowered.dumps.iter().any(|(s, _)| *s == stage),
+                    "{}: {plan} not made",
                     f.name
                 );
                 for sizes in [
@@ -721,7 +745,7 @@ fn opencl_fused_stages_match_the_interpreter() {
                     };
                     let mut got = start.clone();
                     let r = lir::eval::run(&lowered.func, f, &mut got);
-                    let at = format!("{} at {sizes:?}, tiles {tile:?}", f.name);
+                    let at = format!("{} at {sizes:?}, {plan}", f.name);
                     assert_eq!(r.map_err(|e| e.to_string()), Ok(result), "{at}");
                     assert_eq!(got, want, "{at}");
                     compared += 1;
@@ -729,7 +753,7 @@ fn opencl_fused_stages_match_the_interpreter() {
             }
         }
     }
-    eprintln!("fused on OpenCL: {fused:?}, {compared} calls compared");
+    eprintln!("fused on OpenCL: {fused:?}, inlined: {inlined:?}, {compared} calls compared");
     for name in [
         "blur2",
         "cols_clamp",
@@ -740,6 +764,10 @@ fn opencl_fused_stages_match_the_interpreter() {
         assert!(
             fused.iter().any(|f| f == name),
             "{name} not fused: {fused:?}"
+        );
+        assert!(
+            inlined.iter().any(|f| f == name),
+            "{name} not inlined: {inlined:?}"
         );
     }
 }

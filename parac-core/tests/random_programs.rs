@@ -410,6 +410,19 @@ fn check_source(
             fuse_rows: 0,
             ..parac_core::lir::Options::default()
         };
+        // Each producer fused into its consumer's OpenCL work-groups (`lir::pass::fuse::gpu`),
+        // tiles of one work-group and of several.
+        let gpu_fused = (0..f.regions.len())
+            .filter(|rid| parac_core::lir::pass::fuse::gpu::fusable(f, *rid))
+            .flat_map(|rid| {
+                GPU_FUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                [[16, 8], [32, 24]].map(|tile| parac_core::lir::Options {
+                    region: Some(rid),
+                    fuse_tile: Some(tile),
+                    unroll_taps: parac_core::lir::UNROLL_TAPS,
+                    ..parac_core::lir::Options::gpu()
+                })
+            });
         for opts in [
             parac_core::lir::Options::default(),
             fused,
@@ -418,7 +431,10 @@ fn check_source(
             several,
             vectors,
             tiles,
-        ] {
+        ]
+        .into_iter()
+        .chain(gpu_fused)
+        {
             if r1.is_err() {
                 break;
             }
@@ -682,6 +698,10 @@ fn known(key: &str) -> bool {
 /// heap where it runs low (`lir::visit::deep`; regression: `tests/deep_programs.rs`).
 const STACK: usize = 2 * 1024 * 1024;
 
+/// Regions of the random programs fused on OpenCL (`lir::pass::fuse::gpu`), each lowered at two
+/// tiles and run by the LIR's evaluator against the interpreter.
+static GPU_FUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 #[test]
 fn random_programs() {
     std::thread::Builder::new()
@@ -743,6 +763,10 @@ fn random_programs_body() {
     eprintln!("{}", budget.borrow().report());
     let elapsed = start.elapsed();
     print_stats(&format!("random_programs in {elapsed:.1?}"));
+    eprintln!(
+        "[random programs] {} regions fused on OpenCL",
+        GPU_FUSED.load(std::sync::atomic::Ordering::Relaxed)
+    );
     with_stats(|s| {
         eprintln!(
             "[random programs] {:.1} programs/s",

@@ -70,8 +70,9 @@ pub struct PlanDesc {
     /// Time steps one launch runs (1 but for a time band, `Directive::TimeBand`: the
     /// executor then skips the repeat's next `steps - 1` steps).
     pub steps: usize,
-    /// The plan runs the region's consumer too (`Directive::Fuse`): the executor skips the
-    /// next host step, the run of `Function::fused_consumer`.
+    /// The plan runs the region's consumer too (`Directive::Fuse`, `Directive::FuseInline`):
+    /// launched over the consumer's iteration space, the executor then skips the next host
+    /// step, the run of `Function::fused_consumer`.
     pub fuses: bool,
     /// The work-group size the kernel is written for, if it fixes one.
     pub local: Option<Vec<usize>>,
@@ -117,7 +118,7 @@ pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
             then: super::opencl::later_phases(&variant_name(f, rid, &v), &v),
             per_item: v.per_item(),
             steps: v.steps(),
-            fuses: v.fuse_tile().is_some(),
+            fuses: v.fuses(),
             local: v.local_size(),
             local_bytes: v.tree().map_or(0, |l| l as usize * 8) + local_bytes(f, rid, &v),
             tree: v.tree().is_some(),

@@ -331,6 +331,14 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                     add(alone(D::Fuse { cols, rows }));
                 }
             }
+            // The producer inlined in its consumer's points (no intermediate at all), alone
+            // and with the model's transforms (not the border split: its box is the region's).
+            if crate::lir::pass::fuse::gpu::inlinable(f, rid) {
+                let inline = |v: Schedule| v.with(D::FuseInline).without(D::SplitBorder);
+                add(alone(D::FuseInline));
+                add(inline(full(w, 1)));
+                add(inline(full(1, 1)));
+            }
             add(full(if w == 8 { 16 } else { 8 }, 1));
             add(full(1, 1));
             add(scalar(&u, split));

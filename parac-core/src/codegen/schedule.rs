@@ -77,6 +77,11 @@ pub enum Directive {
         /// Its rows (a multiple of `TIME_GROUP[1]`).
         rows: u32,
     },
+    /// The region's consumer with the region's point inlined at each of its reads of the
+    /// intermediate (`inline`; Halide's inlined producer: the intermediate never stored); the
+    /// kernel runs the consumer's space, the consumer's run is skipped
+    /// (`lir::pass::fuse::gpu::inline`).
+    FuseInline,
 }
 
 /// The work-group of a [`Directive::TimeBand`], [`Directive::TimeSplit`] or
@@ -112,6 +117,7 @@ impl Directive {
             Directive::TimeBand { steps, cols, rows } => format!("time{steps}_{cols}x{rows}"),
             Directive::TimeSplit { steps, cols, rows } => format!("tsplit{steps}_{cols}x{rows}"),
             Directive::Fuse { cols, rows } => format!("fuse{cols}x{rows}"),
+            Directive::FuseInline => "inline".into(),
         })
     }
 
@@ -282,6 +288,17 @@ impl Schedule {
             Directive::Fuse { cols, rows } => Some([*cols, *rows]),
             _ => None,
         })
+    }
+
+    /// Whether the region's consumer runs in its kernel, the region's point inlined
+    /// ([`Directive::FuseInline`]).
+    pub fn fuse_inline(&self) -> bool {
+        self.has(Directive::FuseInline)
+    }
+
+    /// Whether the plan runs the region's consumer too: fused tiles or an inlined producer.
+    pub fn fuses(&self) -> bool {
+        self.fuse_tile().is_some() || self.fuse_inline()
     }
 
     /// The tile of a plan whose work-groups of [`TIME_GROUP`] own tiles: a time band's, a

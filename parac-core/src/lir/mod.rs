@@ -455,6 +455,11 @@ pub struct Options {
     /// of the consumer from the producer's points it reads, in local memory
     /// ([`pass::fuse::gpu`]; the function is lowered whole for it).
     pub fuse_tile: Option<[u32; 2]>,
+    /// On the OpenCL lowering of [`Options::region`], that region's consumer
+    /// (`Function::fused_consumer`) with the region's point inlined at each read of the
+    /// intermediate ([`pass::fuse::gpu::inline`]; the function is lowered whole for it, the
+    /// other passes as usual).
+    pub fuse_inline: bool,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -507,6 +512,7 @@ impl Default for Options {
             time_band: None,
             time_split_band: None,
             fuse_tile: None,
+            fuse_inline: false,
         }
     }
 }
@@ -537,8 +543,10 @@ pub struct Lowered {
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
 /// - for a time band's plan ([`Options::time_band`], [`Options::time_split_band`]), the
 ///   function whole with the region's repeat in bands ([`pass::fuse::time::gpu`]: overlapped
-///   tiles in local memory, or split tiling's four phases in place), then `peephole`'s
-///   narrowing alone; else:
+///   tiles in local memory, or split tiling's four phases in place), and for a fused plan's
+///   tiles ([`Options::fuse_tile`]) the function whole with the region and its consumer in one
+///   kernel ([`pass::fuse::gpu`]), then `peephole`'s narrowing alone; else (a fused plan's
+///   inlined producer first, [`Options::fuse_inline`], [`pass::fuse::gpu::inline`]):
 /// 3. [`pass::gpu`]: a region's loops become work-items (before it, for a plan with `slide`,
 ///    [`pass::slide::items`]: a work-item's `lanes[0]` x `lanes[1]` points slide their windows
 ///    as the CPU's rows do; such a region takes no other lanes nor `points`);
@@ -561,8 +569,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     // Windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
     let slide_taps = if opts.slide { SLIDE_TAPS } else { usize::MAX };
     // A time band reads its region's repeat: the function lowered whole.
-    let whole =
-        opts.time_band.is_some() || opts.time_split_band.is_some() || opts.fuse_tile.is_some();
+    let whole = opts.time_band.is_some()
+        || opts.time_split_band.is_some()
+        || opts.fuse_tile.is_some()
+        || opts.fuse_inline;
     let only = opts.region.filter(|_| !whole);
     let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
     let mut dumps = Vec::new();
@@ -600,6 +610,11 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             keep("peephole", &func);
         }
         return Lowered { func, dumps };
+    }
+    if let (true, Some(rid), true) = (opts.gpu, opts.region, opts.fuse_inline)
+        && pass::fuse::gpu::inline(&mut func, f, rid)
+    {
+        keep("fuse_inline", &func);
     }
     if opts.gpu {
         // A work-item's points slide their windows (its region then has no other lanes).

@@ -252,7 +252,7 @@ impl Device {
         // Candidate `i` at its default work-group size.
         let at_default = |i: usize| Choice {
             label: cands[i].label.to_string(),
-            local: self.default_local(&cands[i], global),
+            local: self.default_local(&cands[i], if cands[i].fuses { consumer } else { global }),
         };
         let choice = match policy {
             PlanPolicy::Baseline => Choice {
@@ -286,6 +286,15 @@ impl Device {
             }
         };
         let c = &cands[by_label(&choice.label).unwrap_or(0)];
+        // A fused plan runs over its consumer's iteration points (none: nothing to run).
+        let global = if c.fuses { consumer } else { global };
+        if global.contains(&0) {
+            return Ok(Ran {
+                partials: 0,
+                steps: 1,
+                fused: c.fuses,
+            });
+        }
         let ls = Self::launches(
             cands,
             c,

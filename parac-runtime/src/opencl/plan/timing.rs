@@ -44,6 +44,8 @@ impl Device {
         budget: Duration,
     ) -> Result<Option<Choice>, Error> {
         let key = (plans.region.to_string(), class(global));
+        // The iteration points a candidate's launch covers: a fused one's are the consumer's.
+        let space = |c: &Candidate| if c.fuses { consumer } else { global };
         // A fused candidate runs the consumer too: weighed as its time less the consumer's
         // best (unknown until the consumer has run once: the step waits for a later call).
         let consumer_best = || {
@@ -109,7 +111,7 @@ impl Device {
                     .local
                     .as_deref()
                     .map(<[usize]>::to_vec)
-                    .or_else(|| self.default_local(&cands[i], global)),
+                    .or_else(|| self.default_local(&cands[i], space(&cands[i]))),
                 free: cands[i].local.is_none() && !cands[i].tree,
             })
             .collect();
@@ -160,7 +162,7 @@ impl Device {
                             false => 0.0,
                         };
                         let (ms, n) =
-                            self.time(program, cands, c, global, &local, interior, args, None);
+                            self.time(program, cands, c, space(c), &local, interior, args, None);
                         (ms.map(|t| t - less), n)
                     }
                     None => (None, 0),
@@ -225,7 +227,7 @@ impl Device {
                     Some(c) => {
                         let lead = leader.map(|l| l + less);
                         let (ms, n) =
-                            self.time(program, cands, c, global, &local, interior, args, lead);
+                            self.time(program, cands, c, space(c), &local, interior, args, lead);
                         (ms.map(|t| t - less), n)
                     }
                     None => (None, 0),

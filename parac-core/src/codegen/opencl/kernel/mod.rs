@@ -63,13 +63,14 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         time_band: v.time_band(),
         time_split_band: v.time_split(),
         fuse_tile: v.fuse_tile(),
+        fuse_inline: v.fuse_inline(),
         slide: v.slide(),
         // `unroll`: windows up to `lir::UNROLL_TAPS` written out tap by tap, constant filters
         // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops. A time band's
         // windows are written out as its gates (`time::gpu::bands`, `split_tile`) lowered them:
         // a loop would leave the kernel one step's, where the executor counts `K`; a fused
         // plan's as its gate (`fuse::gpu::fusable`) lowered them.
-        unroll_taps: if v.unroll() || v.steps() > 1 || v.fuse_tile().is_some() {
+        unroll_taps: if v.unroll() || v.steps() > 1 || v.fuses() {
             lir::UNROLL_TAPS
         } else {
             lir::SLIDE_TAPS

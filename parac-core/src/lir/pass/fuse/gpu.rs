@@ -11,20 +11,19 @@
 //! ```text
 //! region P {
 //!   allocate local T[R + hi - lo][C + hj - lj]
-//!   for g1 in groups(1) of dim(t, 0): for g0 in groups(0) of dim(t, 1):   // the launch's
-//!     for i in C's tile rows g1, g1 + groups(1), ..: for j alike:   // each C tile once
-//!       let r0 = i R, r1 = min(r0 + R, C's rows), c0, c1 alike
-//!       let rlo = max(r0 + lo, 0), rhi = min(r1 + hi, dim(t, 0)), clo, chi alike
-//!       work-items: for x in [rlo, rhi), y in [clo, chi): T[x - rlo][y - clo] = P's point
-//!       barrier
-//!       work-items: for x in [r0, r1), y in [c0, c1): C's point, t[a][b] read as T[a - rlo][b - clo]
-//!       barrier
+//!   for g1 in groups(1) of C's rows: for g0 in groups(0) of C's columns:   // C's space
+//!     let r0 = g1 R, r1 = min(r0 + R, C's rows), c0, c1 alike
+//!     let rlo = max(r0 + lo, 0), rhi = min(r1 + hi, dim(t, 0)), clo, chi alike
+//!     work-items: for x in [rlo, rhi), y in [clo, chi): T[x - rlo][y - clo] = P's point
+//!     barrier
+//!     work-items: for x in [r0, r1), y in [c0, c1): C's point, t[a][b] read as T[a - rlo][b - clo]
 //! }
 //! region C { }
 //! ```
 //!
-//! The launch is `P`'s (its iteration space is `t`'s), so each group takes the tiles of `C` at
-//! its place and every launch's width further: one tile where `C`'s space is `t`'s or smaller.
+//! A fused plan is launched over `C`'s iteration space (`Candidate::fuses`). The other fused
+//! plan, [`inline`], computes `P`'s point at each of `C`'s reads of `t` instead (no local
+//! memory, no barrier: what a CPU device runs well), within a code budget.
 //!
 //! Legality, where each fused read gives exactly what the unfused read gives:
 //! - `P` and `C` are row nests of two loops from 0 (`C`'s columns not depending on its row),
@@ -67,6 +66,63 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool
         return false;
     }
     let kernel = build(func, f, &fusion, tile.map(i128::from));
+    replace(func, &fusion, kernel)
+}
+
+/// Makes region `rid` its consumer's loops with each read of the intermediate replaced by the
+/// producer's point there (`fuse_inline`, a plan's `Directive::FuseInline`: Halide's `inline`
+/// of a producer, the intermediate never stored), where legal and the inlined points stay within
+/// [`MAX_INLINED`] expression nodes; whether it did. The kernel runs the consumer's space; the
+/// other GPU passes (lanes, shared loads, vector memory, partitioning) then apply to it.
+pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
+    let Some(fusion) = legal(func, f, rid) else {
+        return false;
+    };
+    let size: usize = fusion
+        .p
+        .lets
+        .iter()
+        .map(|(_, e)| *e)
+        .chain([fusion.p.value])
+        .map(|e| {
+            let mut n = 0;
+            preorder(func, e, |_| {
+                n += 1;
+                true
+            });
+            n
+        })
+        .sum();
+    let sites = {
+        let mut n = 0;
+        accesses(func, fusion.cbody, &mut |buf, _| {
+            n += usize::from(buf == Buf::Matrix(fusion.p.t));
+            false
+        });
+        n
+    };
+    if size.saturating_mul(sites) > MAX_INLINED {
+        return false;
+    }
+    let mut inline = Inline {
+        p: &fusion.p,
+        memo: HashMap::new(),
+    };
+    let body = inline.mutate_stmt(func, fusion.croot);
+    let kernel = func.stmt(Stmt::Region {
+        id: fusion.pid,
+        name: fusion.pname.clone(),
+        body,
+    });
+    replace(func, &fusion, kernel)
+}
+
+/// The most expression nodes a kernel's inlined producer points may hold (a read of `t` each).
+const MAX_INLINED: usize = 4096;
+
+/// The function with the producer's region replaced by `kernel` and the consumer's emptied (its
+/// host proof alone: the executor skips its run after a fused launch); whether it did.
+fn replace(func: &mut Func, fusion: &Fusion, kernel: StmtId) -> bool {
     let Stmt::Block(mut top) = func.stmts[func.body].clone() else {
         return false;
     };
@@ -81,23 +137,84 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool
     true
 }
 
-/// Whether region `rid` has fused plans: its consumer can be fused into it.
-pub fn fusable(f: &Function, rid: RegionId) -> bool {
-    if f.fused_consumer(rid).is_none() {
-        return false;
+/// Reads of the producer's matrix as its point at their index.
+struct Inline<'a> {
+    p: &'a super::Producer,
+    memo: HashMap<ExprId, ExprId>,
+}
+
+impl Mutator for Inline<'_> {
+    fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
+        if let Some(r) = self.memo.get(&e) {
+            return *r;
+        }
+        let r = match func.exprs[e].kind.clone() {
+            ExprKind::Load {
+                buf: Buf::Matrix(m),
+                index,
+                ..
+            } if m == self.p.t && index.len() == 2 => {
+                let i = self.mutate_expr(func, index[0]);
+                let j = self.mutate_expr(func, index[1]);
+                // The producer's point at `(i, j)`, every variable of it new in this copy (two
+                // copies' `let`s are told apart by the passes that share loads).
+                let p = self.p;
+                let none = HashMap::new();
+                let mut copy = Copy::new(&none, &[]);
+                let (xt, yt) = (func.vars[p.x].ty, func.vars[p.y].ty);
+                let (ie, je) = (func.cast(i, xt), func.cast(j, yt));
+                copy.bind(p.x, ie);
+                copy.bind(p.y, je);
+                let mut bound = Vec::new();
+                for (v, e) in &p.lets {
+                    let e = copy.mutate_expr(func, *e);
+                    bound.push((copy.fresh(func, *v), e));
+                }
+                let mut value = copy.mutate_expr(func, p.value);
+                for (w, e) in bound.into_iter().rev() {
+                    let ty = func.exprs[value].ty;
+                    value = func.expr(ExprKind::Let(w, e, value), ty);
+                }
+                // The point's value in the load's type (the producer's store converts to it).
+                func.cast(value, func.exprs[e].ty)
+            }
+            _ => crate::lir::visit::rebuild_expr(self, func, e),
+        };
+        self.memo.insert(e, r);
+        r
     }
-    let opts = crate::lir::Options {
+}
+
+/// Whether region `rid` has fused plans of tiles: its consumer can be fused into it.
+pub fn fusable(f: &Function, rid: RegionId) -> bool {
+    fuses(f, rid, |o| o.fuse_tile = Some([32, 32]))
+}
+
+/// Whether region `rid` has inlined plans: its consumer can take its points inlined.
+pub fn inlinable(f: &Function, rid: RegionId) -> bool {
+    fuses(f, rid, |o| o.fuse_inline = true)
+}
+
+/// Whether the OpenCL lowering of region `rid` with the options `how` sets ran its consumer (the
+/// consumer's region left empty), as a fused plan's kernel is lowered.
+fn fuses(f: &Function, rid: RegionId, how: impl FnOnce(&mut crate::lir::Options)) -> bool {
+    let Some(cid) = f.fused_consumer(rid) else {
+        return false;
+    };
+    let mut opts = crate::lir::Options {
         region: Some(rid),
-        fuse_tile: Some([32, 32]),
         unroll_taps: crate::lir::UNROLL_TAPS,
         ..crate::lir::Options::gpu()
     };
+    how(&mut opts);
     let lowered = crate::lir::lower(f, &opts);
-    lowered
-        .func
-        .temps
-        .iter()
-        .any(|(_, t)| t.memory == Memory::Local)
+    let func = &lowered.func;
+    func.regions().into_iter().any(|s| match func.stmts[s] {
+        Stmt::Region { id, body, .. } => {
+            id == cid && matches!(&func.stmts[body], Stmt::Block(b) if b.is_empty())
+        }
+        _ => false,
+    })
 }
 
 /// A producer and its consumer that can be fused.
@@ -109,6 +226,8 @@ struct Fusion {
     cname: String,
     /// The places of the two regions among the function's top-level statements.
     at: (usize, usize),
+    /// The consumer's loop nest (its region's body).
+    croot: StmtId,
     /// The consumer's row and column variables, their extents, and the body of its column loop.
     cx: VarId,
     cy: VarId,
@@ -276,6 +395,7 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
         cid,
         cname,
         at: (i, j),
+        croot: body,
         cx,
         cy,
         rows,
@@ -345,48 +465,16 @@ fn build(func: &mut Func, f: &Function, fu: &Fusion, [tc, tr]: [i128; 2]) -> Stm
     let nt = b.func.expr(ExprKind::Dim(t, 1), i64t);
     let (mc, nc) = (b.long(fu.rows), b.long(fu.cols));
     let blocks = [b.func.var("group1", i32t), b.func.var("group0", i32t)];
-    let mut group = Vec::new();
-    // Tiles of `C` per dimension, and the launch's groups.
+    let mut tile = Vec::new();
+    // The group's tile of `C` (the launch is `C`'s space).
     let (tre, tce) = (b.int(tr), b.int(tc));
-    let count = |b: &mut B, extent: ExprId, size: ExprId, name: &str, out: &mut Vec<StmtId>| {
-        let one = b.int(1);
-        let up = b.op(BinOp::Sub, size, one);
-        let span = b.op(BinOp::Add, extent, up);
-        let n = b.op(BinOp::Div, span, size);
-        b.bind(name, n, out)
-    };
-    let tiles_r = count(&mut b, mc, tre, "tiles1", &mut group);
-    let tiles_c = count(&mut b, nc, tce, "tiles0", &mut group);
-    let groups_r = count(&mut b, mt, tre, "groups1", &mut group);
-    let groups_c = count(&mut b, nt, tce, "groups0", &mut group);
-    // The group's tiles: `g, g + groups, ..` below `tiles`, in loops whose counts are the
-    // group's alone (its work-items meet the barriers inside together).
     let g1 = b.var(blocks[0]);
     let g1 = b.long(g1);
     let g0 = b.var(blocks[1]);
     let g0 = b.long(g0);
-    let owned = |b: &mut B, g: ExprId, tiles: ExprId, groups: ExprId, name: &str| {
-        let left = b.op(BinOp::Sub, tiles, g);
-        let one = b.int(1);
-        let up = b.op(BinOp::Sub, groups, one);
-        let span = b.op(BinOp::Add, left, up);
-        let n = b.op(BinOp::Div, span, groups);
-        let zero = b.int(0);
-        let n = b.call(Builtin::Max, n, zero);
-        let v = b.func.var(name, i64t);
-        (v, n)
-    };
-    let (i, ni) = owned(&mut b, g1, tiles_r, groups_r, "tile1");
-    let (j, nj) = owned(&mut b, g0, tiles_c, groups_c, "tile0");
-    let mut tile = Vec::new();
-    let (ie, je) = (b.var(i), b.var(j));
-    let ig = b.op(BinOp::Mul, ie, groups_r);
-    let row_tile = b.op(BinOp::Add, g1, ig);
-    let jg = b.op(BinOp::Mul, je, groups_c);
-    let col_tile = b.op(BinOp::Add, g0, jg);
-    let r0 = b.op(BinOp::Mul, row_tile, tre);
+    let r0 = b.op(BinOp::Mul, g1, tre);
     let r0 = b.bind("r0", r0, &mut tile);
-    let c0 = b.op(BinOp::Mul, col_tile, tce);
+    let c0 = b.op(BinOp::Mul, g0, tce);
     let c0 = b.bind("c0", c0, &mut tile);
     let r1 = b.bound("r1", (r0, BinOp::Add, tre), (Builtin::Min, mc), &mut tile);
     let c1 = b.bound("c1", (c0, BinOp::Add, tce), (Builtin::Min, nc), &mut tile);
@@ -414,15 +502,8 @@ fn build(func: &mut Func, f: &Function, fu: &Fusion, [tc, tr]: [i128; 2]) -> Stm
         HashMap::from([(t, (Buf::Temp(temp), Some(rlo), Some(clo)))]);
     let body = Copy::new(&from, &[]).mutate_stmt(b.func, fu.cbody);
     tile.push(b.cover((fu.cx, fu.cy, body), [r0, r1], [c0, c1]));
-    // The next tile refills the buffer once every work-item is done with this one.
-    tile.push(b.func.stmt(Stmt::Barrier { global: false }));
-    let tile = b.func.stmt(Stmt::Block(tile));
-    let zero = b.int(0);
-    let inner = b.func.for_loop(j, (zero, nj, 1), LoopKind::Serial, tile);
-    let outer = b.func.for_loop(i, (zero, ni, 1), LoopKind::Serial, inner);
-    group.push(outer);
-    let body = b.func.stmt(Stmt::Block(group));
-    let body = b.tiles(body, [(1, blocks[0], mt, tr), (0, blocks[1], nt, tc)]);
+    let body = b.func.stmt(Stmt::Block(tile));
+    let body = b.tiles(body, [(1, blocks[0], mc, tr), (0, blocks[1], nc, tc)]);
     head.push(body);
     let body = b.func.stmt(Stmt::Block(head));
     b.func.stmt(Stmt::Region {

@@ -815,8 +815,14 @@ impl<'a> Copy<'a> {
         }
     }
 
+    /// `v` stands for `e` in this copy.
+    pub(super) fn bind(&mut self, v: VarId, e: ExprId) {
+        self.vars.insert(v, e);
+        self.memo.clear();
+    }
+
     /// A new variable standing for `v` in this copy.
-    fn fresh(&mut self, func: &mut Func, v: VarId) -> VarId {
+    pub(super) fn fresh(&mut self, func: &mut Func, v: VarId) -> VarId {
         let (name, ty) = (func.vars[v].name.clone(), func.vars[v].ty);
         let w = func.var(&name, ty);
         let we = func.expr(ExprKind::Var(w), ty);
