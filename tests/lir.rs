@@ -691,8 +691,8 @@ fn opencl_fused_stages_match_the_interpreter() {
                 dump: true,
                 ..Options::gpu()
             };
-            // Tiles of one work-group and of several; the producer inlined, alone and with
-            // lanes and vector memory.
+            // Tiles of one work-group and of several, and of one work-item; the producer
+            // inlined, alone and with lanes and vector memory.
             let mut plans: Vec<(String, Options, &str)> = Vec::new();
             if lir::pass::fuse::gpu::fusable(f, rid) {
                 fused.push(f.name.clone());
@@ -702,6 +702,13 @@ fn opencl_fused_stages_match_the_interpreter() {
                         ..base.clone()
                     };
                     plans.push((format!("tiles {tile:?}"), o, "fuse_gpu"));
+                }
+                for rows in [1, 3, 8] {
+                    let o = Options {
+                        fuse_item_rows: Some(rows),
+                        ..base.clone()
+                    };
+                    plans.push((format!("{rows} rows per work-item"), o, "fuse_gpu"));
                 }
             }
             if lir::pass::fuse::gpu::inlinable(f, rid) {

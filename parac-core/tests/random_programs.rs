@@ -411,17 +411,34 @@ fn check_source(
             ..parac_core::lir::Options::default()
         };
         // Each producer fused into its consumer's OpenCL work-groups (`lir::pass::fuse::gpu`),
-        // tiles of one work-group and of several.
+        // tiles of one work-group and of several, columns of 1 and 5 rows per work-item, and
+        // inlined in its consumer's points (one per work-item, and lanes of 4x2 with shared
+        // and vector loads).
         let gpu_fused = (0..f.regions.len())
             .filter(|rid| parac_core::lir::pass::fuse::gpu::fusable(f, *rid))
             .flat_map(|rid| {
                 GPU_FUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                [[16, 8], [32, 24]].map(|tile| parac_core::lir::Options {
+                let base = parac_core::lir::Options {
                     region: Some(rid),
-                    fuse_tile: Some(tile),
                     unroll_taps: parac_core::lir::UNROLL_TAPS,
                     ..parac_core::lir::Options::gpu()
-                })
+                };
+                let tiles = [[16, 8], [32, 24]].map(|tile| parac_core::lir::Options {
+                    fuse_tile: Some(tile),
+                    ..base.clone()
+                });
+                let inline = [[1, 1], [4, 2]].map(|lanes| parac_core::lir::Options {
+                    fuse_inline: true,
+                    lanes,
+                    share_loads: true,
+                    vector_memory: lanes != [1, 1],
+                    ..base.clone()
+                });
+                let items = [1, 5].map(|rows| parac_core::lir::Options {
+                    fuse_item_rows: Some(rows),
+                    ..base.clone()
+                });
+                tiles.into_iter().chain(items).chain(inline)
             });
         for opts in [
             parac_core::lir::Options::default(),
@@ -699,7 +716,7 @@ fn known(key: &str) -> bool {
 const STACK: usize = 2 * 1024 * 1024;
 
 /// Regions of the random programs fused on OpenCL (`lir::pass::fuse::gpu`), each lowered at two
-/// tiles and run by the LIR's evaluator against the interpreter.
+/// tiles and inlined at two lanes, and run by the LIR's evaluator against the interpreter.
 static GPU_FUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[test]

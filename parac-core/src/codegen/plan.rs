@@ -159,9 +159,13 @@ pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) 
             }
         }
     }
-    // Time bands last: a CPU device runs a work-item's loops one after the other, and on PoCL
-    // (heat-2D 4096², T = 64) every band was 4-5x slower than one step per launch.
-    let band = |i: &usize| cands[*i].time_band().is_some() || cands[*i].time_split().is_some();
+    // Time bands and fused plans last: a CPU device runs a work-item's loops one after the
+    // other, and on PoCL (heat-2D 4096², T = 64) every band was 4-5x slower than one step per
+    // launch; fused tiles 7-25x slower than blur's two kernels, inlined ones level with them
+    // (docs/benchmarks.md, "Fusion on OpenCL").
+    let band = |i: &usize| {
+        cands[*i].time_band().is_some() || cands[*i].time_split().is_some() || cands[*i].fuses()
+    };
     let rest = gpu.into_iter().filter(|i| !first.contains(i));
     let (late, rest): (Vec<usize>, Vec<usize>) = rest.partition(band);
     first.into_iter().chain(rest).chain(late).collect()
@@ -234,7 +238,11 @@ const SPLIT_BANDS: [(u32, u32); 2] = [(3, 32), (7, 64)];
 
 /// The consumer tiles (columns, rows) of a fused plan's work-groups: a GPU's (few points per
 /// work-item), and larger ones for a CPU device (less of the intermediate computed twice).
-const FUSE_TILES: [(u32, u32); 3] = [(32, 16), (64, 32), (128, 64)];
+const FUSE_TILES: [(u32, u32); 2] = [(32, 16), (64, 32)];
+
+/// A work-item's rows of a fused plan per work-item (`fuserows<R>`): the intermediate's rows
+/// it computes twice are its reads' span per `R`.
+const FUSE_ITEM_ROWS: [u32; 1] = [16];
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
@@ -330,13 +338,15 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                 for (cols, rows) in FUSE_TILES {
                     add(alone(D::Fuse { cols, rows }));
                 }
+                for rows in FUSE_ITEM_ROWS {
+                    add(alone(D::FuseRows { rows }));
+                }
             }
             // The producer inlined in its consumer's points (no intermediate at all), alone
             // and with the model's transforms (not the border split: its box is the region's).
             if crate::lir::pass::fuse::gpu::inlinable(f, rid) {
                 let inline = |v: Schedule| v.with(D::FuseInline).without(D::SplitBorder);
                 add(alone(D::FuseInline));
-                add(inline(full(w, 1)));
                 add(inline(full(1, 1)));
             }
             add(full(if w == 8 { 16 } else { 8 }, 1));
@@ -513,6 +523,59 @@ mod tests {
     /// A repeat's one stencil region has time bands (the program's `band = K`: of `K` steps;
     /// `band = 1`: none), ranked last on a CPU device; a region outside a repeat, or a step of
     /// two regions, has none.
+    #[test]
+    fn a_producer_read_by_the_next_stage_has_fused_plans() {
+        let blur = |schedule: &str| {
+            format!(
+                "fn b(src: &u16[M][N], out: &mut u16[M-2][N-2]) {{
+                    let bx: u16[M][N-2];
+                    parac_iterator it(0:M:1; 0:N-2:1) {schedule} {{
+                        bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+                    }}
+                    parac_iterator it1(0:M-2:1; 0:N-2:1) {{
+                        out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+                    }}
+                }}"
+            )
+        };
+        let fused = |src: &str| -> Vec<String> {
+            let c = crate::compile_str(src);
+            assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+            let f = &c.module.functions[0];
+            // The consumer has none (nothing after it reads what it writes).
+            assert!(candidates(f, 1).iter().all(|v| !v.fuses()));
+            let cands = candidates(f, 0);
+            // Ranked last on a CPU device.
+            let cpu = ranking(f, 0, &cands, Target::Cpu);
+            let n = cands.iter().filter(|v| v.fuses()).count();
+            assert!(cpu[cpu.len() - n..].iter().all(|i| cands[*i].fuses()));
+            let fused: Vec<&Schedule> = cands.iter().filter(|v| v.fuses()).collect();
+            for v in &fused {
+                // Launched over the consumer's space: a work-group's tile, a work-item's rows.
+                match (v.fuse_tile(), v.fuse_item_rows()) {
+                    (Some([c, r]), _) => {
+                        assert_eq!(v.per_item(), [c as usize / 16, r as usize / 8])
+                    }
+                    (None, Some(r)) => assert_eq!(v.per_item(), [1, r as usize]),
+                    (None, None) => assert!(v.fuse_inline()),
+                }
+            }
+            fused.iter().map(|v| v.label()).collect()
+        };
+        assert_eq!(
+            fused(&blur("")),
+            [
+                "fuse32x16",
+                "fuse64x32",
+                "fuserows16",
+                "inline",
+                "cse+vmem+peep+inline"
+            ]
+        );
+        // `fuse = 0`: the stage stays apart.
+        assert!(fused(&blur("parac_schedule(fuse = 0)")).is_empty());
+    }
+
     #[test]
     fn a_repeated_stencil_has_time_bands() {
         let heat = |schedule: &str| {

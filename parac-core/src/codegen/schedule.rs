@@ -82,6 +82,14 @@ pub enum Directive {
     /// kernel runs the consumer's space, the consumer's run is skipped
     /// (`lir::pass::fuse::gpu::inline`).
     FuseInline,
+    /// Fusion across stages per work-item (`fuserows<rows>`): each work-item computes `rows`
+    /// rows of one column of the consumer from the producer's points they read, in private
+    /// memory (no local memory, no barrier: a CPU device's), the consumer's run skipped
+    /// (`lir::pass::fuse::gpu::run_items`).
+    FuseRows {
+        /// The consumer's rows per work-item.
+        rows: u32,
+    },
 }
 
 /// The work-group of a [`Directive::TimeBand`], [`Directive::TimeSplit`] or
@@ -118,6 +126,7 @@ impl Directive {
             Directive::TimeSplit { steps, cols, rows } => format!("tsplit{steps}_{cols}x{rows}"),
             Directive::Fuse { cols, rows } => format!("fuse{cols}x{rows}"),
             Directive::FuseInline => "inline".into(),
+            Directive::FuseRows { rows } => format!("fuserows{rows}"),
         })
     }
 
@@ -296,9 +305,18 @@ impl Schedule {
         self.has(Directive::FuseInline)
     }
 
-    /// Whether the plan runs the region's consumer too: fused tiles or an inlined producer.
+    /// A work-item's rows of the fused consumer ([`Directive::FuseRows`]).
+    pub fn fuse_item_rows(&self) -> Option<u32> {
+        self.directives.iter().find_map(|d| match d {
+            Directive::FuseRows { rows } => Some(*rows),
+            _ => None,
+        })
+    }
+
+    /// Whether the plan runs the region's consumer too: fused tiles, a work-item's rows or an
+    /// inlined producer.
     pub fn fuses(&self) -> bool {
-        self.fuse_tile().is_some() || self.fuse_inline()
+        self.fuse_tile().is_some() || self.fuse_item_rows().is_some() || self.fuse_inline()
     }
 
     /// The tile of a plan whose work-groups of [`TIME_GROUP`] own tiles: a time band's, a
@@ -320,9 +338,10 @@ impl Schedule {
     /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, or a time
     /// band's, split band's or fused plan's tile shared by its work-group.
     pub fn per_item(&self) -> [usize; 2] {
-        match self.group_tile() {
-            Some(tile) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
-            None => [self.cols() as usize, self.rows() as usize],
+        match (self.group_tile(), self.fuse_item_rows()) {
+            (Some(tile), _) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
+            (None, Some(rows)) => [1, rows as usize],
+            (None, None) => [self.cols() as usize, self.rows() as usize],
         }
     }
 

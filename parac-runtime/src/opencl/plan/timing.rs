@@ -64,6 +64,12 @@ impl Device {
             let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
             let memo = self.memo(program, &mut slot);
             let e = memo.entry(key.clone()).or_default();
+            // A search completed over fewer candidates (an older compiler's, same program)
+            // goes on with the new ones.
+            let timed = |c: &Candidate| e.saved.search.measures.iter().any(|m| m.label == c.label);
+            if e.saved.done && !cands.iter().all(|c| !self.feasible(c) || timed(c)) {
+                e.saved.done = false;
+            }
             if e.saved.done {
                 match e.saved.choice.clone() {
                     Some(c) if known(&c) => {

@@ -65,7 +65,23 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool
     {
         return false;
     }
-    let kernel = build(func, f, &fusion, tile.map(i128::from));
+    let kernel = build(func, f, &fusion, (tile.map(i128::from), false));
+    replace(func, &fusion, kernel)
+}
+
+/// Makes region `rid`'s fused kernel with its consumer as [`run`]'s, each work-item its own
+/// group: a column of `rows` points of the consumer from the producer's points it reads, in
+/// private memory, with no barrier (`fuse_item_rows`, a plan's `Directive::FuseRows`: what a CPU
+/// device runs well, each work-item a loop its compiler vectorizes across work-items); whether
+/// it did.
+pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, rows: u32) -> bool {
+    let Some(fusion) = legal(func, f, rid) else {
+        return false;
+    };
+    if rows == 0 {
+        return false;
+    }
+    let kernel = build(func, f, &fusion, ([1, i128::from(rows)], true));
     replace(func, &fusion, kernel)
 }
 
@@ -441,31 +457,51 @@ fn accesses(func: &Func, s: StmtId, hit: &mut impl FnMut(Buf, bool) -> bool) -> 
     any || ss.into_iter().any(|c| accesses(func, c, hit))
 }
 
-/// The fused kernel: `P`'s region statement.
-fn build(func: &mut Func, f: &Function, fu: &Fusion, [tc, tr]: [i128; 2]) -> StmtId {
+/// The fused kernel: `P`'s region statement, tiles of `[tc, tr]` points of `C` per work-group
+/// (in local memory), or per work-item where `items` (in private memory).
+fn build(
+    func: &mut Func,
+    f: &Function,
+    fu: &Fusion,
+    ([tc, tr], items): ([i128; 2], bool),
+) -> StmtId {
     let (t, i64t, i32t) = (fu.p.t, Scalar::I64, Scalar::I32);
     let elem = f.matrices[t].elem;
     let mut b = B { func };
     let span_r = fu.box_rows.1 - fu.box_rows.0 - 1;
     let span_c = fu.box_cols.1 - fu.box_cols.0 - 1;
+    let memory = if items {
+        Memory::Private
+    } else {
+        Memory::Local
+    };
     let temp = b.func.temps.push(Temp {
         name: format!("{}_tile", f.matrices[t].name),
         elem,
-        memory: Memory::Local,
+        memory,
     });
     let (h, w) = (b.int(tr + span_r), b.int(tc + span_c));
-    let mut head = vec![b.func.stmt(Stmt::Allocate {
+    let allocate = b.func.stmt(Stmt::Allocate {
         buf: Buf::Temp(temp),
         elem,
-        memory: Memory::Local,
+        memory,
         extents: vec![h, w],
-    })];
+    });
+    // A group's tile is allocated once for the kernel, a work-item's in its body.
+    let (mut head, mut tile) = match items {
+        false => (vec![allocate], Vec::new()),
+        true => (Vec::new(), vec![allocate]),
+    };
     // `t`'s extents (the launch's space) and `C`'s.
     let mt = b.func.expr(ExprKind::Dim(t, 0), i64t);
     let nt = b.func.expr(ExprKind::Dim(t, 1), i64t);
     let (mc, nc) = (b.long(fu.rows), b.long(fu.cols));
-    let blocks = [b.func.var("group1", i32t), b.func.var("group0", i32t)];
-    let mut tile = Vec::new();
+    let names = if items {
+        ["item1", "item0"]
+    } else {
+        ["group1", "group0"]
+    };
+    let blocks = names.map(|n| b.func.var(n, i32t));
     // The group's tile of `C` (the launch is `C`'s space).
     let (tre, tce) = (b.int(tr), b.int(tc));
     let g1 = b.var(blocks[0]);
@@ -495,15 +531,30 @@ fn build(func: &mut Func, f: &Function, fu: &Fusion, [tc, tr]: [i128; 2]) -> Stm
         let col = func.binary(BinOp::Sub, y64, clo, i64t);
         (Buf::Temp(temp), vec![row, col], false)
     });
-    tile.push(b.cover((pt.x, pt.y, pt.body), [rlo, rhi], [clo, chi]));
-    tile.push(b.func.stmt(Stmt::Barrier { global: false }));
+    let points = |b: &mut B, point, rows, cols| match items {
+        false => b.cover(point, rows, cols),
+        true => b.each(point, rows, cols),
+    };
+    tile.push(points(
+        &mut b,
+        (pt.x, pt.y, pt.body),
+        [rlo, rhi],
+        [clo, chi],
+    ));
+    if !items {
+        tile.push(b.func.stmt(Stmt::Barrier { global: false }));
+    }
     // `C`'s points of the tile, reading `t` from it.
     let from: HashMap<usize, Origin> =
         HashMap::from([(t, (Buf::Temp(temp), Some(rlo), Some(clo)))]);
     let body = Copy::new(&from, &[]).mutate_stmt(b.func, fu.cbody);
-    tile.push(b.cover((fu.cx, fu.cy, body), [r0, r1], [c0, c1]));
+    tile.push(points(&mut b, (fu.cx, fu.cy, body), [r0, r1], [c0, c1]));
     let body = b.func.stmt(Stmt::Block(tile));
-    let body = b.tiles(body, [(1, blocks[0], mc, tr), (0, blocks[1], nc, tc)]);
+    let loops = [(1, blocks[0], mc, tr), (0, blocks[1], nc, tc)];
+    let body = match items {
+        false => b.tiles(body, loops),
+        true => b.item_tiles(body, loops),
+    };
     head.push(body);
     let body = b.func.stmt(Stmt::Block(head));
     b.func.stmt(Stmt::Region {

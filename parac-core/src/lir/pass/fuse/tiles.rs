@@ -50,10 +50,24 @@ impl B<'_> {
     /// `body` in loops over the work-groups of tiles covering the grid, exactly the groups the
     /// launch has (never tested): per loop, innermost first, its OpenCL dimension, variable,
     /// the grid's extent along it and the tile's.
-    pub(super) fn tiles(
+    pub(super) fn tiles(&mut self, body: StmtId, loops: [(u8, VarId, ExprId, i128); 2]) -> StmtId {
+        self.tiled(body, loops, LoopKind::GpuBlock)
+    }
+
+    /// [`B::tiles`], each tile a work-item's (`GpuThread` loops: the launch's index space).
+    pub(super) fn item_tiles(
+        &mut self,
+        body: StmtId,
+        loops: [(u8, VarId, ExprId, i128); 2],
+    ) -> StmtId {
+        self.tiled(body, loops, LoopKind::GpuThread)
+    }
+
+    fn tiled(
         &mut self,
         mut body: StmtId,
         loops: [(u8, VarId, ExprId, i128); 2],
+        kind: fn(u8) -> LoopKind,
     ) -> StmtId {
         let i32t = Scalar::I32;
         for (d, v, extent, size) in loops {
@@ -63,9 +77,7 @@ impl B<'_> {
             let count = self.op(BinOp::Div, span, se);
             let count = self.func.cast(count, i32t);
             let z = self.func.int(0, i32t);
-            body = self
-                .func
-                .for_loop(v, (z, count, 1), LoopKind::GpuBlock(d), body);
+            body = self.func.for_loop(v, (z, count, 1), kind(d), body);
         }
         body
     }
@@ -107,24 +119,38 @@ impl B<'_> {
     /// share of a box (its first row and column given), `x` and `y` of their own types.
     pub(super) fn share(
         &mut self,
-        (x, y, point): (VarId, VarId, StmtId),
+        point: (VarId, VarId, StmtId),
         rows: [ExprId; 2],
         cols: [ExprId; 2],
     ) -> StmtId {
+        self.nest(point, rows, cols, TIME_GROUP.map(i64::from))
+    }
+
+    /// Every point of a box, one work-item's alone (steps of 1).
+    pub(super) fn each(
+        &mut self,
+        point: (VarId, VarId, StmtId),
+        rows: [ExprId; 2],
+        cols: [ExprId; 2],
+    ) -> StmtId {
+        self.nest(point, rows, cols, [1, 1])
+    }
+
+    /// The loops of [`B::share`], steps `[columns, rows]`.
+    fn nest(
+        &mut self,
+        (x, y, point): (VarId, VarId, StmtId),
+        rows: [ExprId; 2],
+        cols: [ExprId; 2],
+        [sc, sr]: [i64; 2],
+    ) -> StmtId {
         let (xt, yt) = (self.func.vars[x].ty, self.func.vars[y].ty);
         let (ylo, yhi) = (self.func.cast(cols[0], yt), self.func.cast(cols[1], yt));
-        let inner = self.func.for_loop(
-            y,
-            (ylo, yhi, i64::from(TIME_GROUP[0])),
-            LoopKind::Serial,
-            point,
-        );
+        let inner = self
+            .func
+            .for_loop(y, (ylo, yhi, sc), LoopKind::Serial, point);
         let (xlo, xhi) = (self.func.cast(rows[0], xt), self.func.cast(rows[1], xt));
-        self.func.for_loop(
-            x,
-            (xlo, xhi, i64::from(TIME_GROUP[1])),
-            LoopKind::Serial,
-            inner,
-        )
+        self.func
+            .for_loop(x, (xlo, xhi, sr), LoopKind::Serial, inner)
     }
 }
