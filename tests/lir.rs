@@ -681,86 +681,29 @@ fn opencl_fused_stages_match_the_interpreter() {
     let out = parac_core::compile_str(&source);
     assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     let mut rng = Rng(0x5851_f42d_4c95_7f2d);
-    let (mut fused, mut compared) = (Vec::new(), 0);
-    let mut inlined = Vec::new();
+    let sizes = [
+        [1, 1],
+        [1, 5],
+        [4, 1],
+        [5, 7],
+        [8, 16],
+        [9, 17],
+        [17, 33],
+        [25, 15],
+    ];
+    let (mut fused, mut inlined, mut compared) = (Vec::new(), Vec::new(), 0);
     for f in &out.module.functions {
-        for rid in 0..f.regions.len() {
-            let base = Options {
-                region: Some(rid),
-                unroll_taps: lir::UNROLL_TAPS,
-                dump: true,
-                ..Options::gpu()
-            };
-            // Tiles of one work-group and of several, and of one work-item; the producer
-            // inlined, alone and with lanes and vector memory.
-            let mut plans: Vec<(String, Options, &str)> = Vec::new();
-            if lir::pass::fuse::gpu::fusable(f, rid) {
-                fused.push(f.name.clone());
-                for tile in [[16, 8], [32, 16], [16, 24]] {
-                    let o = Options {
-                        fuse_tile: Some(tile),
-                        ..base.clone()
-                    };
-                    plans.push((format!("tiles {tile:?}"), o, "fuse_gpu"));
-                }
-                for rows in [1, 3, 8] {
-                    let o = Options {
-                        fuse_item_rows: Some(rows),
-                        ..base.clone()
-                    };
-                    plans.push((format!("{rows} rows per work-item"), o, "fuse_gpu"));
-                }
-            }
-            if lir::pass::fuse::gpu::inlinable(f, rid) {
-                inlined.push(f.name.clone());
-                for lanes in [[1, 1], [4, 2]] {
-                    let o = Options {
-                        fuse_inline: true,
-                        lanes,
-                        share_loads: true,
-                        vector_memory: lanes != [1, 1],
-                        peephole: true,
-                        ..base.clone()
-                    };
-                    plans.push((format!("inlined, lanes {lanes:?}"), o, "fuse_inline"));
-                }
-            }
-            for (plan, opts, stage) in plans {
-                let lowered = lir::lower(f, &opts);
-                assert!(
-                    lowered.dumps.iter().any(|(s, _)| *s == stage),
-                    "{}: {plan} not made",
-                    f.name
-                );
-                for sizes in [
-                    [1, 1],
-                    [1, 5],
-                    [4, 1],
-                    [5, 7],
-                    [8, 16],
-                    [9, 17],
-                    [17, 33],
-                    [25, 15],
-                ] {
-                    let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| sizes[i % 2]).collect();
-                    let Some(start) = args(f, &sizes, &mut rng) else {
-                        continue;
-                    };
-                    let mut want = start.clone();
-                    let Ok(result) = interp::run(f, &mut want) else {
-                        continue;
-                    };
-                    let mut got = start.clone();
-                    let r = lir::eval::run(&lowered.func, f, &mut got);
-                    let at = format!("{} at {sizes:?}, {plan}", f.name);
-                    assert_eq!(r.map_err(|e| e.to_string()), Ok(result), "{at}");
-                    assert_eq!(got, want, "{at}");
-                    compared += 1;
-                }
-            }
+        let (t, i, n) = fused_plans_match(f, &sizes, &mut rng);
+        if t {
+            fused.push(f.name.clone());
         }
+        if i {
+            inlined.push(f.name.clone());
+        }
+        compared += n;
     }
     eprintln!("fused on OpenCL: {fused:?}, inlined: {inlined:?}, {compared} calls compared");
+    let has = |v: &[String], name: &str| v.iter().any(|f| f == name);
     for name in [
         "blur2",
         "cols_clamp",
@@ -768,13 +711,172 @@ fn opencl_fused_stages_match_the_interpreter() {
         "constant_border",
         "two_outputs",
     ] {
-        assert!(
-            fused.iter().any(|f| f == name),
-            "{name} not fused: {fused:?}"
-        );
-        assert!(
-            inlined.iter().any(|f| f == name),
-            "{name} not inlined: {inlined:?}"
+        assert!(has(&fused, name), "{name} not fused: {fused:?}");
+        // Not under a constant border (`fuse::gpu::inline`).
+        let constant = name == "constant_border";
+        assert_eq!(
+            has(&inlined, name),
+            !constant,
+            "{name}: inlined {inlined:?}"
         );
     }
+}
+
+/// Every fused OpenCL plan of every region of `f` (tiles of one work-group and of several,
+/// columns of 1 to 8 rows per work-item, the producer inlined alone and with lanes and vector
+/// memory), run by the LIR's evaluator at each of `sizes`, gives the interpreter's outputs
+/// where it completes: whether `f` had tiles, whether it had inlined plans, and the calls
+/// compared.
+fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, bool, usize) {
+    let (mut tiled, mut inlined, mut compared) = (false, false, 0);
+    for rid in 0..f.regions.len() {
+        let base = Options {
+            region: Some(rid),
+            unroll_taps: lir::UNROLL_TAPS,
+            dump: true,
+            ..Options::gpu()
+        };
+        let mut plans: Vec<(String, Options, &str)> = Vec::new();
+        if lir::pass::fuse::gpu::fusable(f, rid) {
+            tiled = true;
+            for tile in [[16, 8], [32, 16], [16, 24]] {
+                let o = Options {
+                    fuse_tile: Some(tile),
+                    ..base.clone()
+                };
+                plans.push((format!("tiles {tile:?}"), o, "fuse_gpu"));
+            }
+            for rows in [1, 3, 8] {
+                let o = Options {
+                    fuse_item_rows: Some(rows),
+                    ..base.clone()
+                };
+                plans.push((format!("{rows} rows per work-item"), o, "fuse_gpu"));
+            }
+        }
+        if lir::pass::fuse::gpu::inlinable(f, rid) {
+            inlined = true;
+            for lanes in [[1, 1], [4, 2]] {
+                let o = Options {
+                    fuse_inline: true,
+                    lanes,
+                    share_loads: true,
+                    vector_memory: lanes != [1, 1],
+                    peephole: true,
+                    ..base.clone()
+                };
+                plans.push((format!("inlined, lanes {lanes:?}"), o, "fuse_inline"));
+            }
+        }
+        for (plan, opts, stage) in plans {
+            let lowered = lir::lower(f, &opts);
+            assert!(
+                lowered.dumps.iter().any(|(s, _)| *s == stage),
+                "{}: {plan} not made",
+                f.name
+            );
+            for s in sizes {
+                let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| s[i % 2]).collect();
+                let Some(start) = args(f, &sizes, rng) else {
+                    continue;
+                };
+                let mut want = start.clone();
+                let Ok(result) = interp::run(f, &mut want) else {
+                    continue;
+                };
+                let mut got = start.clone();
+                let r = lir::eval::run(&lowered.func, f, &mut got);
+                let at = format!("{} at {sizes:?}, {plan}", f.name);
+                assert_eq!(r.map_err(|e| e.to_string()), Ok(result), "{at}");
+                assert_eq!(got, want, "{at}");
+                compared += 1;
+            }
+        }
+    }
+    (tiled, inlined, compared)
+}
+
+/// Random two-stage chains for fusion on OpenCL: a producer of the whole intermediate, and a
+/// consumer over the same space or a smaller one reading it at random offsets (-3 to 3 in
+/// each dimension), through a random border shorthand bordering one dimension, the other or
+/// both (or none), at random sizes from 1x1; every fused plan against the interpreter
+/// ([`fused_plans_match`]), where the interpreter completes (reads a rule does not cover fail
+/// there and are not fused).
+#[test]
+fn random_chains_fuse_on_opencl_as_unfused() {
+    let mut rng = Rng(0x1405_7b7e_f767_814f);
+    let (mut tiled, mut inlined, mut compared) = (0, 0, 0);
+    for k in 0..120 {
+        let mut pick = |n: u64| (rng.next() % n) as i64;
+        // A third each: a 2-D shorthand of width 3 over the consumer's whole space, reads
+        // proven inside a smaller space, anything (mostly not fusable).
+        let kind = pick(3);
+        let (dm, dn) = match kind {
+            0 => (0, 0),
+            _ => (pick(4), pick(4)),
+        };
+        let reads: Vec<String> = (0..1 + pick(3))
+            .map(|_| {
+                let (a, b) = match kind {
+                    1 => (pick(dm as u64 + 1), pick(dn as u64 + 1)),
+                    _ => (pick(7) - 3, pick(7) - 3),
+                };
+                format!("{} * t[x + {a}][y + {b}]", pick(5) - 2)
+            })
+            .collect();
+        let mode = ["clamp", "reflect", "reflect101", "constant", "wrap"][pick(5) as usize];
+        let w = 1 + pick(3);
+        let target = match (kind, pick(4)) {
+            (0, _) => "t[3][3]".to_string(),
+            (1, _) => String::new(),
+            (_, 0) => format!("t[{w}][{w}]"),
+            (_, 1) => format!("t[{w}][*]"),
+            (_, 2) => format!("t[*][{w}]"),
+            _ => String::new(),
+        };
+        let rule = match (target.is_empty(), mode) {
+            (true, _) => String::new(),
+            (false, "constant") => format!("parac_border_rule r = constant({target}, 5);"),
+            (false, m) => format!("parac_border_rule r = {m}({target});"),
+        };
+        let uses = if rule.is_empty() {
+            ""
+        } else {
+            "parac_border_rule(r)"
+        };
+        let less = |d: i64| {
+            if d == 0 {
+                String::new()
+            } else {
+                format!(" - {d}")
+            }
+        };
+        let (dm, dn) = (less(dm), less(dn));
+        let src = format!(
+            "fn g{k}(src: &i16[M][N], out: &mut i32[M{dm}][N{dn}]) {{
+                let t: i32[M][N];
+                parac_iterator p(x in 0:M:1; y in 0:N:1) {{
+                    t[x][y] = src[x][y] * {} + 3 * x - y;
+                }}
+                {rule}
+                parac_iterator c(x in 0:M{dm}:1; y in 0:N{dn}:1) {uses} {{
+                    out[x][y] = {} + x;
+                }}
+            }}",
+            1 + pick(4),
+            reads.join(" + ")
+        );
+        let out = parac_core::compile_str(&src);
+        if !out.diagnostics.is_empty() {
+            continue;
+        }
+        let sizes: Vec<[i64; 2]> = (0..4).map(|_| [1 + pick(40), 1 + pick(40)]).collect();
+        let (t, i, n) = fused_plans_match(&out.module.functions[0], &sizes, &mut rng);
+        (tiled, inlined, compared) = (tiled + t as usize, inlined + i as usize, compared + n);
+    }
+    eprintln!("random chains: {tiled} tiled, {inlined} inlined, {compared} calls compared");
+    assert!(
+        tiled >= 30 && inlined >= 30,
+        "{tiled} tiled, {inlined} inlined"
+    );
 }

@@ -46,7 +46,7 @@ use super::{consumer, reads::row_offsets, uses};
 use crate::codegen::safety;
 use crate::ir::{BinOp, BorderMode, Builtin, Function, RegionId, Scalar};
 use crate::lir::visit::{Mutator, preorder, stmt_parts};
-use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
+use crate::lir::{Buf, ExprId, ExprKind, Func, Memory, Stmt, StmtId, Temp, VarId};
 use std::collections::HashMap;
 
 /// The widest offset of a fused read of `t` (rows or columns).
@@ -88,27 +88,16 @@ pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, rows: u32) -> boo
 /// Makes region `rid` its consumer's loops with each read of the intermediate replaced by the
 /// producer's point there (`fuse_inline`, a plan's `Directive::FuseInline`: Halide's `inline`
 /// of a producer, the intermediate never stored), where legal and the inlined points stay within
-/// [`MAX_INLINED`] expression nodes; whether it did. The kernel runs the consumer's space; the
+/// [`super::MAX_INLINED`] expression nodes; whether it did. The kernel runs the consumer's space; the
 /// other GPU passes (lanes, shared loads, vector memory, partitioning) then apply to it.
 pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
-    let Some(fusion) = legal(func, f, rid) else {
+    // Under a constant border the producer's point would be inlined at indices outside `t`,
+    // its own reads proven for `t`'s points alone: a pass that shares and hoists loads (as
+    // `share_loads` does with unchecked ones) would read outside `src`.
+    let Some(fusion) = legal(func, f, rid).filter(|fu| !fu.guarded) else {
         return false;
     };
-    let size: usize = fusion
-        .p
-        .lets
-        .iter()
-        .map(|(_, e)| *e)
-        .chain([fusion.p.value])
-        .map(|e| {
-            let mut n = 0;
-            preorder(func, e, |_| {
-                n += 1;
-                true
-            });
-            n
-        })
-        .sum();
+    let size = fusion.p.size(func);
     let sites = {
         let mut n = 0;
         accesses(func, fusion.cbody, &mut |buf, _| {
@@ -117,7 +106,7 @@ pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
         });
         n
     };
-    if size.saturating_mul(sites) > MAX_INLINED {
+    if size.saturating_mul(sites) > super::MAX_INLINED {
         return false;
     }
     let mut inline = Inline {
@@ -132,9 +121,6 @@ pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
     });
     replace(func, &fusion, kernel)
 }
-
-/// The most expression nodes a kernel's inlined producer points may hold (a read of `t` each).
-const MAX_INLINED: usize = 4096;
 
 /// The function with the producer's region replaced by `kernel` and the consumer's emptied (its
 /// host proof alone: the executor skips its run after a fused launch); whether it did.
@@ -250,6 +236,9 @@ struct Fusion {
     rows: ExprId,
     cols: ExprId,
     cbody: StmtId,
+    /// A constant border over `t`: a read outside it is a `select` of the constant, its load
+    /// at an index outside `t` (never taken, but a load other passes may hoist).
+    guarded: bool,
     /// The box of `t` a tile reads, as offsets from its first row (column) and past its last.
     box_rows: (i128, i128),
     box_cols: (i128, i128),
@@ -316,16 +305,9 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
         return None;
     };
     // `C`: two loops from 0, its columns' bounds not depending on its row, every access unchecked.
-    let serial = |s: StmtId| match func.stmts[s] {
-        Stmt::For {
-            var,
-            lo,
-            hi,
-            step: 1,
-            kind: LoopKind::Serial,
-            body,
-        } if matches!(func.exprs[lo].kind, ExprKind::Int(0)) => Some((var, hi, body)),
-        _ => None,
+    let serial = |s: StmtId| {
+        let (var, (lo, hi), body) = super::serial(func, s)?;
+        matches!(func.exprs[lo].kind, ExprKind::Int(0)).then_some((var, hi, body))
     };
     let (cx, rows, xb) = serial(body)?;
     let (cy, cols, cbody) = serial(super::single(func, xb)?)?;
@@ -355,7 +337,7 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
     // A border rule over `t`: a shorthand that maps a point outside to one near the edge; then
     // `C`'s space is `t`'s and the box is widened on both sides.
     let cr = &f.regions[cid];
-    let mut mapped = false;
+    let (mut mapped, mut guarded) = (false, false);
     for id in &cr.rules {
         let rule = &f.rules[*id];
         if !rule.entries.iter().any(|e| e.matrix == t) {
@@ -377,6 +359,7 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
             return None;
         }
         mapped = true;
+        guarded |= matches!(sh.mode, BorderMode::Constant(_));
     }
     if !mapped && reads_checked(func, cbody, t) {
         return None;
@@ -419,6 +402,7 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
         cbody,
         box_rows: (spans[0].0, spans[0].1 + 1),
         box_cols: (spans[1].0, spans[1].1 + 1),
+        guarded,
     })
 }
 

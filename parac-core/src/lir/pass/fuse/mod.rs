@@ -164,9 +164,9 @@ struct Producer {
     checked: bool,
 }
 
-fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
-    // A loop of step 1 in order: its variable, bounds and body.
-    let serial = |s: StmtId| match func.stmts[s] {
+/// A loop of step 1 in order: its variable, bounds and body.
+fn serial(func: &Func, s: StmtId) -> Option<(VarId, (ExprId, ExprId), StmtId)> {
+    match func.stmts[s] {
         Stmt::For {
             var,
             lo,
@@ -176,7 +176,30 @@ fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
             body,
         } => Some((var, (lo, hi), body)),
         _ => None,
-    };
+    }
+}
+
+impl Producer {
+    /// Expression nodes of its point (`let`s and value): what inlining it costs.
+    fn size(&self, func: &Func) -> usize {
+        self.lets
+            .iter()
+            .map(|(_, e)| *e)
+            .chain([self.value])
+            .map(|e| {
+                let mut n = 0;
+                preorder(func, e, |_| {
+                    n += 1;
+                    true
+                });
+                n
+            })
+            .sum()
+    }
+}
+
+fn producer(func: &Func, f: &Function, body: StmtId) -> Option<Producer> {
+    let serial = |s: StmtId| serial(func, s);
     let (x, (lo, _), xb) = serial(body)?;
     let (mut y, mut columns, mut yb) = serial(single(func, xb)?)?;
     // A nest of three: the middle loop's body is the column loop alone.
@@ -259,20 +282,7 @@ fn upsamples(func: &mut Func, p: &Producer) -> bool {
 /// stay within [`MAX_INLINED`] nodes: none where it does without them, `rows` where it does only
 /// with them (at most [`MAX_EDGES`]), else `None`.
 fn budget(func: &Func, p: &Producer, rows: Vec<ExprId>, sites: [usize; 2]) -> Option<Vec<ExprId>> {
-    let size: usize = p
-        .lets
-        .iter()
-        .map(|(_, e)| *e)
-        .chain([p.value])
-        .map(|e| {
-            let mut n = 0;
-            crate::lir::visit::preorder(func, e, |_| {
-                n += 1;
-                true
-            });
-            n
-        })
-        .sum();
+    let size = p.size(func);
     let within = |n: usize| size.saturating_mul(n) <= MAX_INLINED;
     if within(sites[0]) {
         return Some(Vec::new());
