@@ -158,25 +158,7 @@ impl Mutator for Inline<'_> {
             } if m == self.p.t && index.len() == 2 => {
                 let i = self.mutate_expr(func, index[0]);
                 let j = self.mutate_expr(func, index[1]);
-                // The producer's point at `(i, j)`, every variable of it new in this copy (two
-                // copies' `let`s are told apart by the passes that share loads).
-                let p = self.p;
-                let none = HashMap::new();
-                let mut copy = Copy::new(&none, &[]);
-                let (xt, yt) = (func.vars[p.x].ty, func.vars[p.y].ty);
-                let (ie, je) = (func.cast(i, xt), func.cast(j, yt));
-                copy.bind(p.x, ie);
-                copy.bind(p.y, je);
-                let mut bound = Vec::new();
-                for (v, e) in &p.lets {
-                    let e = copy.mutate_expr(func, *e);
-                    bound.push((copy.fresh(func, *v), e));
-                }
-                let mut value = copy.mutate_expr(func, p.value);
-                for (w, e) in bound.into_iter().rev() {
-                    let ty = func.exprs[value].ty;
-                    value = func.expr(ExprKind::Let(w, e, value), ty);
-                }
+                let value = super::reads::point_at(func, self.p, i, j);
                 // The point's value in the load's type (the producer's store converts to it).
                 func.cast(value, func.exprs[e].ty)
             }

@@ -191,22 +191,21 @@ fn collect(
     }
 }
 
-/// The producer's value at `(r, c)`, its `let`s bound to new variables.
+/// The producer's value at `(r, c)`, every variable of it new (its `let`s, and those of its
+/// expressions: two copies' `let`s are told apart by the passes that compare and share reads).
 pub(super) fn point_at(func: &mut Func, p: &Producer, r: ExprId, c: ExprId) -> ExprId {
+    let none = HashMap::new();
+    let mut copy = super::time::Copy::new(&none, &[]);
     let (xt, yt) = (func.vars[p.x].ty, func.vars[p.y].ty);
-    let mut map = HashMap::new();
-    map.insert(p.x, func.cast(r, xt));
-    map.insert(p.y, func.cast(c, yt));
+    let (re, ce) = (func.cast(r, xt), func.cast(c, yt));
+    copy.bind(p.x, re);
+    copy.bind(p.y, ce);
     let mut bound = Vec::new();
     for (v, e) in &p.lets {
-        let e = substitute(func, *e, &map, false);
-        let name = func.vars[*v].name.clone();
-        let w = func.var(&name, func.vars[*v].ty);
-        let we = func.expr(ExprKind::Var(w), func.vars[w].ty);
-        map.insert(*v, we);
-        bound.push((w, e));
+        let e = copy.mutate_expr(func, *e);
+        bound.push((copy.fresh(func, *v), e));
     }
-    let mut value = substitute(func, p.value, &map, false);
+    let mut value = copy.mutate_expr(func, p.value);
     for (w, e) in bound.into_iter().rev() {
         let ty = func.exprs[value].ty;
         value = func.expr(ExprKind::Let(w, e, value), ty);
