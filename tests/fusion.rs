@@ -496,3 +496,28 @@ fn fused_stages_match_the_interpreter_on_opencl() {
     harness::opencl_labels(PROGRAMS, true, fused);
     harness::opencl_labels(PROGRAMS, false, fused);
 }
+
+/// Fusion forced or forbidden in one stage at run time (`PlanPolicy::Stages`,
+/// `PARAC_PLAN=<region>=<label>`): each region with fused plans forced to each of them, then to
+/// the baseline, the other regions searching, against the interpreter.
+#[test]
+fn fusion_forced_per_stage_on_opencl() {
+    harness::opencl_policies(PROGRAMS, true, |f| {
+        let mut out = Vec::new();
+        for rid in 0..f.regions.len() {
+            let plans = parac_core::codegen::launch::plans(f, rid);
+            if !plans.iter().any(|p| p.fuses) {
+                continue;
+            }
+            let name = &f.regions[rid].name;
+            for p in plans.iter().filter(|p| p.fuses || p.label == "baseline") {
+                let stage = vec![(name.clone(), p.label.clone())];
+                out.push((
+                    parac::PlanPolicy::Stages(stage),
+                    format!("{name}={}", p.label),
+                ));
+            }
+        }
+        out
+    });
+}

@@ -20,7 +20,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     (
         "PARAC_PLAN",
-        "the plan policy: `search`, `model`, `baseline` or a candidate's label",
+        "the plan policy: `search`, `model`, `baseline`, a candidate's label, or \
+         `<region>=<label>` pairs separated by commas (those regions forced, the others searched)",
     ),
     ("PARAC_SEARCH", "`0`: the model's plan, no search"),
     (
@@ -121,6 +122,16 @@ impl Config {
             Some(p) if p.eq_ignore_ascii_case("model") => PlanPolicy::Model,
             Some(p) if p.eq_ignore_ascii_case("search") => PlanPolicy::Search,
             Some(p) if is_label(&p) => PlanPolicy::Force(p),
+            Some(p) if p.contains('=') => match stages(&p) {
+                Some(s) => PlanPolicy::Stages(s),
+                None => {
+                    return Err(bad(
+                        "PARAC_PLAN",
+                        &p,
+                        "expected `<region>=<label>` pairs separated by commas",
+                    ));
+                }
+            },
             Some(p) => {
                 return Err(bad(
                     "PARAC_PLAN",
@@ -224,6 +235,18 @@ fn bad(setting: &str, value: &str, reason: &str) -> Error {
 }
 
 /// Whether `p` can be a candidate's label, e.g. `tree8+vec4`.
+/// `<region>=<label>` pairs separated by commas (each side a label's characters, not empty).
+fn stages(p: &str) -> Option<Vec<(String, String)>> {
+    p.split(',')
+        .map(|pair| {
+            let (r, l) = pair.trim().split_once('=')?;
+            let (r, l) = (r.trim(), l.trim());
+            (!r.is_empty() && !l.is_empty() && is_label(r) && is_label(l))
+                .then(|| (r.to_string(), l.to_string()))
+        })
+        .collect()
+}
+
 fn is_label(p: &str) -> bool {
     p.chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '_' | '-' | '.'))
@@ -607,6 +630,15 @@ mod tests {
             p(&[("PARAC_PLAN", "tile16")]),
             PlanPolicy::Force("tile16".to_string())
         );
+        // Per stage.
+        let pair = |r: &str, l: &str| (r.to_string(), l.to_string());
+        assert_eq!(
+            p(&[("PARAC_PLAN", "it=inline, r2_h=baseline")]),
+            PlanPolicy::Stages(vec![pair("it", "inline"), pair("r2_h", "baseline")])
+        );
+        for bad in ["it=", "=inline", "it=in line", "it=inline,"] {
+            assert!(with(&[("PARAC_PLAN", bad)]).is_err(), "{bad}");
+        }
         // PARAC_PLAN wins over PARAC_SEARCH; the budget applies to a search only.
         assert_eq!(
             p(&[("PARAC_PLAN", "baseline"), ("PARAC_SEARCH", "0")]),

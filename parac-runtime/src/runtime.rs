@@ -47,6 +47,11 @@ pub enum PlanPolicy {
     /// for the candidates that do not fix their own; tests use it so that a driver does not
     /// compile a kernel once per image size.
     Fixed(String, Vec<usize>),
+    /// Per stage: each region named (by its iterator's name, `it`, or its kernel's, `r0_it`)
+    /// runs the candidate with that label (as `Force`: the baseline where it has none), the
+    /// others search; tests force or forbid a fused plan in one stage with it
+    /// (`PARAC_PLAN=it=inline,it1=baseline`).
+    Stages(Vec<(String, String)>),
 }
 
 enum Backend {

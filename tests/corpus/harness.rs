@@ -184,6 +184,20 @@ pub fn opencl_with(programs: &[Entry], guard_bands: bool) {
 
 /// [`opencl_with`], forcing only the plans whose labels `keep` accepts.
 pub fn opencl_labels(programs: &[Entry], guard_bands: bool, keep: fn(&str) -> bool) {
+    opencl_policies(programs, guard_bands, move |f| {
+        let mut labels = plan_labels(f);
+        labels.retain(|l| keep(l));
+        labels.into_iter().map(|l| (policy(&l), l)).collect()
+    });
+}
+
+/// [`opencl_with`], with the plan policies `policies` gives for a function (each with what it
+/// is called in a failure).
+pub fn opencl_policies(
+    programs: &[Entry],
+    guard_bands: bool,
+    policies: impl Fn(&parac_core::ir::Function) -> Vec<(parac::PlanPolicy, String)>,
+) {
     // One runtime (one device and program cache: each program is built once), its policy set
     // per label.
     let Some(mut rt) = opencl_with_guard_bands() else {
@@ -212,16 +226,15 @@ pub fn opencl_labels(programs: &[Entry], guard_bands: bool, keep: fn(&str) -> bo
         let c = parac_core::compile_str(e.src);
         assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
         let f = &c.module.functions[0];
-        let mut labels = plan_labels(f);
-        labels.retain(|l| keep(l));
+        let labels = policies(f);
         // Outputs start at zero: elements a pipeline does not write are 0 on OpenCL, the
         // caller's on the CPU path and the interpreter.
         let cases = cases(i, e, f, true);
         if std::env::var("PARAC_CORPUS_PROGRESS").is_ok_and(|v| v == "1") {
             eprintln!("[random corpus] {}: {} plans", e.name, labels.len());
         }
-        for label in labels {
-            rt.set_policy(policy(&label));
+        for (policy, label) in labels {
+            rt.set_policy(policy);
             for (what, args) in &cases {
                 runs += 1;
                 if let Some(p) = compare(e, f, &rt, args, Tolerance::device(e.exact)) {

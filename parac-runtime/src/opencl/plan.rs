@@ -225,6 +225,18 @@ impl Device {
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Result<Ran, Error> {
+        if let PlanPolicy::Stages(stages) = policy {
+            // This region's label, else the search.
+            let region = plans.region.trim_end_matches("~step");
+            let named = |(r, _): &&(String, String)| {
+                r == region || region.split_once('_').is_some_and(|(_, name)| name == r)
+            };
+            let policy = match stages.iter().find(named) {
+                Some((_, label)) => PlanPolicy::Force(label.clone()),
+                None => PlanPolicy::Search,
+            };
+            return self.run_region(program, plans, &policy, (global, consumer), interior, args);
+        }
         if global.contains(&0) {
             // Nothing to compute: any plan's steps are done.
             return Ok(Ran {
@@ -269,6 +281,7 @@ impl Device {
                 }
             }
             PlanPolicy::Model => at_default(model()),
+            PlanPolicy::Stages(_) => unreachable!("resolved per region above"),
             PlanPolicy::Search | PlanPolicy::SearchBudget(_)
                 if !plans.searchable || cands.len() == 1 =>
             {
