@@ -737,7 +737,8 @@ fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, 
             ..Options::gpu()
         };
         let mut plans: Vec<(String, Options, &str)> = Vec::new();
-        if lir::pass::fuse::gpu::fusable(f, rid) {
+        let gate = lir::pass::fuse::gpu::plans(f, rid);
+        if gate.tiles {
             tiled = true;
             for tile in [[16, 8], [32, 16], [16, 24]] {
                 let o = Options {
@@ -754,7 +755,7 @@ fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, 
                 plans.push((format!("{rows} rows per work-item"), o, "fuse_gpu"));
             }
         }
-        if lir::pass::fuse::gpu::inlinable(f, rid) {
+        if gate.inline {
             inlined = true;
             for lanes in [[1, 1], [4, 2]] {
                 let o = Options {

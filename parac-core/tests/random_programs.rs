@@ -415,7 +415,7 @@ fn check_source(
         // inlined in its consumer's points (one per work-item, and lanes of 4x2 with shared
         // and vector loads).
         let gpu_fused = (0..f.regions.len())
-            .filter(|rid| parac_core::lir::pass::fuse::gpu::fusable(f, *rid))
+            .filter(|rid| parac_core::lir::pass::fuse::gpu::plans(f, *rid).tiles)
             .flat_map(|rid| {
                 GPU_FUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let base = parac_core::lir::Options {

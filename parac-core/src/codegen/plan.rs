@@ -334,7 +334,8 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
             }
             // Fusion across stages: the consumer's tiles computed in this region's kernel,
             // from the intermediate's points in local memory (`lir::pass::fuse::gpu`).
-            if crate::lir::pass::fuse::gpu::fusable(f, rid) {
+            let fused = crate::lir::pass::fuse::gpu::plans(f, rid);
+            if fused.tiles {
                 for (cols, rows) in FUSE_TILES {
                     add(alone(D::Fuse { cols, rows }));
                 }
@@ -344,7 +345,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
             }
             // The producer inlined in its consumer's points (no intermediate at all), alone
             // and with the model's transforms (not the border split: its box is the region's).
-            if crate::lir::pass::fuse::gpu::inlinable(f, rid) {
+            if fused.inline {
                 let inline = |v: Schedule| v.with(D::FuseInline).without(D::SplitBorder);
                 add(alone(D::FuseInline));
                 add(inline(full(1, 1)));

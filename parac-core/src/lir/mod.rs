@@ -532,6 +532,32 @@ pub struct Lowered {
     pub dumps: Vec<(&'static str, String)>,
 }
 
+/// The function lowered (the region of [`Options::region`] alone, or whole where a time band or
+/// a fused plan reads other regions) and simplified: what [`lower`]'s passes start from (and
+/// `pass::fuse::gpu::plans` decides on); `keep` sees it after each of the two.
+pub(crate) fn front(
+    f: &crate::ir::Function,
+    opts: &Options,
+    keep: &mut impl FnMut(&'static str, &Func),
+) -> Func {
+    // Windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
+    let slide_taps = if opts.slide { SLIDE_TAPS } else { usize::MAX };
+    // A time band reads its region's repeat, a fused plan its consumer: the function whole.
+    let whole = opts.time_band.is_some()
+        || opts.time_split_band.is_some()
+        || opts.fuse_tile.is_some()
+        || opts.fuse_item_rows.is_some()
+        || opts.fuse_inline;
+    let only = opts.region.filter(|_| !whole);
+    let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
+    keep("lower", &func);
+    if opts.simplify {
+        pass::simplify::run(&mut func, f);
+        keep("simplify", &func);
+    }
+    func
+}
+
 /// Lowers a checked function and runs the passes, in this order:
 /// 1. `lower`: the HAST as loops (blocks written out element by element, border reads as
 ///    `select` chains);
@@ -573,27 +599,13 @@ pub struct Lowered {
 /// 10. [`pass::local_tile`] for a plan with local-memory tiles: work-groups that fill a tile
 ///     of each matrix their work-items read at neighbouring points, then read it.
 pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
-    // Windows past `SLIDE_TAPS` that could slide are folds for `pass::slide`.
-    let slide_taps = if opts.slide { SLIDE_TAPS } else { usize::MAX };
-    // A time band reads its region's repeat: the function lowered whole.
-    let whole = opts.time_band.is_some()
-        || opts.time_split_band.is_some()
-        || opts.fuse_tile.is_some()
-        || opts.fuse_item_rows.is_some()
-        || opts.fuse_inline;
-    let only = opts.region.filter(|_| !whole);
-    let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
     let mut dumps = Vec::new();
     let mut keep = |stage: &'static str, func: &Func| {
         if opts.dump {
             dumps.push((stage, print(func)));
         }
     };
-    keep("lower", &func);
-    if opts.simplify {
-        pass::simplify::run(&mut func, f);
-        keep("simplify", &func);
-    }
+    let mut func = front(f, opts, &mut keep);
     let banded = match (opts.gpu, opts.region, opts.time_band, opts.time_split_band) {
         (true, Some(rid), Some(band), _) => pass::fuse::time::gpu::run(&mut func, f, rid, band),
         (true, Some(rid), None, Some(band)) => {

@@ -92,6 +92,14 @@ pub struct Candidate {
     pub origin: bool,
 }
 
+impl Candidate {
+    /// The iteration points its launch covers, of a region's `global` and its consumer's
+    /// (`RegionPlans::consumer`): a fused candidate's are the consumer's.
+    pub(crate) fn space<'a>(&self, global: &'a [usize], consumer: &'a [usize]) -> &'a [usize] {
+        if self.fuses { consumer } else { global }
+    }
+}
+
 /// The candidates of one region.
 #[derive(Clone, Debug)]
 pub struct RegionPlans {
@@ -264,7 +272,7 @@ impl Device {
         // Candidate `i` at its default work-group size.
         let at_default = |i: usize| Choice {
             label: cands[i].label.to_string(),
-            local: self.default_local(&cands[i], if cands[i].fuses { consumer } else { global }),
+            local: self.default_local(&cands[i], cands[i].space(global, consumer)),
         };
         let choice = match policy {
             PlanPolicy::Baseline => Choice {
@@ -300,7 +308,7 @@ impl Device {
         };
         let c = &cands[by_label(&choice.label).unwrap_or(0)];
         // A fused plan runs over its consumer's iteration points (none: nothing to run).
-        let global = if c.fuses { consumer } else { global };
+        let global = c.space(global, consumer);
         if global.contains(&0) {
             return Ok(Ran {
                 partials: 0,

@@ -44,8 +44,7 @@ impl Device {
         budget: Duration,
     ) -> Result<Option<Choice>, Error> {
         let key = (plans.region.to_string(), class(global));
-        // The iteration points a candidate's launch covers: a fused one's are the consumer's.
-        let space = |c: &Candidate| if c.fuses { consumer } else { global };
+        let space = |c: &Candidate| c.space(global, consumer);
         // A fused candidate runs the consumer too: weighed as its time less the consumer's
         // best (unknown until the consumer has run once: the step waits for a later call).
         let consumer_best = || {

@@ -70,7 +70,7 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops. A time band's
         // windows are written out as its gates (`time::gpu::bands`, `split_tile`) lowered them:
         // a loop would leave the kernel one step's, where the executor counts `K`; a fused
-        // plan's as its gate (`fuse::gpu::fusable`) lowered them.
+        // plan's as its gate (`fuse::gpu::plans`) lowered them.
         unroll_taps: if v.unroll() || v.steps() > 1 || v.fuses() {
             lir::UNROLL_TAPS
         } else {

@@ -43,7 +43,6 @@
 use super::tiles::B;
 use super::time::{Copy, Origin, step_point};
 use super::{consumer, reads::row_offsets, uses};
-use crate::codegen::safety;
 use crate::ir::{BinOp, BorderMode, Builtin, Function, RegionId, Scalar};
 use crate::lir::visit::{Mutator, preorder, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Memory, Stmt, StmtId, Temp, VarId};
@@ -87,28 +86,13 @@ pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, rows: u32) -> boo
 
 /// Makes region `rid` its consumer's loops with each read of the intermediate replaced by the
 /// producer's point there (`fuse_inline`, a plan's `Directive::FuseInline`: Halide's `inline`
-/// of a producer, the intermediate never stored), where legal and the inlined points stay within
-/// [`super::MAX_INLINED`] expression nodes; whether it did. The kernel runs the consumer's space; the
+/// of a producer, the intermediate never stored), where legal and [`inlines`] allows; whether
+/// it did. The kernel runs the consumer's space; the
 /// other GPU passes (lanes, shared loads, vector memory, partitioning) then apply to it.
 pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
-    // Under a constant border the producer's point would be inlined at indices outside `t`,
-    // its own reads proven for `t`'s points alone: a pass that shares and hoists loads (as
-    // `share_loads` does with unchecked ones) would read outside `src`.
-    let Some(fusion) = legal(func, f, rid).filter(|fu| !fu.guarded) else {
+    let Some(fusion) = legal(func, f, rid).filter(|fu| inlines(func, fu)) else {
         return false;
     };
-    let size = fusion.p.size(func);
-    let sites = {
-        let mut n = 0;
-        accesses(func, fusion.cbody, &mut |buf, _| {
-            n += usize::from(buf == Buf::Matrix(fusion.p.t));
-            false
-        });
-        n
-    };
-    if size.saturating_mul(sites) > super::MAX_INLINED {
-        return false;
-    }
     let mut inline = Inline {
         p: &fusion.p,
         memo: HashMap::new(),
@@ -169,36 +153,50 @@ impl Mutator for Inline<'_> {
     }
 }
 
-/// Whether region `rid` has fused plans of tiles: its consumer can be fused into it.
-pub fn fusable(f: &Function, rid: RegionId) -> bool {
-    fuses(f, rid, |o| o.fuse_tile = Some([32, 32]))
-}
-
-/// Whether region `rid` has inlined plans: its consumer can take its points inlined.
-pub fn inlinable(f: &Function, rid: RegionId) -> bool {
-    fuses(f, rid, |o| o.fuse_inline = true)
-}
-
-/// Whether the OpenCL lowering of region `rid` with the options `how` sets ran its consumer (the
-/// consumer's region left empty), as a fused plan's kernel is lowered.
-fn fuses(f: &Function, rid: RegionId, how: impl FnOnce(&mut crate::lir::Options)) -> bool {
-    let Some(cid) = f.fused_consumer(rid) else {
-        return false;
-    };
-    let mut opts = crate::lir::Options {
+/// The fused plans region `rid` has, on the function as a fused plan's lowering starts from it
+/// (`lir::front`): of tiles (and of a work-item's rows), where its consumer can be fused into
+/// it; inlined, where its points can also be inlined in the consumer's ([`inlines`]).
+pub fn plans(f: &Function, rid: RegionId) -> Fused {
+    if f.fused_consumer(rid).is_none() {
+        return Fused::default();
+    }
+    let opts = crate::lir::Options {
         region: Some(rid),
         unroll_taps: crate::lir::UNROLL_TAPS,
+        fuse_inline: true,
         ..crate::lir::Options::gpu()
     };
-    how(&mut opts);
-    let lowered = crate::lir::lower(f, &opts);
-    let func = &lowered.func;
-    func.regions().into_iter().any(|s| match func.stmts[s] {
-        Stmt::Region { id, body, .. } => {
-            id == cid && matches!(&func.stmts[body], Stmt::Block(b) if b.is_empty())
-        }
-        _ => false,
-    })
+    let mut func = crate::lir::front(f, &opts, &mut |_, _| {});
+    match legal(&mut func, f, rid) {
+        Some(fusion) => Fused {
+            tiles: true,
+            inline: inlines(&func, &fusion),
+        },
+        None => Fused::default(),
+    }
+}
+
+/// Which fused plans a region has ([`plans`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fused {
+    /// Tiles of work-groups (`fuse<C>x<R>`) and of work-items (`fuserows<R>`).
+    pub tiles: bool,
+    /// The producer inlined (`inline`).
+    pub inline: bool,
+}
+
+/// Whether a legal fusion's producer may be inlined in its consumer's points: not under a
+/// constant border (the producer's point would be inlined at indices outside `t`, its own
+/// reads proven for `t`'s points alone: a pass that shares and hoists loads, as `share_loads`
+/// does with unchecked ones, would read outside `src`), and within [`super::MAX_INLINED`]
+/// expression nodes.
+fn inlines(func: &Func, fusion: &Fusion) -> bool {
+    let mut sites = 0;
+    accesses(func, fusion.cbody, &mut |buf, _| {
+        sites += usize::from(buf == Buf::Matrix(fusion.p.t));
+        false
+    });
+    !fusion.guarded && fusion.p.size(func).saturating_mul(sites) <= super::MAX_INLINED
 }
 
 /// A producer and its consumer that can be fused.
@@ -251,29 +249,17 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
         return None;
     }
     let t = p.t;
-    let r = &f.regions[rid];
     let whole = crate::analysis::written_whole(f);
-    if !r.fuse
-        || !whole[t]
+    // As the CPU's fusion asks (`fuse::separable`), and on a device: `C` cannot fail (an
+    // error in the fused kernel would carry `P`'s code) and reads nothing it writes (its groups
+    // run in any order, and the search runs a plan more than once).
+    let cu = &used[j];
+    if !super::separable(f, &whole, &used, (i, j), (rid, t))
         || p.mid.is_some()
-        || (0..r.accesses.len()).any(|a| safety::guarded(f, r, a))
         || !matches!(func.exprs[p.columns.0].kind, ExprKind::Int(0))
-    {
-        return None;
-    }
-    let (pu, cu) = (&used[i], &used[j]);
-    let stores_read = |s: &[usize]| {
-        s.iter()
-            .any(|m| pu.loads.contains(m) || cu.loads.contains(m))
-    };
-    if pu.fold
-        || cu.fold
-        || pu.divides
         || cu.divides
         || !cu.reduces.is_empty()
-        || pu.stores.iter().any(|m| *m != t)
-        || stores_read(&cu.stores)
-        || (0..top.len()).any(|k| k != i && k != j && used[k].touches(t))
+        || cu.stores.iter().any(|m| cu.loads.contains(m))
     {
         return None;
     }

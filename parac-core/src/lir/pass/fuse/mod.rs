@@ -396,20 +396,7 @@ fn fuse(
     if upsamples(func, p) {
         return None;
     }
-    let r = &f.regions[pid];
-    // `parac_schedule(fuse = 0)`: the program keeps this stage apart.
-    if !r.fuse || !whole[t] || (0..r.accesses.len()).any(|a| safety::guarded(f, r, a)) {
-        return None;
-    }
-    let (pu, cu) = (&used[i], &used[j]);
-    if pu.fold || cu.fold || pu.divides || pu.loads.contains(&t) || cu.stores.contains(&t) {
-        return None;
-    }
-    if pu.loads.iter().any(|m| cu.stores.contains(m)) || pu.stores.iter().any(|m| *m != t) {
-        return None;
-    }
-    // `t` is read by `C` alone, written by `P` alone.
-    if (0..steps.len()).any(|k| k != i && k != j && used[k].touches(t)) {
+    if !separable(f, whole, used, (i, j), (pid, t)) {
         return None;
     }
     // A consumer fused with its own producer already: `P` joins its tasks (a chain).
@@ -556,6 +543,30 @@ fn fuse(
         tasks,
         head.unwrap_or_default(),
     ))
+}
+
+/// Whether producer step `i` (region `pid`, writing `t`) may be computed in consumer step `j`
+/// at any of its points, any number of times, on both back ends: the program lets it
+/// (`parac_schedule(fuse = 0)` keeps a stage apart), `t` is written whole, by `P` alone, and read
+/// by `C` alone; `P` cannot fail once its host proof passed (no access it guards, no division
+/// that may fail), reads neither `t` nor what `C` writes, and writes `t` alone; neither holds
+/// a fold.
+fn separable(
+    f: &Function,
+    whole: &[bool],
+    used: &[Uses],
+    (i, j): (usize, usize),
+    (pid, t): (RegionId, usize),
+) -> bool {
+    let r = &f.regions[pid];
+    let (pu, cu) = (&used[i], &used[j]);
+    r.fuse
+        && whole[t]
+        && !(0..r.accesses.len()).any(|a| safety::guarded(f, r, a))
+        && !(pu.fold || cu.fold || pu.divides || pu.loads.contains(&t) || cu.stores.contains(&t))
+        && !pu.loads.iter().any(|m| cu.stores.contains(m))
+        && pu.stores.iter().all(|m| *m == t)
+        && !(0..used.len()).any(|k| k != i && k != j && used[k].touches(t))
 }
 
 /// The two steps of a fusion: the producer's region with its host proof alone in its place
