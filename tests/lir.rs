@@ -747,12 +747,12 @@ fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, 
                 };
                 plans.push((format!("tiles {tile:?}"), o, "fuse_gpu"));
             }
-            for rows in [1, 3, 8] {
+            for tile in [[1, 1], [1, 3], [5, 8], [16, 3]] {
                 let o = Options {
-                    fuse_item_rows: Some(rows),
+                    fuse_item_tile: Some(tile),
                     ..base.clone()
                 };
-                plans.push((format!("{rows} rows per work-item"), o, "fuse_gpu"));
+                plans.push((format!("tiles {tile:?} per work-item"), o, "fuse_gpu"));
             }
         }
         if gate.inline {

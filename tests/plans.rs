@@ -245,3 +245,54 @@ fn awkward_widths_are_searched_at_a_fixed_work_group() {
         rec.times
     );
 }
+
+parac::parac! {
+    fn fused_search(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
+        let bx: u16[M][N-2];
+        parac_iterator it(0:M:1; 0:N-2:1) {
+            bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+        }
+        parac_iterator it1(0:M-2:1; 0:N-2:1) {
+            out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+        }
+    }
+}
+
+/// A producer's fused candidates are weighed against its consumer's best time, which the
+/// first call's search only has once the consumer has run: the executor runs the producer again
+/// right after it, so that a whole search (`SearchBudget(MAX)`, as a waiting warm-up has) ends
+/// in the first call, fused candidates timed, and the second call searches nothing (it had
+/// stalled for seconds); every call exact.
+#[test]
+fn a_fused_search_ends_in_its_first_call() {
+    let Some(rt) = runtimes::fresh_opencl() else {
+        return;
+    };
+    rt.device().expect("device").set_program_cache_dir(None);
+    let rt = rt.with_policy(PlanPolicy::SearchBudget(std::time::Duration::MAX));
+    let ours = || {
+        parac::opencl::plan_records()
+            .into_iter()
+            .filter(|r| r.program == "fused_search")
+            .collect::<Vec<_>>()
+    };
+    let (m, n) = (37, 70);
+    let src = data::random_u12(m, n, 11);
+    for call in 0..3 {
+        let mut out = Matrix::<u16>::zeros([m - 2, n - 2]);
+        let before = ours().len();
+        fused_search(&rt, &src, &mut out).expect("fused_search");
+        assert_eq!(out, r::blur(&src), "call {call}");
+        let records = ours();
+        if call == 0 {
+            let it = records
+                .iter()
+                .rfind(|r| r.region == "r0_it")
+                .expect("it searched");
+            assert!(it.complete, "{it:?}");
+            assert!(it.times.iter().any(|t| t.0.contains("fuse")), "{it:?}");
+        } else {
+            assert_eq!(records.len(), before, "call {call} searched: {records:?}");
+        }
+    }
+}

@@ -434,8 +434,8 @@ fn check_source(
                     vector_memory: lanes != [1, 1],
                     ..base.clone()
                 });
-                let items = [1, 5].map(|rows| parac_core::lir::Options {
-                    fuse_item_rows: Some(rows),
+                let items = [[1, 1], [7, 5]].map(|tile| parac_core::lir::Options {
+                    fuse_item_tile: Some(tile),
                     ..base.clone()
                 });
                 tiles.into_iter().chain(items).chain(inline)

@@ -240,9 +240,10 @@ const SPLIT_BANDS: [(u32, u32); 2] = [(3, 32), (7, 64)];
 /// work-item), and larger ones for a CPU device (less of the intermediate computed twice).
 const FUSE_TILES: [(u32, u32); 2] = [(32, 16), (64, 32)];
 
-/// A work-item's rows of a fused plan per work-item (`fuserows<R>`): the intermediate's rows
-/// it computes twice are its reads' span per `R`.
-const FUSE_ITEM_ROWS: [u32; 1] = [16];
+/// A work-item's tiles (columns, rows) of a fused plan per work-item (`fuseitem<C>x<R>`): a CPU
+/// device's, rows long enough for its vectorizer, few enough for its private buffer to stay
+/// in cache; the intermediate's rows computed twice are its reads' span per `R`.
+const FUSE_ITEM_TILES: [(u32, u32); 2] = [(256, 16), (128, 32)];
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
@@ -339,8 +340,10 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                 for (cols, rows) in FUSE_TILES {
                     add(alone(D::Fuse { cols, rows }));
                 }
-                for rows in FUSE_ITEM_ROWS {
-                    add(alone(D::FuseRows { rows }));
+                for (cols, rows) in FUSE_ITEM_TILES {
+                    if fused.item.fits([cols, rows]) {
+                        add(alone(D::FuseItems { cols, rows }));
+                    }
                 }
             }
             // The producer inlined in its consumer's points (no intermediate at all), alone
@@ -553,11 +556,11 @@ mod tests {
             let fused: Vec<&Schedule> = cands.iter().filter(|v| v.fuses()).collect();
             for v in &fused {
                 // Launched over the consumer's space: a work-group's tile, a work-item's rows.
-                match (v.fuse_tile(), v.fuse_item_rows()) {
+                match (v.fuse_tile(), v.fuse_item_tile()) {
                     (Some([c, r]), _) => {
                         assert_eq!(v.per_item(), [c as usize / 16, r as usize / 8])
                     }
-                    (None, Some(r)) => assert_eq!(v.per_item(), [1, r as usize]),
+                    (None, Some([c, r])) => assert_eq!(v.per_item(), [c as usize, r as usize]),
                     (None, None) => assert!(v.fuse_inline()),
                 }
             }
@@ -568,7 +571,8 @@ mod tests {
             [
                 "fuse32x16",
                 "fuse64x32",
-                "fuserows16",
+                "fuseitem256x16",
+                "fuseitem128x32",
                 "inline",
                 "cse+vmem+peep+inline"
             ]

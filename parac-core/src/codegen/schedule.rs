@@ -82,12 +82,15 @@ pub enum Directive {
     /// kernel runs the consumer's space, the consumer's run is skipped
     /// (`lir::pass::fuse::gpu::inline`).
     FuseInline,
-    /// Fusion across stages per work-item (`fuserows<rows>`): each work-item computes `rows`
-    /// rows of one column of the consumer from the producer's points they read, in private
-    /// memory (no local memory, no barrier: a CPU device's), the consumer's run skipped
+    /// Fusion across stages per work-item (`fuseitem<cols>x<rows>`): each work-item computes a
+    /// tile of `rows` rows and `cols` columns of the consumer from the producer's points it
+    /// reads, in private memory (no local memory, no barrier: a CPU device's, whose compiler
+    /// vectorizes the tile's rows), the consumer's run skipped
     /// (`lir::pass::fuse::gpu::run_items`).
-    FuseRows {
-        /// The consumer's rows per work-item.
+    FuseItems {
+        /// The consumer's columns per work-item.
+        cols: u32,
+        /// Its rows.
         rows: u32,
     },
 }
@@ -126,7 +129,7 @@ impl Directive {
             Directive::TimeSplit { steps, cols, rows } => format!("tsplit{steps}_{cols}x{rows}"),
             Directive::Fuse { cols, rows } => format!("fuse{cols}x{rows}"),
             Directive::FuseInline => "inline".into(),
-            Directive::FuseRows { rows } => format!("fuserows{rows}"),
+            Directive::FuseItems { cols, rows } => format!("fuseitem{cols}x{rows}"),
         })
     }
 
@@ -305,10 +308,10 @@ impl Schedule {
         self.has(Directive::FuseInline)
     }
 
-    /// A work-item's rows of the fused consumer ([`Directive::FuseRows`]).
-    pub fn fuse_item_rows(&self) -> Option<u32> {
+    /// A work-item's tile (columns, rows) of the fused consumer ([`Directive::FuseItems`]).
+    pub fn fuse_item_tile(&self) -> Option<[u32; 2]> {
         self.directives.iter().find_map(|d| match d {
-            Directive::FuseRows { rows } => Some(*rows),
+            Directive::FuseItems { cols, rows } => Some([*cols, *rows]),
             _ => None,
         })
     }
@@ -316,7 +319,7 @@ impl Schedule {
     /// Whether the plan runs the region's consumer too: fused tiles, a work-item's rows or an
     /// inlined producer.
     pub fn fuses(&self) -> bool {
-        self.fuse_tile().is_some() || self.fuse_item_rows().is_some() || self.fuse_inline()
+        self.fuse_tile().is_some() || self.fuse_item_tile().is_some() || self.fuse_inline()
     }
 
     /// The tile of a plan whose work-groups of [`TIME_GROUP`] own tiles: a time band's, a
@@ -338,9 +341,9 @@ impl Schedule {
     /// Iteration points per work-item along OpenCL dimensions 0 and 1: its lanes, or a time
     /// band's, split band's or fused plan's tile shared by its work-group.
     pub fn per_item(&self) -> [usize; 2] {
-        match (self.group_tile(), self.fuse_item_rows()) {
+        match (self.group_tile(), self.fuse_item_tile()) {
             (Some(tile), _) => [0, 1].map(|d| (tile[d] / TIME_GROUP[d]).max(1) as usize),
-            (None, Some(rows)) => [1, rows as usize],
+            (None, Some(tile)) => tile.map(|t| t as usize),
             (None, None) => [self.cols() as usize, self.rows() as usize],
         }
     }
@@ -353,6 +356,11 @@ impl Schedule {
         }
         if self.group_tile().is_some() {
             return Some(TIME_GROUP.map(|g| g as usize).to_vec());
+        }
+        if self.fuse_item_tile().is_some() {
+            // Each work-item its own group: its tile is a CPU device's loop, and a group of
+            // many would hold as many private tiles.
+            return Some(vec![1, 1]);
         }
         self.tree().map(|l| vec![l as usize])
     }

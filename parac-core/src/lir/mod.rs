@@ -461,10 +461,10 @@ pub struct Options {
     /// other passes as usual).
     pub fuse_inline: bool,
     /// On the OpenCL lowering of [`Options::region`], that region's fused kernel with its
-    /// consumer, each work-item computing this many rows of one column of the consumer from
-    /// the producer's points it reads, in private memory ([`pass::fuse::gpu::run_items`]; the
-    /// function is lowered whole for it).
-    pub fuse_item_rows: Option<u32>,
+    /// consumer, each work-item computing a tile of this many columns and rows of the
+    /// consumer from the producer's points it reads, in private memory
+    /// ([`pass::fuse::gpu::run_items`]; the function is lowered whole for it).
+    pub fuse_item_tile: Option<[u32; 2]>,
     /// In a slid window, rows (and columns) up to this many are combined written out rather
     /// than looped (and doubled) ([`pass::slide`]).
     pub slide_unroll: usize,
@@ -518,7 +518,7 @@ impl Default for Options {
             time_split_band: None,
             fuse_tile: None,
             fuse_inline: false,
-            fuse_item_rows: None,
+            fuse_item_tile: None,
         }
     }
 }
@@ -546,7 +546,7 @@ pub(crate) fn front(
     let whole = opts.time_band.is_some()
         || opts.time_split_band.is_some()
         || opts.fuse_tile.is_some()
-        || opts.fuse_item_rows.is_some()
+        || opts.fuse_item_tile.is_some()
         || opts.fuse_inline;
     let only = opts.region.filter(|_| !whole);
     let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
@@ -576,7 +576,7 @@ pub(crate) fn front(
 /// - for a time band's plan ([`Options::time_band`], [`Options::time_split_band`]), the
 ///   function whole with the region's repeat in bands ([`pass::fuse::time::gpu`]: overlapped
 ///   tiles in local memory, or split tiling's four phases in place), and for a fused plan's
-///   tiles ([`Options::fuse_tile`], [`Options::fuse_item_rows`]) the function whole with the
+///   tiles ([`Options::fuse_tile`], [`Options::fuse_item_tile`]) the function whole with the
 ///   region and its consumer in one kernel ([`pass::fuse::gpu`]), then `peephole`'s narrowing
 ///   alone; else (a fused plan's
 ///   inlined producer first, [`Options::fuse_inline`], [`pass::fuse::gpu::inline`]):
@@ -613,12 +613,12 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         }
         _ => false,
     };
-    let fused = match (opts.gpu, opts.region, opts.fuse_tile, opts.fuse_item_rows) {
+    let fused = match (opts.gpu, opts.region, opts.fuse_tile, opts.fuse_item_tile) {
         (true, Some(rid), Some(tile), _) if !banded => {
             pass::fuse::gpu::run(&mut func, f, rid, tile)
         }
-        (true, Some(rid), None, Some(rows)) if !banded => {
-            pass::fuse::gpu::run_items(&mut func, f, rid, rows)
+        (true, Some(rid), None, Some(tile)) if !banded => {
+            pass::fuse::gpu::run_items(&mut func, f, rid, tile)
         }
         _ => false,
     };

@@ -413,6 +413,11 @@ pub(super) fn run(
     let mut banded = false;
     // A fused plan ran this region (the next step) with its own: skipped.
     let mut fused: Option<usize> = None;
+    // A producer whose search waits for its consumer's first time (`Device::awaits_consumer`):
+    // run again right after the consumer, where what it reads is as it was (nothing ran
+    // between them, and the consumer writes nothing the producer reads), so that its search
+    // goes on in this call.
+    let mut resume: Option<(usize, &opencl::RegionPlans)> = None;
     while let Some(step) = steps.next(|e| {
         host_expr(&hosts, e)
             .map(|v| v.as_i64())
@@ -480,11 +485,31 @@ pub(super) fn run(
                             .map(|bs| opencl::interior(&counts, &starts, bs, &dims));
                         let a = kargs(None);
                         let space = (&counts[..], &theirs[..]);
+                        let awaits =
+                            consumer.is_some() && dev.awaits_consumer(&prog, plans, policy, space);
                         let ran =
                             dev.run_region(&prog, plans, policy, space, interior.as_deref(), &a)?;
                         steps.skip(ran.steps - 1);
                         banded = ran.steps > 1;
                         fused = consumer.filter(|_| ran.fused);
+                        if let Some((p, pplans)) = resume
+                            .take()
+                            .filter(|(p, _)| prep.consumer[*p] == Some(rid))
+                        {
+                            // This region is `p`'s consumer, run: `p` again, its search now
+                            // weighing its fused candidates (a fused one writes this region's
+                            // outputs again, the same values).
+                            let (pc, ps) = (launch(p)?, launch(rid)?.0);
+                            let pi = prep.bounds[p]
+                                .as_ref()
+                                .map(|bs| opencl::interior(&pc.0, &pc.1, bs, &dims));
+                            let pa = kernel_args(&prep.args[p], &bufs, &z, &hosts, &err, None);
+                            let pspace = (&pc.0[..], &ps[..]);
+                            dev.run_region(&prog, pplans, policy, pspace, pi.as_deref(), &pa)?;
+                        }
+                        if awaits && !ran.fused {
+                            resume = Some((rid, plans));
+                        }
                     }
                     RegionKind::Reduction { .. } => {
                         let red = host::reduce_launch(f, rid).expect("a global operator");

@@ -15,6 +15,7 @@ use super::report::RECORDS;
 use super::search::{self, Cand, Search, Step};
 use super::{Candidate, Choice, RegionPlans, cache, class, fmt_local};
 use crate::Error;
+use crate::PlanPolicy;
 
 /// Timings made in this process.
 static TIMINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -30,6 +31,48 @@ pub fn timings_made() -> u64 {
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 impl Device {
+    /// The best time of region `plans`' consumer for its `consumer` iteration points, once
+    /// it has one.
+    fn consumer_best(
+        &self,
+        program: &Program,
+        plans: &RegionPlans,
+        consumer: &[usize],
+    ) -> Option<f64> {
+        let region = plans.consumer.as_deref()?;
+        let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+        let memo = self.memo(program, &mut slot);
+        memo.get(&(region.to_string(), class(consumer)))?
+            .saved
+            .search
+            .best()
+    }
+
+    /// Whether region `plans`' search under `policy` will wait for its consumer's first time
+    /// (its fused candidates are weighed against it): the search is not complete and the
+    /// consumer has no time yet. The executor then runs the region again once its consumer
+    /// has run in the same call ([`crate::pipeline`]), so that the search goes on there rather
+    /// than stall a later call.
+    pub fn awaits_consumer(
+        &self,
+        program: &Program,
+        plans: &RegionPlans,
+        policy: &PlanPolicy,
+        (global, consumer): (&[usize], &[usize]),
+    ) -> bool {
+        let searching = matches!(policy, PlanPolicy::Search | PlanPolicy::SearchBudget(_));
+        if !searching || !plans.searchable || !plans.candidates.iter().any(|c| c.fuses) {
+            return false;
+        }
+        let done = {
+            let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
+            let memo = self.memo(program, &mut slot);
+            memo.get(&(plans.region.to_string(), class(global)))
+                .is_some_and(|e| e.saved.done)
+        };
+        !done && self.consumer_best(program, plans, consumer).is_none()
+    }
+
     /// The plan of a searched region for this call: a complete search's choice (from this
     /// process or the plan cache), else the search goes on, within `budget`, and the fastest
     /// plan so far runs. `None`: nothing measured could run (or another thread is searching
@@ -47,15 +90,7 @@ impl Device {
         let space = |c: &Candidate| c.space(global, consumer);
         // A fused candidate runs the consumer too: weighed as its time less the consumer's
         // best (unknown until the consumer has run once: the step waits for a later call).
-        let consumer_best = || {
-            let region = plans.consumer.as_deref()?;
-            let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
-            let memo = self.memo(program, &mut slot);
-            memo.get(&(region.to_string(), class(consumer)))?
-                .saved
-                .search
-                .best()
-        };
+        let consumer_best = || self.consumer_best(program, plans, consumer);
         let cands = &plans.candidates[..];
         let known = |c: &Choice| cands.iter().any(|x| x.label == c.label && self.feasible(x));
         let carry;

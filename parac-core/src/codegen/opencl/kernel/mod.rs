@@ -64,7 +64,7 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
         time_split_band: v.time_split(),
         fuse_tile: v.fuse_tile(),
         fuse_inline: v.fuse_inline(),
-        fuse_item_rows: v.fuse_item_rows(),
+        fuse_item_tile: v.fuse_item_tile(),
         slide: v.slide(),
         // `unroll`: windows up to `lir::UNROLL_TAPS` written out tap by tap, constant filters
         // folded into the code; without it, past `lir::SLIDE_TAPS` (3x3), loops. A time band's

@@ -51,6 +51,10 @@ use std::collections::HashMap;
 /// The widest offset of a fused read of `t` (rows or columns).
 const MAX_HALO: i128 = 16;
 
+/// The most bytes of a work-item's private tile of `t` (`fuseitem<C>x<R>`): what a CPU device
+/// keeps in its first-level cache and its stack holds.
+const MAX_PRIVATE_TILE: i128 = 32 << 10;
+
 /// Makes region `rid`'s fused kernel with its consumer, tiles of `tile` (columns, rows) of the
 /// consumer per work-group, where legal; whether it did.
 pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool {
@@ -69,18 +73,19 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool
 }
 
 /// Makes region `rid`'s fused kernel with its consumer as [`run`]'s, each work-item its own
-/// group: a column of `rows` points of the consumer from the producer's points it reads, in
-/// private memory, with no barrier (`fuse_item_rows`, a plan's `Directive::FuseRows`: what a CPU
-/// device runs well, each work-item a loop its compiler vectorizes across work-items); whether
-/// it did.
-pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, rows: u32) -> bool {
+/// group: a tile of `tile` (columns, rows) points of the consumer from the producer's points it
+/// reads, in private memory, with no barrier (`fuse_item_tile`, a plan's
+/// `Directive::FuseItems`: what a CPU device runs well, each work-item the CPU path's strip
+/// fusion on its tile, whose rows its compiler vectorizes); whether it did.
+pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool {
     let Some(fusion) = legal(func, f, rid) else {
         return false;
     };
-    if rows == 0 {
+    let item = fusion.item_tile(f);
+    if !item.fits(tile) {
         return false;
     }
-    let kernel = build(func, f, &fusion, ([1, i128::from(rows)], true));
+    let kernel = build(func, f, &fusion, (tile.map(i128::from), true));
     replace(func, &fusion, kernel)
 }
 
@@ -171,6 +176,7 @@ pub fn plans(f: &Function, rid: RegionId) -> Fused {
         Some(fusion) => Fused {
             tiles: true,
             inline: inlines(&func, &fusion),
+            item: fusion.item_tile(f),
         },
         None => Fused::default(),
     }
@@ -179,10 +185,29 @@ pub fn plans(f: &Function, rid: RegionId) -> Fused {
 /// Which fused plans a region has ([`plans`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Fused {
-    /// Tiles of work-groups (`fuse<C>x<R>`) and of work-items (`fuserows<R>`).
+    /// Tiles of work-groups (`fuse<C>x<R>`) and of work-items (`fuseitem<C>x<R>`).
     pub tiles: bool,
     /// The producer inlined (`inline`).
     pub inline: bool,
+    /// What a work-item's private tile of the intermediate holds (`fuseitem<C>x<R>`).
+    pub item: ItemTile,
+}
+
+/// A work-item's private tile of the intermediate: the box's rows and columns past the
+/// consumer tile's, and the bytes of an element.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ItemTile {
+    span: [i128; 2],
+    bytes: i128,
+}
+
+impl ItemTile {
+    /// Whether a work-item's tile of `tile` (columns, rows) of the consumer is a fused plan:
+    /// not empty, its box of the intermediate within [`MAX_PRIVATE_TILE`] bytes.
+    pub fn fits(&self, tile: [u32; 2]) -> bool {
+        let [c, r] = tile.map(i128::from);
+        c > 0 && r > 0 && (c + self.span[0]) * (r + self.span[1]) * self.bytes <= MAX_PRIVATE_TILE
+    }
 }
 
 /// Whether a legal fusion's producer may be inlined in its consumer's points: not under a
@@ -222,6 +247,16 @@ struct Fusion {
     /// The box of `t` a tile reads, as offsets from its first row (column) and past its last.
     box_rows: (i128, i128),
     box_cols: (i128, i128),
+}
+
+impl Fusion {
+    /// Its work-items' private tiles ([`ItemTile`]).
+    fn item_tile(&self, f: &Function) -> ItemTile {
+        ItemTile {
+            span: [self.box_cols, self.box_rows].map(|(lo, hi)| hi - lo - 1),
+            bytes: f.matrices[self.p.t].elem.bytes() as i128,
+        }
+    }
 }
 
 /// The fusion of region `rid` with its consumer, where legal (the module's documentation).
@@ -420,8 +455,7 @@ fn build(
     let (t, i64t, i32t) = (fu.p.t, Scalar::I64, Scalar::I32);
     let elem = f.matrices[t].elem;
     let mut b = B { func };
-    let span_r = fu.box_rows.1 - fu.box_rows.0 - 1;
-    let span_c = fu.box_cols.1 - fu.box_cols.0 - 1;
+    let [span_c, span_r] = fu.item_tile(f).span;
     let memory = if items {
         Memory::Private
     } else {
