@@ -443,3 +443,31 @@ fn a_view_of_a_matrix_shorter_than_its_shape_is_a_layout_error() {
         "{e}"
     );
 }
+
+/// Kernels index a device matrix in `int`, a constant column offset added last
+/// (`parac_core::codegen::opencl::INDEX_SLACK`): a matrix of more than `i32::MAX - INDEX_SLACK`
+/// elements, padding included, is refused with the matrix's name and shape before anything is
+/// allocated; one at the limit is not refused for its size.
+#[test]
+fn a_device_matrix_leaves_room_for_index_offsets() {
+    let _l = live();
+    let Some(rt) = fresh() else { return };
+    let d = rt.device().expect("device");
+    let most = i32::MAX as usize - parac_core::codegen::opencl::INDEX_SLACK as usize;
+    // One row past the limit (a pitch that pads nothing: the width a multiple of any line).
+    let cols = 1 << 16;
+    let rows = most / cols + 1;
+    let err = d
+        .alloc_uninit::<u8>("big", &[rows, cols])
+        .expect_err("too many elements");
+    let text = err.to_string();
+    assert!(
+        text.contains("big") && text.contains(&format!("{most}")),
+        "{text}"
+    );
+    let within = most / cols;
+    if let Err(e) = d.alloc_uninit::<u8>("fits", &[within, cols]) {
+        // Only the device's own limit (its largest allocation) may refuse it.
+        assert!(!e.to_string().contains("kernels index it"), "{e}");
+    }
+}

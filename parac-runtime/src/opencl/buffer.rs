@@ -355,16 +355,17 @@ impl Device {
             .ok_or_else(too_big)?;
         let elems = rows.max(1).checked_mul(pitch).ok_or_else(too_big)?;
         // Kernels compute a matrix's linear indices in `int` (what lets a vectorizer see
-        // consecutive elements), and sizes are passed as `int`: a matrix holds fewer than 2^31
-        // elements, padding included.
-        if i32::try_from(elems).is_err() {
+        // consecutive elements), a constant offset of the column added last, and sizes are
+        // passed as `int`: a matrix holds at most `i32::MAX - INDEX_SLACK` elements, padding
+        // included, so that no partial sum leaves `int`.
+        let most = i32::MAX as usize - parac_core::codegen::opencl::INDEX_SLACK as usize;
+        if elems > most {
             return Err(cl_error(
                 op(),
                 code::INVALID_BUFFER_SIZE,
                 format!(
                     "shape {shape:?} padded to {pitch} per row is {elems} elements: a device \
-                     matrix holds at most {} (kernels index it with `int`)",
-                    i32::MAX
+                     matrix holds at most {most} (kernels index it with `int`)"
                 ),
             ));
         }

@@ -91,7 +91,7 @@ impl Printer<'_> {
     ) -> String {
         let (name, pitch) = self.buffer(buf);
         if lanes > 1 {
-            let at = self.linear(buf, idx, &pitch);
+            let at = format!("({})", self.linear(buf, idx, &pitch));
             let elem = match buf {
                 Buf::Matrix(m) => self.f.matrices[m].elem,
                 Buf::Temp(t) => self.func.temps[t].elem,
@@ -149,17 +149,59 @@ impl Printer<'_> {
         cond: bool,
         checked: bool,
     ) -> Vec<String> {
+        let last = index.len().saturating_sub(1);
         index
             .iter()
-            .map(|i| {
-                let x = self.expr(*i, pre, cond);
-                if checked || self.func.exprs[*i].ty == Scalar::I32 {
+            .enumerate()
+            .map(|(k, i)| {
+                // The last index `a + c` of an unchecked access: `(a) + c`, the constant added
+                // last to the linear index ([`Printer::linear`]).
+                let (i, c) = match self.offset(*i) {
+                    Some((a, c)) if k == last && !checked => (a, Some(c)),
+                    _ => (*i, None),
+                };
+                let x = self.expr(i, pre, cond);
+                let x = if checked || self.func.exprs[i].ty == Scalar::I32 {
                     x
                 } else {
                     format!("((int)({x}))")
+                };
+                match c {
+                    Some(c) if c < 0 => format!("({x}) - {}", -c),
+                    Some(c) => format!("({x}) + {c}"),
+                    None => format!("({x})"),
                 }
             })
             .collect()
+    }
+
+    /// An index `a + c` (or `a - c`) with `c` a constant within [`INDEX_SLACK`], seen through
+    /// conversions of `int` to `long`: `a` and `c`. Printed as `row * pitch + (a) + c` rather
+    /// than `row * pitch + (a + c)`, the partial sum leaves the accesses of a loop over `a`
+    /// visibly consecutive to LLVM (PoCL's compiler), which gathers them otherwise (a fused
+    /// tile's loops ran 2x slower). The sum is the same: an index proven inside its matrix is
+    /// the exact `a + c` (an `int` or `long` sum that wrapped would be at least `2^31 -
+    /// INDEX_SLACK` away from every index, and matrices hold fewer elements), and the partial
+    /// sum stays in `int` (`row * pitch + a` is within `INDEX_SLACK` of the index).
+    fn offset(&self, e: ExprId) -> Option<(ExprId, i128)> {
+        let ex = &self.func.exprs;
+        let signed = |e: ExprId| matches!(ex[e].ty, Scalar::I32 | Scalar::I64) && ex[e].lanes == 1;
+        let int = |e: ExprId| match ex[e].kind {
+            lir::ExprKind::Int(c) if c.abs() <= INDEX_SLACK => Some(c),
+            _ => None,
+        };
+        match ex[e].kind {
+            lir::ExprKind::Cast(x) if ex[e].ty == Scalar::I64 && ex[x].ty == Scalar::I32 => {
+                self.offset(x)
+            }
+            lir::ExprKind::Binary(op, a, b) if signed(e) => match (op, int(a), int(b)) {
+                (crate::ir::BinOp::Add, _, Some(c)) => Some((a, c)),
+                (crate::ir::BinOp::Add, Some(c), _) => Some((b, c)),
+                (crate::ir::BinOp::Sub, _, Some(c)) => Some((a, -c)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// The linear index of an unchecked access at `idx` in `buf` (rows `pitch` apart, planes of
@@ -231,8 +273,14 @@ impl Printer<'_> {
     }
 }
 
-/// The linear index of `idx` (C expressions, outermost first): the last index counts elements,
-/// rows are `pitch` apart, and a plane is `dim(k)` rows of the dimension `k` before the last.
+/// The most a constant added to an access's last index may be, to be added last to its linear
+/// index (`Printer::offset`): a device matrix holds at most `i32::MAX - INDEX_SLACK` elements,
+/// padding included (`parac-runtime`'s buffer layout), so that the partial sum stays in `int`.
+pub const INDEX_SLACK: i128 = 1 << 12;
+
+/// The linear index of `idx` (C expressions, outermost first, each parenthesized, the last
+/// maybe `(a) + c`): the last index counts elements, rows are `pitch` apart, and a plane is
+/// `dim(k)` rows of the dimension `k` before the last.
 pub(super) fn linear(idx: &[String], pitch: &str, dim: impl Fn(usize) -> String) -> String {
     let n = idx.len();
     let mut e = String::new();
@@ -240,7 +288,7 @@ pub(super) fn linear(idx: &[String], pitch: &str, dim: impl Fn(usize) -> String)
         e = if k == 0 {
             format!("({i})")
         } else if k + 1 == n {
-            format!("({e}) * {pitch} + ({i})")
+            format!("({e}) * {pitch} + {i}")
         } else {
             format!("({e}) * {} + ({i})", dim(k))
         };

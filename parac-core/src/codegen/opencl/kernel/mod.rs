@@ -12,6 +12,7 @@
 //! the work-item's place in its group, with the group's size required of the launch.
 
 mod access;
+pub use access::INDEX_SLACK;
 mod expr;
 
 use super::program::{params, prelude};
