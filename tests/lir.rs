@@ -723,8 +723,8 @@ fn opencl_fused_stages_match_the_interpreter() {
 }
 
 /// Every fused OpenCL plan of every region of `f` (tiles of one work-group and of several,
-/// columns of 1 to 8 rows per work-item, the producer inlined alone and with lanes and vector
-/// memory), run by the LIR's evaluator at each of `sizes`, gives the interpreter's outputs
+/// tiles of 1x1 to 16x3 points per work-item, their loops partitioned, the producer inlined
+/// alone and with lanes and vector memory), run by the LIR's evaluator at each of `sizes`, gives the interpreter's outputs
 /// where it completes: whether `f` had tiles, whether it had inlined plans, and the calls
 /// compared.
 fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, bool, usize) {

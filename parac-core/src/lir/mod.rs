@@ -624,7 +624,16 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     };
     if banded || fused {
         keep(if banded { "time_band" } else { "fuse_gpu" }, &func);
-        if opts.narrow {
+        if fused && opts.fuse_item_tile.is_some() && opts.partition {
+            // A work-item's tile is the CPU path's loops: their interiors without the border
+            // rules' tests and with the accesses proven, so that its compiler vectorizes them.
+            pass::partition::run(&mut func);
+            if opts.simplify {
+                pass::simplify::logic(&mut func, f);
+            }
+            keep("partition", &func);
+        }
+        if opts.narrow || opts.fuse_item_tile.is_some() {
             // Its index arithmetic in `int` where ranges prove it.
             let what = pass::peephole::Rewrites {
                 divisions: false,
@@ -832,6 +841,35 @@ impl Func {
             e
         } else {
             self.expr(ExprKind::Cast(e), ty)
+        }
+    }
+
+    /// A scalar index `e` as `a + c`, `c` an integer constant: `e` an `int` or `long` `+` or
+    /// `-` of a constant, seen through conversions of `int` to `long` (which keep the value).
+    /// The sum `a + c` is `e`'s value wherever `e` did not wrap, which an index proven inside
+    /// its matrix did not (a wrapped `int` sum is at least `2^31 - |c|` from every index).
+    pub fn offset(&self, e: ExprId) -> Option<(ExprId, i128)> {
+        let ex = &self.exprs;
+        let int = |e: ExprId| match ex[e].kind {
+            ExprKind::Int(c) => Some(c),
+            _ => None,
+        };
+        if ex[e].lanes != 1 {
+            return None;
+        }
+        match ex[e].kind {
+            ExprKind::Cast(x) if ex[e].ty == Scalar::I64 && ex[x].ty == Scalar::I32 => {
+                self.offset(x)
+            }
+            ExprKind::Binary(op, a, b) if matches!(ex[e].ty, Scalar::I32 | Scalar::I64) => {
+                match (op, int(a), int(b)) {
+                    (BinOp::Add, _, Some(c)) => Some((a, c)),
+                    (BinOp::Add, Some(c), _) => Some((b, c)),
+                    (BinOp::Sub, _, Some(c)) => Some((a, -c)),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 

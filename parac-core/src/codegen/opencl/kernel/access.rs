@@ -154,17 +154,21 @@ impl Printer<'_> {
             .iter()
             .enumerate()
             .map(|(k, i)| {
-                // The last index `a + c` of an unchecked access: `(a) + c`, the constant added
-                // last to the linear index ([`Printer::linear`]).
-                let (i, c) = match self.offset(*i) {
-                    Some((a, c)) if k == last && !checked => (a, Some(c)),
-                    _ => (*i, None),
+                // The last index `a + c` (or `(a + c) - b`) of an unchecked access: `(a) + c`
+                // (`(a - b) + c`), the constant added last to the linear index
+                // ([`Printer::linear`]).
+                let (i, less, c) = match self.offset(*i) {
+                    Some((a, less, c)) if k == last && !checked => (a, less, Some(c)),
+                    _ => (*i, None, None),
                 };
                 let x = self.expr(i, pre, cond);
-                let x = if checked || self.func.exprs[i].ty == Scalar::I32 {
-                    x
-                } else {
-                    format!("((int)({x}))")
+                let x = match less {
+                    Some(b) => {
+                        let b = self.expr(b, pre, cond);
+                        format!("((int)(((long)({x})) - ({b})))")
+                    }
+                    None if checked || self.func.exprs[i].ty == Scalar::I32 => x,
+                    None => format!("((int)({x}))"),
                 };
                 match c {
                     Some(c) if c < 0 => format!("({x}) - {}", -c),
@@ -175,31 +179,25 @@ impl Printer<'_> {
             .collect()
     }
 
-    /// An index `a + c` (or `a - c`) with `c` a constant within [`INDEX_SLACK`], seen through
-    /// conversions of `int` to `long`: `a` and `c`. Printed as `row * pitch + (a) + c` rather
-    /// than `row * pitch + (a + c)`, the partial sum leaves the accesses of a loop over `a`
-    /// visibly consecutive to LLVM (PoCL's compiler), which gathers them otherwise (a fused
-    /// tile's loops ran 2x slower). The sum is the same: an index proven inside its matrix is
-    /// the exact `a + c` (an `int` or `long` sum that wrapped would be at least `2^31 -
-    /// INDEX_SLACK` away from every index, and matrices hold fewer elements), and the partial
-    /// sum stays in `int` (`row * pitch + a` is within `INDEX_SLACK` of the index).
-    fn offset(&self, e: ExprId) -> Option<(ExprId, i128)> {
-        let ex = &self.func.exprs;
-        let signed = |e: ExprId| matches!(ex[e].ty, Scalar::I32 | Scalar::I64) && ex[e].lanes == 1;
-        let int = |e: ExprId| match ex[e].kind {
-            lir::ExprKind::Int(c) if c.abs() <= INDEX_SLACK => Some(c),
-            _ => None,
-        };
-        match ex[e].kind {
-            lir::ExprKind::Cast(x) if ex[e].ty == Scalar::I64 && ex[x].ty == Scalar::I32 => {
-                self.offset(x)
+    /// An index `a + c` with `c` a constant within [`INDEX_SLACK`] ([`lir::Func::offset`]), or
+    /// `(a + c) - b` in `long` (a tile's column, `b` its first): `a`, `b` and `c`. Printed as
+    /// `row * pitch + (a) + c` rather than `row * pitch + (a + c)`, the partial sum leaves the
+    /// accesses of a loop over `a` visibly consecutive to LLVM (PoCL's compiler), which gathers
+    /// them otherwise (a fused tile's loops ran 2x slower). The sum is the same for an index
+    /// proven inside its matrix (or its tile), and the partial sum stays in `int` (within
+    /// `INDEX_SLACK` of the index).
+    fn offset(&self, e: ExprId) -> Option<(ExprId, Option<ExprId>, i128)> {
+        let small = |(a, c): (ExprId, i128)| (c.abs() <= INDEX_SLACK).then_some((a, c));
+        if let Some((a, c)) = self.func.offset(e).and_then(small) {
+            return Some((a, None, c));
+        }
+        match self.func.exprs[e].kind {
+            lir::ExprKind::Binary(crate::ir::BinOp::Sub, x, b)
+                if self.func.exprs[e].ty == Scalar::I64 && self.func.exprs[e].lanes == 1 =>
+            {
+                let (a, c) = self.func.offset(x).and_then(small)?;
+                Some((a, Some(b), c))
             }
-            lir::ExprKind::Binary(op, a, b) if signed(e) => match (op, int(a), int(b)) {
-                (crate::ir::BinOp::Add, _, Some(c)) => Some((a, c)),
-                (crate::ir::BinOp::Add, Some(c), _) => Some((b, c)),
-                (crate::ir::BinOp::Sub, _, Some(c)) => Some((a, -c)),
-                _ => None,
-            },
             _ => None,
         }
     }
