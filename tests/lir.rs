@@ -853,11 +853,28 @@ fn random_chains_fuse_on_opencl_as_unfused() {
             }
         };
         let (dm, dn) = (less(dm), less(dn));
+        // Half of the producers read `src` at offsets through a border rule of their own (the
+        // work-item tiles' loops partitioned around them).
+        let pmode = ["clamp", "reflect101", "constant", "reflect"][pick(4) as usize];
+        let (prule, puses, preads) = match pick(2) {
+            0 => (String::new(), "", "src[x][y]".to_string()),
+            _ => {
+                let rule = match pmode {
+                    "constant" => "parac_border_rule s = constant(src[3][3], -7);".to_string(),
+                    m => format!("parac_border_rule s = {m}(src[3][3]);"),
+                };
+                let taps: Vec<String> = (0..1 + pick(3))
+                    .map(|_| format!("src[x + {}][y + {}]", pick(7) - 3, pick(7) - 3))
+                    .collect();
+                (rule, "parac_border_rule(s)", taps.join(" + "))
+            }
+        };
         let src = format!(
             "fn g{k}(src: &i16[M][N], out: &mut i32[M{dm}][N{dn}]) {{
                 let t: i32[M][N];
-                parac_iterator p(x in 0:M:1; y in 0:N:1) {{
-                    t[x][y] = src[x][y] * {} + 3 * x - y;
+                {prule}
+                parac_iterator p(x in 0:M:1; y in 0:N:1) {puses} {{
+                    t[x][y] = ({preads}) * {} + 3 * x - y;
                 }}
                 {rule}
                 parac_iterator c(x in 0:M{dm}:1; y in 0:N{dn}:1) {uses} {{
