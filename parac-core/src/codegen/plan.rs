@@ -138,7 +138,11 @@ pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) 
     let n = cands.len();
     let gpu: Vec<usize> = (1..n).chain(0..n.min(1)).collect();
     if target == Target::Gpu {
-        return gpu;
+        // A work-item's fused tile (kilobytes of private memory, groups of one) is a CPU
+        // device's plan: last.
+        let items = |i: &usize| cands[*i].fuse_item_tile().is_some();
+        let (late, rest): (Vec<usize>, Vec<usize>) = gpu.into_iter().partition(items);
+        return rest.into_iter().chain(late).collect();
     }
     let mut first: Vec<usize> = Vec::new();
     match f.regions[rid].kind {
@@ -161,8 +165,9 @@ pub fn ranking(f: &Function, rid: RegionId, cands: &[Schedule], target: Target) 
     }
     // Time bands and fused plans last: a CPU device runs a work-item's loops one after the
     // other, and on PoCL (heat-2D 4096², T = 64) every band was 4-5x slower than one step per
-    // launch; fused tiles 7-25x slower than blur's two kernels, inlined ones level with them
-    // (docs/benchmarks.md, "Fusion on OpenCL").
+    // launch; fused work-group tiles 7-25x slower than blur's two kernels, inlined ones level
+    // with them, a work-item's tiles faster for blur and level for unsharp (docs/benchmarks.md,
+    // "Fusion on OpenCL", "Fused work-item tiles on OpenCL"): the search weighs them.
     let band = |i: &usize| {
         cands[*i].time_band().is_some() || cands[*i].time_split().is_some() || cands[*i].fuses()
     };
@@ -553,6 +558,17 @@ mod tests {
             let cpu = ranking(f, 0, &cands, Target::Cpu);
             let n = cands.iter().filter(|v| v.fuses()).count();
             assert!(cpu[cpu.len() - n..].iter().all(|i| cands[*i].fuses()));
+            // A work-item's tiles last on a GPU.
+            let gpu = ranking(f, 0, &cands, Target::Gpu);
+            let items = cands
+                .iter()
+                .filter(|v| v.fuse_item_tile().is_some())
+                .count();
+            assert!(
+                gpu[gpu.len() - items..]
+                    .iter()
+                    .all(|i| cands[*i].fuse_item_tile().is_some())
+            );
             let fused: Vec<&Schedule> = cands.iter().filter(|v| v.fuses()).collect();
             for v in &fused {
                 // Launched over the consumer's space: a work-group's tile, a work-item's rows.
