@@ -413,10 +413,10 @@ pub(super) fn run(
     let mut banded = false;
     // A fused plan ran this region (the next step) with its own: skipped.
     let mut fused: Option<usize> = None;
-    // A producer whose search waits for its consumer's first time (`Device::awaits_consumer`):
-    // run again right after the consumer, where what it reads is as it was (nothing ran
-    // between them, and the consumer writes nothing the producer reads), so that its search
-    // goes on in this call.
+    // A producer whose search waits for its consumer's first time (`Device::fused_search`):
+    // run again right after the consumer, once the consumer has one, where what it reads is
+    // as it was (nothing ran between them, and the consumer writes nothing the producer
+    // reads), so that its search goes on in this call.
     let mut resume: Option<(usize, &opencl::RegionPlans)> = None;
     while let Some(step) = steps.next(|e| {
         host_expr(&hosts, e)
@@ -485,8 +485,8 @@ pub(super) fn run(
                             .map(|bs| opencl::interior(&counts, &starts, bs, &dims));
                         let a = kargs(None);
                         let space = (&counts[..], &theirs[..]);
-                        let awaits =
-                            consumer.is_some() && dev.awaits_consumer(&prog, plans, policy, space);
+                        let awaits = consumer.is_some()
+                            && dev.fused_search(&prog, plans, policy, space) == Some(false);
                         let ran =
                             dev.run_region(&prog, plans, policy, space, interior.as_deref(), &a)?;
                         steps.skip(ran.steps - 1);
@@ -505,7 +505,10 @@ pub(super) fn run(
                                 .map(|bs| opencl::interior(&pc.0, &pc.1, bs, &dims));
                             let pa = kernel_args(&prep.args[p], &bufs, &z, &hosts, &err, None);
                             let pspace = (&pc.0[..], &ps[..]);
-                            dev.run_region(&prog, pplans, policy, pspace, pi.as_deref(), &pa)?;
+                            // Not where the consumer still has no time (it was not searched).
+                            if dev.fused_search(&prog, pplans, policy, pspace) == Some(true) {
+                                dev.run_region(&prog, pplans, policy, pspace, pi.as_deref(), &pa)?;
+                            }
                         }
                         if awaits && !ran.fused {
                             resume = Some((rid, plans));

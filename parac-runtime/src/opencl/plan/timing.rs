@@ -48,21 +48,21 @@ impl Device {
             .best()
     }
 
-    /// Whether region `plans`' search under `policy` will wait for its consumer's first time
-    /// (its fused candidates are weighed against it): the search is not complete and the
-    /// consumer has no time yet. The executor then runs the region again once its consumer
-    /// has run in the same call ([`crate::pipeline`]), so that the search goes on there rather
-    /// than stall a later call.
-    pub fn awaits_consumer(
+    /// Where region `plans`' search under `policy` weighs fused candidates against its
+    /// consumer's best time and is not complete: whether the consumer has a time yet (`None`:
+    /// no such search). A search whose consumer has none waits for it; the executor runs the
+    /// region again once its consumer has run in the same call and has a time
+    /// ([`crate::pipeline`]), so that the search goes on there rather than stall a later call.
+    pub fn fused_search(
         &self,
         program: &Program,
         plans: &RegionPlans,
         policy: &PlanPolicy,
         (global, consumer): (&[usize], &[usize]),
-    ) -> bool {
+    ) -> Option<bool> {
         let searching = matches!(policy, PlanPolicy::Search | PlanPolicy::SearchBudget(_));
         if !searching || !plans.searchable || !plans.candidates.iter().any(|c| c.fuses) {
-            return false;
+            return None;
         }
         let done = {
             let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
@@ -70,7 +70,7 @@ impl Device {
             memo.get(&(plans.region.to_string(), class(global)))
                 .is_some_and(|e| e.saved.done)
         };
-        !done && self.consumer_best(program, plans, consumer).is_none()
+        (!done).then(|| self.consumer_best(program, plans, consumer).is_some())
     }
 
     /// The plan of a searched region for this call: a complete search's choice (from this
