@@ -624,7 +624,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     };
     if banded || fused {
         keep(if banded { "time_band" } else { "fuse_gpu" }, &func);
-        if fused && opts.fuse_item_tile.is_some() && opts.partition {
+        // A work-item's fused tile (`run_items` above).
+        let items = fused && opts.fuse_item_tile.is_some();
+        if items && opts.partition {
             // A work-item's tile is the CPU path's loops: their interiors without the border
             // rules' tests and with the accesses proven, so that its compiler vectorizes them.
             pass::partition::run(&mut func);
@@ -633,7 +635,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             }
             keep("partition", &func);
         }
-        if opts.narrow || opts.fuse_item_tile.is_some() {
+        if opts.narrow || items {
             // Its index arithmetic in `int` where ranges prove it.
             let what = pass::peephole::Rewrites {
                 divisions: false,

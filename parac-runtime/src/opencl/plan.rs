@@ -100,6 +100,25 @@ impl Candidate {
     }
 }
 
+impl RegionPlans {
+    /// The policy this region runs under where `policy` is `Stages`: its label forced where
+    /// the stages name it (by its iterator's or its kernel's name), else the search; `None`
+    /// for any other policy (the region runs under `policy` itself).
+    pub(crate) fn stage_policy(&self, policy: &PlanPolicy) -> Option<PlanPolicy> {
+        let PlanPolicy::Stages(stages) = policy else {
+            return None;
+        };
+        let region = self.region.trim_end_matches("~step");
+        let named = |(r, _): &&(String, String)| {
+            r == region || region.split_once('_').is_some_and(|(_, name)| name == r)
+        };
+        Some(match stages.iter().find(named) {
+            Some((_, label)) => PlanPolicy::Force(label.clone()),
+            None => PlanPolicy::Search,
+        })
+    }
+}
+
 /// The candidates of one region.
 #[derive(Clone, Debug)]
 pub struct RegionPlans {
@@ -233,16 +252,7 @@ impl Device {
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Result<Ran, Error> {
-        if let PlanPolicy::Stages(stages) = policy {
-            // This region's label, else the search.
-            let region = plans.region.trim_end_matches("~step");
-            let named = |(r, _): &&(String, String)| {
-                r == region || region.split_once('_').is_some_and(|(_, name)| name == r)
-            };
-            let policy = match stages.iter().find(named) {
-                Some((_, label)) => PlanPolicy::Force(label.clone()),
-                None => PlanPolicy::Search,
-            };
+        if let Some(policy) = plans.stage_policy(policy) {
             return self.run_region(program, plans, &policy, (global, consumer), interior, args);
         }
         if global.contains(&0) {

@@ -417,7 +417,8 @@ pub(super) fn run(
     // run again right after the consumer, once the consumer has one, where what it reads is
     // as it was (nothing ran between them, and the consumer writes nothing the producer
     // reads), so that its search goes on in this call.
-    let mut resume: Option<(usize, &opencl::RegionPlans)> = None;
+    // Its region, plans, iteration points and interior box, as it ran.
+    let mut resume: Option<Resume> = None;
     while let Some(step) = steps.next(|e| {
         host_expr(&hosts, e)
             .map(|v| v.as_i64())
@@ -492,26 +493,23 @@ pub(super) fn run(
                         steps.skip(ran.steps - 1);
                         banded = ran.steps > 1;
                         fused = consumer.filter(|_| ran.fused);
-                        if let Some((p, pplans)) = resume
+                        if let Some((p, pplans, pcounts, pinterior)) = resume
                             .take()
-                            .filter(|(p, _)| prep.consumer[*p] == Some(rid))
+                            .filter(|(p, ..)| prep.consumer[*p] == Some(rid))
                         {
                             // This region is `p`'s consumer, run: `p` again, its search now
                             // weighing its fused candidates (a fused one writes this region's
                             // outputs again, the same values).
-                            let (pc, ps) = (launch(p)?, launch(rid)?.0);
-                            let pi = prep.bounds[p]
-                                .as_ref()
-                                .map(|bs| opencl::interior(&pc.0, &pc.1, bs, &dims));
                             let pa = kernel_args(&prep.args[p], &bufs, &z, &hosts, &err, None);
-                            let pspace = (&pc.0[..], &ps[..]);
+                            let pspace = (&pcounts[..], &counts[..]);
                             // Not where the consumer still has no time (it was not searched).
                             if dev.fused_search(&prog, pplans, policy, pspace) == Some(true) {
-                                dev.run_region(&prog, pplans, policy, pspace, pi.as_deref(), &pa)?;
+                                let pi = pinterior.as_deref();
+                                dev.run_region(&prog, pplans, policy, pspace, pi, &pa)?;
                             }
                         }
                         if awaits && !ran.fused {
-                            resume = Some((rid, plans));
+                            resume = Some((rid, plans, counts, interior));
                         }
                     }
                     RegionKind::Reduction { .. } => {
@@ -628,6 +626,15 @@ pub(super) fn run(
 
 /// The kernel arguments `args` of a region (`opencl::args`), with `partials` for a global
 /// operator.
+/// A producer to run again after its consumer (`run`): its region, plans, iteration points and
+/// interior box.
+type Resume<'p> = (
+    usize,
+    &'p opencl::RegionPlans,
+    Vec<usize>,
+    Option<Vec<std::ops::Range<usize>>>,
+);
+
 fn kernel_args<'a>(
     args: &[KernelArg],
     bufs: &'a [Option<Mat>],

@@ -60,6 +60,9 @@ impl Device {
         policy: &PlanPolicy,
         (global, consumer): (&[usize], &[usize]),
     ) -> Option<bool> {
+        // Under `Stages`, as the region runs (`RegionPlans::stage_policy`).
+        let staged = plans.stage_policy(policy);
+        let policy = staged.as_ref().unwrap_or(policy);
         let searching = matches!(policy, PlanPolicy::Search | PlanPolicy::SearchBudget(_));
         if !searching || !plans.searchable || !plans.candidates.iter().any(|c| c.fuses) {
             return None;
