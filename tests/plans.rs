@@ -213,18 +213,24 @@ fn tree_and_local_plans_under_cbs() {
     }
 }
 
+/// A runtime of the OpenCL device whose searches run whole in the call that starts them
+/// (`SearchBudget(MAX)`), the disk cache of programs off.
+fn whole_search() -> Option<Runtime> {
+    let rt = runtimes::fresh_opencl()?;
+    rt.device().expect("device").set_program_cache_dir(None);
+    Some(rt.with_policy(PlanPolicy::SearchBudget(std::time::Duration::MAX)))
+}
+
 /// Where the work-items' first dimension is not a multiple of 16 (blur's 3203 output columns, a
 /// prime, of which a driver needing divisors could only pick 1), the search times the
 /// candidates whose kernel fixes no work-group size at 32x4, the global size rounded up, not at
 /// the driver's size; the searched result is still exact.
 #[test]
 fn awkward_widths_are_searched_at_a_fixed_work_group() {
-    let Some(rt) = runtimes::fresh_opencl() else {
+    // The whole search in one call, so that the baseline (timed last) is timed.
+    let Some(rt) = whole_search() else {
         return;
     };
-    rt.device().expect("device").set_program_cache_dir(None);
-    // The whole search in one call, so that the baseline (timed last) is timed.
-    let rt = rt.with_policy(PlanPolicy::SearchBudget(std::time::Duration::MAX));
     let (m, n) = (5, 3205);
     let src = data::random_u12(m, n, 7);
     let mut out = Matrix::<u16>::zeros([m - 2, n - 2]);
@@ -265,11 +271,9 @@ parac::parac! {
 /// stalled for seconds); every call exact.
 #[test]
 fn a_fused_search_ends_in_its_first_call() {
-    let Some(rt) = runtimes::fresh_opencl() else {
+    let Some(rt) = whole_search() else {
         return;
     };
-    rt.device().expect("device").set_program_cache_dir(None);
-    let rt = rt.with_policy(PlanPolicy::SearchBudget(std::time::Duration::MAX));
     let ours = || {
         parac::opencl::plan_records()
             .into_iter()
