@@ -704,7 +704,13 @@ fn opencl_fused_stages_match_the_interpreter() {
     }
     eprintln!("fused on OpenCL: {fused:?}, inlined: {inlined:?}, {compared} calls compared");
     let has = |v: &[String], name: &str| v.iter().any(|f| f == name);
+    // A producer read by two regions, the first fused into the second: the three in one
+    // kernel (`fuse::gpu::chain`), work-items' tiles alone.
+    let chain3 = out.module.functions.iter().find(|f| f.name == "chain3");
+    let gate = lir::pass::fuse::gpu::plans(chain3.expect("chain3"), 0);
+    assert!(gate.items && !gate.tiles && !gate.inline, "{gate:?}");
     for name in [
+        "chain3",
         "blur2",
         "cols_clamp",
         "both_reflect",
@@ -712,8 +718,8 @@ fn opencl_fused_stages_match_the_interpreter() {
         "two_outputs",
     ] {
         assert!(has(&fused, name), "{name} not fused: {fused:?}");
-        // Not under a constant border (`fuse::gpu::inline`).
-        let constant = name == "constant_border";
+        // Not under a constant border (`fuse::gpu::inline`), nor a chain.
+        let constant = name == "constant_border" || name == "chain3";
         assert_eq!(
             has(&inlined, name),
             !constant,
@@ -747,6 +753,9 @@ fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, 
                 };
                 plans.push((format!("tiles {tile:?}"), o, "fuse_gpu"));
             }
+        }
+        if gate.items {
+            tiled = true;
             for tile in [[1, 1], [1, 3], [5, 8], [16, 3]] {
                 let o = Options {
                     fuse_item_tile: Some(tile),
@@ -795,6 +804,114 @@ fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, 
         }
     }
     (tiled, inlined, compared)
+}
+
+/// Random three-stage chains for fusion on OpenCL (`fuse::gpu::chain`): a producer of `u`, a
+/// second stage reading `u` at random offsets (-3 to 3) through a random border shorthand over
+/// `u` (or none), and a last stage over the same space or a smaller one reading the second's
+/// `t` at offsets through a shorthand (or proven inside) and `u` at its point and at offsets
+/// proven inside; at random sizes from 1x1, every fused plan against the interpreter
+/// ([`fused_plans_match`]).
+#[test]
+fn random_three_stage_chains_fuse_on_opencl_as_unfused() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut chains, mut compared) = (0, 0);
+    for k in 0..60 {
+        let mut pick = |n: u64| (rng.next() % n) as i64;
+        let modes = ["clamp", "reflect", "reflect101", "constant", "wrap"];
+        let rule = |name: &str, m: &str, target: String| match m {
+            "constant" => format!("parac_border_rule {name} = constant({target}, 5);"),
+            m => format!("parac_border_rule {name} = {m}({target});"),
+        };
+        // The second stage: `u` at offsets through a rule over rows, columns or both.
+        let w = 1 + pick(3);
+        let umode = modes[pick(5) as usize];
+        let utarget = [
+            format!("u[{w}][{w}]"),
+            format!("u[{w}][*]"),
+            format!("u[*][{w}]"),
+            "u[3][3]".to_string(),
+        ][pick(4) as usize]
+            .clone();
+        let (urule, uuses) = match pick(5) {
+            0 => (String::new(), ""),
+            _ => (rule("ru", umode, utarget), "parac_border_rule(ru)"),
+        };
+        let ureads: Vec<String> = (0..1 + pick(3))
+            .map(|_| {
+                let (a, b) = match uuses {
+                    "" => (0, 0),
+                    _ => (pick(7) - 3, pick(7) - 3),
+                };
+                format!("{} * u[x + {a}][y + {b}]", pick(5) - 2)
+            })
+            .collect();
+        // The last stage: over the whole space with a rule over `t`, or a smaller one.
+        let (dm, dn) = match pick(2) {
+            0 => (0, 0),
+            _ => (pick(3), pick(3)),
+        };
+        let whole = dm == 0 && dn == 0;
+        let (trule, tuses) = match whole {
+            true => (
+                rule("rt", modes[pick(4) as usize], "t[3][3]".to_string()),
+                "parac_border_rule(rt)",
+            ),
+            false => (String::new(), ""),
+        };
+        let mut creads: Vec<String> = (0..1 + pick(3))
+            .map(|_| {
+                let (a, b) = match whole {
+                    true => (pick(7) - 3, pick(7) - 3),
+                    false => (pick(dm as u64 + 1), pick(dn as u64 + 1)),
+                };
+                format!("{} * t[x + {a}][y + {b}]", pick(5) - 2)
+            })
+            .collect();
+        creads.push(format!("{} * u[x][y]", 1 + pick(3)));
+        if !whole {
+            creads.push(format!(
+                "u[x + {}][y + {}]",
+                pick(dm as u64 + 1),
+                pick(dn as u64 + 1)
+            ));
+        }
+        let less = |d: i64| match d {
+            0 => String::new(),
+            d => format!(" - {d}"),
+        };
+        let (dm, dn) = (less(dm), less(dn));
+        let src = format!(
+            "fn c{k}(src: &i16[M][N], out: &mut i32[M{dm}][N{dn}]) {{
+                let u: i32[M][N];
+                let t: i32[M][N];
+                parac_iterator q(x in 0:M:1; y in 0:N:1) {{
+                    u[x][y] = src[x][y] * {} + 2 * x - y;
+                }}
+                {urule}
+                parac_iterator p(x in 0:M:1; y in 0:N:1) {uuses} {{
+                    t[x][y] = {} + y;
+                }}
+                {trule}
+                parac_iterator c(x in 0:M{dm}:1; y in 0:N{dn}:1) {tuses} {{
+                    out[x][y] = {} + x;
+                }}
+            }}",
+            1 + pick(4),
+            ureads.join(" + "),
+            creads.join(" + "),
+        );
+        let out = parac_core::compile_str(&src);
+        if !out.diagnostics.is_empty() {
+            continue;
+        }
+        let f = &out.module.functions[0];
+        chains += usize::from(lir::pass::fuse::gpu::plans(f, 0).items);
+        let sizes: Vec<[i64; 2]> = (0..4).map(|_| [1 + pick(40), 1 + pick(40)]).collect();
+        compared += fused_plans_match(f, &sizes, &mut rng).2;
+    }
+    eprintln!("random three-stage chains: {chains} fused, {compared} calls compared");
+    assert!(chains >= 20, "{chains} chains fused");
 }
 
 /// Random two-stage chains for fusion on OpenCL: a producer of the whole intermediate, and a

@@ -862,7 +862,7 @@ fn a_candidate_that_does_not_build_is_dropped() {
         ]),
         cpu_order: Cow::Borrowed(&[]),
         searchable: true,
-        consumer: None,
+        consumers: Cow::Borrowed(&[]),
     };
     let buf = d.alloc::<i32>("m", &[64]).expect("alloc");
     for policy in [PlanPolicy::Model, PlanPolicy::Search] {

@@ -72,7 +72,7 @@ pub struct PlanDesc {
     pub steps: usize,
     /// The plan runs the region's consumer too (`Directive::Fuse`, `Directive::FuseInline`):
     /// launched over the consumer's iteration space, the executor then skips the next host
-    /// step, the run of `Function::fused_consumer`.
+    /// steps, the runs of `Function::fused_consumers`.
     pub fuses: bool,
     /// The work-group size the kernel is written for, if it fixes one.
     pub local: Option<Vec<usize>>,

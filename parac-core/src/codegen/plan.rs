@@ -247,8 +247,12 @@ const FUSE_TILES: [(u32, u32); 2] = [(32, 16), (64, 32)];
 
 /// A work-item's tiles (columns, rows) of a fused plan per work-item (`fuseitem<C>x<R>`): a CPU
 /// device's, rows long enough for its vectorizer, few enough for its private buffer to stay
-/// in cache; the intermediate's rows computed twice are its reads' span per `R`.
-const FUSE_ITEM_TILES: [(u32, u32); 2] = [(256, 16), (128, 32)];
+/// in cache; the intermediate's rows computed twice are its reads' span per `R`. The first
+/// [`ITEM_TILES`] whose private tiles fit are candidates (a chain's two tiles fit fewer rows).
+const FUSE_ITEM_TILES: [(u32, u32); 3] = [(256, 16), (128, 32), (256, 8)];
+
+/// The most work-item tiles of [`FUSE_ITEM_TILES`] a fused region has as candidates.
+const ITEM_TILES: usize = 2;
 
 /// The candidate plans of region `rid`: the baseline first, then the model's ranking (the
 /// first of those is what runs with the search off), then each transform alone, so that the
@@ -345,10 +349,13 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
                 for (cols, rows) in FUSE_TILES {
                     add(alone(D::Fuse { cols, rows }));
                 }
-                for (cols, rows) in FUSE_ITEM_TILES {
-                    if fused.item.fits([cols, rows]) {
-                        add(alone(D::FuseItems { cols, rows }));
-                    }
+            }
+            if fused.items {
+                let fits = FUSE_ITEM_TILES
+                    .into_iter()
+                    .filter(|(c, r)| fused.item.fits([*c, *r]));
+                for (cols, rows) in fits.take(ITEM_TILES) {
+                    add(alone(D::FuseItems { cols, rows }));
                 }
             }
             // The producer inlined in its consumer's points (no intermediate at all), alone

@@ -211,26 +211,40 @@ impl Function {
         })
     }
 
-    /// The region a fused plan of iterator region `rid` may run with it: the host step right
-    /// after `rid`'s run, at the function's top level, when it runs an iterator that reads a
-    /// matrix `rid` writes (`lir::pass::fuse::gpu` decides whether it can be fused; a fused
-    /// plan's kernels take both regions' matrices and host scalars, and the executor then skips
-    /// that run).
-    pub fn fused_consumer(&self, rid: RegionId) -> Option<RegionId> {
-        let at = self
+    /// The regions a fused plan of iterator region `rid` may run with it, in order: the host
+    /// step right after `rid`'s run, at the function's top level, when it runs an iterator that
+    /// reads a matrix `rid` writes; and the step after that one too when it runs an iterator
+    /// that also reads a matrix `rid` writes (a producer with two consumers, unsharp's `gray`,
+    /// fused with both: `lir::pass::fuse::gpu::chain`). `lir::pass::fuse::gpu` decides whether
+    /// they can be fused; a fused plan's kernels take all their matrices and host scalars, and
+    /// the executor then skips their runs.
+    pub fn fused_consumers(&self, rid: RegionId) -> Vec<RegionId> {
+        let Some(at) = self
             .steps
             .iter()
-            .position(|s| matches!(s, HostStep::Run(r) if *r == rid))?;
-        let HostStep::Run(c) = self.steps.get(at + 1)? else {
-            return None;
+            .position(|s| matches!(s, HostStep::Run(r) if *r == rid))
+        else {
+            return Vec::new();
         };
-        let (p, cr) = (&self.regions[rid], &self.regions[*c]);
-        let iterators = [p.kind, cr.kind]
-            .iter()
-            .all(|k| matches!(k, RegionKind::Iterator));
-        let reads = |m: MatrixId| cr.accesses.iter().any(|a| !a.write && a.matrix == m);
-        let feeds = p.accesses.iter().any(|a| a.write && reads(a.matrix));
-        (iterators && feeds).then_some(*c)
+        let p = &self.regions[rid];
+        let feeds = |step: Option<&HostStep>| {
+            let Some(HostStep::Run(c)) = step else {
+                return None;
+            };
+            let cr = &self.regions[*c];
+            let iterators = [p.kind, cr.kind]
+                .iter()
+                .all(|k| matches!(k, RegionKind::Iterator));
+            let reads = |m: MatrixId| cr.accesses.iter().any(|a| !a.write && a.matrix == m);
+            let feeds = p.accesses.iter().any(|a| a.write && reads(a.matrix));
+            (iterators && feeds).then_some(*c)
+        };
+        let Some(first) = feeds(self.steps.get(at + 1)) else {
+            return Vec::new();
+        };
+        let mut out = vec![first];
+        out.extend(feeds(self.steps.get(at + 2)));
+        out
     }
 
     /// Per matrix: whether a `parac_swap` names it (its storage changes during the call).

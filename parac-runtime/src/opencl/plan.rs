@@ -93,10 +93,17 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// The iteration points its launch covers, of a region's `global` and its consumer's
-    /// (`RegionPlans::consumer`): a fused candidate's are the consumer's.
-    pub(crate) fn space<'a>(&self, global: &'a [usize], consumer: &'a [usize]) -> &'a [usize] {
-        if self.fuses { consumer } else { global }
+    /// The iteration points its launch covers, of a region's `global` and its consumers'
+    /// (`RegionPlans::consumers`, in order): a fused candidate's are the last consumer's.
+    pub(crate) fn space<'a>(
+        &self,
+        global: &'a [usize],
+        consumers: &'a [Vec<usize>],
+    ) -> &'a [usize] {
+        match consumers.last() {
+            Some(c) if self.fuses => c,
+            _ => global,
+        }
     }
 }
 
@@ -133,9 +140,9 @@ pub struct RegionPlans {
     /// Whether candidates may run more than once on the same data (the region reads no matrix
     /// it writes), as timing needs.
     pub searchable: bool,
-    /// The region a fused candidate runs with this one (its plans' name), where there are
-    /// such candidates.
-    pub consumer: Option<Cow<'static, str>>,
+    /// The regions a fused candidate runs with this one (their plans' names), in order, where
+    /// there are such candidates (two: a chain, `Function::fused_consumers`).
+    pub consumers: Cow<'static, [Cow<'static, str>]>,
 }
 
 /// What [`Device::run_region`] ran.
@@ -241,14 +248,15 @@ impl Device {
     /// for every candidate). `interior` is the region's interior box for split plans (in
     /// iteration indices per dimension), where it has one. Returns the number of partial results
     /// a reduction kernel wrote (its rows, or a tree's work-groups) and the time steps the
-    /// launch ran. `consumer`: the iteration points of [`RegionPlans::consumer`] in this call
-    /// (the search weighs a fused candidate against its best plan), empty where there is none.
+    /// launch ran. `consumers`: the iteration points of each of [`RegionPlans::consumers`] in this
+    /// call (the search weighs a fused candidate against their best plans), empty where there
+    /// are none.
     pub fn run_region(
         &self,
         program: &Program,
         plans: &RegionPlans,
         policy: &PlanPolicy,
-        (global, consumer): (&[usize], &[usize]),
+        (global, consumer): (&[usize], &[Vec<usize>]),
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
     ) -> Result<Ran, Error> {

@@ -411,8 +411,8 @@ pub(super) fn run(
     let mut at: Vec<usize> = (0..f.matrices.len()).collect();
     // A time band ran the rest of this step's regions: skipped until its swaps.
     let mut banded = false;
-    // A fused plan ran this region (the next step) with its own: skipped.
-    let mut fused: Option<usize> = None;
+    // A fused plan ran these regions (the next steps) with its own: skipped.
+    let mut fused: Vec<usize> = Vec::new();
     // A producer whose search waits for its consumer's first time (`Device::fused_search`):
     // run again right after the consumer, once the consumer has one, where what it reads is
     // as it was (nothing ran between them, and the consumer writes nothing the producer
@@ -432,7 +432,9 @@ pub(super) fn run(
             }
             HostStep::Run(_) if banded => {}
             // A fused plan of the region before ran this one.
-            HostStep::Run(rid) if fused == Some(*rid) => fused = None,
+            HostStep::Run(rid) if fused.first() == Some(rid) => {
+                fused.remove(0);
+            }
             HostStep::Repeat { .. } => unreachable!("`Steps` runs a repeat's body"),
             HostStep::Run(rid) => {
                 let rid = *rid;
@@ -445,13 +447,13 @@ pub(super) fn run(
                     RegionKind::Iterator => {
                         // The host's proof (`safety::region_check`): accesses and divisors;
                         // where a time band may run the step's other regions, theirs too, and
-                        // where a fused plan may run the next region, its (the region before
-                        // it cannot fail: `lir::pass::fuse::gpu`).
+                        // where a fused plan may run the next regions, theirs (the regions
+                        // before them cannot fail: `lir::pass::fuse::gpu`).
                         let mates = if banding { &prep.mates[rid][..] } else { &[] };
-                        let consumer = prep.consumer[rid];
+                        let consumers = &prep.consumers[rid];
                         let mut proofs = std::iter::once(rid)
                             .chain(mates.iter().copied())
-                            .chain(consumer);
+                            .chain(consumers.iter().copied());
                         let proven =
                             proofs.try_for_each(|r| interp::region_check(f, r, &sizes, &hosts));
                         if let Err(e) = proven {
@@ -461,7 +463,7 @@ pub(super) fn run(
                             dev.check_flag(&err, |w| flag_error(f, prep, &dims, w))?;
                             return Err(from_interp(f, e));
                         }
-                        // `launch`: the iteration counts (the consumer's too) and the
+                        // `launch`: the iteration counts (the consumers' too) and the
                         // interior box of split plans.
                         let launch = |rid: usize| {
                             let r = &f.regions[rid];
@@ -477,39 +479,44 @@ pub(super) fn run(
                             Ok::<_, Error>((counts, starts))
                         };
                         let (counts, starts) = launch(rid)?;
-                        let theirs = match consumer {
-                            Some(c) => launch(c)?.0,
-                            None => Vec::new(),
-                        };
+                        let theirs = consumers
+                            .iter()
+                            .map(|c| Ok::<_, Error>(launch(*c)?.0))
+                            .collect::<Result<Vec<_>, _>>()?;
                         let interior = prep.bounds[rid]
                             .as_ref()
                             .map(|bs| opencl::interior(&counts, &starts, bs, &dims));
                         let a = kargs(None);
                         let space = (&counts[..], &theirs[..]);
-                        let awaits = consumer.is_some()
+                        let awaits = !consumers.is_empty()
                             && dev.fused_search(&prog, plans, policy, space) == Some(false);
                         let ran =
                             dev.run_region(&prog, plans, policy, space, interior.as_deref(), &a)?;
                         steps.skip(ran.steps - 1);
                         banded = ran.steps > 1;
-                        fused = consumer.filter(|_| ran.fused);
-                        if let Some((p, pplans, pcounts, pinterior)) = resume
+                        if ran.fused {
+                            fused = consumers.clone();
+                        }
+                        if let Some((p, pplans, pcounts, ptheirs, pinterior)) = resume
                             .take()
-                            .filter(|(p, ..)| prep.consumer[*p] == Some(rid))
+                            .filter(|(p, ..)| prep.consumers[*p].contains(&rid))
                         {
-                            // This region is `p`'s consumer, run: `p` again, its search now
-                            // weighing its fused candidates (a fused one writes this region's
-                            // outputs again, the same values).
+                            // This region is one of `p`'s consumers, run: `p` again once they
+                            // all have, its search now weighing its fused candidates (a fused
+                            // one writes their outputs again, the same values).
                             let pa = kernel_args(&prep.args[p], &bufs, &z, &hosts, &err, None);
-                            let pspace = (&pcounts[..], &counts[..]);
-                            // Not where the consumer still has no time (it was not searched).
+                            let pspace = (&pcounts[..], &ptheirs[..]);
+                            // Not where a consumer still has no time (it was not searched).
                             if dev.fused_search(&prog, pplans, policy, pspace) == Some(true) {
                                 let pi = pinterior.as_deref();
                                 dev.run_region(&prog, pplans, policy, pspace, pi, &pa)?;
+                            } else if prep.consumers[p].last() != Some(&rid) && !ran.fused {
+                                // Its later consumers have yet to run.
+                                resume = Some((p, pplans, pcounts, ptheirs, pinterior));
                             }
                         }
                         if awaits && !ran.fused {
-                            resume = Some((rid, plans, counts, interior));
+                            resume = Some((rid, plans, counts, theirs, interior));
                         }
                     }
                     RegionKind::Reduction { .. } => {
@@ -626,12 +633,13 @@ pub(super) fn run(
 
 /// The kernel arguments `args` of a region (`opencl::args`), with `partials` for a global
 /// operator.
-/// A producer to run again after its consumer (`run`): its region, plans, iteration points and
-/// interior box.
+/// A producer to run again after its consumers (`run`): its region, plans, iteration points,
+/// its consumers' and its interior box.
 type Resume<'p> = (
     usize,
     &'p opencl::RegionPlans,
     Vec<usize>,
+    Vec<Vec<usize>>,
     Option<Vec<std::ops::Range<usize>>>,
 );
 

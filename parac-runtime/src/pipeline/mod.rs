@@ -110,8 +110,9 @@ pub(crate) struct Prepared {
     /// Per region: the other regions of the time step it begins (`Function::time_step`), which
     /// its time bands run.
     pub(crate) mates: Vec<Vec<usize>>,
-    /// Per region with fused candidates: the consumer they run (`Function::fused_consumer`).
-    pub(crate) consumer: Vec<Option<usize>>,
+    /// Per region with fused candidates: the consumers they run, in order
+    /// (`Function::fused_consumers`); empty for the others.
+    pub(crate) consumers: Vec<Vec<usize>>,
     /// Per region: its kernel arguments (`host::kernel_args`).
     pub(crate) args: Vec<Vec<host::KernelArg>>,
     /// Per region: the slots OpenCL runs (`host::launch_slots`).
@@ -157,13 +158,18 @@ impl Prepared {
             .map(|rid| {
                 let plans = host::plans(f, rid);
                 let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
-                let consumer = f
-                    .fused_consumer(rid)
-                    .filter(|_| plans.iter().any(|p| p.fuses))
-                    .map(|c| host::plans_region(f, c).into());
+                let consumers: Vec<std::borrow::Cow<'static, str>> =
+                    match plans.iter().any(|p| p.fuses) {
+                        true => f
+                            .fused_consumers(rid)
+                            .into_iter()
+                            .map(|c| host::plans_region(f, c).into())
+                            .collect(),
+                        false => Vec::new(),
+                    };
                 RegionPlans {
                     region: host::plans_region(f, rid).into(),
-                    consumer,
+                    consumers: consumers.into(),
                     cpu_order: ranking(f, rid, &schedules, Target::Cpu).into(),
                     searchable: host::searchable(f, rid),
                     candidates: plans
@@ -192,11 +198,11 @@ impl Prepared {
                 }
             })
             .collect();
-        let consumer = regions
+        let consumers = regions
             .clone()
-            .map(|rid| {
-                f.fused_consumer(rid)
-                    .filter(|_| plans[rid].consumer.is_some())
+            .map(|rid| match plans[rid].consumers.is_empty() {
+                true => Vec::new(),
+                false => f.fused_consumers(rid),
             })
             .collect();
         Prepared {
@@ -217,7 +223,7 @@ impl Prepared {
                         .map_or(Vec::new(), |(r, _)| r[1..].to_vec())
                 })
                 .collect(),
-            consumer,
+            consumers,
             slots: regions
                 .clone()
                 .map(|rid| match f.regions[rid].kind {

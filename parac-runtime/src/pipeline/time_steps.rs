@@ -149,7 +149,7 @@ pub(super) fn single_steps(plans: &RegionPlans) -> Option<RegionPlans> {
             .collect::<Vec<_>>()
             .into(),
         searchable: plans.searchable,
-        consumer: plans.consumer.clone(),
+        consumers: plans.consumers.clone(),
     })
 }
 

@@ -142,7 +142,7 @@ pub(super) fn route(rt: &Runtime, dev: &Device, source: &'static str, args: &[Ho
         // A fused candidate is timed once its consumer has a time (`opencl::plan::timing`): a
         // function with such candidates runs twice, so that every search ends here.
         let mut run = |p: &super::Pipeline| {
-            let fuses = p.prepare(0).consumer.iter().any(Option::is_some);
+            let fuses = p.prepare(0).consumers.iter().any(|c| !c.is_empty());
             for _ in 0..1 + usize::from(fuses) {
                 p.run_device(dev, warm.policy(), 0, &mut args)?;
             }

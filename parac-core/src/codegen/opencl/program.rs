@@ -58,15 +58,15 @@ pub(crate) fn used(f: &Function, r: &Region) -> Vec<(MatrixId, bool)> {
 /// The regions whose matrices and host scalars region `r`'s kernels take: `r`; where `r` is
 /// the first of a time step of several regions, the step's others (its time bands run them
 /// all: `lir::pass::fuse::time::gpu`); where a fused plan may run its consumer with it
-/// (`Function::fused_consumer`, `lir::pass::fuse::gpu`), that consumer.
+/// (`Function::fused_consumers`, `lir::pass::fuse::gpu`), those consumers.
 fn kernel_regions<'f>(f: &'f Function, r: &'f Region) -> Vec<&'f Region> {
     let mut out = vec![r];
     let rid = f.regions.iter().position(|x| std::ptr::eq(x, r));
     if let Some((runs, _)) = rid.and_then(|rid| f.time_step(rid)) {
         out.extend(runs[1..].iter().map(|x| &f.regions[*x]));
     }
-    if let Some(c) = rid.and_then(|rid| f.fused_consumer(rid)) {
-        out.push(&f.regions[c]);
+    if let Some(rid) = rid {
+        out.extend(f.fused_consumers(rid).into_iter().map(|c| &f.regions[c]));
     }
     out
 }

@@ -31,21 +31,31 @@ pub fn timings_made() -> u64 {
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 impl Device {
-    /// The best time of region `plans`' consumer for its `consumer` iteration points, once
-    /// it has one.
+    /// The best times of region `plans`' consumers for their `consumers` iteration points,
+    /// summed, once each has one.
     fn consumer_best(
         &self,
         program: &Program,
         plans: &RegionPlans,
-        consumer: &[usize],
+        consumers: &[Vec<usize>],
     ) -> Option<f64> {
-        let region = plans.consumer.as_deref()?;
+        if plans.consumers.is_empty() || plans.consumers.len() != consumers.len() {
+            return None;
+        }
         let mut slot = program.plans.lock().unwrap_or_else(PoisonError::into_inner);
         let memo = self.memo(program, &mut slot);
-        memo.get(&(region.to_string(), class(consumer)))?
-            .saved
-            .search
-            .best()
+        let best = |region: &str, points: &[usize]| {
+            memo.get(&(region.to_string(), class(points)))?
+                .saved
+                .search
+                .best()
+        };
+        plans
+            .consumers
+            .iter()
+            .zip(consumers)
+            .map(|(region, points)| best(region, points))
+            .sum()
     }
 
     /// Where region `plans`' search under `policy` weighs fused candidates against its
@@ -58,7 +68,7 @@ impl Device {
         program: &Program,
         plans: &RegionPlans,
         policy: &PlanPolicy,
-        (global, consumer): (&[usize], &[usize]),
+        (global, consumer): (&[usize], &[Vec<usize>]),
     ) -> Option<bool> {
         // Under `Stages`, as the region runs (`RegionPlans::stage_policy`).
         let staged = plans.stage_policy(policy);
@@ -84,7 +94,7 @@ impl Device {
         &self,
         program: &Program,
         plans: &RegionPlans,
-        (global, consumer): (&[usize], &[usize]),
+        (global, consumer): (&[usize], &[Vec<usize>]),
         interior: Option<&[Range<usize>]>,
         args: &[Arg<'_>],
         budget: Duration,

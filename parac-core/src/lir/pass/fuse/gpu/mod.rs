@@ -40,6 +40,8 @@
 //!   the offset, which is in the box widened by the widest offset on both sides, provided the
 //!   read's own point `(x, y)` is inside `t`: then `C`'s loops must be `t`'s extents exactly.
 
+mod chain;
+
 use super::tiles::B;
 use super::time::{Copy, Origin, step_point};
 use super::{consumer, reads::row_offsets, uses};
@@ -68,7 +70,7 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool
     {
         return false;
     }
-    let kernel = build(func, f, &fusion, (tile.map(i128::from), false));
+    let kernel = build(func, f, (&fusion, None), (tile.map(i128::from), false));
     replace(func, &fusion, kernel)
 }
 
@@ -78,6 +80,9 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool
 /// `Directive::FuseItems`: what a CPU device runs well, each work-item the CPU path's strip
 /// fusion on its tile, whose rows its compiler vectorizes); whether it did.
 pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool {
+    if f.fused_consumers(rid).len() == 2 {
+        return chain::run_items(func, f, rid, tile);
+    }
     let Some(fusion) = legal(func, f, rid) else {
         return false;
     };
@@ -85,7 +90,7 @@ pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -
     if !item.fits(tile) {
         return false;
     }
-    let kernel = build(func, f, &fusion, (tile.map(i128::from), true));
+    let kernel = build(func, f, (&fusion, None), (tile.map(i128::from), true));
     replace(func, &fusion, kernel)
 }
 
@@ -114,16 +119,29 @@ pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
 /// The function with the producer's region replaced by `kernel` and the consumer's emptied (its
 /// host proof alone: the executor skips its run after a fused launch); whether it did.
 fn replace(func: &mut Func, fusion: &Fusion, kernel: StmtId) -> bool {
+    let consumer = (fusion.at.1, fusion.cid, fusion.cname.clone());
+    replace_with(func, (fusion.at.0, kernel), &[consumer])
+}
+
+/// The function with its top-level statement `at` replaced by `kernel` and the regions at the
+/// places of `empty` emptied (their host proofs alone); whether it did.
+fn replace_with(
+    func: &mut Func,
+    (at, kernel): (usize, StmtId),
+    empty: &[(usize, RegionId, String)],
+) -> bool {
     let Stmt::Block(mut top) = func.stmts[func.body].clone() else {
         return false;
     };
-    top[fusion.at.0] = kernel;
-    let empty = func.stmt(Stmt::Block(Vec::new()));
-    top[fusion.at.1] = func.stmt(Stmt::Region {
-        id: fusion.cid,
-        name: fusion.cname.clone(),
-        body: empty,
-    });
+    top[at] = kernel;
+    for (k, id, name) in empty {
+        let body = func.stmt(Stmt::Block(Vec::new()));
+        top[*k] = func.stmt(Stmt::Region {
+            id: *id,
+            name: name.clone(),
+            body,
+        });
+    }
     func.stmts[func.body] = Stmt::Block(top);
     true
 }
@@ -162,7 +180,8 @@ impl Mutator for Inline<'_> {
 /// (`lir::front`): of tiles (and of a work-item's rows), where its consumer can be fused into
 /// it; inlined, where its points can also be inlined in the consumer's ([`inlines`]).
 pub fn plans(f: &Function, rid: RegionId) -> Fused {
-    if f.fused_consumer(rid).is_none() {
+    let consumers = f.fused_consumers(rid).len();
+    if consumers == 0 {
         return Fused::default();
     }
     let opts = crate::lir::Options {
@@ -172,9 +191,21 @@ pub fn plans(f: &Function, rid: RegionId) -> Fused {
         ..crate::lir::Options::gpu()
     };
     let mut func = crate::lir::front(f, &opts, &mut |_, _| {});
+    if consumers == 2 {
+        // A chain: work-items' tiles alone (both intermediates in private memory).
+        return match chain::legal(&mut func, f, rid) {
+            Some((fusion, chain)) => Fused {
+                items: true,
+                item: chain.item_tile(f, &fusion),
+                ..Fused::default()
+            },
+            None => Fused::default(),
+        };
+    }
     match legal(&mut func, f, rid) {
         Some(fusion) => Fused {
             tiles: true,
+            items: true,
             inline: inlines(&func, &fusion),
             item: fusion.item_tile(f),
         },
@@ -185,28 +216,34 @@ pub fn plans(f: &Function, rid: RegionId) -> Fused {
 /// Which fused plans a region has ([`plans`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Fused {
-    /// Tiles of work-groups (`fuse<C>x<R>`) and of work-items (`fuseitem<C>x<R>`).
+    /// Tiles of work-groups (`fuse<C>x<R>`).
     pub tiles: bool,
+    /// Tiles of work-items (`fuseitem<C>x<R>`), those [`ItemTile::fits`] allows.
+    pub items: bool,
     /// The producer inlined (`inline`).
     pub inline: bool,
     /// What a work-item's private tile of the intermediate holds (`fuseitem<C>x<R>`).
     pub item: ItemTile,
 }
 
-/// A work-item's private tile of the intermediate: the box's rows and columns past the
-/// consumer tile's, and the bytes of an element.
+/// A work-item's private tiles of the intermediates (one, or a chain's two): per tile, the
+/// box's columns and rows past the consumer tile's, and the bytes of an element.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ItemTile {
-    span: [i128; 2],
-    bytes: i128,
+    parts: [([i128; 2], i128); 2],
 }
 
 impl ItemTile {
     /// Whether a work-item's tile of `tile` (columns, rows) of the consumer is a fused plan:
-    /// not empty, its box of the intermediate within [`MAX_PRIVATE_TILE`] bytes.
+    /// not empty, its boxes of the intermediates within [`MAX_PRIVATE_TILE`] bytes together.
     pub fn fits(&self, tile: [u32; 2]) -> bool {
         let [c, r] = tile.map(i128::from);
-        c > 0 && r > 0 && (c + self.span[0]) * (r + self.span[1]) * self.bytes <= MAX_PRIVATE_TILE
+        let bytes: i128 = self
+            .parts
+            .iter()
+            .map(|([sc, sr], b)| (c + sc) * (r + sr) * b)
+            .sum();
+        c > 0 && r > 0 && bytes <= MAX_PRIVATE_TILE
     }
 }
 
@@ -253,15 +290,27 @@ impl Fusion {
     /// Its work-items' private tiles ([`ItemTile`]).
     fn item_tile(&self, f: &Function) -> ItemTile {
         ItemTile {
-            span: [self.box_cols, self.box_rows].map(|(lo, hi)| hi - lo - 1),
-            bytes: f.matrices[self.p.t].elem.bytes() as i128,
+            parts: [(self.span(), self.bytes(f)), ([0, 0], 0)],
         }
+    }
+
+    /// Its tile's columns and rows past the consumer tile's.
+    fn span(&self) -> [i128; 2] {
+        [self.box_cols, self.box_rows].map(|(lo, hi)| hi - lo - 1)
+    }
+
+    /// The bytes of an element of its intermediate.
+    fn bytes(&self, f: &Function) -> i128 {
+        f.matrices[self.p.t].elem.bytes() as i128
     }
 }
 
 /// The fusion of region `rid` with its consumer, where legal (the module's documentation).
 fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
-    let cid = f.fused_consumer(rid)?;
+    // One consumer: a region whose fused plans run two is a chain's producer (`chain`).
+    let [cid] = f.fused_consumers(rid)[..] else {
+        return None;
+    };
     let Stmt::Block(top) = func.stmts[func.body].clone() else {
         return None;
     };
@@ -317,13 +366,47 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
     if crate::lir::visit::mentions(func, cols, |v| v == cx) || checked(func, cbody, t) {
         return None;
     }
-    // The reads of `t`: rows `x + a`, columns `y + b`.
+    let (spans, guarded) = spans(func, f, (cid, cbody), (cx, cy), t)?;
+    Some(Fusion {
+        p,
+        pid: rid,
+        pname,
+        cid,
+        cname,
+        at: (i, j),
+        croot: body,
+        cx,
+        cy,
+        rows,
+        cols,
+        cbody,
+        box_rows: (spans[0].0, spans[0].1 + 1),
+        box_cols: (spans[1].0, spans[1].1 + 1),
+        guarded,
+    })
+}
+
+/// The offsets of region `rid`'s reads of matrix `t` in `body` (the body of its loops over
+/// `vars`, rows then columns), least and greatest per dimension, where each is at `x + a`,
+/// `y + b` (`|a|, |b| <=` [`MAX_HALO`], seen through `let`s and border maps), and whether a
+/// constant border over `t` guards them. Through a border rule over `t` (a shorthand, not
+/// wrap) a point outside `t` maps to one as far inside as the offset, which is in the box
+/// widened by the widest offset on both sides, provided the read's own point is inside `t`:
+/// then the region's space must be `t`'s extents exactly, and the spans are so widened.
+/// Without a rule, every read must be unchecked (proven inside `t` by the host).
+fn spans(
+    func: &mut Func,
+    f: &Function,
+    (rid, body): (RegionId, StmtId),
+    vars: (VarId, VarId),
+    t: usize,
+) -> Option<([(i128, i128); 2], bool)> {
     let mut spans = [(0, 0); 2];
-    for (d, v) in [(0, cx), (1, cy)] {
+    for (d, v) in [(0, vars.0), (1, vars.1)] {
         let mut offsets = Vec::new();
         row_offsets(
             func,
-            cbody,
+            body,
             (t, d),
             (v, None),
             &mut HashMap::new(),
@@ -337,9 +420,7 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
         let hi = offsets.iter().map(|o| o.1).max()?;
         spans[d] = (lo, hi);
     }
-    // A border rule over `t`: a shorthand that maps a point outside to one near the edge; then
-    // `C`'s space is `t`'s and the box is widened on both sides.
-    let cr = &f.regions[cid];
+    let cr = &f.regions[rid];
     let (mut mapped, mut guarded) = (false, false);
     for id in &cr.rules {
         let rule = &f.rules[*id];
@@ -364,7 +445,7 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
         mapped = true;
         guarded |= matches!(sh.mode, BorderMode::Constant(_));
     }
-    if !mapped && reads_checked(func, cbody, t) {
+    if !mapped && reads_checked(func, body, t) {
         return None;
     }
     if mapped {
@@ -390,23 +471,7 @@ fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
             *s = (-w, w);
         }
     }
-    Some(Fusion {
-        p,
-        pid: rid,
-        pname,
-        cid,
-        cname,
-        at: (i, j),
-        croot: body,
-        cx,
-        cy,
-        rows,
-        cols,
-        cbody,
-        box_rows: (spans[0].0, spans[0].1 + 1),
-        box_cols: (spans[1].0, spans[1].1 + 1),
-        guarded,
-    })
+    Some((spans, guarded))
 }
 
 /// Whether a statement tree holds a checked access of a matrix other than `t`.
@@ -444,18 +509,18 @@ fn accesses(func: &Func, s: StmtId, hit: &mut impl FnMut(Buf, bool) -> bool) -> 
     any || ss.into_iter().any(|c| accesses(func, c, hit))
 }
 
-/// The fused kernel: `P`'s region statement, tiles of `[tc, tr]` points of `C` per work-group
-/// (in local memory), or per work-item where `items` (in private memory).
+/// The fused kernel: `P`'s region statement (a chain's `Q`'s), tiles of `[tc, tr]` points of
+/// `C` per work-group (in local memory), or per work-item where `items` (in private memory).
 fn build(
     func: &mut Func,
     f: &Function,
-    fu: &Fusion,
+    (fu, chain): (&Fusion, Option<&chain::Chain>),
     ([tc, tr], items): ([i128; 2], bool),
 ) -> StmtId {
     let (t, i64t, i32t) = (fu.p.t, Scalar::I64, Scalar::I32);
     let elem = f.matrices[t].elem;
     let mut b = B { func };
-    let [span_c, span_r] = fu.item_tile(f).span;
+    let [span_c, span_r] = fu.span();
     let memory = if items {
         Memory::Private
     } else {
@@ -508,9 +573,17 @@ fn build(
     let (lo, hi) = (b.int(fu.box_cols.0), b.int(fu.box_cols.1 - 1));
     let clo = b.bound("clo", (c0, BinOp::Add, lo), (Builtin::Max, zero), &mut tile);
     let chi = b.bound("chi", (c1, BinOp::Add, hi), (Builtin::Min, nt), &mut tile);
+    // A chain's `Q`: its points of the box of `u` the tile's loops read, into a tile of its
+    // own (private), before `P`'s points read it there.
+    let mut from: HashMap<usize, Origin> = HashMap::new();
+    if let Some(ch) = chain {
+        from.insert(
+            ch.q.t,
+            ch.tile(&mut b, f, (tc, tr), (r0, r1, c0, c1), &mut tile),
+        );
+    }
     // `P`'s points of the box into the tile.
-    let none = HashMap::new();
-    let pt = step_point(b.func, &fu.p, (&none, &[]), |func, x, _, y| {
+    let pt = step_point(b.func, &fu.p, (&from, &[]), |func, x, _, y| {
         let x64 = func.cast(x, i64t);
         let row = func.binary(BinOp::Sub, x64, rlo, i64t);
         let y64 = func.cast(y, i64t);
@@ -530,9 +603,8 @@ fn build(
     if !items {
         tile.push(b.func.stmt(Stmt::Barrier { global: false }));
     }
-    // `C`'s points of the tile, reading `t` from it.
-    let from: HashMap<usize, Origin> =
-        HashMap::from([(t, (Buf::Temp(temp), Some(rlo), Some(clo)))]);
+    // `C`'s points of the tile, reading `t` from it (and a chain's `u` from its tile).
+    from.insert(t, (Buf::Temp(temp), Some(rlo), Some(clo)));
     let body = Copy::new(&from, &[]).mutate_stmt(b.func, fu.cbody);
     tile.push(points(&mut b, (fu.cx, fu.cy, body), [r0, r1], [c0, c1]));
     let body = b.func.stmt(Stmt::Block(tile));
@@ -543,9 +615,9 @@ fn build(
     };
     head.push(body);
     let body = b.func.stmt(Stmt::Block(head));
-    b.func.stmt(Stmt::Region {
-        id: fu.pid,
-        name: fu.pname.clone(),
-        body,
-    })
+    let (id, name) = match chain {
+        Some(ch) => (ch.qid, ch.qname.clone()),
+        None => (fu.pid, fu.pname.clone()),
+    };
+    b.func.stmt(Stmt::Region { id, name, body })
 }
