@@ -30,7 +30,7 @@
 
 use super::super::time::{Origin, step_point};
 use super::super::{Producer, producer, serial, single, uses};
-use super::{Fusion, ItemTile, spans};
+use super::{Fusion, ItemTile, into_tile, spans};
 use crate::codegen::safety;
 use crate::ir::{BinOp, Builtin, Function, RegionId, Scalar};
 use crate::lir::pass::fuse::tiles::B;
@@ -198,13 +198,7 @@ impl Chain {
         let gclo = b.bound("gclo", (c0, BinOp::Add, lo), (Builtin::Max, zero), out);
         let gchi = b.bound("gchi", (c1, BinOp::Add, hi), (Builtin::Min, nu), out);
         let none = HashMap::new();
-        let pt = step_point(b.func, &self.q, (&none, &[]), |func, x, _, y| {
-            let x64 = func.cast(x, i64t);
-            let row = func.binary(BinOp::Sub, x64, glo, i64t);
-            let y64 = func.cast(y, i64t);
-            let col = func.binary(BinOp::Sub, y64, gclo, i64t);
-            (Buf::Temp(temp), vec![row, col], false)
-        });
+        let pt = step_point(b.func, &self.q, (&none, &[]), into_tile(temp, (glo, gclo)));
         out.push(b.each((pt.x, pt.y, pt.body), [glo, ghi], [gclo, gchi]));
         (Buf::Temp(temp), Some(glo), Some(gclo))
     }

@@ -47,7 +47,7 @@ use super::time::{Copy, Origin, step_point};
 use super::{consumer, reads::row_offsets, uses};
 use crate::ir::{BinOp, BorderMode, Builtin, Function, RegionId, Scalar};
 use crate::lir::visit::{Mutator, preorder, stmt_parts};
-use crate::lir::{Buf, ExprId, ExprKind, Func, Memory, Stmt, StmtId, Temp, VarId};
+use crate::lir::{Buf, ExprId, ExprKind, Func, Memory, Stmt, StmtId, Temp, TempId, VarId};
 use std::collections::HashMap;
 
 /// The widest offset of a fused read of `t` (rows or columns).
@@ -509,6 +509,21 @@ fn accesses(func: &Func, s: StmtId, hit: &mut impl FnMut(Buf, bool) -> bool) -> 
     any || ss.into_iter().any(|c| accesses(func, c, hit))
 }
 
+/// A step's point stored into tile `temp`, whose first row and column are `origin` (what
+/// [`step_point`] stores).
+fn into_tile(
+    temp: TempId,
+    (row0, col0): (ExprId, ExprId),
+) -> impl FnOnce(&mut Func, ExprId, Option<ExprId>, ExprId) -> (Buf, Vec<ExprId>, bool) {
+    move |func, x, _, y| {
+        let x64 = func.cast(x, Scalar::I64);
+        let row = func.binary(BinOp::Sub, x64, row0, Scalar::I64);
+        let y64 = func.cast(y, Scalar::I64);
+        let col = func.binary(BinOp::Sub, y64, col0, Scalar::I64);
+        (Buf::Temp(temp), vec![row, col], false)
+    }
+}
+
 /// The fused kernel: `P`'s region statement (a chain's `Q`'s), tiles of `[tc, tr]` points of
 /// `C` per work-group (in local memory), or per work-item where `items` (in private memory).
 fn build(
@@ -583,13 +598,7 @@ fn build(
         );
     }
     // `P`'s points of the box into the tile.
-    let pt = step_point(b.func, &fu.p, (&from, &[]), |func, x, _, y| {
-        let x64 = func.cast(x, i64t);
-        let row = func.binary(BinOp::Sub, x64, rlo, i64t);
-        let y64 = func.cast(y, i64t);
-        let col = func.binary(BinOp::Sub, y64, clo, i64t);
-        (Buf::Temp(temp), vec![row, col], false)
-    });
+    let pt = step_point(b.func, &fu.p, (&from, &[]), into_tile(temp, (rlo, clo)));
     let points = |b: &mut B, point, rows, cols| match items {
         false => b.cover(point, rows, cols),
         true => b.each(point, rows, cols),
