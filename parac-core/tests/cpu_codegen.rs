@@ -28,14 +28,16 @@ fn expansions_of_the_test_programs_stay_bounded() {
         ("control_flow", 52),
         ("global_reductions", 81),
         ("iterators", 92),
-        // Its `h` fused into `down` (tasks of rows, the rows of `br1` computed once): 239 KB.
-        ("laplacian_level", 311),
+        // Its `h` fused into `down` (tasks of rows, the rows of `br1` computed once): 239 KB;
+        // with the two stages apart beside them, under the model's test: 322 KB.
+        ("laplacian_level", 420),
         ("operators_casts", 104),
         ("params_sizes", 157),
         ("scalar_params", 85),
         ("vectors", 53),
-        // Its downsampling reads as slices of chunks (`partition`'s chunk ends): 175 KB.
-        ("windows", 228),
+        // Its downsampling reads as slices of chunks (`partition`'s chunk ends): 175 KB; with
+        // its fused stages' apart copies beside them (the model's test): 211 KB.
+        ("windows", 275),
     ];
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/in");
     let mut report = Vec::new();

@@ -1,7 +1,44 @@
 //! The machine's cache sizes, as the CPU path's model weighs them: the bytes one task may keep
-//! in cache (`cache_bytes`, the compiler's `Builtin::CacheBytes`), asked once per process.
+//! in cache (`cache_bytes`, the compiler's `Builtin::CacheBytes`), asked once per process; and
+//! whether fused stages run fused (`fuses`, the compiler's `Builtin::Fuses`).
 
+use crate::{PlanPolicy, Runtime};
 use std::sync::OnceLock;
+
+/// Whether the CPU path runs its fused stages `stages` (their regions' names) fused, their
+/// intermediates holding `bytes` where stored apart (`lir::pass::fuse`'s test): as `rt`'s policy
+/// says where it names one of them (`PlanPolicy::Stages`, `PARAC_PLAN=<region>=<label>`: a
+/// label `fuse..` or `..inline` fuses, `baseline` keeps the stages apart; `PlanPolicy::Baseline`
+/// keeps every stage apart), else the model: fused where the intermediates would not fit the
+/// private caches of the cores the tasks run on ([`private_bytes`]; where they fit, each stage
+/// alone reads them from there, and the fused tasks' halo rows would cost more than they save).
+pub fn fuses(rt: &Runtime, stages: &[&str], bytes: i64) -> bool {
+    let model = || bytes > private_bytes().saturating_mul(rayon::current_num_threads() as i64);
+    match rt.policy() {
+        PlanPolicy::Baseline => false,
+        PlanPolicy::Stages(list) => {
+            let named = |region: &str| stages.iter().any(|s| stage_named(region, s));
+            match list.iter().find(|(region, _)| named(region)) {
+                Some((_, label)) if label == "baseline" => false,
+                Some((_, label)) if label.starts_with("fuse") || label.ends_with("inline") => true,
+                _ => model(),
+            }
+        }
+        _ => model(),
+    }
+}
+
+/// Whether `region` (as `PARAC_PLAN` names it: the name, or the plans' `r<k>_<name>`) is the
+/// region named `name`.
+fn stage_named(region: &str, name: &str) -> bool {
+    let plans = region.strip_prefix('r').and_then(|r| {
+        let digits = r.find(|c: char| !c.is_ascii_digit())?;
+        (digits > 0)
+            .then(|| r[digits..].strip_prefix('_'))
+            .flatten()
+    });
+    region == name || plans == Some(name)
+}
 
 /// The bytes of cache a CPU task may hold: its core's own caches below the last level (the
 /// largest, usually the second level) and its share of the last level (its size over the CPUs
@@ -11,6 +48,17 @@ pub fn cache_bytes() -> i64 {
     static BYTES: OnceLock<i64> = OnceLock::new();
     *BYTES.get_or_init(|| {
         share(&levels("/sys/devices/system/cpu/cpu0/cache")).unwrap_or(parac_core::ir::CACHE_BYTES)
+    })
+}
+
+/// The bytes of a core's own cache: its largest below the last level (the last level's share
+/// where it has no other), as [`cache_bytes`] asks; `parac_core::ir::CACHE_BYTES` / 8 where the
+/// machine does not say.
+pub fn private_bytes() -> i64 {
+    static BYTES: OnceLock<i64> = OnceLock::new();
+    *BYTES.get_or_init(|| {
+        own(&levels("/sys/devices/system/cpu/cpu0/cache"))
+            .unwrap_or(parac_core::ir::CACHE_BYTES / 8)
     })
 }
 
@@ -53,18 +101,33 @@ fn levels(dir: &str) -> Vec<Level> {
 /// the CPUs sharing it.
 fn share(levels: &[Level]) -> Option<i64> {
     let last = levels.iter().map(|l| l.level).max()?;
-    let own = levels
+    let own = below_last(levels, last).unwrap_or(0);
+    Some(own + last_share(levels, last)?)
+}
+
+/// A core's own cache: the largest private one below the last level, else its share of the
+/// last.
+fn own(levels: &[Level]) -> Option<i64> {
+    let last = levels.iter().map(|l| l.level).max()?;
+    below_last(levels, last).or_else(|| last_share(levels, last))
+}
+
+/// The largest cache below level `last`.
+fn below_last(levels: &[Level], last: u32) -> Option<i64> {
+    levels
         .iter()
         .filter(|l| l.level < last)
         .map(|l| l.bytes)
         .max()
-        .unwrap_or(0);
-    let shared: i64 = levels
+}
+
+/// The last level's size over the CPUs sharing it.
+fn last_share(levels: &[Level], last: u32) -> Option<i64> {
+    levels
         .iter()
         .filter(|l| l.level == last)
         .map(|l| l.bytes / l.shared_by)
-        .max()?;
-    Some(own + shared)
+        .max()
 }
 
 /// `32K`, `1024K`, `32M` or a count of bytes.
@@ -129,5 +192,42 @@ mod tests {
         assert_eq!(share(&[l(2, 4 << 20, 4)]), Some(1 << 20));
         assert_eq!(share(&[]), None);
         assert!(cache_bytes() > 0);
+        // A core's own: its second level, or its share of the only level.
+        assert_eq!(own(&vm), Some(1 << 20));
+        assert_eq!(own(&[l(2, 4 << 20, 4)]), Some(1 << 20));
+        assert_eq!(own(&[]), None);
+        assert!(private_bytes() > 0);
+    }
+
+    #[test]
+    fn fusion_follows_the_policy_then_the_model() {
+        let stages = |v: &[(&str, &str)]| {
+            let v = v.iter().map(|(r, l)| (r.to_string(), l.to_string()));
+            Runtime::cpu().with_policy(PlanPolicy::Stages(v.collect()))
+        };
+        // The model: apart where the intermediates fit the cores' own caches.
+        let rt = Runtime::cpu();
+        assert!(!fuses(&rt, &["it", "it1"], 0));
+        assert!(fuses(&rt, &["it", "it1"], i64::MAX));
+        // Forced or forbidden by any of the stages' names, else the model.
+        assert!(fuses(&stages(&[("r1_it1", "fuse")]), &["it", "it1"], 0));
+        assert!(fuses(&stages(&[("it", "inline")]), &["it", "it1"], 0));
+        assert!(!fuses(
+            &stages(&[("it1", "baseline")]),
+            &["it", "it1"],
+            i64::MAX
+        ));
+        assert!(fuses(&stages(&[("other", "baseline")]), &["it"], i64::MAX));
+        let baseline = Runtime::cpu().with_policy(PlanPolicy::Baseline);
+        assert!(!fuses(&baseline, &["it"], i64::MAX));
+    }
+
+    #[test]
+    fn stages_are_named_as_plans_name_them() {
+        assert!(stage_named("h", "h"));
+        assert!(stage_named("r2_h", "h"));
+        assert!(!stage_named("r2_h", "r2"));
+        assert!(!stage_named("r_h", "h"));
+        assert!(!stage_named("g", "h"));
     }
 }

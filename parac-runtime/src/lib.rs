@@ -38,7 +38,7 @@ pub mod __private {
     pub use crate::bounds;
     /// The CPU path printed from the loop IR: checked positions and their errors.
     pub mod cpu {
-        pub use crate::caches::cache_bytes;
+        pub use crate::caches::{cache_bytes, fuses};
         pub use crate::cpu::*;
         pub use crate::scratch::{Scratch, scratch};
         pub use crate::sums::int_sum;

@@ -137,21 +137,35 @@ fn compare(
 }
 
 /// Every program of the corpus on the CPU path and the interpreter, for each of its sizes and
-/// once more with one argument's shape changed: bit for bit, or the same error; no canary
-/// around a caller's matrix touched.
+/// once more with one argument's shape changed, with the model's choice of fusion (at these
+/// sizes, stages apart) and with every fused stage forced fused (`PlanPolicy::Stages`, label
+/// `fuse`): bit for bit, or the same error; no canary around a caller's matrix touched.
 
 pub fn cpu_path(programs: &[Entry]) {
-    let rt = parac::Runtime::cpu();
     let mut failures = Vec::new();
     let mut runs = 0;
     for (i, e) in programs.iter().enumerate() {
         let c = parac_core::compile_str(e.src);
         assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
         let f = &c.module.functions[0];
+        let fused: Vec<(String, String)> = f
+            .regions
+            .iter()
+            .map(|r| (r.name.clone(), "fuse".to_string()))
+            .collect();
+        let runtimes = [
+            ("model", parac::Runtime::cpu()),
+            (
+                "fused",
+                parac::Runtime::cpu().with_policy(parac::PlanPolicy::Stages(fused)),
+            ),
+        ];
         for (what, args) in cases(i, e, f, false) {
-            runs += 1;
-            if let Some(p) = compare(e, f, &rt, &args, Tolerance::EXACT) {
-                failures.push(format!("{} ({what}): {p}\n{}", e.name, e.src));
+            for (how, rt) in &runtimes {
+                runs += 1;
+                if let Some(p) = compare(e, f, rt, &args, Tolerance::EXACT) {
+                    failures.push(format!("{} ({what}, {how}): {p}\n{}", e.name, e.src));
+                }
             }
         }
     }

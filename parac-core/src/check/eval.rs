@@ -172,7 +172,7 @@ fn call(b: Builtin, v: &[Val], t: Scalar) -> Option<Val> {
         Builtin::Floor => f[0].floor(),
         Builtin::Ceil => f[0].ceil(),
         Builtin::Round => f[0].round(),
-        Builtin::Mul24 | Builtin::CacheBytes => return None,
+        Builtin::Mul24 | Builtin::CacheBytes | Builtin::Fuses => return None,
         Builtin::NonZero => f[0],
     }))
 }

@@ -505,6 +505,13 @@ pub enum Builtin {
     /// tiling tests a task's rows against it when the repeat runs, `lir::pass::fuse::time`).
     /// Where no machine is asked (the interpreter, the LIR's evaluator), [`CACHE_BYTES`].
     CacheBytes,
+    /// `fuses(bytes, r..)`: whether the CPU path runs its fused stages (no program names it:
+    /// `lir::pass::fuse` guards its fused steps with it, `bytes` the intermediates' size and `r..`
+    /// the regions' ids): the run time's policy for those stages where it names one (forced or
+    /// forbidden per stage, `PARAC_PLAN`), else the model: fused where the intermediates do
+    /// not fit [`Builtin::CacheBytes`]. Where no machine is asked (the interpreter, the LIR's
+    /// evaluator), true.
+    Fuses,
 }
 
 /// What [`Builtin::CacheBytes`] is where the machine does not say.
@@ -542,6 +549,7 @@ impl Builtin {
             Builtin::Mul24 => "mul24",
             Builtin::NonZero => "nonzero",
             Builtin::CacheBytes => "cache_bytes",
+            Builtin::Fuses => "fuses",
         }
     }
 

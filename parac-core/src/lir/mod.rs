@@ -744,6 +744,16 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
 }
 
 impl Func {
+    /// The name of region `id` among [`Func::regions`].
+    pub fn region_name(&self, id: usize) -> Option<String> {
+        self.regions()
+            .into_iter()
+            .find_map(|s| match &self.stmts[s] {
+                Stmt::Region { id: r, name, .. } if *r == id => Some(name.clone()),
+                _ => None,
+            })
+    }
+
     /// The function's regions ([`Stmt::Region`]), in program order, those of time steps
     /// ([`Stmt::Repeat`]) and of the host's branches (a tiled repeat's guard) included.
     pub fn regions(&self) -> Vec<StmtId> {

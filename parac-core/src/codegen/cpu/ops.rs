@@ -82,6 +82,8 @@ pub(super) fn call(b: Builtin, xs: &[TokenStream], t: Scalar) -> TokenStream {
         }
         (Builtin::NonZero, _) => xs[0].clone(),
         (Builtin::CacheBytes, _) => quote!(::parac::__private::cpu::cache_bytes()),
+        // Printed with its stages' names by `Exprs::expr`.
+        (Builtin::Fuses, _) => quote!(true),
         (Builtin::Mul24, _) => {
             let (a, b) = (&xs[0], &xs[1]);
             quote!(#a.wrapping_mul(#b))

@@ -13,7 +13,7 @@ mod outline;
 
 use super::host::{int_lit, lit, rty};
 use super::ops::{binary, call};
-use crate::ir::{BinOp, Scalar, UnOp};
+use crate::ir::{BinOp, Builtin, Scalar, UnOp};
 use crate::lir::{Buf, ExprId, ExprKind, Func, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -308,6 +308,18 @@ impl<'a> Exprs<'a> {
                         quote!((#a as #rt))
                     }
                 }
+            }
+            ExprKind::Call(Builtin::Fuses, args) if !args.is_empty() => {
+                // The run time's choice for the fused stages, by their regions' names.
+                let bytes = p(self.expr(args[0], out));
+                let names: Vec<String> = args[1..]
+                    .iter()
+                    .filter_map(|a| match self.func.exprs[*a].kind {
+                        ExprKind::Int(id) => self.func.region_name(id as usize),
+                        _ => None,
+                    })
+                    .collect();
+                quote!(::parac::__private::cpu::fuses(rt, &[#(#names),*], #bytes))
             }
             ExprKind::Call(b, args) => {
                 let xs: Vec<TokenStream> = args.iter().map(|a| p(self.expr(*a, out))).collect();

@@ -450,6 +450,7 @@ pub(super) fn call_c(b: Builtin, xs: &[String], t: Scalar) -> String {
         Builtin::Mul24 => format!("mul24({}, {})", xs[0], xs[1]),
         Builtin::NonZero => format!("({})", xs[0]),
         Builtin::CacheBytes => format!("{}L", crate::ir::CACHE_BYTES),
+        Builtin::Fuses => "1".to_string(),
         b => format!("{}({})", b.name(), xs[0]),
     }
 }

@@ -76,6 +76,9 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
         return false;
     };
     let mut fused = false;
+    let orig = steps.clone();
+    // The intermediates no longer stored.
+    let mut gone = Vec::new();
     let whole = crate::analysis::written_whole(f);
     // What each step reads and writes, brought up to date where a fusion changes a step.
     let mut used: Vec<Uses> = steps.iter().map(|s| uses(func, *s)).collect();
@@ -92,6 +95,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
                 continue;
             };
             let t = p.t;
+            gone.push(t);
             (steps[i], steps[j]) = (ps, cs);
             (used[i], used[j]) = (uses(func, ps), uses(func, cs));
             (fused, again) = (true, true);
@@ -116,8 +120,86 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
             }
         }
     }
+    if fused {
+        steps = guarded(func, f, &orig, steps, &gone);
+    }
     func.stmts[func.body] = Stmt::Block(steps);
     fused
+}
+
+/// The fused `steps` under the model's test (`Builtin::Fuses`: the run time's policy for their
+/// stages, else fused where the intermediates `gone`, stored, would not fit the cache a task
+/// holds), the `orig` steps otherwise: `if fuses(bytes, stages..) { fused } else { apart }`
+/// over the steps from the first that fusion changed to the last, the allocations it did not
+/// change before the test. Where those steps hold anything but allocations and regions (a host
+/// `let`, a reduction, a repeat: bindings later steps may use), the fused steps alone.
+fn guarded(
+    func: &mut Func,
+    f: &Function,
+    orig: &[StmtId],
+    steps: Vec<StmtId>,
+    gone: &[usize],
+) -> Vec<StmtId> {
+    let changed: Vec<usize> = (0..steps.len()).filter(|k| steps[*k] != orig[*k]).collect();
+    let (Some(&lo), Some(&hi)) = (changed.first(), changed.last()) else {
+        return steps;
+    };
+    let plain = |s: StmtId| match &func.stmts[s] {
+        Stmt::Allocate { .. } | Stmt::Region { .. } => true,
+        Stmt::Block(b) => b
+            .iter()
+            .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. })),
+        _ => false,
+    };
+    if !(lo..=hi).all(|k| plain(steps[k]) && plain(orig[k])) {
+        return steps;
+    }
+    let kept =
+        |k: &usize| steps[*k] == orig[*k] && matches!(func.stmts[steps[*k]], Stmt::Allocate { .. });
+    let (before, rest): (Vec<usize>, Vec<usize>) = (lo..=hi).partition(kept);
+    let i64t = Scalar::I64;
+    let mut bytes = None;
+    for t in gone {
+        let mut b = func.int(f.matrices[*t].elem.bytes() as i128, i64t);
+        for d in 0..f.matrices[*t].dims.len() {
+            let e = func.expr(ExprKind::Dim(*t, d), i64t);
+            b = func.binary(BinOp::Mul, b, e, i64t);
+        }
+        bytes = Some(match bytes {
+            Some(a) => func.binary(BinOp::Add, a, b, i64t),
+            None => b,
+        });
+    }
+    let Some(bytes) = bytes else {
+        return steps;
+    };
+    // The stages: the regions of those steps (each a region, or a block of allocations and
+    // regions).
+    let mut ids = Vec::new();
+    for k in &rest {
+        let s = steps[*k];
+        let parts = match &func.stmts[s] {
+            Stmt::Block(b) => b.clone(),
+            _ => vec![s],
+        };
+        for s in parts {
+            if let Stmt::Region { id, .. } = func.stmts[s] {
+                ids.push(id);
+            }
+        }
+    }
+    let mut args = vec![bytes];
+    for id in ids {
+        args.push(func.int(id as i128, i64t));
+    }
+    let test = func.expr(ExprKind::Call(Builtin::Fuses, args), Scalar::Bool);
+    let fused = func.stmt(Stmt::Block(rest.iter().map(|k| steps[*k]).collect()));
+    let apart = func.stmt(Stmt::Block(rest.iter().map(|k| orig[*k]).collect()));
+    let mut out: Vec<StmtId> = steps[..lo].to_vec();
+    out.extend(before.iter().map(|k| steps[*k]));
+    out.push(func.stmt(Stmt::If(test, fused, Some(apart))));
+    out.extend_from_slice(&steps[hi + 1..]);
+    out
 }
 
 /// The step that reads what region step `i` produces, with the producer, where the steps
