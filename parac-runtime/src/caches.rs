@@ -6,14 +6,20 @@ use crate::{PlanPolicy, Runtime};
 use std::sync::OnceLock;
 
 /// Whether the CPU path runs its fused stages `stages` (their regions' names) fused, their
-/// intermediates holding `bytes` where stored apart (`lir::pass::fuse`'s test): as `rt`'s policy
-/// says where it names one of them (`PlanPolicy::Stages`, `PARAC_PLAN=<region>=<label>`: a
-/// label `fuse..` or `..inline` fuses, `baseline` keeps the stages apart; `PlanPolicy::Baseline`
-/// keeps every stage apart), else the model: fused where the intermediates would not fit the
-/// private caches of the cores the tasks run on ([`private_bytes`]; where they fit, each stage
-/// alone reads them from there, and the fused tasks' halo rows would cost more than they save).
-pub fn fuses(rt: &Runtime, stages: &[&str], bytes: i64) -> bool {
-    let model = || bytes > private_bytes().saturating_mul(rayon::current_num_threads() as i64);
+/// intermediates holding `bytes` where stored apart and a task recomputing `span` rows of an
+/// intermediate beside its `strip` (`lir::pass::fuse`'s test): as `rt`'s policy says where it
+/// names one of them (`PlanPolicy::Stages`, `PARAC_PLAN=<region>=<label>`: a label `fuse..` or
+/// `..inline` fuses, `baseline` keeps the stages apart; `PlanPolicy::Baseline` keeps every
+/// stage apart), else the model: fused where a task recomputes at most a quarter of its strip
+/// (fused ran faster at every size measured there, 128x128 to 3840x2160: one parallel pass
+/// instead of two, no intermediate), or where the intermediates would not fit the private
+/// caches of the cores the tasks run on ([`private_bytes`]; where they fit, each stage alone
+/// reads them from there, and a wide halo recomputed would cost more than it saves).
+pub fn fuses(rt: &Runtime, stages: &[&str], bytes: i64, (span, strip): (i64, i64)) -> bool {
+    let model = || {
+        span.saturating_mul(4) <= strip
+            || bytes > private_bytes().saturating_mul(rayon::current_num_threads() as i64)
+    };
     match rt.policy() {
         PlanPolicy::Baseline => false,
         PlanPolicy::Stages(list) => {
@@ -205,21 +211,26 @@ mod tests {
             let v = v.iter().map(|(r, l)| (r.to_string(), l.to_string()));
             Runtime::cpu().with_policy(PlanPolicy::Stages(v.collect()))
         };
-        // The model: apart where the intermediates fit the cores' own caches.
+        // The model: fused where the halo is narrow, else where the intermediates do not fit
+        // the cores' own caches.
         let rt = Runtime::cpu();
-        assert!(!fuses(&rt, &["it", "it1"], 0));
-        assert!(fuses(&rt, &["it", "it1"], i64::MAX));
+        let (narrow, wide) = ((2, 32), (64, 32));
+        assert!(fuses(&rt, &["it", "it1"], 0, narrow));
+        assert!(!fuses(&rt, &["it", "it1"], 0, wide));
+        assert!(fuses(&rt, &["it", "it1"], i64::MAX, wide));
         // Forced or forbidden by any of the stages' names, else the model.
-        assert!(fuses(&stages(&[("r1_it1", "fuse")]), &["it", "it1"], 0));
-        assert!(fuses(&stages(&[("it", "inline")]), &["it", "it1"], 0));
-        assert!(!fuses(
-            &stages(&[("it1", "baseline")]),
+        assert!(fuses(
+            &stages(&[("r1_it1", "fuse")]),
             &["it", "it1"],
-            i64::MAX
+            0,
+            wide
         ));
-        assert!(fuses(&stages(&[("other", "baseline")]), &["it"], i64::MAX));
+        assert!(fuses(&stages(&[("it", "inline")]), &["it", "it1"], 0, wide));
+        let apart = stages(&[("it1", "baseline")]);
+        assert!(!fuses(&apart, &["it", "it1"], i64::MAX, narrow));
+        assert!(fuses(&stages(&[("other", "baseline")]), &["it"], 0, narrow));
         let baseline = Runtime::cpu().with_policy(PlanPolicy::Baseline);
-        assert!(!fuses(&baseline, &["it"], i64::MAX));
+        assert!(!fuses(&baseline, &["it"], i64::MAX, narrow));
     }
 
     #[test]

@@ -505,11 +505,11 @@ pub enum Builtin {
     /// tiling tests a task's rows against it when the repeat runs, `lir::pass::fuse::time`).
     /// Where no machine is asked (the interpreter, the LIR's evaluator), [`CACHE_BYTES`].
     CacheBytes,
-    /// `fuses(bytes, r..)`: whether the CPU path runs its fused stages (no program names it:
-    /// `lir::pass::fuse` guards its fused steps with it, `bytes` the intermediates' size and `r..`
-    /// the regions' ids): the run time's policy for those stages where it names one (forced or
-    /// forbidden per stage, `PARAC_PLAN`), else the model: fused where the intermediates do
-    /// not fit [`Builtin::CacheBytes`]. Where no machine is asked (the interpreter, the LIR's
+    /// `fuses(bytes, span, strip, r..)`: whether the CPU path runs its fused stages (no program
+    /// names it: `lir::pass::fuse` guards its fused steps with it, `bytes` the intermediates'
+    /// size, `span` of `strip` rows a task's recomputed ones, `r..` the regions' ids): the run
+    /// time's policy for those stages where it names one (forced or forbidden per stage,
+    /// `PARAC_PLAN`), else the model (`parac_runtime::caches::fuses`). Where no machine is asked (the interpreter, the LIR's
     /// evaluator), true.
     Fuses,
 }

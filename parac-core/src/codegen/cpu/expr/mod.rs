@@ -309,17 +309,18 @@ impl<'a> Exprs<'a> {
                     }
                 }
             }
-            ExprKind::Call(Builtin::Fuses, args) if !args.is_empty() => {
+            ExprKind::Call(Builtin::Fuses, args) if args.len() >= 3 => {
                 // The run time's choice for the fused stages, by their regions' names.
                 let bytes = p(self.expr(args[0], out));
-                let names: Vec<String> = args[1..]
+                let (span, strip) = (p(self.expr(args[1], out)), p(self.expr(args[2], out)));
+                let names: Vec<String> = args[3..]
                     .iter()
                     .filter_map(|a| match self.func.exprs[*a].kind {
                         ExprKind::Int(id) => self.func.region_name(id as usize),
                         _ => None,
                     })
                     .collect();
-                quote!(::parac::__private::cpu::fuses(rt, &[#(#names),*], #bytes))
+                quote!(::parac::__private::cpu::fuses(rt, &[#(#names),*], #bytes, (#span, #strip)))
             }
             ExprKind::Call(b, args) => {
                 let xs: Vec<TokenStream> = args.iter().map(|a| p(self.expr(*a, out))).collect();

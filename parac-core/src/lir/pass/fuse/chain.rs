@@ -51,7 +51,7 @@ pub(super) fn fuse(
     f: &Function,
     p: &Producer,
     tasks: StmtId,
-) -> Option<(StmtId, Vec<StmtId>)> {
+) -> Option<(StmtId, Vec<StmtId>, super::Halo)> {
     let Stmt::For {
         var: sx,
         lo,
@@ -228,5 +228,12 @@ pub(super) fn fuse(
     out.splice(at..at, head);
     let chunk = func.stmt(Stmt::Block(out));
     let tasks = func.for_loop(sx, (lo, hi, step), LoopKind::ParallelChunks, chunk);
-    Some((tasks, edge_head.unwrap_or_default()))
+    // The widest span of a loop's rows of `u`, against its rows per task.
+    let halo = readers
+        .iter()
+        .filter_map(|r| r.rows)
+        .map(|(k, amin, amax)| (amax - amin, k * i128::from(step)))
+        .max_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)))
+        .unwrap_or((0, 1));
+    Some((tasks, edge_head.unwrap_or_default(), halo))
 }

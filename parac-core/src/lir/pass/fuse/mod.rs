@@ -91,11 +91,12 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
             let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
                 continue;
             };
-            let Some((ps, cs)) = fuse(func, f, &whole, &steps, &used, (i, j), &p, rows) else {
+            let Some((ps, cs, halo)) = fuse(func, f, &whole, &steps, &used, (i, j), &p, rows)
+            else {
                 continue;
             };
             let t = p.t;
-            gone.push(t);
+            gone.push((t, halo));
             (steps[i], steps[j]) = (ps, cs);
             (used[i], used[j]) = (uses(func, ps), uses(func, cs));
             (fused, again) = (true, true);
@@ -128,8 +129,8 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
 }
 
 /// The fused `steps` under the model's test (`Builtin::Fuses`: the run time's policy for their
-/// stages, else fused where the intermediates `gone`, stored, would not fit the cache a task
-/// holds), the `orig` steps otherwise: `if fuses(bytes, stages..) { fused } else { apart }`
+/// stages, else fused where a task recomputes little, or where the intermediates `gone` (with
+/// their [`Halo`]s), stored, would not fit the cores' caches), the `orig` steps otherwise: `if fuses(bytes, stages..) { fused } else { apart }`
 /// over the steps from the first that fusion changed to the last, the allocations it did not
 /// change before the test. Where those steps hold anything but allocations and regions (a host
 /// `let`, a reduction, a repeat: bindings later steps may use), the fused steps alone.
@@ -138,7 +139,7 @@ fn guarded(
     f: &Function,
     orig: &[StmtId],
     steps: Vec<StmtId>,
-    gone: &[usize],
+    gone: &[(usize, Halo)],
 ) -> Vec<StmtId> {
     let changed: Vec<usize> = (0..steps.len()).filter(|k| steps[*k] != orig[*k]).collect();
     let (Some(&lo), Some(&hi)) = (changed.first(), changed.last()) else {
@@ -159,7 +160,7 @@ fn guarded(
     let (before, rest): (Vec<usize>, Vec<usize>) = (lo..=hi).partition(kept);
     let i64t = Scalar::I64;
     let mut bytes = None;
-    for t in gone {
+    for (t, _) in gone {
         let mut b = func.int(f.matrices[*t].elem.bytes() as i128, i64t);
         for d in 0..f.matrices[*t].dims.len() {
             let e = func.expr(ExprKind::Dim(*t, d), i64t);
@@ -188,7 +189,13 @@ fn guarded(
             }
         }
     }
-    let mut args = vec![bytes];
+    // The widest halo's share of its strip.
+    let (span, strip) = gone
+        .iter()
+        .map(|(_, h)| *h)
+        .max_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)))
+        .unwrap_or((0, 1));
+    let mut args = vec![bytes, func.int(span, i64t), func.int(strip, i64t)];
     for id in ids {
         args.push(func.int(id as i128, i64t));
     }
@@ -439,7 +446,13 @@ fn uses(func: &Func, s: StmtId) -> Uses {
     u
 }
 
-/// The producer at step `i` fused into the consumer at step `j`: the two new steps.
+/// The rows of an intermediate a task computes beyond its own (its reads' span), and its own
+/// (its consumer rows' stride times their count): what fusion computes twice, against what
+/// it computes once.
+type Halo = (i128, i128);
+
+/// The producer at step `i` fused into the consumer at step `j`: the two new steps and the
+/// fusion's [`Halo`].
 #[allow(clippy::too_many_arguments)]
 fn fuse(
     func: &mut Func,
@@ -450,7 +463,7 @@ fn fuse(
     (i, j): (usize, usize),
     p: &Producer,
     rows: i64,
-) -> Option<(StmtId, StmtId)> {
+) -> Option<(StmtId, StmtId, Halo)> {
     let Stmt::Region {
         id: pid,
         name: ref pname,
@@ -487,8 +500,9 @@ fn fuse(
         ..
     } = func.stmts[cbody]
     {
-        let (c, head) = chain::fuse(func, f, p, cbody)?;
-        return Some(fused_steps(func, (pid, pname), (cid, cname), c, head));
+        let (c, head, halo) = chain::fuse(func, f, p, cbody)?;
+        let (ps, cs) = fused_steps(func, (pid, pname), (cid, cname), c, head);
+        return Some((ps, cs, halo));
     }
     let Stmt::For {
         var: cx,
@@ -618,13 +632,14 @@ fn fuse(
     chunk.push(func.for_loop(cx, (x0, x1, 1), LoopKind::ChunkRows, row_body));
     let chunk = func.stmt(Stmt::Block(chunk));
     let tasks = func.for_loop(sx, (clo, chi, rows), LoopKind::ParallelChunks, chunk);
-    Some(fused_steps(
+    let (ps, cs) = fused_steps(
         func,
         (pid, pname),
         (cid, cname),
         tasks,
         head.unwrap_or_default(),
-    ))
+    );
+    Some((ps, cs, (amax - amin, k * i128::from(rows))))
 }
 
 /// Whether producer step `i` (region `pid`, writing `t`) may be computed in consumer step `j`
