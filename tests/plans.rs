@@ -213,6 +213,14 @@ fn tree_and_local_plans_under_cbs() {
     }
 }
 
+/// The plan searches' records (`parac::opencl::plan_records`) of the program named `program`.
+fn records_of(program: &str) -> Vec<parac::opencl::PlanRecord> {
+    parac::opencl::plan_records()
+        .into_iter()
+        .filter(|r| r.program == program)
+        .collect()
+}
+
 /// A runtime of the OpenCL device whose searches run whole in the call that starts them
 /// (`SearchBudget(MAX)`), the disk cache of programs off.
 fn whole_search() -> Option<Runtime> {
@@ -264,6 +272,69 @@ parac::parac! {
     }
 }
 
+parac::parac! {
+    fn chain_search(src: &u16[M][N], out: &mut i32[M][N]) {
+        let a: u16[M][N];
+        let b: i32[M][N];
+        parac_iterator p(x in 0:M:1; y in 0:N:1) {
+            a[x][y] = (3 * src[x][y] + y) / 2;
+        }
+        parac_border_rule ra = clamp(a[2][*]);
+        parac_iterator q(x in 0:M:1; y in 0:N:1) parac_border_rule(ra) {
+            b[x][y] = a[x-2][y] + a[x][y] - a[x+1][y] + 3 * a[x+2][y];
+        }
+        parac_border_rule rb = clamp(b[*][1]);
+        parac_iterator d(x in 0:M:1; y in 0:N:1) parac_border_rule(rb) {
+            out[x][y] = b[x][y-1] + b[x][y+1] - 2 * (a[x][y] as i32);
+        }
+    }
+}
+
+/// A chain's producer (`p`, read by `q` and by `d`, `q` fused into `d`) waits for both its
+/// consumers' times, and `q` for `d`'s: the executor runs each again after the consumers it
+/// waits for, the latest first, so that every region's whole search ends in the first call,
+/// the chain's candidates timed; later calls search nothing; every call exact.
+#[test]
+fn a_chains_search_ends_in_its_first_call() {
+    let Some(rt) = whole_search() else {
+        return;
+    };
+    let ours = || records_of("chain_search");
+    let (m, n) = (29, 45);
+    let src = data::random_u12(m, n, 12);
+    // The three stages by hand, rows and columns clamped.
+    let cl = |v: i64, len: usize| v.clamp(0, len as i64 - 1) as usize;
+    let a = |x: usize, y: usize| (3 * i64::from(src.as_slice()[x * n + y]) + y as i64) / 2;
+    let b = |x: usize, y: usize| {
+        let at = |d: i64| a(cl(x as i64 + d, m), y);
+        at(-2) + at(0) - at(1) + 3 * at(2)
+    };
+    let want: Vec<i32> = (0..m * n)
+        .map(|i| {
+            let (x, y) = (i / n, i % n);
+            let at = |d: i64| b(x, cl(y as i64 + d, n));
+            (at(-1) + at(1) - 2 * a(x, y)) as i32
+        })
+        .collect();
+    for call in 0..3 {
+        let mut out = Matrix::<i32>::zeros([m, n]);
+        let before = ours().len();
+        chain_search(&rt, &src, &mut out).expect("chain_search");
+        assert_eq!(out.as_slice(), &want[..], "call {call}");
+        let records = ours();
+        if call == 0 {
+            for region in ["r0_p", "r1_q"] {
+                let r = records.iter().rfind(|r| r.region == region);
+                let r = r.unwrap_or_else(|| panic!("{region} searched: {records:?}"));
+                assert!(r.complete, "{r:?}");
+                assert!(r.times.iter().any(|t| t.0.contains("fuse")), "{r:?}");
+            }
+        } else {
+            assert_eq!(records.len(), before, "call {call} searched: {records:?}");
+        }
+    }
+}
+
 /// A producer's fused candidates are weighed against its consumer's best time, which the
 /// first call's search only has once the consumer has run: the executor runs the producer again
 /// right after it, so that a whole search (`SearchBudget(MAX)`, as a waiting warm-up has) ends
@@ -274,12 +345,7 @@ fn a_fused_search_ends_in_its_first_call() {
     let Some(rt) = whole_search() else {
         return;
     };
-    let ours = || {
-        parac::opencl::plan_records()
-            .into_iter()
-            .filter(|r| r.program == "fused_search")
-            .collect::<Vec<_>>()
-    };
+    let ours = || records_of("fused_search");
     let (m, n) = (37, 70);
     let src = data::random_u12(m, n, 11);
     for call in 0..3 {

@@ -413,12 +413,12 @@ pub(super) fn run(
     let mut banded = false;
     // A fused plan ran these regions (the next steps) with its own: skipped.
     let mut fused: Vec<usize> = Vec::new();
-    // A producer whose search waits for its consumer's first time (`Device::fused_search`):
-    // run again right after the consumer, once the consumer has one, where what it reads is
-    // as it was (nothing ran between them, and the consumer writes nothing the producer
-    // reads), so that its search goes on in this call.
-    // Its region, plans, iteration points and interior box, as it ran.
-    let mut resume: Option<Resume> = None;
+    // Producers whose searches wait for their consumers' first times (`Device::fused_search`):
+    // each run again right after its consumers, once they have them, where what it reads is
+    // as it was (nothing but its consumers ran between, and they write nothing it reads), so
+    // that its search goes on in this call. A chain's producer waits for its two consumers,
+    // the first of which may wait for the second: the latest first.
+    let mut resume: Vec<Resume> = Vec::new();
     while let Some(step) = steps.next(|e| {
         host_expr(&hosts, e)
             .map(|v| v.as_i64())
@@ -497,10 +497,12 @@ pub(super) fn run(
                         if ran.fused {
                             fused = consumers.clone();
                         }
-                        if let Some((p, pplans, pcounts, ptheirs, pinterior)) = resume
-                            .take()
-                            .filter(|(p, ..)| prep.consumers[*p].contains(&rid))
-                        {
+                        let mut waiting = std::mem::take(&mut resume);
+                        while let Some((p, pplans, pcounts, ptheirs, pinterior)) = waiting.pop() {
+                            // Something other than its consumers ran: not again.
+                            if !prep.consumers[p].contains(&rid) {
+                                continue;
+                            }
                             // This region is one of `p`'s consumers, run: `p` again once they
                             // all have, its search now weighing its fused candidates (a fused
                             // one writes their outputs again, the same values).
@@ -512,11 +514,11 @@ pub(super) fn run(
                                 dev.run_region(&prog, pplans, policy, pspace, pi, &pa)?;
                             } else if prep.consumers[p].last() != Some(&rid) && !ran.fused {
                                 // Its later consumers have yet to run.
-                                resume = Some((p, pplans, pcounts, ptheirs, pinterior));
+                                resume.insert(0, (p, pplans, pcounts, ptheirs, pinterior));
                             }
                         }
                         if awaits && !ran.fused {
-                            resume = Some((rid, plans, counts, theirs, interior));
+                            resume.push((rid, plans, counts, theirs, interior));
                         }
                     }
                     RegionKind::Reduction { .. } => {
