@@ -509,8 +509,8 @@ pub enum Builtin {
     /// names it: `lir::pass::fuse` guards its fused steps with it, `bytes` the intermediates'
     /// size, `span` of `strip` rows a task's recomputed ones, `r..` the regions' ids): the run
     /// time's policy for those stages where it names one (forced or forbidden per stage,
-    /// `PARAC_PLAN`), else the model (`parac_runtime::caches::fuses`). Where no machine is asked (the interpreter, the LIR's
-    /// evaluator), true.
+    /// `PARAC_PLAN`), else the model (`parac_runtime::caches::fuses`). Where no machine is
+    /// asked (the interpreter, the LIR's evaluator), true.
     Fuses,
 }
 

@@ -229,11 +229,11 @@ pub(super) fn fuse(
     let chunk = func.stmt(Stmt::Block(out));
     let tasks = func.for_loop(sx, (lo, hi, step), LoopKind::ParallelChunks, chunk);
     // The widest span of a loop's rows of `u`, against its rows per task.
-    let halo = readers
-        .iter()
-        .filter_map(|r| r.rows)
-        .map(|(k, amin, amax)| (amax - amin, k * i128::from(step)))
-        .max_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)))
-        .unwrap_or((0, 1));
+    let halo = super::widest(
+        readers
+            .iter()
+            .filter_map(|r| r.rows)
+            .map(|(k, amin, amax)| (amax - amin, k * i128::from(step))),
+    );
     Some((tasks, edge_head.unwrap_or_default(), halo))
 }

@@ -130,8 +130,9 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
 
 /// The fused `steps` under the model's test (`Builtin::Fuses`: the run time's policy for their
 /// stages, else fused where a task recomputes little, or where the intermediates `gone` (with
-/// their [`Halo`]s), stored, would not fit the cores' caches), the `orig` steps otherwise: `if fuses(bytes, stages..) { fused } else { apart }`
-/// over the steps from the first that fusion changed to the last, the allocations it did not
+/// their [`Halo`]s), stored, would not fit the cores' caches), the `orig` steps otherwise:
+/// `if fuses(bytes, span, strip, stages..) { fused } else { apart }` over the steps from the
+/// first that fusion changed to the last, the allocations it did not
 /// change before the test. Where those steps hold anything but allocations and regions (a host
 /// `let`, a reduction, a repeat: bindings later steps may use), the fused steps alone.
 fn guarded(
@@ -145,12 +146,10 @@ fn guarded(
     let (Some(&lo), Some(&hi)) = (changed.first(), changed.last()) else {
         return steps;
     };
-    let plain = |s: StmtId| match &func.stmts[s] {
-        Stmt::Allocate { .. } | Stmt::Region { .. } => true,
-        Stmt::Block(b) => b
+    let plain = |s: StmtId| {
+        step_parts(func, s)
             .iter()
-            .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. })),
-        _ => false,
+            .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. }))
     };
     if !(lo..=hi).all(|k| plain(steps[k]) && plain(orig[k])) {
         return steps;
@@ -174,27 +173,16 @@ fn guarded(
     let Some(bytes) = bytes else {
         return steps;
     };
-    // The stages: the regions of those steps (each a region, or a block of allocations and
-    // regions).
-    let mut ids = Vec::new();
-    for k in &rest {
-        let s = steps[*k];
-        let parts = match &func.stmts[s] {
-            Stmt::Block(b) => b.clone(),
-            _ => vec![s],
-        };
-        for s in parts {
-            if let Stmt::Region { id, .. } = func.stmts[s] {
-                ids.push(id);
-            }
-        }
-    }
-    // The widest halo's share of its strip.
-    let (span, strip) = gone
+    // The stages: the regions of those steps.
+    let ids: Vec<usize> = rest
         .iter()
-        .map(|(_, h)| *h)
-        .max_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)))
-        .unwrap_or((0, 1));
+        .flat_map(|k| step_parts(func, steps[*k]))
+        .filter_map(|s| match func.stmts[s] {
+            Stmt::Region { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect();
+    let (span, strip) = widest(gone.iter().map(|(_, h)| *h));
     let mut args = vec![bytes, func.int(span, i64t), func.int(strip, i64t)];
     for id in ids {
         args.push(func.int(id as i128, i64t));
@@ -207,6 +195,14 @@ fn guarded(
     out.push(func.stmt(Stmt::If(test, fused, Some(apart))));
     out.extend_from_slice(&steps[hi + 1..]);
     out
+}
+
+/// A step's statements: a block's, or the step itself.
+fn step_parts(func: &Func, s: StmtId) -> Vec<StmtId> {
+    match &func.stmts[s] {
+        Stmt::Block(b) => b.clone(),
+        _ => vec![s],
+    }
 }
 
 /// The step that reads what region step `i` produces, with the producer, where the steps
@@ -450,6 +446,13 @@ fn uses(func: &Func, s: StmtId) -> Uses {
 /// (its consumer rows' stride times their count): what fusion computes twice, against what
 /// it computes once.
 type Halo = (i128, i128);
+
+/// The halo whose rows computed twice are the largest share of its strip (none: `(0, 1)`).
+fn widest(halos: impl Iterator<Item = Halo>) -> Halo {
+    halos
+        .max_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)))
+        .unwrap_or((0, 1))
+}
 
 /// The producer at step `i` fused into the consumer at step `j`: the two new steps and the
 /// fusion's [`Halo`].
