@@ -251,6 +251,12 @@ const FUSE_TILES: [(u32, u32); 2] = [(32, 16), (64, 32)];
 /// [`ITEM_TILES`] whose private tiles fit are candidates (a chain's two tiles fit fewer rows).
 const FUSE_ITEM_TILES: [(u32, u32); 3] = [(256, 16), (128, 32), (256, 8)];
 
+/// The most expression nodes a plan's work-item may hold (its body's, times its points): a
+/// plan of `cols` x `rows` points writes the body out that many times, and a large body (a
+/// 2-D border rule of two dozen entries around an 81-tap window: 76,000 nodes) written out 8
+/// or 16 times took minutes and gigabytes to build. The APPS regions hold 3,000 at most.
+const LANE_NODES: usize = 200_000;
+
 /// The most work-item tiles of [`FUSE_ITEM_TILES`] a fused region has as candidates.
 const ITEM_TILES: usize = 2;
 
@@ -262,10 +268,21 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
     let r = &f.regions[rid];
     let base = Schedule::baseline();
     let mut out = vec![base.clone()];
+    // The body's size as lowered with and without its windows written out, once each.
+    let mut sizes: [Option<usize>; 2] = [None; 2];
     let mut add = |v: Schedule| {
-        if !out.contains(&v) {
-            out.push(v);
+        if out.contains(&v) {
+            return;
         }
+        let points = v.cols() as usize * v.rows() as usize;
+        if points > 1 && !v.slide() {
+            let n = *sizes[v.unroll() as usize]
+                .get_or_insert_with(|| super::opencl::body_nodes(f, rid, &v));
+            if n.saturating_mul(points) > LANE_NODES {
+                return;
+            }
+        }
+        out.push(v);
     };
     let alone = |d: Directive| Schedule::baseline().with(d);
     let lanes = |cols: u32, rows: u32| D::Lanes { cols, rows };
@@ -665,5 +682,25 @@ mod tests {
             ["time3_32x32", "time3_64x64"]
         );
         assert!(bands(&heat("parac_schedule(band = 1)")).is_empty());
+    }
+
+    /// A region whose body is large (an 81-tap window sum and a 65-tap convolution through a
+    /// 2-D border rule of 21 entries: about 43,000 nodes, found by the random programs, whose
+    /// candidates took two minutes and 7 GB to build) gets no plan that writes its body out
+    /// more than the budget allows, and every plan it gets fits the budget.
+    #[test]
+    fn a_large_body_is_not_written_out_per_point() {
+        let c = crate::compile_str(include_str!("large_body.parac"));
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        let f = &c.module.functions[0];
+        let cands = candidates(f, 1);
+        for v in &cands {
+            let points = (v.cols() * v.rows()) as usize;
+            let n = super::super::opencl::body_nodes(f, 1, v);
+            assert!(n * points <= LANE_NODES, "{}: {n} x {points}", v.label());
+        }
+        assert!(!cands.iter().any(|v| v.cols() >= 8), "{cands:?}");
+        // The small region beside it keeps its horizontal lanes.
+        assert!(candidates(f, 0).iter().any(|v| v.cols() >= 8));
     }
 }

@@ -135,6 +135,25 @@ pub fn mentions(f: &Func, e: ExprId, pred: impl Fn(VarId) -> bool) -> bool {
     )
 }
 
+/// The distinct expression nodes below statement `s` (each node of the DAG once): the size
+/// of a body, against which the plans that copy it per point are budgeted.
+pub fn nodes(f: &Func, s: StmtId) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut stmts = vec![s];
+    let mut stack = Vec::new();
+    while let Some(s) = stmts.pop() {
+        let (es, ss) = stmt_parts(&f.stmts[s]);
+        stack.extend(es);
+        stmts.extend(ss);
+        while let Some(x) = stack.pop() {
+            if seen.insert(x) {
+                stack.extend(expr_children(&f.exprs[x].kind));
+            }
+        }
+    }
+    seen.len()
+}
+
 /// Visits the children of `e`.
 pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, f: &Func, e: ExprId) {
     deep(|| {

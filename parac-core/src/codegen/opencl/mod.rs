@@ -21,7 +21,7 @@ mod partition;
 mod program;
 mod reduce;
 
-pub use kernel::{INDEX_SLACK, later_phases, local_bytes, program, slides};
+pub use kernel::{INDEX_SLACK, body_nodes, later_phases, local_bytes, program, slides};
 pub use partition::{Bound, bounds};
 pub use program::{append_candidate, candidate_program, kernel_name, variant_name};
 pub(crate) use program::{cl_slots, hosts_used, used};

@@ -85,12 +85,32 @@ fn options(rid: RegionId, v: &Schedule) -> lir::Options {
 /// Whether plan `v`'s kernel of region `rid` slides its windows (`v` has `slide` and the
 /// region has a window's reduction that slides along its rows: `lir::pass::slide::items`).
 pub fn slides(f: &Function, rid: RegionId, v: &Schedule) -> bool {
-    v.slide()
-        && lir::lower(f, &options(rid, v))
-            .func
+    if !v.slide() {
+        return false;
+    }
+    // The slide pass alone (where a region does not slide, the lowering would write out its
+    // points instead: `cols` x `rows` copies of the body, for nothing).
+    let opts = options(rid, v);
+    let mut func = lir::front(f, &opts, &mut |_, _| {});
+    lir::pass::slide::items(&mut func, f, opts.lanes, opts.slide_unroll)
+        && func
             .temps
             .iter()
             .any(|(_, t)| t.memory == lir::Memory::Private)
+}
+
+/// The size of region `rid`'s body as plan `v` lowers it before its points are written out
+/// (distinct expression nodes): a plan of `cols` x `rows` points per work-item copies it that
+/// many times, which [`super::super::plan::candidates`] budgets.
+pub fn body_nodes(f: &Function, rid: RegionId, v: &Schedule) -> usize {
+    let opts = lir::Options {
+        lanes: [1, 1],
+        partition: false,
+        select_loads: false,
+        ..options(rid, v)
+    };
+    let func = lir::lower(f, &opts).func;
+    region_body(&func, rid).map_or(0, |b| lir::visit::nodes(&func, b))
 }
 
 /// Bytes of local memory plan `v`'s kernel of region `rid` declares (its tiles; 0: none).
