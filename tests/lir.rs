@@ -116,6 +116,14 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
+        (
+            "fused in tasks of 3 rows, buffers not folded",
+            Options {
+                fuse_rows: 3,
+                fuse_fold: false,
+                ..all.clone()
+            },
+        ),
         // Time steps in bands (`fuse::time`): off, and bands of 2 and 3 steps in tasks of 1
         // and 2 rows, so that the small sizes have several tasks and the cones cross them.
         (
@@ -576,11 +584,17 @@ fn fused_stages_give_every_result_and_error_unfused() {
                 ..Options::default()
             },
         );
-        let fused: Vec<_> = [1, 2, 3]
+        // Tasks of 1, 2 and 3 rows, each with its buffers folded to rings and not.
+        let plans: Vec<(i64, bool)> = [1, 2, 3]
             .into_iter()
-            .map(|rows| {
+            .flat_map(|rows| [(rows, true), (rows, false)])
+            .collect();
+        let fused: Vec<_> = plans
+            .iter()
+            .map(|&(rows, fold)| {
                 let opts = Options {
                     fuse_rows: rows,
+                    fuse_fold: fold,
                     dump: true,
                     ..Options::default()
                 };
@@ -608,12 +622,13 @@ fn fused_stages_give_every_result_and_error_unfused() {
                 assert_eq!(base, want, "{} at {sizes:?}", f.name);
             }
             errors += usize::from(expect.is_err());
-            for (rows, lowered) in [1, 2, 3].iter().zip(&fused) {
+            for ((rows, fold), lowered) in plans.iter().zip(&fused) {
                 let mut got = start.clone();
                 let r = lir::eval::run(&lowered.func, f, &mut got).map_err(|e| e.to_string());
-                assert_eq!(r, expect, "{} at {sizes:?}, tasks of {rows}", f.name);
+                let plan = format!("tasks of {rows}, folded {fold}");
+                assert_eq!(r, expect, "{} at {sizes:?}, {plan}", f.name);
                 if expect.is_ok() {
-                    assert_eq!(got, base, "{} at {sizes:?}, tasks of {rows}", f.name);
+                    assert_eq!(got, base, "{} at {sizes:?}, {plan}", f.name);
                 }
             }
         }

@@ -426,6 +426,13 @@ pub struct Options {
     /// On the CPU, a producer region computed in its consumer's tasks of this many rows, with
     /// its halo, into a private buffer ([`pass::fuse`]); 0: every region alone.
     pub fuse_rows: i64,
+    /// On the CPU, each fused task runs its consumer's rows one by one, its intermediates'
+    /// rows computed just before the first row that needs them into rings of the rows still
+    /// needed (storage folding, [`pass::fuse`]'s `fold`); off (the default): a task computes
+    /// each intermediate's rows for its whole strip first, into buffers of all of them. Off
+    /// by default: at 32-row strips the rings were measured no faster on the developers' VM
+    /// (blur 4802x6408 6-8 % slower, unsharp, gauss5, unsharp7 level; docs/benchmarks.md).
+    pub fuse_fold: bool,
     /// On the CPU, a `parac_repeat` of stencil regions and their swaps run in bands of at most
     /// this many time steps (the model's choice below it), each band's tasks computing the rows
     /// their result depends on in private buffers ([`pass::fuse::time`]); 0: step by step (a
@@ -510,6 +517,7 @@ impl Default for Options {
             slide: true,
             slide_unroll: 64,
             fuse_rows: FUSE_ROWS,
+            fuse_fold: false,
             time_steps: TIME_STEPS,
             time_rows: TIME_ROWS,
             time_model: true,
@@ -713,7 +721,10 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     if opts.parallel && pass::fuse::time::run(&mut func, f, time) {
         keep("time", &func);
     }
-    if opts.fuse_rows > 0 && opts.parallel && pass::fuse::run(&mut func, f, opts.fuse_rows) {
+    if opts.fuse_rows > 0
+        && opts.parallel
+        && pass::fuse::run(&mut func, f, opts.fuse_rows, opts.fuse_fold)
+    {
         keep("fuse", &func);
     }
     if opts.parallel {

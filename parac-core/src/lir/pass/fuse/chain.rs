@@ -22,6 +22,7 @@
 //! alone and read by this region alone, ...); every loop of the task that reads `u` must be a
 //! row loop of the task's statements with reads of rows `k v + a` of one stride.
 
+use super::fold::{Read, Stage};
 use super::reads::{Rewire, edge_rows, inlined_sites, plus, row_offsets, times};
 use super::{MAX_HALO, Producer, budget, edges, rows_into, uses};
 use crate::ir::{BinOp, Builtin, Function, Scalar};
@@ -51,7 +52,7 @@ pub(super) fn fuse(
     f: &Function,
     p: &Producer,
     tasks: StmtId,
-) -> Option<(StmtId, Vec<StmtId>, super::Halo)> {
+) -> Option<(StmtId, Vec<StmtId>, super::Halo, Stage)> {
     let Stmt::For {
         var: sx,
         lo,
@@ -159,6 +160,7 @@ pub(super) fn fuse(
         func.expr(ExprKind::Var(u0v), i64t),
         func.expr(ExprKind::Var(u1v), i64t),
     );
+    let (done, done_lets) = super::fold::done(func, (u0, u1));
     let span = func.binary(BinOp::Sub, u1, u0, i64t);
     let n = func.expr(ExprKind::Call(Builtin::Max, vec![span, zero]), i64t);
     let elem = f.matrices[u].elem;
@@ -178,7 +180,7 @@ pub(super) fn fuse(
             temp,
             cx: r.var,
             r0: u0,
-            r1: u1,
+            done: done.1,
             rows_t: rows_u,
             cols_t: cols_u,
             p,
@@ -213,9 +215,12 @@ pub(super) fn fuse(
         };
         out[r.at] = func.for_loop(r.var, (r.lo, r.hi, 1), r.kind, body);
     }
-    let head = [
+    let mut head = vec![
         func.stmt(Stmt::Let(u0v, u0e)),
         func.stmt(Stmt::Let(u1v, u1e)),
+    ];
+    head.extend(done_lets);
+    head.extend([
         func.stmt(Stmt::Allocate {
             buf: Buf::Temp(temp),
             elem,
@@ -223,7 +228,7 @@ pub(super) fn fuse(
             extents: vec![n, cols_u],
         }),
         q_loop,
-    ];
+    ]);
     let at = readers.first()?.at;
     out.splice(at..at, head);
     let chunk = func.stmt(Stmt::Block(out));
@@ -235,5 +240,23 @@ pub(super) fn fuse(
             .filter_map(|r| r.rows)
             .map(|(k, amin, amax)| (amax - amin, k * i128::from(step))),
     );
-    Some((tasks, edge_head.unwrap_or_default(), halo))
+    let stage = Stage {
+        temp,
+        var: p.x,
+        first: u0,
+        done: done.0,
+        reads: readers
+            .iter()
+            .filter_map(|r| {
+                let (k, amin, amax) = r.rows?;
+                Some(Read {
+                    var: r.var,
+                    k,
+                    amin,
+                    amax,
+                })
+            })
+            .collect(),
+    };
+    Some((tasks, edge_head.unwrap_or_default(), halo, stage))
 }

@@ -40,6 +40,7 @@
 //! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
 
 mod chain;
+mod fold;
 pub mod gpu;
 mod reads;
 mod tiles;
@@ -69,9 +70,10 @@ const MAX_INLINED: usize = 4096;
 /// At most this many rows of an intermediate computed once for all tasks ([`edges`]).
 const MAX_EDGES: usize = 16;
 
-/// Fuses each producer into its consumer where legal, `rows` rows of the consumer per task;
-/// whether it fused any.
-pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
+/// Fuses each producer into its consumer where legal, `rows` rows of the consumer per task,
+/// each intermediate's buffer folded to the rows its readers still need where `folds`
+/// ([`fold`]); whether it fused any.
+pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
     let Stmt::Block(mut steps) = func.stmts[func.body].clone() else {
         return false;
     };
@@ -86,15 +88,19 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
     // chain: `chain.rs`); again while a pass fuses (a producer read by two regions until its
     // second reader was fused into the first).
     let mut again = true;
+    // Each fused intermediate's buffer, its producer's loop and its readers' rows.
+    let mut stages = Vec::new();
     while std::mem::take(&mut again) {
         for i in (0..steps.len()).rev() {
             let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
                 continue;
             };
-            let Some((ps, cs, halo)) = fuse(func, f, &whole, &steps, &used, (i, j), &p, rows)
+            let Some((ps, cs, halo, stage)) =
+                fuse(func, f, &whole, &steps, &used, (i, j), &p, rows)
             else {
                 continue;
             };
+            stages.push(stage);
             let t = p.t;
             gone.push((t, halo));
             (steps[i], steps[j]) = (ps, cs);
@@ -119,6 +125,11 @@ pub fn run(func: &mut Func, f: &Function, rows: i64) -> bool {
                     });
                 }
             }
+        }
+    }
+    if fused && folds {
+        for s in steps.iter_mut() {
+            *s = fold::run(func, *s, &stages);
         }
     }
     if fused {
@@ -466,7 +477,7 @@ fn fuse(
     (i, j): (usize, usize),
     p: &Producer,
     rows: i64,
-) -> Option<(StmtId, StmtId, Halo)> {
+) -> Option<(StmtId, StmtId, Halo, fold::Stage)> {
     let Stmt::Region {
         id: pid,
         name: ref pname,
@@ -503,9 +514,9 @@ fn fuse(
         ..
     } = func.stmts[cbody]
     {
-        let (c, head, halo) = chain::fuse(func, f, p, cbody)?;
+        let (c, head, halo, stage) = chain::fuse(func, f, p, cbody)?;
         let (ps, cs) = fused_steps(func, (pid, pname), (cid, cname), c, head);
-        return Some((ps, cs, halo));
+        return Some((ps, cs, halo, stage));
     }
     let Stmt::For {
         var: cx,
@@ -573,10 +584,12 @@ fn fuse(
         func.expr(ExprKind::Var(r0v), i64t),
         func.expr(ExprKind::Var(r1v), i64t),
     );
+    let (done, done_lets) = fold::done(func, (r0, r1));
     let mut chunk = vec![
         func.stmt(Stmt::Let(r0v, r0e)),
         func.stmt(Stmt::Let(r1v, r1e)),
     ];
+    chunk.extend(done_lets);
     let span = func.binary(BinOp::Sub, r1, r0, i64t);
     let n = func.expr(ExprKind::Call(Builtin::Max, vec![span, zero]), i64t);
     let elem = f.matrices[t].elem;
@@ -614,7 +627,7 @@ fn fuse(
         temp,
         cx,
         r0,
-        r1,
+        done: done.1,
         rows_t,
         cols_t,
         p,
@@ -642,7 +655,19 @@ fn fuse(
         tasks,
         head.unwrap_or_default(),
     );
-    Some((ps, cs, (amax - amin, k * i128::from(rows))))
+    let stage = fold::Stage {
+        temp,
+        var: p.x,
+        first: r0,
+        done: done.0,
+        reads: vec![fold::Read {
+            var: cx,
+            k,
+            amin,
+            amax,
+        }],
+    };
+    Some((ps, cs, (amax - amin, k * i128::from(rows)), stage))
 }
 
 /// Whether producer step `i` (region `pid`, writing `t`) may be computed in consumer step `j`

@@ -247,7 +247,9 @@ pub(super) struct Rewire<'a> {
     pub(super) temp: crate::lir::TempId,
     pub(super) cx: VarId,
     pub(super) r0: ExprId,
-    pub(super) r1: ExprId,
+    /// The rows the buffer holds when a row of the fallback reads it (`[r0, r1)` in a
+    /// task's buffer of all its rows; a folded buffer's window, [`super::fold`]).
+    pub(super) done: (ExprId, ExprId),
     pub(super) rows_t: ExprId,
     pub(super) cols_t: ExprId,
     pub(super) p: &'a Producer,
@@ -382,7 +384,7 @@ impl Rewire<'_> {
         );
         let from_temp = self.buffered(func, re, ce, elem);
         let col_in = Self::within(func, ce, zero, self.cols_t);
-        let row_done = Self::within(func, re, self.r0, self.r1);
+        let row_done = Self::within(func, re, self.done.0, self.done.1);
         let done = Self::and(func, row_done, col_in);
         let original = self.original(func, re, ce, elem);
         // A row `k x + a` (in a slow row) is computed wherever it is inside `t` (the task's
