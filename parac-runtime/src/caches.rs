@@ -5,7 +5,7 @@
 use crate::{PlanPolicy, Runtime};
 use std::sync::OnceLock;
 
-/// Whether the CPU path runs its fused stages `stages` (their regions' names) fused, their
+/// Whether the CPU path runs its fused stages `stages` (their plans' names, `r<k>_<name>`) fused, their
 /// intermediates holding `bytes` where stored apart and a task recomputing `span` rows of an
 /// intermediate beside its `strip` (`lir::pass::fuse`'s test): as `rt`'s policy says where it
 /// names one of them (`PlanPolicy::Stages`, `PARAC_PLAN=<region>=<label>`: a label `fuse..` or
@@ -23,7 +23,7 @@ pub fn fuses(rt: &Runtime, stages: &[&str], bytes: i64, (span, strip): (i64, i64
     match rt.policy() {
         PlanPolicy::Baseline => false,
         PlanPolicy::Stages(list) => {
-            let named = |region: &str| stages.iter().any(|s| stage_named(region, s));
+            let named = |entry: &str| stages.iter().any(|s| PlanPolicy::names(entry, s));
             match list.iter().find(|(region, _)| named(region)) {
                 Some((_, label)) if label == "baseline" => false,
                 Some((_, label)) if label.starts_with("fuse") || label.ends_with("inline") => true,
@@ -32,18 +32,6 @@ pub fn fuses(rt: &Runtime, stages: &[&str], bytes: i64, (span, strip): (i64, i64
         }
         _ => model(),
     }
-}
-
-/// Whether `region` (as `PARAC_PLAN` names it: the name, or the plans' `r<k>_<name>`) is the
-/// region named `name`.
-fn stage_named(region: &str, name: &str) -> bool {
-    let plans = region.strip_prefix('r').and_then(|r| {
-        let digits = r.find(|c: char| !c.is_ascii_digit())?;
-        (digits > 0)
-            .then(|| r[digits..].strip_prefix('_'))
-            .flatten()
-    });
-    region == name || plans == Some(name)
 }
 
 /// The bytes of cache a CPU task may hold: its core's own caches below the last level (the
@@ -215,30 +203,40 @@ mod tests {
         // the cores' own caches.
         let rt = Runtime::cpu();
         let (narrow, wide) = ((2, 32), (64, 32));
-        assert!(fuses(&rt, &["it", "it1"], 0, narrow));
-        assert!(!fuses(&rt, &["it", "it1"], 0, wide));
-        assert!(fuses(&rt, &["it", "it1"], i64::MAX, wide));
+        assert!(fuses(&rt, &["r0_it", "r1_it1"], 0, narrow));
+        assert!(!fuses(&rt, &["r0_it", "r1_it1"], 0, wide));
+        assert!(fuses(&rt, &["r0_it", "r1_it1"], i64::MAX, wide));
         // Forced or forbidden by any of the stages' names, else the model.
         assert!(fuses(
             &stages(&[("r1_it1", "fuse")]),
-            &["it", "it1"],
+            &["r0_it", "r1_it1"],
             0,
             wide
         ));
-        assert!(fuses(&stages(&[("it", "inline")]), &["it", "it1"], 0, wide));
+        assert!(fuses(
+            &stages(&[("it", "inline")]),
+            &["r0_it", "r1_it1"],
+            0,
+            wide
+        ));
         let apart = stages(&[("it1", "baseline")]);
-        assert!(!fuses(&apart, &["it", "it1"], i64::MAX, narrow));
-        assert!(fuses(&stages(&[("other", "baseline")]), &["it"], 0, narrow));
+        assert!(!fuses(&apart, &["r0_it", "r1_it1"], i64::MAX, narrow));
+        assert!(fuses(
+            &stages(&[("other", "baseline")]),
+            &["r0_it"],
+            0,
+            narrow
+        ));
         let baseline = Runtime::cpu().with_policy(PlanPolicy::Baseline);
-        assert!(!fuses(&baseline, &["it"], i64::MAX, narrow));
+        assert!(!fuses(&baseline, &["r0_it"], i64::MAX, narrow));
     }
 
     #[test]
     fn stages_are_named_as_plans_name_them() {
-        assert!(stage_named("h", "h"));
-        assert!(stage_named("r2_h", "h"));
-        assert!(!stage_named("r2_h", "r2"));
-        assert!(!stage_named("r_h", "h"));
-        assert!(!stage_named("g", "h"));
+        assert!(PlanPolicy::names("h", "r2_h"));
+        assert!(PlanPolicy::names("r2_h", "r2_h"));
+        assert!(!PlanPolicy::names("r2", "r2_h"));
+        assert!(!PlanPolicy::names("r1_h", "r2_h"));
+        assert!(!PlanPolicy::names("g", "r2_h"));
     }
 }

@@ -54,6 +54,14 @@ pub enum PlanPolicy {
     Stages(Vec<(String, String)>),
 }
 
+impl PlanPolicy {
+    /// Whether a `PARAC_PLAN` entry `entry` names the region whose plans go by `plans`
+    /// (`r<k>_<name>`, `parac_core::codegen::plans_name`): the plans' name or the iterator's.
+    pub(crate) fn names(entry: &str, plans: &str) -> bool {
+        entry == plans || plans.split_once('_').is_some_and(|(_, name)| name == entry)
+    }
+}
+
 enum Backend {
     /// The CPU path (rayon).
     Cpu,

@@ -14,3 +14,13 @@ pub mod schedule;
 
 pub use crate::ir::display::declared;
 pub use host::expand;
+
+/// The name a region's plans, kernels and `PARAC_PLAN` entries go by: `r<k>_<name>` (`k` its
+/// index, `name` its iterator's, non-alphanumerics as `_`), unique in its program.
+pub fn plans_name(r: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("r{r}_{clean}")
+}

@@ -116,9 +116,7 @@ impl RegionPlans {
             return None;
         };
         let region = self.region.trim_end_matches("~step");
-        let named = |(r, _): &&(String, String)| {
-            r == region || region.split_once('_').is_some_and(|(_, name)| name == r)
-        };
+        let named = |(r, _): &&(String, String)| PlanPolicy::names(r, region);
         Some(match stages.iter().find(named) {
             Some((_, label)) => PlanPolicy::Force(label.clone()),
             None => PlanPolicy::Search,

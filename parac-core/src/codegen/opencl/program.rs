@@ -25,12 +25,7 @@ PC_DIVU(ulong)
 
 /// The kernel name of a region (region names may repeat, e.g. the paper's `it`).
 pub fn kernel_name(f: &Function, r: RegionId) -> String {
-    let clean: String = f.regions[r]
-        .name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    format!("r{r}_{clean}")
+    crate::codegen::plans_name(r, &f.regions[r].name)
 }
 
 /// Which matrices a region uses, and how.

@@ -310,13 +310,16 @@ impl<'a> Exprs<'a> {
                 }
             }
             ExprKind::Call(Builtin::Fuses, args) if args.len() >= 3 => {
-                // The run time's choice for the fused stages, by their regions' names.
+                // The run time's choice for the fused stages, by their plans' names.
                 let bytes = p(self.expr(args[0], out));
                 let (span, strip) = (p(self.expr(args[1], out)), p(self.expr(args[2], out)));
                 let names: Vec<String> = args[3..]
                     .iter()
                     .filter_map(|a| match self.func.exprs[*a].kind {
-                        ExprKind::Int(id) => self.func.region_name(id as usize),
+                        ExprKind::Int(id) => {
+                            let name = self.func.region_name(id as usize)?;
+                            Some(crate::codegen::plans_name(id as usize, &name))
+                        }
                         _ => None,
                     })
                     .collect();
