@@ -604,7 +604,7 @@ fn fused_stages_give_every_result_and_error_unfused() {
         if fused[0]
             .dumps
             .iter()
-            .any(|(_, text)| text.contains("parallel chunks for fx"))
+            .any(|(_, text)| text.contains("parallel chunks of fs for fx"))
         {
             fused_fns += 1;
         }

@@ -5,32 +5,62 @@
 use crate::{PlanPolicy, Runtime};
 use std::sync::OnceLock;
 
-/// Whether the CPU path runs its fused stages `stages` (their plans' names, `r<k>_<name>`) fused, their
-/// intermediates holding `bytes` where stored apart and a task recomputing `span` rows of an
-/// intermediate beside its `strip` (`lir::pass::fuse`'s test): as `rt`'s policy says where it
-/// names one of them (`PlanPolicy::Stages`, `PARAC_PLAN=<region>=<label>`: a label `fuse..` or
-/// `..inline` fuses, `baseline` keeps the stages apart; `PlanPolicy::Baseline` keeps every
-/// stage apart), else the model: fused where a task recomputes at most a quarter of its strip
-/// (fused ran faster at every size measured there, 128x128 to 3840x2160: one parallel pass
-/// instead of two, no intermediate), or where the intermediates would not fit the private
-/// caches of the cores the tasks run on ([`private_bytes`]; where they fit, each stage alone
-/// reads them from there, and a wide halo recomputed would cost more than it saves).
-pub fn fuses(rt: &Runtime, stages: &[&str], bytes: i64, (span, strip): (i64, i64)) -> bool {
+/// The rows of the CPU path's fused tasks for its fused stages `stages` (their plans' names,
+/// `r<k>_<name>`), or 0 where they run apart: their intermediates hold `bytes` where stored
+/// apart, `row_bytes` a row of `height` rows, and a task recomputes `span` rows of an
+/// intermediate beside its own, `stride` per row of the task (`lir::pass::fuse::guarded`).
+/// Fused as `rt`'s policy says where it names one of the stages (`PlanPolicy::Stages`,
+/// `PARAC_PLAN=<region>=<label>`: a label `fuse..` or `..inline` fuses, `baseline` keeps the
+/// stages apart; `PlanPolicy::Baseline` keeps every stage apart), else by the model: fused
+/// where a task recomputes at most a quarter of its rows (fused ran faster at every size
+/// measured there, 128x128 to 3840x2160: one parallel pass instead of two, no intermediate),
+/// or where the intermediates would not fit the private caches of the cores the tasks run on
+/// ([`private_bytes`]; where they fit, each stage alone reads them from there, and a wide halo
+/// recomputed would cost more than it saves). The rows: [`task_rows`].
+pub fn fuses(
+    rt: &Runtime,
+    stages: &[&str],
+    bytes: i64,
+    (span, stride): (i64, i64),
+    (rows, row_bytes, height): (i64, i64, i64),
+) -> i64 {
+    let threads = rayon::current_num_threads() as i64;
+    let strip = task_rows(rows, (row_bytes, span), height, threads);
     let model = || {
-        span.saturating_mul(4) <= strip
-            || bytes > private_bytes().saturating_mul(rayon::current_num_threads() as i64)
+        let narrow = span.saturating_mul(4) <= stride.saturating_mul(strip);
+        let large = bytes > private_bytes().saturating_mul(threads);
+        if narrow || large { strip } else { 0 }
     };
     match rt.policy() {
-        PlanPolicy::Baseline => false,
+        PlanPolicy::Baseline => 0,
         PlanPolicy::Stages(list) => {
             let named = |entry: &str| stages.iter().any(|s| PlanPolicy::names(entry, s));
             match list.iter().find(|(region, _)| named(region)) {
-                Some((_, label)) if label == "baseline" => false,
-                Some((_, label)) if label.starts_with("fuse") || label.ends_with("inline") => true,
+                Some((_, label)) if label == "baseline" => 0,
+                Some((_, label)) if label.starts_with("fuse") || label.ends_with("inline") => strip,
                 _ => model(),
             }
         }
         _ => model(),
+    }
+}
+
+/// The rows of a fused task: as many as keep its buffers (`row_bytes` a row, `span` rows more
+/// than its own) within its core's own cache ([`private_bytes`]) and leave each of `threads`
+/// four tasks of the `height` rows or more, from the compiler's `rows` (32) to four times that,
+/// a multiple of 8 past the compiler's. Taller tasks recompute less of their
+/// halos and start fewer tasks: 64 rows against 32 measured 6-10 % faster on blur (4802x6408,
+/// 72 rows here) and the unsharp mask of `benches/own` (3840x2160, 80), on the developers'
+/// 2-core VM (docs/benchmarks.md).
+pub fn task_rows(rows: i64, (row_bytes, span): (i64, i64), height: i64, threads: i64) -> i64 {
+    let rows = rows.max(1);
+    let fit = (private_bytes() / row_bytes.max(1)).saturating_sub(span);
+    let share = height / threads.saturating_mul(4).max(1);
+    let best = fit.min(share).clamp(rows, rows.saturating_mul(4));
+    if best == rows {
+        rows
+    } else {
+        (best / 8 * 8).max(rows)
     }
 }
 
@@ -199,36 +229,43 @@ mod tests {
             let v = v.iter().map(|(r, l)| (r.to_string(), l.to_string()));
             Runtime::cpu().with_policy(PlanPolicy::Stages(v.collect()))
         };
+        let two = ["r0_it", "r1_it1"];
+        // A small image: tasks of the compiler's 32 rows.
+        let small = (32, 1024, 64);
+        let fuses =
+            |rt: &Runtime, stages: &[&str], bytes, halo| fuses(rt, stages, bytes, halo, small);
         // The model: fused where the halo is narrow, else where the intermediates do not fit
         // the cores' own caches.
         let rt = Runtime::cpu();
-        let (narrow, wide) = ((2, 32), (64, 32));
-        assert!(fuses(&rt, &["r0_it", "r1_it1"], 0, narrow));
-        assert!(!fuses(&rt, &["r0_it", "r1_it1"], 0, wide));
-        assert!(fuses(&rt, &["r0_it", "r1_it1"], i64::MAX, wide));
+        let (narrow, wide) = ((2, 1), (64, 1));
+        assert_eq!(fuses(&rt, &two, 0, narrow), 32);
+        assert_eq!(fuses(&rt, &two, 0, wide), 0);
+        assert_eq!(fuses(&rt, &two, i64::MAX, wide), 32);
         // Forced or forbidden by any of the stages' names, else the model.
-        assert!(fuses(
-            &stages(&[("r1_it1", "fuse")]),
-            &["r0_it", "r1_it1"],
-            0,
-            wide
-        ));
-        assert!(fuses(
-            &stages(&[("it", "inline")]),
-            &["r0_it", "r1_it1"],
-            0,
-            wide
-        ));
+        assert_eq!(fuses(&stages(&[("r1_it1", "fuse")]), &two, 0, wide), 32);
+        assert_eq!(fuses(&stages(&[("it", "inline")]), &two, 0, wide), 32);
         let apart = stages(&[("it1", "baseline")]);
-        assert!(!fuses(&apart, &["r0_it", "r1_it1"], i64::MAX, narrow));
-        assert!(fuses(
-            &stages(&[("other", "baseline")]),
-            &["r0_it"],
-            0,
-            narrow
-        ));
+        assert_eq!(fuses(&apart, &two, i64::MAX, narrow), 0);
+        assert_eq!(
+            fuses(&stages(&[("other", "baseline")]), &["r0_it"], 0, narrow),
+            32
+        );
         let baseline = Runtime::cpu().with_policy(PlanPolicy::Baseline);
-        assert!(!fuses(&baseline, &["r0_it"], i64::MAX, narrow));
+        assert_eq!(fuses(&baseline, &["r0_it"], i64::MAX, narrow), 0);
+    }
+
+    #[test]
+    fn tasks_grow_with_the_image_within_the_cache() {
+        let own = private_bytes();
+        // Few rows: the compiler's.
+        assert_eq!(task_rows(32, (1024, 2), 100, 2), 32);
+        // Many rows of a small row: four times the compiler's at most.
+        assert_eq!(task_rows(32, (64, 2), 1 << 20, 2), 128);
+        // Rows that fill the cache: as many as it holds with the halo, a multiple of 8.
+        let r = task_rows(32, (own / 60, 4), 1 << 20, 2);
+        assert!((32..=56).contains(&r) && r % 8 == 0, "{r}");
+        // Many threads: four tasks each.
+        assert_eq!(task_rows(32, (64, 2), 64 * 4 * 16, 16), 64);
     }
 
     #[test]

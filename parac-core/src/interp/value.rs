@@ -292,7 +292,8 @@ pub(crate) fn call(b: Builtin, xs: &[Val], t: Scalar) -> Val {
         Builtin::Mul24 => int_of(xs[0].as_i128().wrapping_mul(xs[1].as_i128()), t),
         Builtin::NonZero => xs[0],
         Builtin::CacheBytes => int_of(i128::from(crate::ir::CACHE_BYTES), t),
-        Builtin::Fuses => int_of(1, t),
+        // The compiler's rows per task (`lir::pass::fuse::guarded`'s fourth argument).
+        Builtin::Fuses => xs.get(3).copied().unwrap_or(Val::Int(1)),
         b => {
             let x = xs[0].as_f32();
             Val::F32(match b {

@@ -505,12 +505,15 @@ pub enum Builtin {
     /// tiling tests a task's rows against it when the repeat runs, `lir::pass::fuse::time`).
     /// Where no machine is asked (the interpreter, the LIR's evaluator), [`CACHE_BYTES`].
     CacheBytes,
-    /// `fuses(bytes, span, strip, r..)`: whether the CPU path runs its fused stages (no program
-    /// names it: `lir::pass::fuse` guards its fused steps with it, `bytes` the intermediates'
-    /// size, `span` of `strip` rows a task's recomputed ones, `r..` the regions' ids): the run
-    /// time's policy for those stages where it names one (forced or forbidden per stage,
-    /// `PARAC_PLAN`), else the model (`parac_runtime::caches::fuses`). Where no machine is
-    /// asked (the interpreter, the LIR's evaluator), true.
+    /// `fuses(bytes, span, stride, rows, row_bytes, height, r..)`: the rows of the CPU path's
+    /// fused tasks, or 0 where its fused stages run apart (no program names it:
+    /// `lir::pass::fuse` guards its fused steps with it, `bytes` the intermediates' size,
+    /// `span` the rows of one a task recomputes, `stride` its rows per row of the task,
+    /// `rows` the compiler's rows per task, `row_bytes` the intermediates' bytes per row,
+    /// `height` their rows, `r..` the regions' ids): the run time's policy for those stages
+    /// where it names one (forced or forbidden per stage, `PARAC_PLAN`), else the model
+    /// (`parac_runtime::caches::fuses`). Where no machine is asked (the interpreter, the LIR's
+    /// evaluator), `rows`.
     Fuses,
 }
 

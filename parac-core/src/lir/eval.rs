@@ -328,16 +328,22 @@ impl Machine<'_> {
             }
             Stmt::For { .. } => {
                 let l = Loop::of(self.func, s).expect("a loop");
-                let step = l.step as i32 as i64;
                 let hi = self.expr(l.hi)?.as_i64();
                 let mut c = self.expr(l.lo)?.as_i64();
-                let chunks = matches!(
-                    self.func.stmts[s],
+                let (chunks, step) = match self.func.stmts[s] {
                     Stmt::For {
-                        kind: super::LoopKind::ParallelChunks,
+                        kind: super::LoopKind::ParallelChunks(strip),
                         ..
+                    } => {
+                        // A step chosen when the call runs: its variable's value, at least 1.
+                        let step = match strip {
+                            Some(v) => self.vars[v.index()].as_i64().clamp(1, i32::MAX.into()),
+                            None => l.step as i32 as i64,
+                        };
+                        (true, step)
                     }
-                );
+                    _ => (false, l.step as i32 as i64),
+                };
                 let outer = self.task;
                 while c < hi {
                     self.vars[l.var.index()] = Val::Int(c as i32 as i128);

@@ -210,8 +210,10 @@ pub enum LoopKind {
     /// In parallel, in chunks of rows: iteration `v` (the loop's step apart, from 0) owns rows
     /// `v` to `v + step - 1` of every plane written, which its inner [`LoopKind::ChunkRows`]
     /// loop runs in order (a CPU task carries what it computed for one row to the next:
-    /// `pass::slide`).
-    ParallelChunks,
+    /// `pass::slide`). With a variable, the step is its value when the loop starts (at least
+    /// 1: a fused task's rows, chosen when the call runs, `pass::fuse`), the loop's own step
+    /// the nominal one.
+    ParallelChunks(Option<VarId>),
     /// The rows of a [`LoopKind::ParallelChunks`] iteration, in order, from its first: each
     /// iteration writes its own row of every plane written.
     ChunkRows,
@@ -350,7 +352,8 @@ impl Loop {
 }
 
 /// The default of [`Options::fuse_rows`]: a task's rows of a fused consumer (its producer's
-/// rows, a halo more, stay in the task's cache).
+/// rows, a halo more, stay in the task's cache), the least the CPU path's model chooses when
+/// the call runs (`parac_runtime::caches::task_rows`: up to four times this).
 pub const FUSE_ROWS: i64 = 32;
 
 /// The default of [`Options::time_steps`]: the most time steps per band of a tiled
@@ -424,7 +427,8 @@ pub struct Options {
     /// `lanes[0]` points of a row and down its `lanes[1]` rows ([`pass::slide::items`]).
     pub slide: bool,
     /// On the CPU, a producer region computed in its consumer's tasks of this many rows, with
-    /// its halo, into a private buffer ([`pass::fuse`]); 0: every region alone.
+    /// its halo, into a private buffer ([`pass::fuse`]), or as many as the run time chooses
+    /// from this ([`crate::ir::Builtin::Fuses`]); 0: every region alone.
     pub fuse_rows: i64,
     /// On the CPU, each fused task runs its consumer's rows one by one, its intermediates'
     /// rows computed just before the first row that needs them into rings of the rows still

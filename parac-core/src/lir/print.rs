@@ -104,13 +104,14 @@ pub fn expr(f: &Func, e: ExprId) -> String {
     }
 }
 
-fn kind(k: LoopKind) -> String {
+fn kind(f: &Func, k: LoopKind) -> String {
     match k {
         LoopKind::Serial => "for".into(),
         LoopKind::Parallel => "parallel for".into(),
         LoopKind::Vectorized(w) => format!("vectorized({w}) for"),
         LoopKind::Unrolled => "unrolled for".into(),
-        LoopKind::ParallelChunks => "parallel chunks for".into(),
+        LoopKind::ParallelChunks(None) => "parallel chunks for".into(),
+        LoopKind::ParallelChunks(Some(v)) => format!("parallel chunks of {} for", f.vars[v].name),
         LoopKind::ChunkRows => "chunk rows for".into(),
         LoopKind::GpuBlock(d) => format!("gpu_block({d}) for"),
         LoopKind::GpuThread(d) => format!("gpu_thread({d}) for"),
@@ -137,7 +138,7 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             let _ = writeln!(
                 out,
                 "{pad}{} {}: {} in [{}, {}) step {step} {{",
-                kind(*k),
+                kind(f, *k),
                 f.vars[*var].name,
                 f.vars[*var].ty,
                 expr(f, *lo),

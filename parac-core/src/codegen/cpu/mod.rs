@@ -362,7 +362,7 @@ impl Printer<'_> {
         buffers(self.func(), body, &mut stores, &mut loads);
         let parallel = match self.func().stmts[body] {
             Stmt::For {
-                kind: LoopKind::Parallel | LoopKind::ParallelChunks,
+                kind: LoopKind::Parallel | LoopKind::ParallelChunks(_),
                 ..
             } => Loop::of(self.func(), body),
             _ => None,
@@ -398,7 +398,14 @@ impl Printer<'_> {
                 let row = chunk_rows(self.func(), l.body).map_or(l.var, |r| r.var);
                 store_planes(self.func(), l.body, row, &mut planes);
                 self.x.planes = planes;
-                let code = self.parallel(l, &mut out);
+                let strip = match self.func().stmts[body] {
+                    Stmt::For {
+                        kind: LoopKind::ParallelChunks(strip),
+                        ..
+                    } => strip,
+                    _ => None,
+                };
+                let code = self.parallel(l, strip, &mut out);
                 self.x.planes.clear();
                 code
             }
@@ -413,13 +420,28 @@ impl Printer<'_> {
 
     /// A row-parallel loop: rayon tasks over the rows of every plane written (a matrix, or the
     /// plane of its leading constant indices), or in order where some iterated row is missing.
-    fn parallel(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
+    fn parallel(&mut self, l: Loop, strip: Option<VarId>, out: &mut TokenStream) -> TokenStream {
         let (v, lo, hi, step, body) = (l.var, l.lo, l.hi, l.step, l.body);
         let f = self.f;
         // In chunks of `step` rows (`LoopKind::ParallelChunks`): a task's slices hold its rows,
         // the first from the loop's start.
         let chunked = chunk_rows(self.func(), body).is_some() || task_rows(self.func(), body);
-        let rows_per = if chunked { step as usize } else { 1 };
+        // A step chosen when the call runs (`LoopKind::ParallelChunks(Some(v))`): `v`'s value.
+        let (rows_per, step, strip) = match strip {
+            Some(v) => {
+                let v = var(v);
+                (
+                    quote!((__strip as usize)),
+                    quote!(__strip),
+                    quote!(let __strip: i32 = (#v as i64).clamp(1, i32::MAX as i64) as i32;),
+                )
+            }
+            None => {
+                let rows_per = Literal::usize_suffixed(if chunked { step as usize } else { 1 });
+                let step = Literal::i32_suffixed(step as i32);
+                (quote!(#rows_per), quote!(#step), quote!())
+            }
+        };
         let (lo, hi) = (self.x.expr(lo, out), self.x.expr(hi, out));
         self.x.epoch += 1;
         self.x.push();
@@ -429,7 +451,6 @@ impl Printer<'_> {
         self.x.epoch += 1;
         let defs = self.x.end_region();
         let id = var(v);
-        let step = Literal::i32_suffixed(step as i32);
         let planes = self.x.planes.clone();
         // Each matrix's planes, split apart (`planes_mut`: an empty slice for a plane outside).
         let mut split = TokenStream::new();
@@ -513,6 +534,7 @@ impl Printer<'_> {
             use ::parac::__private::rayon::prelude::*;
             #out
             let (__lo, __hi): (i32, i32) = (#lo, #hi);
+            #strip
             #lens
             #split
             #defs

@@ -82,8 +82,8 @@ pub(super) fn call(b: Builtin, xs: &[TokenStream], t: Scalar) -> TokenStream {
         }
         (Builtin::NonZero, _) => xs[0].clone(),
         (Builtin::CacheBytes, _) => quote!(::parac::__private::cpu::cache_bytes()),
-        // Printed with its stages' names by `Exprs::expr`.
-        (Builtin::Fuses, _) => quote!(true),
+        // Printed with its stages' names by `Exprs::expr` (here: the compiler's rows).
+        (Builtin::Fuses, _) => xs.get(3).cloned().unwrap_or(quote!(1i64)),
         (Builtin::Mul24, _) => {
             let (a, b) = (&xs[0], &xs[1]);
             quote!(#a.wrapping_mul(#b))

@@ -309,11 +309,11 @@ impl<'a> Exprs<'a> {
                     }
                 }
             }
-            ExprKind::Call(Builtin::Fuses, args) if args.len() >= 3 => {
+            ExprKind::Call(Builtin::Fuses, args) if args.len() >= 6 => {
                 // The run time's choice for the fused stages, by their plans' names.
-                let bytes = p(self.expr(args[0], out));
-                let (span, strip) = (p(self.expr(args[1], out)), p(self.expr(args[2], out)));
-                let names: Vec<String> = args[3..]
+                let [bytes, span, stride, rows, row_bytes, height] =
+                    [0, 1, 2, 3, 4, 5].map(|k| p(self.expr(args[k], out)));
+                let names: Vec<String> = args[6..]
                     .iter()
                     .filter_map(|a| match self.func.exprs[*a].kind {
                         ExprKind::Int(id) => {
@@ -323,7 +323,13 @@ impl<'a> Exprs<'a> {
                         _ => None,
                     })
                     .collect();
-                quote!(::parac::__private::cpu::fuses(rt, &[#(#names),*], #bytes, (#span, #strip)))
+                quote!(::parac::__private::cpu::fuses(
+                    rt,
+                    &[#(#names),*],
+                    #bytes,
+                    (#span, #stride),
+                    (#rows, #row_bytes, #height),
+                ))
             }
             ExprKind::Call(b, args) => {
                 let xs: Vec<TokenStream> = args.iter().map(|a| p(self.expr(*a, out))).collect();

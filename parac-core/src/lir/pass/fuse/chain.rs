@@ -58,7 +58,7 @@ pub(super) fn fuse(
         lo,
         hi,
         step,
-        kind: LoopKind::ParallelChunks,
+        kind: tasks_kind @ LoopKind::ParallelChunks(_),
         body: chunk,
     } = func.stmts[tasks]
     else {
@@ -232,13 +232,13 @@ pub(super) fn fuse(
     let at = readers.first()?.at;
     out.splice(at..at, head);
     let chunk = func.stmt(Stmt::Block(out));
-    let tasks = func.for_loop(sx, (lo, hi, step), LoopKind::ParallelChunks, chunk);
+    let tasks = func.for_loop(sx, (lo, hi, step), tasks_kind, chunk);
     // The widest span of a loop's rows of `u`, against its rows per task.
     let halo = super::widest(
         readers
             .iter()
             .filter_map(|r| r.rows)
-            .map(|(k, amin, amax)| (amax - amin, k * i128::from(step))),
+            .map(|(k, amin, amax)| (amax - amin, k)),
     );
     let stage = Stage {
         temp,

@@ -92,12 +92,12 @@ impl Mutator for Fold<'_> {
             lo,
             hi,
             step,
-            kind: LoopKind::ParallelChunks,
+            kind: kind @ LoopKind::ParallelChunks(_),
             body,
         } = func.stmts[s]
         {
             return match task(func, body, self.stages) {
-                Some(body) => func.for_loop(var, (lo, hi, step), LoopKind::ParallelChunks, body),
+                Some(body) => func.for_loop(var, (lo, hi, step), kind, body),
                 None => s,
             };
         }

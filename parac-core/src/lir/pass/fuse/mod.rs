@@ -90,13 +90,15 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
     let mut again = true;
     // Each fused intermediate's buffer, its producer's loop and its readers' rows.
     let mut stages = Vec::new();
+    // The tasks' rows, chosen when the call runs (`guarded`).
+    let strip = func.var("fs", Scalar::I64);
     while std::mem::take(&mut again) {
         for i in (0..steps.len()).rev() {
             let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
                 continue;
             };
             let Some((ps, cs, halo, stage)) =
-                fuse(func, f, &whole, &steps, &used, (i, j), &p, rows)
+                fuse(func, f, &whole, &steps, &used, (i, j), &p, (rows, strip))
             else {
                 continue;
             };
@@ -133,7 +135,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
         }
     }
     if fused {
-        steps = guarded(func, f, &orig, steps, &gone);
+        steps = guarded(func, f, &orig, steps, &gone, (strip, rows));
     }
     func.stmts[func.body] = Stmt::Block(steps);
     fused
@@ -142,20 +144,30 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
 /// The fused `steps` under the model's test (`Builtin::Fuses`: the run time's policy for their
 /// stages, else fused where a task recomputes little, or where the intermediates `gone` (with
 /// their [`Halo`]s), stored, would not fit the cores' caches), the `orig` steps otherwise:
-/// `if fuses(bytes, span, strip, stages..) { fused } else { apart }` over the steps from the
-/// first that fusion changed to the last, the allocations it did not
-/// change before the test. Where those steps hold anything but allocations and regions (a host
-/// `let`, a reduction, a repeat: bindings later steps may use), the fused steps alone.
+/// `let strip = fuses(bytes, span, stride, rows, row_bytes, height, stages..); if strip > 0
+/// { fused } else { apart }` over the steps from the first that fusion changed to the last,
+/// the allocations it did not change before the test; `strip` the tasks' rows (the fused
+/// tasks' step, `LoopKind::ParallelChunks(Some(strip))`, `rows` the compiler's). Where those
+/// steps hold anything but allocations and regions (a host `let`, a reduction, a repeat:
+/// bindings later steps may use), the fused steps alone, in tasks of `rows` rows.
 fn guarded(
     func: &mut Func,
     f: &Function,
     orig: &[StmtId],
     steps: Vec<StmtId>,
     gone: &[(usize, Halo)],
+    (strip, rows): (VarId, i64),
 ) -> Vec<StmtId> {
+    let i64t = Scalar::I64;
+    let nominal = func.int(i128::from(rows), i64t);
+    let alone = |func: &mut Func, steps: Vec<StmtId>| {
+        let mut out = vec![func.stmt(Stmt::Let(strip, nominal))];
+        out.extend(steps);
+        out
+    };
     let changed: Vec<usize> = (0..steps.len()).filter(|k| steps[*k] != orig[*k]).collect();
     let (Some(&lo), Some(&hi)) = (changed.first(), changed.last()) else {
-        return steps;
+        return alone(func, steps);
     };
     let plain = |s: StmtId| {
         step_parts(func, s)
@@ -163,27 +175,33 @@ fn guarded(
             .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. }))
     };
     if !(lo..=hi).all(|k| plain(steps[k]) && plain(orig[k])) {
-        return steps;
+        return alone(func, steps);
     }
     let kept =
         |k: &usize| steps[*k] == orig[*k] && matches!(func.stmts[steps[*k]], Stmt::Allocate { .. });
     let (before, rest): (Vec<usize>, Vec<usize>) = (lo..=hi).partition(kept);
-    let i64t = Scalar::I64;
-    let mut bytes = None;
+    // The intermediates' bytes, and those of one row of each (a task's buffers per row).
+    let (mut bytes, mut row_bytes) = (None, None);
+    let sum = |func: &mut Func, a: Option<ExprId>, b: ExprId| match a {
+        Some(a) => func.binary(BinOp::Add, a, b, i64t),
+        None => b,
+    };
     for (t, _) in gone {
         let mut b = func.int(f.matrices[*t].elem.bytes() as i128, i64t);
-        for d in 0..f.matrices[*t].dims.len() {
+        for d in (0..f.matrices[*t].dims.len()).rev() {
+            if d == 0 {
+                row_bytes = Some(sum(func, row_bytes, b));
+            }
             let e = func.expr(ExprKind::Dim(*t, d), i64t);
             b = func.binary(BinOp::Mul, b, e, i64t);
         }
-        bytes = Some(match bytes {
-            Some(a) => func.binary(BinOp::Add, a, b, i64t),
-            None => b,
-        });
+        bytes = Some(sum(func, bytes, b));
     }
-    let Some(bytes) = bytes else {
-        return steps;
+    let (Some(bytes), Some(&(first, _))) = (bytes, gone.first()) else {
+        return alone(func, steps);
     };
+    let row_bytes = row_bytes.unwrap_or_else(|| func.int(1, i64t));
+    let height = func.expr(ExprKind::Dim(first, 0), i64t);
     // The stages: the regions of those steps.
     let ids: Vec<usize> = rest
         .iter()
@@ -193,16 +211,21 @@ fn guarded(
             _ => None,
         })
         .collect();
-    let (span, strip) = widest(gone.iter().map(|(_, h)| *h));
-    let mut args = vec![bytes, func.int(span, i64t), func.int(strip, i64t)];
+    let (span, stride) = widest(gone.iter().map(|(_, h)| *h));
+    let (span, stride) = (func.int(span, i64t), func.int(stride, i64t));
+    let mut args = vec![bytes, span, stride, nominal, row_bytes, height];
     for id in ids {
         args.push(func.int(id as i128, i64t));
     }
-    let test = func.expr(ExprKind::Call(Builtin::Fuses, args), Scalar::Bool);
+    let choice = func.expr(ExprKind::Call(Builtin::Fuses, args), i64t);
+    let strip_e = func.expr(ExprKind::Var(strip), i64t);
+    let zero = func.int(0, i64t);
+    let test = func.binary(BinOp::Gt, strip_e, zero, Scalar::Bool);
     let fused = func.stmt(Stmt::Block(rest.iter().map(|k| steps[*k]).collect()));
     let apart = func.stmt(Stmt::Block(rest.iter().map(|k| orig[*k]).collect()));
     let mut out: Vec<StmtId> = steps[..lo].to_vec();
     out.extend(before.iter().map(|k| steps[*k]));
+    out.push(func.stmt(Stmt::Let(strip, choice)));
     out.push(func.stmt(Stmt::If(test, fused, Some(apart))));
     out.extend_from_slice(&steps[hi + 1..]);
     out
@@ -454,9 +477,14 @@ fn uses(func: &Func, s: StmtId) -> Uses {
 }
 
 /// The rows of an intermediate a task computes beyond its own (its reads' span), and its own
-/// (its consumer rows' stride times their count): what fusion computes twice, against what
-/// it computes once.
+/// per row of its consumer (their stride): what fusion computes twice, against what it computes
+/// once per row of a task.
 type Halo = (i128, i128);
+
+/// `1i64`, the least rows of a task.
+fn one_row(func: &mut Func) -> ExprId {
+    func.int(1, Scalar::I64)
+}
 
 /// The halo whose rows computed twice are the largest share of its strip (none: `(0, 1)`).
 fn widest(halos: impl Iterator<Item = Halo>) -> Halo {
@@ -476,7 +504,7 @@ fn fuse(
     used: &[Uses],
     (i, j): (usize, usize),
     p: &Producer,
-    rows: i64,
+    (rows, strip): (i64, VarId),
 ) -> Option<(StmtId, StmtId, Halo, fold::Stage)> {
     let Stmt::Region {
         id: pid,
@@ -510,7 +538,7 @@ fn fuse(
     }
     // A consumer fused with its own producer already: `P` joins its tasks (a chain).
     if let Stmt::For {
-        kind: LoopKind::ParallelChunks,
+        kind: LoopKind::ParallelChunks(_),
         ..
     } = func.stmts[cbody]
     {
@@ -561,7 +589,9 @@ fn fuse(
     let sxe = func.expr(ExprKind::Var(sx), func.vars[sx].ty);
     let sx64 = func.cast(sxe, i64t);
     let hi64 = func.cast(chi, i64t);
-    let task = func.int(i128::from(rows), i64t);
+    let strip_e = func.expr(ExprKind::Var(strip), i64t);
+    let least = one_row(func);
+    let task = func.expr(ExprKind::Call(Builtin::Max, vec![strip_e, least]), i64t);
     let past = func.binary(BinOp::Add, sx64, task, i64t);
     let x1 = func.expr(ExprKind::Call(Builtin::Min, vec![past, hi64]), i64t);
     let (lo_off, hi_off) = (func.int(amin, i64t), func.int(amax, i64t));
@@ -647,7 +677,12 @@ fn fuse(
     let x0 = func.cast(sxe, func.vars[cx].ty);
     chunk.push(func.for_loop(cx, (x0, x1, 1), LoopKind::ChunkRows, row_body));
     let chunk = func.stmt(Stmt::Block(chunk));
-    let tasks = func.for_loop(sx, (clo, chi, rows), LoopKind::ParallelChunks, chunk);
+    let tasks = func.for_loop(
+        sx,
+        (clo, chi, rows),
+        LoopKind::ParallelChunks(Some(strip)),
+        chunk,
+    );
     let (ps, cs) = fused_steps(
         func,
         (pid, pname),
@@ -667,7 +702,7 @@ fn fuse(
             amax,
         }],
     };
-    Some((ps, cs, (amax - amin, k * i128::from(rows)), stage))
+    Some((ps, cs, (amax - amin, k), stage))
 }
 
 /// Whether producer step `i` (region `pid`, writing `t`) may be computed in consumer step `j`

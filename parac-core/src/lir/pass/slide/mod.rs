@@ -414,9 +414,12 @@ fn slide_rows(
             b.func
                 .for_loop(xo, (xlo, xhi, chunk_rows), LoopKind::Serial, outs)
         }
-        None => b
-            .func
-            .for_loop(xo, (xlo, xhi, chunk_rows), LoopKind::ParallelChunks, chunk),
+        None => b.func.for_loop(
+            xo,
+            (xlo, xhi, chunk_rows),
+            LoopKind::ParallelChunks(None),
+            chunk,
+        ),
     })
 }
 

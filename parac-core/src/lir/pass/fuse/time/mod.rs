@@ -543,7 +543,7 @@ fn tile(
     }
     let chunk = func.stmt(Stmt::Block(chunk));
     let x0 = func.int(0, xt);
-    let tasks = func.for_loop(sx, (x0, xhi, rows), LoopKind::ParallelChunks, chunk);
+    let tasks = func.for_loop(sx, (x0, xhi, rows), LoopKind::ParallelChunks(None), chunk);
     let region = func.stmt(Stmt::Region {
         id: first.id,
         name: first.name.clone(),

@@ -117,7 +117,7 @@ pub(super) fn tile(
                 (half, end)
             }
         };
-        let tasks = func.for_loop(v, (lo, hi, h), LoopKind::ParallelChunks, body);
+        let tasks = func.for_loop(v, (lo, hi, h), LoopKind::ParallelChunks(None), body);
         func.stmt(Stmt::Region {
             id: first.id,
             name: first.name.clone(),
