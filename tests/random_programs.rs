@@ -547,3 +547,50 @@ fn regression_row_check_of_a_store_that_never_runs_on_the_cpu_path() {
         other => panic!("expected OutOfBounds, got {other:?}"),
     }
 }
+
+/// A minimum and a maximum over matrices with rows of no columns (a size that rounds to 0),
+/// found by the random programs (seed `0x6b0bd5d281158`): the baseline OpenCL kernel began a
+/// row's result at its first element, which a row of no columns does not have (it read the
+/// empty matrix's one-element buffer, 0), where the interpreter, the CPU path and the tree plans
+/// begin at the identity. Every plan against the interpreter, at sizes with and without columns.
+#[test]
+fn regression_min_and_max_of_rows_of_no_columns() {
+    use parac_core::interp::Tensor;
+    let src = "fn f(d: &u8[M][N], a: &u32[M][N / 4], b: &i8[M][N / 4], c: &f32[M][N / 4]) -> i64 {
+        return parac_matrix_min(a) as i64 + parac_matrix_max(b) as i64
+            + parac_matrix_min(c) as i64 + parac_matrix_max(a) as i64;
+    }";
+    let p = Pipeline::compile(src).expect("compiles");
+    let f = &p.functions()[0];
+    let args = |rows: usize, n: usize| {
+        let len = rows * (n / 4);
+        let t = |d: Data| Arg::Matrix(Tensor::new(vec![rows, n / 4], d).unwrap());
+        let d = Tensor::new(vec![rows, n], Data::U8(vec![1; rows * n])).unwrap();
+        vec![
+            Arg::Matrix(d),
+            t(Data::U32((0..len as u32).map(|i| 7 + i).collect())),
+            t(Data::I8((0..len).map(|i| i as i8 - 3).collect())),
+            t(Data::F32((0..len).map(|i| i as f32 * 0.5).collect())),
+        ]
+    };
+    let mut rt = opencl();
+    for (rows, n) in [(7, 2), (1, 3), (3, 9), (2, 4)] {
+        let want = Ok(interp::run(f, &mut args(rows, n)).expect("the interpreter"));
+        let got = p.run(&Runtime::cpu(), &f.name, &mut args(rows, n));
+        assert_eq!(
+            got.map_err(|e| run_error(&e)),
+            want,
+            "the CPU at {rows}x{n}"
+        );
+        let Some(rt) = &mut rt else { continue };
+        for label in ["baseline", "tree256", "tree64"] {
+            rt.set_policy(policy(label));
+            let got = p.run(rt, &f.name, &mut args(rows, n));
+            assert_eq!(
+                got.map_err(|e| run_error(&e)),
+                want,
+                "{label} at {rows}x{n}"
+            );
+        }
+    }
+}

@@ -38,8 +38,8 @@ pub(super) fn reduction_kernel(
             "s += (long)v;",
             "out[2 * row] = (uint)s; out[2 * row + 1] = (uint)(s >> 32);",
         ),
-        (ReduceOp::Min, _) => ("ACC", "first", "s = min(s, (ACC)v);", "out[row] = s;"),
-        (ReduceOp::Max, _) => ("ACC", "first", "s = max(s, (ACC)v);", "out[row] = s;"),
+        (ReduceOp::Min, _) => ("ACC", "min", "s = min(s, (ACC)v);", "out[row] = s;"),
+        (ReduceOp::Max, _) => ("ACC", "max", "s = max(s, (ACC)v);", "out[row] = s;"),
     };
     let promoted = cty(mat.elem.promote());
     let acc_t = if acc_t == "ACC" { promoted } else { acc_t };
@@ -48,10 +48,11 @@ pub(super) fn reduction_kernel(
         (ReduceOp::Sum | ReduceOp::Mean, false) => "uint",
         _ => acc_t,
     };
-    let init = if init == "first" {
-        format!("({acc_t})m{m}[row * p{m}]")
-    } else {
-        init.to_string()
+    // A row's minimum or maximum from the identity (a row of no columns reads nothing: its
+    // partial result is the identity, as the interpreter's and the tree plans' are).
+    let init = match init {
+        "min" | "max" => super::reduce::identity(mat.elem.promote(), init == "min"),
+        _ => init.to_string(),
     };
     let _ = writeln!(
         out,

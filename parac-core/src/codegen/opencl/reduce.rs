@@ -56,7 +56,7 @@ pub(super) fn tree_kernel(
 }
 
 /// The identity of `min` (`min` true) or `max` over a (promoted) type.
-fn identity(t: Scalar, min: bool) -> String {
+pub(super) fn identity(t: Scalar, min: bool) -> String {
     match (t, min) {
         (Scalar::F32, true) => "INFINITY".into(),
         (Scalar::F32, false) => "(-INFINITY)".into(),
