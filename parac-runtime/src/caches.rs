@@ -57,11 +57,7 @@ pub fn task_rows(rows: i64, (row_bytes, span): (i64, i64), height: i64, threads:
     let fit = (private_bytes() / row_bytes.max(1)).saturating_sub(span);
     let share = height / threads.saturating_mul(4).max(1);
     let best = fit.min(share).clamp(rows, rows.saturating_mul(4));
-    if best == rows {
-        rows
-    } else {
-        (best / 8 * 8).max(rows)
-    }
+    (best / 8 * 8).max(rows)
 }
 
 /// The bytes of cache a CPU task may hold: its core's own caches below the last level (the

@@ -253,8 +253,9 @@ const FUSE_ITEM_TILES: [(u32, u32); 3] = [(256, 16), (128, 32), (256, 8)];
 
 /// The most expression nodes a plan's work-item may hold (its body's, times its points): a
 /// plan of `cols` x `rows` points writes the body out that many times, and a large body (a
-/// 2-D border rule of two dozen entries around an 81-tap window: 76,000 nodes) written out 8
-/// or 16 times took minutes and gigabytes to build. The APPS regions hold 3,000 at most.
+/// 2-D border rule of 21 entries around an 81-tap window and a 65-tap convolution: 43,000
+/// nodes) written out 8 or 16 times took minutes and gigabytes to build. The APPS regions hold
+/// about 1,000 at most (unsharp's `v`: 1,040).
 const LANE_NODES: usize = 200_000;
 
 /// The most work-item tiles of [`FUSE_ITEM_TILES`] a fused region has as candidates.

@@ -52,7 +52,7 @@ pub(super) fn fuse(
     f: &Function,
     p: &Producer,
     tasks: StmtId,
-) -> Option<(StmtId, Vec<StmtId>, super::Halo, Stage)> {
+) -> Option<(StmtId, Vec<StmtId>, Stage)> {
     let Stmt::For {
         var: sx,
         lo,
@@ -233,13 +233,6 @@ pub(super) fn fuse(
     out.splice(at..at, head);
     let chunk = func.stmt(Stmt::Block(out));
     let tasks = func.for_loop(sx, (lo, hi, step), tasks_kind, chunk);
-    // The widest span of a loop's rows of `u`, against its rows per task.
-    let halo = super::widest(
-        readers
-            .iter()
-            .filter_map(|r| r.rows)
-            .map(|(k, amin, amax)| (amax - amin, k)),
-    );
     let stage = Stage {
         temp,
         var: p.x,
@@ -258,5 +251,5 @@ pub(super) fn fuse(
             })
             .collect(),
     };
-    Some((tasks, edge_head.unwrap_or_default(), halo, stage))
+    Some((tasks, edge_head.unwrap_or_default(), stage))
 }

@@ -54,6 +54,14 @@ pub(super) struct Read {
     pub(super) amax: i128,
 }
 
+impl Stage {
+    /// The widest span of its readers' rows, against their rows per row of theirs
+    /// ([`super::widest`]).
+    pub(super) fn halo(&self) -> super::Halo {
+        super::widest(self.reads.iter().map(|r| (r.amax - r.amin, r.k)))
+    }
+}
+
 /// The most rows a ring may hold (a window's span is at most the fusion's `MAX_HALO`).
 const MAX_RING: i128 = 256;
 

@@ -97,14 +97,14 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
             let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
                 continue;
             };
-            let Some((ps, cs, halo, stage)) =
+            let Some((ps, cs, stage)) =
                 fuse(func, f, &whole, &steps, &used, (i, j), &p, (rows, strip))
             else {
                 continue;
             };
-            stages.push(stage);
             let t = p.t;
-            gone.push((t, halo));
+            gone.push((t, stage.halo()));
+            stages.push(stage);
             (steps[i], steps[j]) = (ps, cs);
             (used[i], used[j]) = (uses(func, ps), uses(func, cs));
             (fused, again) = (true, true);
@@ -481,11 +481,6 @@ fn uses(func: &Func, s: StmtId) -> Uses {
 /// once per row of a task.
 type Halo = (i128, i128);
 
-/// `1i64`, the least rows of a task.
-fn one_row(func: &mut Func) -> ExprId {
-    func.int(1, Scalar::I64)
-}
-
 /// The halo whose rows computed twice are the largest share of its strip (none: `(0, 1)`).
 fn widest(halos: impl Iterator<Item = Halo>) -> Halo {
     halos
@@ -494,7 +489,7 @@ fn widest(halos: impl Iterator<Item = Halo>) -> Halo {
 }
 
 /// The producer at step `i` fused into the consumer at step `j`: the two new steps and the
-/// fusion's [`Halo`].
+/// fused intermediate's [`fold::Stage`] (its readers' rows, whence its [`Halo`]).
 #[allow(clippy::too_many_arguments)]
 fn fuse(
     func: &mut Func,
@@ -505,7 +500,7 @@ fn fuse(
     (i, j): (usize, usize),
     p: &Producer,
     (rows, strip): (i64, VarId),
-) -> Option<(StmtId, StmtId, Halo, fold::Stage)> {
+) -> Option<(StmtId, StmtId, fold::Stage)> {
     let Stmt::Region {
         id: pid,
         name: ref pname,
@@ -542,9 +537,9 @@ fn fuse(
         ..
     } = func.stmts[cbody]
     {
-        let (c, head, halo, stage) = chain::fuse(func, f, p, cbody)?;
+        let (c, head, stage) = chain::fuse(func, f, p, cbody)?;
         let (ps, cs) = fused_steps(func, (pid, pname), (cid, cname), c, head);
-        return Some((ps, cs, halo, stage));
+        return Some((ps, cs, stage));
     }
     let Stmt::For {
         var: cx,
@@ -590,7 +585,7 @@ fn fuse(
     let sx64 = func.cast(sxe, i64t);
     let hi64 = func.cast(chi, i64t);
     let strip_e = func.expr(ExprKind::Var(strip), i64t);
-    let least = one_row(func);
+    let least = func.int(1, i64t);
     let task = func.expr(ExprKind::Call(Builtin::Max, vec![strip_e, least]), i64t);
     let past = func.binary(BinOp::Add, sx64, task, i64t);
     let x1 = func.expr(ExprKind::Call(Builtin::Min, vec![past, hi64]), i64t);
@@ -702,7 +697,7 @@ fn fuse(
             amax,
         }],
     };
-    Some((ps, cs, (amax - amin, k), stage))
+    Some((ps, cs, stage))
 }
 
 /// Whether producer step `i` (region `pid`, writing `t`) may be computed in consumer step `j`
