@@ -28,7 +28,7 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 64), ("N", 5)],
     &[("M", 97), ("N", 9)],
     // Tall: the CPU path's tasks of more rows than the compiler's 32, chosen when the call
-    // runs (`caches::task_rows`: 120 on two threads), the last one partial.
+    // runs (`caches::task_rows`: 72 on two threads, 14 tasks), the last one partial.
     &[("M", 1001), ("N", 3)],
     // OpenCL's fused tiles: 16 to 128 columns, 8 to 64 rows; one past some.
     &[("M", 17), ("N", 33)],

@@ -48,16 +48,40 @@ pub fn fuses(
 /// The rows of a fused task: as many as keep its buffers (`row_bytes` a row, `span` rows more
 /// than its own) within its core's own cache ([`private_bytes`]) and leave each of `threads`
 /// four tasks of the `height` rows or more, from the compiler's `rows` (32) to four times that,
-/// a multiple of 8 past the compiler's. Taller tasks recompute less of their
-/// halos and start fewer tasks: 64 rows against 32 measured 6-10 % faster on blur (4802x6408,
-/// 72 rows here) and the unsharp mask of `benches/own` (3840x2160, 80), on the developers'
-/// 2-core VM (docs/benchmarks.md).
+/// a multiple of 8 past the compiler's; of those, the tallest whose tasks share out evenly
+/// among the threads ([`balanced`]). Taller tasks recompute less of their halos and start
+/// fewer tasks: 64 rows against 32 measured 6-10 % faster on blur (4802x6408, 72 rows here) and
+/// the unsharp mask of `benches/own` (3840x2160), on the developers' 2-core VM
+/// (docs/benchmarks.md).
 pub fn task_rows(rows: i64, (row_bytes, span): (i64, i64), height: i64, threads: i64) -> i64 {
     let rows = rows.max(1);
     let fit = (private_bytes() / row_bytes.max(1)).saturating_sub(span);
     let share = height / threads.saturating_mul(4).max(1);
     let best = fit.min(share).clamp(rows, rows.saturating_mul(4));
-    (best / 8 * 8).max(rows)
+    let top = (best / 8 * 8).max(rows);
+    let candidates = std::iter::successors(Some(top), |r| Some(r - 8).filter(|r| *r > rows));
+    balanced(candidates.chain([rows]), span, height, threads)
+}
+
+/// Of `candidates` (tallest first), the rows of a task whose busiest thread computes the
+/// fewest rows, halos (`span` rows a task) included, the `height` rows' tasks shared out among
+/// `threads`; the tallest within 1 % of that (fewer tasks to start). A task too many for an
+/// even share leaves the other threads idle while one runs it: unsharp7 of `benches/own`
+/// (2160 rows, two threads) ran 2.4-2.5 ms at 80 rows (27 tasks) against 2.0-2.1 at 72 (30)
+/// and 90 (24), on the developers' VM.
+fn balanced(candidates: impl Iterator<Item = i64>, span: i64, height: i64, threads: i64) -> i64 {
+    let busiest = |r: i64| {
+        let tasks = (height.max(1) + r - 1) / r;
+        let per_thread = (tasks + threads.max(1) - 1) / threads.max(1);
+        let own = per_thread.saturating_mul(r).min(height.max(1));
+        own.saturating_add(per_thread.saturating_mul(span.max(0)))
+    };
+    let costs: Vec<(i64, i64)> = candidates.map(|r| (r, busiest(r.max(1)))).collect();
+    let least = costs.iter().map(|c| c.1).min().unwrap_or(0);
+    costs
+        .iter()
+        .find(|(_, c)| c.saturating_mul(100) <= least.saturating_mul(101))
+        .map_or(1, |c| c.0.max(1))
 }
 
 /// The bytes of cache a CPU task may hold: its core's own caches below the last level (the
@@ -262,6 +286,12 @@ mod tests {
         assert!((32..=56).contains(&r) && r % 8 == 0, "{r}");
         // Many threads: four tasks each.
         assert_eq!(task_rows(32, (64, 2), 64 * 4 * 16, 16), 64);
+        // Tasks shared out evenly: 2160 rows on two threads take 72 (30 tasks), not 80 (27).
+        assert_eq!(balanced([80, 72, 64].into_iter(), 6, 2160, 2), 72);
+        // Within 1 % of the least, the tallest: 4802 rows, 72 (67 tasks) before 56 (86).
+        assert_eq!(balanced([72, 64, 56, 48].into_iter(), 2, 4802, 2), 72);
+        // One row, one thread: the tallest.
+        assert_eq!(balanced([40, 32].into_iter(), 0, 1, 1), 40);
     }
 
     #[test]
