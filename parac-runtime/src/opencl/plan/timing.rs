@@ -166,6 +166,7 @@ impl Device {
                     .map(<[usize]>::to_vec)
                     .or_else(|| self.default_local(&cands[i], space(&cands[i]))),
                 free: cands[i].local.is_none() && !cands[i].tree,
+                weighed: cands[i].fuses,
             })
             .collect();
         let sizes = group_sizes(global.len(), max);
