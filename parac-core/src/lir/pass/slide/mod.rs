@@ -27,7 +27,9 @@
 //! tap, and likewise the rows), so an access outside its matrix fails as it would. The
 //! temporaries are private (`Memory::Private`), written before they are read, their accesses
 //! inside by construction (`checked: false`). Where a fold does not qualify (its tap reads more
-//! than one matrix, a `let` of the loop's body, a border rule's entries), it is left as it is.
+//! than one matrix, a `let` of the loop's body, a border rule's entries; it is evaluated for some
+//! columns alone, under an `if` or a `select`, where the columns computed ahead would read taps
+//! the direct form never reads), it is left as it is.
 
 use super::partition::has_loop;
 use crate::ir::{BinOp, Builtin, Function, ReduceOp, Scalar};

@@ -40,6 +40,33 @@ impl Window {
     }
 }
 
+/// Marks in `out` (indexed by expression) every expression below `s` evaluated each time `s`
+/// runs: not one only under an `if`'s branches, a loop's body, a `select`'s arms or the right
+/// operand of `&&` / `||`.
+fn always_below(func: &Func, s: StmtId, out: &mut Vec<bool>) {
+    let (es, ss) = match &func.stmts[s] {
+        Stmt::If(c, ..) => (vec![*c], vec![]),
+        Stmt::For { lo, hi, .. } => (vec![*lo, *hi], vec![]),
+        Stmt::Repeat { count, .. } => (vec![*count], vec![]),
+        st => stmt_parts(st),
+    };
+    let mut stack = es;
+    while let Some(e) = stack.pop() {
+        if std::mem::replace(&mut out[e.index()], true) {
+            continue;
+        }
+        match &func.exprs[e].kind {
+            ExprKind::Select(c, ..) | ExprKind::Binary(BinOp::And | BinOp::Or, c, _) => {
+                stack.push(*c)
+            }
+            k => stack.extend(expr_children(k)),
+        }
+    }
+    for c in ss {
+        always_below(func, c, out);
+    }
+}
+
 /// Every expression below `s`, each once.
 pub(super) fn exprs_below(func: &Func, s: StmtId, out: &mut Vec<ExprId>, seen: &mut Vec<bool>) {
     let (es, ss) = stmt_parts(&func.stmts[s]);
@@ -371,8 +398,14 @@ pub(super) fn windows_of(
     let mut bound = Vec::new();
     bound_below(func, body, &exprs, &mut bound);
     exprs.extend([lo, hi]);
+    // A fold evaluated for some columns alone (under an `if`, say) stays as it is: the columns
+    // computed ahead would read taps the direct form never reads, which may be outside their
+    // matrix (an error it never raised, or a read its guard alone proved inside).
+    let mut always = vec![false; func.exprs.len()];
+    always_below(func, body, &mut always);
     let windows: Vec<Window> = exprs
         .iter()
+        .filter(|e| always[e.index()] || [lo, hi].contains(*e))
         .filter_map(|e| window(func, f, *e, y, &bound))
         .collect();
     (!windows.is_empty()).then_some(windows)
