@@ -59,8 +59,8 @@ pub fn task_rows(rows: i64, (row_bytes, span): (i64, i64), height: i64, threads:
     let share = height / threads.saturating_mul(4).max(1);
     let best = fit.min(share).clamp(rows, rows.saturating_mul(4));
     let top = (best / 8 * 8).max(rows);
-    let candidates = std::iter::successors(Some(top), |r| Some(r - 8).filter(|r| *r > rows));
-    balanced(candidates.chain([rows]), span, height, threads)
+    let above = std::iter::successors(Some(top), |r| Some(r - 8)).take_while(|r| *r > rows);
+    balanced(above.chain([rows]), span, height, threads)
 }
 
 /// Of `candidates` (tallest first), the rows of a task whose busiest thread computes the

@@ -138,8 +138,9 @@ fn compare(
 
 /// Every program of the corpus on the CPU path and the interpreter, for each of its sizes and
 /// once more with one argument's shape changed, with the model's choice of fusion (fused where
-/// a task's halo is narrow or its intermediates large) and with every fused stage forced fused (`PlanPolicy::Stages`, label
-/// `fuse`): bit for bit, or the same error; no canary around a caller's matrix touched.
+/// a task's halo is narrow or its intermediates large) and with every fused stage forced fused
+/// (`PlanPolicy::Stages`, label `fuse`): bit for bit, or the same error; no canary around a
+/// caller's matrix touched.
 
 pub fn cpu_path(programs: &[Entry]) {
     let mut failures = Vec::new();
