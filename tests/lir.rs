@@ -575,7 +575,7 @@ fn fused_stages_give_every_result_and_error_unfused() {
     let out = parac_core::compile_str(&source);
     assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let (mut fused_fns, mut errors) = (0, 0);
+    let (mut fused_fns, mut mapped_fns, mut errors) = (0, 0, 0);
     for f in &out.module.functions {
         let unfused = lir::lower(
             f,
@@ -608,6 +608,15 @@ fn fused_stages_give_every_result_and_error_unfused() {
         {
             fused_fns += 1;
         }
+        // Rows at the image's edge reading halo rows mapped back inside by a border rule, from
+        // the buffer (`fuse::reads::Rows::Mapped`: the rows bound once, `fm`).
+        if fused[0]
+            .dumps
+            .iter()
+            .any(|(_, text)| text.contains("let fm"))
+        {
+            mapped_fns += 1;
+        }
         for sizes in [[1, 1], [1, 5], [4, 1], [2, 3], [5, 7], [8, 8], [17, 6]] {
             let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| sizes[i % 2]).collect();
             let Some(start) = args(f, &sizes, &mut rng) else {
@@ -634,6 +643,10 @@ fn fused_stages_give_every_result_and_error_unfused() {
         }
     }
     assert!(fused_fns >= 6, "only {fused_fns} functions fused");
+    assert!(
+        mapped_fns >= 4,
+        "only {mapped_fns} functions read mapped rows"
+    );
     assert!(errors > 0, "no call failed");
 }
 

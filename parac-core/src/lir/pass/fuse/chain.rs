@@ -23,11 +23,10 @@
 //! row loop of the task's statements with reads of rows `k v + a` of one stride.
 
 use super::fold::{Read, Stage};
-use super::reads::{Rewire, edge_rows, inlined_sites, plus, row_offsets, times};
+use super::reads::{Rewire, Rows, edge_rows, inlined_sites, plus, row_offsets, times};
 use super::{MAX_HALO, Producer, budget, edges, rows_into, uses};
 use crate::ir::{BinOp, Builtin, Function, Scalar};
 use crate::lir::canon::Canon;
-use crate::lir::visit::Mutator;
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, VarId};
 use std::collections::HashMap;
 
@@ -185,34 +184,28 @@ pub(super) fn fuse(
             cols_t: cols_u,
             p,
             k: r.rows.map_or(1, |(k, ..)| k),
-            fast: false,
+            mode: Rows::Exact,
+            bound: Vec::new(),
+            maps: false,
             env: HashMap::new(),
             memo: HashMap::new(),
             edges: edges.as_ref(),
             canon: Canon::new(),
             cols: None,
         };
-        let slow_row = rewire.mutate_stmt(func, r.body);
-        let body = match r.rows {
-            None => slow_row,
-            Some((k, amin, amax)) => {
-                let v = func.expr(ExprKind::Var(r.var), func.vars[r.var].ty);
-                let v64 = func.cast(v, i64t);
-                let ke = func.int(k, i64t);
-                let kv = times(func, k, ke, v64);
-                let (amin_e, amax_e) = (func.int(amin, i64t), func.int(amax, i64t));
-                let top = plus(func, kv, amin, amin_e);
-                let bottom = plus(func, kv, amax, amax_e);
-                let ge = func.binary(BinOp::Ge, top, u0, Scalar::Bool);
-                let lt = func.binary(BinOp::Lt, bottom, u1, Scalar::Bool);
-                let fast = func.binary(BinOp::And, ge, lt, Scalar::Bool);
-                rewire.fast = true;
-                rewire.memo.clear();
-                rewire.env.clear();
-                let fast_row = rewire.mutate_stmt(func, r.body);
-                func.stmt(Stmt::If(fast, fast_row, Some(slow_row)))
-            }
-        };
+        let fast = r.rows.map(|(k, amin, amax)| {
+            let v = func.expr(ExprKind::Var(r.var), func.vars[r.var].ty);
+            let v64 = func.cast(v, i64t);
+            let ke = func.int(k, i64t);
+            let kv = times(func, k, ke, v64);
+            let (amin_e, amax_e) = (func.int(amin, i64t), func.int(amax, i64t));
+            let top = plus(func, kv, amin, amin_e);
+            let bottom = plus(func, kv, amax, amax_e);
+            let ge = func.binary(BinOp::Ge, top, u0, Scalar::Bool);
+            let lt = func.binary(BinOp::Lt, bottom, u1, Scalar::Bool);
+            func.binary(BinOp::And, ge, lt, Scalar::Bool)
+        });
+        let body = rewire.row(func, r.body, fast);
         out[r.at] = func.for_loop(r.var, (r.lo, r.hi, 1), r.kind, body);
     }
     let mut head = vec![

@@ -49,12 +49,12 @@ pub mod time;
 use crate::codegen::safety;
 use crate::ir::{BinOp, Builtin, Function, MatrixKind, RegionId, Scalar};
 use crate::lir::canon::Canon;
-use crate::lir::visit::{Mutator, preorder, stmt_parts};
+use crate::lir::visit::{preorder, stmt_parts};
 use crate::lir::{
     Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
 };
 use reads::{
-    Columns, Edges, Rewire, columns, edge_rows, inlined_sites, plus, point_at, row_offsets,
+    Columns, Edges, Rewire, Rows, columns, edge_rows, inlined_sites, plus, point_at, row_offsets,
     substitute, times,
 };
 use std::collections::HashMap;
@@ -657,18 +657,16 @@ fn fuse(
         cols_t,
         p,
         k,
-        fast: true,
+        mode: Rows::Exact,
+        bound: Vec::new(),
+        maps: false,
         env: HashMap::new(),
         memo: HashMap::new(),
         edges: edges.as_ref(),
         canon,
         cols,
     };
-    let fast_row = rewire.mutate_stmt(func, cxb);
-    rewire.fast = false;
-    rewire.memo.clear();
-    let slow_row = rewire.mutate_stmt(func, cxb);
-    let row_body = func.stmt(Stmt::If(fast, fast_row, Some(slow_row)));
+    let row_body = rewire.row(func, cxb, Some(fast));
     let x0 = func.cast(sxe, func.vars[cx].ty);
     chunk.push(func.for_loop(cx, (x0, x1, 1), LoopKind::ChunkRows, row_body));
     let chunk = func.stmt(Stmt::Block(chunk));

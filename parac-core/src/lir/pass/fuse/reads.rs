@@ -255,8 +255,12 @@ pub(super) struct Rewire<'a> {
     pub(super) p: &'a Producer,
     /// The stride of the rows read (`k x + a`).
     pub(super) k: i128,
-    /// The row's reads of `x + a` are inside the computed rows.
-    pub(super) fast: bool,
+    /// Which reads the row being rewritten takes from the buffer without a test per point.
+    pub(super) mode: Rows,
+    /// In [`Rows::Mapped`], each row read (its structural key, its value, the variable bound
+    /// to it before the row), and whether one is a border rule's map of a row.
+    pub(super) bound: Vec<(ExprId, ExprId, VarId)>,
+    pub(super) maps: bool,
     pub(super) env: HashMap<VarId, ExprId>,
     pub(super) memo: HashMap<ExprId, ExprId>,
     /// The rows computed once for all tasks, and their structural keys.
@@ -264,6 +268,45 @@ pub(super) struct Rewire<'a> {
     pub(super) canon: Canon,
     /// Where the buffers hold only the columns `k y + b` the consumer reads ([`Columns`]).
     pub(super) cols: Option<Columns>,
+}
+
+/// Whether row index `e` is a value of the row loop's variable `x` alone that a row can
+/// compute before its columns: no read, no lanes, no other variable, its divisions by constants
+/// other than 0 and -1 or by a border rule's period (`nonzero(..)`, which its maps divide by
+/// only in a select's branch taken where the period is positive: `lower::border`).
+fn per_row(func: &Func, e: ExprId, x: VarId) -> bool {
+    let mut ok = true;
+    preorder(func, e, |n| {
+        ok &= match &func.exprs[n].kind {
+            ExprKind::Load { .. }
+            | ExprKind::Ramp { .. }
+            | ExprKind::Broadcast(_)
+            | ExprKind::Vector(_) => false,
+            ExprKind::Var(v) => *v == x,
+            ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) => {
+                crate::lir::safe_divisor(func, *d)
+                    || matches!(func.exprs[*d].kind, ExprKind::Call(Builtin::NonZero, _))
+            }
+            _ => true,
+        };
+        ok
+    });
+    ok
+}
+
+/// Which reads of `t` a row of a loop reading it takes from the buffer without a test per
+/// point ([`Rewire::row`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rows {
+    /// Its reads of rows `k x + a`, all of which were computed.
+    Direct,
+    /// Its reads of rows `k x + a` and of a border rule's maps of them, at the row read (the
+    /// map's value, bound once before the row), all of which were computed: a row at the
+    /// image's edge whose halo rows, mapped back inside, are in the buffer (a clamped 7-tap
+    /// pass's first and last three rows).
+    Mapped,
+    /// None: every read through the exact fallback.
+    Exact,
 }
 
 /// The columns of `t` a consumer reads, where every one of its reads is of column `k y + b`
@@ -330,14 +373,79 @@ impl Rewire<'_> {
         Self::and(func, a, b)
     }
 
+    /// The loop's row `body` rewired: where `fast` (its reads of rows `k x + a` are all in the
+    /// buffer) those reads from the buffer; else where every row it reads directly or through a
+    /// border rule's map was computed, those reads from it ([`Rows::Mapped`]); else every read
+    /// through the exact fallback. Without `fast` (no read of a row `k x + a`), the fallback.
+    pub(super) fn row(&mut self, func: &mut Func, body: StmtId, fast: Option<ExprId>) -> StmtId {
+        let slow = self.pass(func, body, Rows::Exact);
+        let Some(fast) = fast else {
+            return slow;
+        };
+        let direct = self.pass(func, body, Rows::Direct);
+        self.maps = false;
+        let mapped = self.pass(func, body, Rows::Mapped);
+        let bound = std::mem::take(&mut self.bound);
+        let mut lets = Vec::new();
+        let mut all = None;
+        for (_, row, v) in bound {
+            lets.push(func.stmt(Stmt::Let(v, row)));
+            let ve = func.expr(ExprKind::Var(v), func.vars[v].ty);
+            let inside = Self::within(func, ve, self.done.0, self.done.1);
+            all = Some(all.map_or(inside, |a| Self::and(func, a, inside)));
+        }
+        let other = match all {
+            Some(all) if std::mem::take(&mut self.maps) => {
+                lets.push(func.stmt(Stmt::If(all, mapped, Some(slow))));
+                func.stmt(Stmt::Block(lets))
+            }
+            _ => slow,
+        };
+        func.stmt(Stmt::If(fast, direct, Some(other)))
+    }
+
+    /// `body` rewritten afresh in `mode`.
+    fn pass(&mut self, func: &mut Func, body: StmtId, mode: Rows) -> StmtId {
+        self.mode = mode;
+        self.memo.clear();
+        self.env.clear();
+        self.mutate_stmt(func, body)
+    }
+
+    /// Row `r` bound once before the row ([`Rows::Mapped`]), where it is the same for every
+    /// column (through the `let`s, a value of the row loop's variable alone that cannot fail).
+    fn bind_row(&mut self, func: &mut Func, r: ExprId) -> Option<ExprId> {
+        let row = substitute(func, r, &self.env, true);
+        if !per_row(func, row, self.cx) {
+            return None;
+        }
+        let key = self.canon.of(func, row);
+        let v = match self.bound.iter().find(|b| b.0 == key) {
+            Some(b) => b.2,
+            None => {
+                let v = func.var("fm", func.exprs[row].ty);
+                self.bound.push((key, row, v));
+                v
+            }
+        };
+        Some(func.expr(ExprKind::Var(v), func.vars[v].ty))
+    }
+
     /// A read of `t` at `[r, c]` (`checked`: not proven inside), rewired.
     fn read(&mut self, func: &mut Func, e: ExprId, r: ExprId, c: ExprId, checked: bool) -> ExprId {
         let i64t = Scalar::I64;
         let elem = func.exprs[e].ty;
         let zero = func.int(0, i64t);
         let form = row_form(func, r, self.cx, (self.t, 0), &self.env).filter(|f| f.1 == self.k);
-        let direct = form.filter(|_| self.fast);
-        if let Some((at, ..)) = direct {
+        let direct = match (self.mode, form) {
+            (Rows::Direct, Some((at, ..))) => Some(at),
+            (Rows::Mapped, Some((at, ..))) => {
+                self.maps |= at != r;
+                self.bind_row(func, r)
+            }
+            _ => None,
+        };
+        if let Some(at) = direct {
             let from_temp = self.buffered(func, at, c, elem);
             if !checked {
                 return from_temp;
