@@ -287,6 +287,36 @@ mod chain3 {
     }
 }
 
+mod chain_line {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn chain_line(src: &u16[M][N], out: &mut i32[M][N]) {
+            let a: u16[M][N];
+            let b: i32[M][N];
+            parac_iterator p(x in 0:M:1; y in 0:N:1) {
+                a[x][y] = (3 * src[x][y] + y) / 2;
+            }
+            parac_border_rule ra = clamp(a[1][2]);
+            parac_iterator q(x in 0:M:1; y in 0:N:1) parac_border_rule(ra) {
+                b[x][y] = a[x-1][y] + 2 * a[x][y] + a[x+1][y-2] - a[x][y+1];
+            }
+            parac_border_rule rb = reflect101(b[1][1]);
+            parac_iterator d(x in 0:M:1; y in 0:N:1) parac_border_rule(rb) {
+                out[x][y] = 4 * b[x][y] - b[x-1][y+1] - b[x+1][y-1] - (src[x][y] as i32);
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u16>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let r = chain_line(rt, &m0, &mut m1);
+        super::put(&mut args[1], &m1);
+        r.map(|()| None)
+    }
+}
+
 mod chain_down {
     use super::{Arg, Val};
 
@@ -453,6 +483,13 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: chain3::call,
+    },
+    Entry {
+        name: "chain_line",
+        src: chain_line::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: chain_line::call,
     },
     Entry {
         name: "chain_down",

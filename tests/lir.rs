@@ -737,8 +737,13 @@ fn opencl_fused_stages_match_the_interpreter() {
     let chain3 = out.module.functions.iter().find(|f| f.name == "chain3");
     let gate = lir::pass::fuse::gpu::plans(chain3.expect("chain3"), 0);
     assert!(gate.items && !gate.tiles && !gate.inline, "{gate:?}");
+    // Three stages in a row: the first's plans run both others, as a chain's.
+    let line = out.module.functions.iter().find(|f| f.name == "chain_line");
+    let gate = lir::pass::fuse::gpu::plans(line.expect("chain_line"), 0);
+    assert!(gate.items && !gate.tiles && gate.consumers == 2, "{gate:?}");
     for name in [
         "chain3",
+        "chain_line",
         "blur2",
         "cols_clamp",
         "both_reflect",

@@ -413,9 +413,10 @@ fn check_source(
         // Each producer fused into its consumer's OpenCL work-groups (`lir::pass::fuse::gpu`),
         // tiles of one work-group and of several, columns of 1 and 5 rows per work-item, and
         // inlined in its consumer's points (one per work-item, and lanes of 4x2 with shared
-        // and vector loads).
+        // and vector loads); a chain's producer (three stages in one kernel) in work-items'
+        // tiles alone.
         let gpu_fused = (0..f.regions.len())
-            .filter(|rid| parac_core::lir::pass::fuse::gpu::plans(f, *rid).tiles)
+            .filter(|rid| parac_core::lir::pass::fuse::gpu::plans(f, *rid).items)
             .flat_map(|rid| {
                 GPU_FUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let base = parac_core::lir::Options {

@@ -214,10 +214,12 @@ impl Function {
     /// The regions a fused plan of iterator region `rid` may run with it, in order: the host
     /// step right after `rid`'s run, at the function's top level, when it runs an iterator that
     /// reads a matrix `rid` writes; and the step after that one too when it runs an iterator
-    /// that also reads a matrix `rid` writes (a producer with two consumers, unsharp's `gray`,
+    /// that reads a matrix `rid` or that first one writes (a producer with two consumers,
+    /// unsharp's `gray`, or the first of three stages in a row, blur -> blur -> difference,
     /// fused with both: `lir::pass::fuse::gpu::chain`). `lir::pass::fuse::gpu` decides whether
-    /// they can be fused; a fused plan's kernels take all their matrices and host scalars, and
-    /// the executor then skips their runs.
+    /// they can be fused and which of them its plans run (`gpu::consumers`: both, or the first
+    /// alone); a region's kernels take all their matrices and host scalars, and the executor
+    /// skips the runs of those a fused plan ran.
     pub fn fused_consumers(&self, rid: RegionId) -> Vec<RegionId> {
         let Some(at) = self
             .steps
@@ -226,12 +228,11 @@ impl Function {
         else {
             return Vec::new();
         };
-        let p = &self.regions[rid];
-        let feeds = |step: Option<&HostStep>| {
+        let feeds = |p: RegionId, step: Option<&HostStep>| {
             let Some(HostStep::Run(c)) = step else {
                 return None;
             };
-            let cr = &self.regions[*c];
+            let (p, cr) = (&self.regions[p], &self.regions[*c]);
             let iterators = [p.kind, cr.kind]
                 .iter()
                 .all(|k| matches!(k, RegionKind::Iterator));
@@ -239,11 +240,12 @@ impl Function {
             let feeds = p.accesses.iter().any(|a| a.write && reads(a.matrix));
             (iterators && feeds).then_some(*c)
         };
-        let Some(first) = feeds(self.steps.get(at + 1)) else {
+        let Some(first) = feeds(rid, self.steps.get(at + 1)) else {
             return Vec::new();
         };
         let mut out = vec![first];
-        out.extend(feeds(self.steps.get(at + 2)));
+        let next = self.steps.get(at + 2);
+        out.extend(feeds(rid, next).or_else(|| feeds(first, next)));
         out
     }
 

@@ -111,7 +111,7 @@ pub(crate) struct Prepared {
     /// its time bands run.
     pub(crate) mates: Vec<Vec<usize>>,
     /// Per region with fused candidates: the consumers they run, in order
-    /// (`Function::fused_consumers`); empty for the others.
+    /// (`lir::pass::fuse::gpu::consumers`); empty for the others.
     pub(crate) consumers: Vec<Vec<usize>>,
     /// Per region: its kernel arguments (`host::kernel_args`).
     pub(crate) args: Vec<Vec<host::KernelArg>>,
@@ -160,8 +160,7 @@ impl Prepared {
                 let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
                 let consumers: Vec<std::borrow::Cow<'static, str>> =
                     match plans.iter().any(|p| p.fuses) {
-                        true => f
-                            .fused_consumers(rid)
+                        true => parac_core::lir::pass::fuse::gpu::consumers(f, rid)
                             .into_iter()
                             .map(|c| host::plans_region(f, c).into())
                             .collect(),
@@ -202,7 +201,7 @@ impl Prepared {
             .clone()
             .map(|rid| match plans[rid].consumers.is_empty() {
                 true => Vec::new(),
-                false => f.fused_consumers(rid),
+                false => parac_core::lir::pass::fuse::gpu::consumers(f, rid),
             })
             .collect();
         Prepared {

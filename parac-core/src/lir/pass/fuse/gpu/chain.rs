@@ -55,7 +55,7 @@ pub(super) fn legal(func: &mut Func, f: &Function, qid: RegionId) -> Option<(Fus
     let [pid, cid] = f.fused_consumers(qid)[..] else {
         return None;
     };
-    let fusion = super::legal(func, f, pid).filter(|fu| fu.cid == cid)?;
+    let fusion = super::pair(func, f, pid).filter(|fu| fu.cid == cid)?;
     let Stmt::Block(top) = func.stmts[func.body].clone() else {
         return None;
     };
@@ -110,17 +110,25 @@ pub(super) fn legal(func: &mut Func, f: &Function, qid: RegionId) -> Option<(Fus
     let (px, _, xb) = serial(func, pbody)?;
     let (py, _, pbody) = serial(func, single(func, xb)?)?;
     let (ps, pguard) = spans(func, f, (pid, pbody), (px, py), u)?;
-    let (cs, cguard) = spans(func, f, (cid, fusion.cbody), (fusion.cx, fusion.cy), u)?;
+    // `C` reads `u` too (unsharp's `gray`), or not (three stages in a row).
+    let (cs, cguard) = match cu.loads.contains(&u) {
+        true => {
+            let (cs, g) = spans(func, f, (cid, fusion.cbody), (fusion.cx, fusion.cy), u)?;
+            (Some(cs), g)
+        }
+        false => (None, false),
+    };
     if pguard || cguard {
         return None;
     }
     // `P`'s box (offsets of `t`'s rows from the tile's) widened by its reads of `u`, and the
     // tile widened by `C`'s.
-    let widen = |(lo, hi): (i128, i128), p: (i128, i128), c: (i128, i128)| {
-        ((lo + p.0).min(c.0), (hi - 1 + p.1).max(c.1))
+    let widen = |d: usize, (lo, hi): (i128, i128)| {
+        let (lo, hi) = (lo + ps[d].0, hi - 1 + ps[d].1);
+        cs.map_or((lo, hi), |c| (lo.min(c[d].0), hi.max(c[d].1)))
     };
-    let rows = widen(fusion.box_rows, ps[0], cs[0]);
-    let cols = widen(fusion.box_cols, ps[1], cs[1]);
+    let rows = widen(0, fusion.box_rows);
+    let cols = widen(1, fusion.box_cols);
     let chain = Chain {
         q,
         qid,
@@ -135,10 +143,12 @@ pub(super) fn legal(func: &mut Func, f: &Function, qid: RegionId) -> Option<(Fus
 /// Makes region `qid`'s fused kernel with its two consumers, each work-item its own group and
 /// a tile of `tile` (columns, rows) points of the last, where legal and its private tiles fit;
 /// whether it did.
-pub(super) fn run_items(func: &mut Func, f: &Function, qid: RegionId, tile: [u32; 2]) -> bool {
-    let Some((fusion, chain)) = legal(func, f, qid) else {
-        return false;
-    };
+pub(super) fn run_items(
+    func: &mut Func,
+    f: &Function,
+    (fusion, chain): (Fusion, Chain),
+    tile: [u32; 2],
+) -> bool {
     if !chain.item_tile(f, &fusion).fits(tile) {
         return false;
     }

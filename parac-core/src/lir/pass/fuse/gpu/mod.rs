@@ -82,10 +82,10 @@ pub fn run(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool
 /// `Directive::FuseItems`: what a CPU device runs well, each work-item the CPU path's strip
 /// fusion on its tile, whose rows its compiler vectorizes); whether it did.
 pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -> bool {
-    if f.fused_consumers(rid).len() == 2 {
-        return chain::run_items(func, f, rid, tile);
+    if let Some(chain) = chain::legal(func, f, rid) {
+        return chain::run_items(func, f, chain, tile);
     }
-    let Some(fusion) = legal(func, f, rid) else {
+    let Some(fusion) = pair(func, f, rid) else {
         return false;
     };
     let item = fusion.item_tile(f);
@@ -193,26 +193,33 @@ pub fn plans(f: &Function, rid: RegionId) -> Fused {
         ..crate::lir::Options::gpu()
     };
     let mut func = crate::lir::front(f, &opts, &mut |_, _| {});
-    if consumers == 2 {
-        // A chain: work-items' tiles alone (both intermediates in private memory).
-        return match chain::legal(&mut func, f, rid) {
-            Some((fusion, chain)) => Fused {
-                items: true,
-                item: chain.item_tile(f, &fusion),
-                ..Fused::default()
-            },
-            None => Fused::default(),
+    // A chain: work-items' tiles alone (both intermediates in private memory).
+    if let Some((fusion, chain)) = chain::legal(&mut func, f, rid) {
+        return Fused {
+            items: true,
+            item: chain.item_tile(f, &fusion),
+            consumers: 2,
+            ..Fused::default()
         };
     }
-    match legal(&mut func, f, rid) {
+    match pair(&mut func, f, rid) {
         Some(fusion) => Fused {
             tiles: true,
             items: true,
             inline: inlines(&func, &fusion),
             item: fusion.item_tile(f),
+            consumers: 1,
         },
         None => Fused::default(),
     }
+}
+
+/// The regions region `rid`'s fused plans run with it (the executor skips their runs after
+/// one): the first [`Fused::consumers`] of `Function::fused_consumers`.
+pub fn consumers(f: &Function, rid: RegionId) -> Vec<RegionId> {
+    let mut all = f.fused_consumers(rid);
+    all.truncate(plans(f, rid).consumers);
+    all
 }
 
 /// Which fused plans a region has ([`plans`]).
@@ -226,6 +233,9 @@ pub struct Fused {
     pub inline: bool,
     /// What a work-item's private tile of the intermediate holds (`fuseitem<C>x<R>`).
     pub item: ItemTile,
+    /// How many of `Function::fused_consumers` the fused plans run: 2 for a chain, else 1
+    /// (0: no fused plan).
+    pub consumers: usize,
 }
 
 /// A work-item's private tiles of the intermediates (one, or a chain's two): per tile, the
@@ -307,12 +317,19 @@ impl Fusion {
     }
 }
 
-/// The fusion of region `rid` with its consumer, where legal (the module's documentation).
+/// The fusion of region `rid` with its first consumer, where its fused plans are of that pair:
+/// legal, and `rid` not a chain's producer (whose plans run both consumers: [`chain`]).
 fn legal(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
-    // One consumer: a region whose fused plans run two is a chain's producer (`chain`).
-    let [cid] = f.fused_consumers(rid)[..] else {
-        return None;
-    };
+    match chain::legal(func, f, rid) {
+        Some(_) => None,
+        None => pair(func, f, rid),
+    }
+}
+
+/// The fusion of region `rid` with its first consumer (`Function::fused_consumers`), where
+/// legal (the module's documentation).
+fn pair(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
+    let cid = *f.fused_consumers(rid).first()?;
     let Stmt::Block(top) = func.stmts[func.body].clone() else {
         return None;
     };
