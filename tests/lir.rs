@@ -842,14 +842,14 @@ fn fused_plans_match(f: &Function, sizes: &[[i64; 2]], rng: &mut Rng) -> (bool, 
 /// Random three-stage chains for fusion on OpenCL (`fuse::gpu::chain`): a producer of `u`, a
 /// second stage reading `u` at random offsets (-3 to 3) through a random border shorthand over
 /// `u` (or none), and a last stage over the same space or a smaller one reading the second's
-/// `t` at offsets through a shorthand (or proven inside) and `u` at its point and at offsets
-/// proven inside; at random sizes from 1x1, every fused plan against the interpreter
-/// ([`fused_plans_match`]).
+/// `t` at offsets through a shorthand (or proven inside) and, two times in three, `u` at its
+/// point and at offsets proven inside (else three stages in a row); at random sizes from 1x1,
+/// every fused plan against the interpreter ([`fused_plans_match`]).
 #[test]
 fn random_three_stage_chains_fuse_on_opencl_as_unfused() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let (mut chains, mut compared) = (0, 0);
-    for k in 0..60 {
+    let (mut chains, mut lines, mut compared) = (0, 0, 0);
+    for k in 0..80 {
         let mut pick = |n: u64| (rng.next() % n) as i64;
         let modes = ["clamp", "reflect", "reflect101", "constant", "wrap"];
         let rule = |name: &str, m: &str, target: String| match m {
@@ -901,8 +901,12 @@ fn random_three_stage_chains_fuse_on_opencl_as_unfused() {
                 format!("{} * t[x + {a}][y + {b}]", pick(5) - 2)
             })
             .collect();
-        creads.push(format!("{} * u[x][y]", 1 + pick(3)));
-        if !whole {
+        // The last stage reads `u` too (unsharp's shape), or not (three stages in a row).
+        let reads_u = pick(3) != 0;
+        if reads_u {
+            creads.push(format!("{} * u[x][y]", 1 + pick(3)));
+        }
+        if reads_u && !whole {
             creads.push(format!(
                 "u[x + {}][y + {}]",
                 pick(dm as u64 + 1),
@@ -939,12 +943,17 @@ fn random_three_stage_chains_fuse_on_opencl_as_unfused() {
             continue;
         }
         let f = &out.module.functions[0];
-        chains += usize::from(lir::pass::fuse::gpu::plans(f, 0).items);
+        let gate = lir::pass::fuse::gpu::plans(f, 0);
+        chains += usize::from(gate.items && gate.consumers == 2);
+        lines += usize::from(gate.items && gate.consumers == 2 && !reads_u);
         let sizes: Vec<[i64; 2]> = (0..4).map(|_| [1 + pick(40), 1 + pick(40)]).collect();
         compared += fused_plans_match(f, &sizes, &mut rng).2;
     }
-    eprintln!("random three-stage chains: {chains} fused, {compared} calls compared");
+    eprintln!(
+        "random three-stage chains: {chains} fused ({lines} in a row), {compared} calls compared"
+    );
     assert!(chains >= 20, "{chains} chains fused");
+    assert!(lines >= 5, "{lines} chains in a row fused");
 }
 
 /// Random two-stage chains for fusion on OpenCL: a producer of the whole intermediate, and a
