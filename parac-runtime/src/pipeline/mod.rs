@@ -153,22 +153,25 @@ impl Prepared {
     fn new(module: &Rc<Module>, i: usize) -> Prepared {
         let f = &module.functions[i];
         let regions = 0..f.regions.len();
+        // Per region with fused candidates, the consumers they run.
+        let mut consumers: Vec<Vec<usize>> = Vec::new();
         let plans: Vec<RegionPlans> = regions
             .clone()
             .map(|rid| {
                 let plans = host::plans(f, rid);
                 let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
-                let consumers: Vec<std::borrow::Cow<'static, str>> =
-                    match plans.iter().any(|p| p.fuses) {
-                        true => parac_core::lir::pass::fuse::gpu::consumers(f, rid)
-                            .into_iter()
-                            .map(|c| host::plans_region(f, c).into())
-                            .collect(),
-                        false => Vec::new(),
-                    };
+                let runs = match plans.iter().any(|p| p.fuses) {
+                    true => parac_core::lir::pass::fuse::gpu::consumers(f, rid),
+                    false => Vec::new(),
+                };
+                let names: Vec<std::borrow::Cow<'static, str>> = runs
+                    .iter()
+                    .map(|c| host::plans_region(f, *c).into())
+                    .collect();
+                consumers.push(runs);
                 RegionPlans {
                     region: host::plans_region(f, rid).into(),
-                    consumers: consumers.into(),
+                    consumers: names.into(),
                     cpu_order: ranking(f, rid, &schedules, Target::Cpu).into(),
                     searchable: host::searchable(f, rid),
                     candidates: plans
@@ -195,13 +198,6 @@ impl Prepared {
                         .collect::<Vec<_>>()
                         .into(),
                 }
-            })
-            .collect();
-        let consumers = regions
-            .clone()
-            .map(|rid| match plans[rid].consumers.is_empty() {
-                true => Vec::new(),
-                false => parac_core::lir::pass::fuse::gpu::consumers(f, rid),
             })
             .collect();
         Prepared {
