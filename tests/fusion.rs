@@ -196,6 +196,36 @@ mod strided_and_shared {
     }
 }
 
+mod shared_rows {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn shared_rows(src: &u8[M][N], out: &mut i32[M][N], also: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] * 3 - y;
+            }
+            parac_border_rule r = clamp(t[1][*]);
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+                out[x][y] = t[x-1][y] + 2 * t[x][y] - t[x+1][y];
+            }
+            parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+                also[x][y] = t[x][y] + 1;
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<u8>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let mut m2 = super::canaried::<i32>("also", &args[2]);
+        let r = shared_rows(rt, &m0, &mut m1, &mut m2);
+        super::put(&mut args[1], &m1);
+        super::put(&mut args[2], &m2);
+        r.map(|()| None)
+    }
+}
+
 mod apart {
     use super::{Arg, Val};
 
@@ -462,6 +492,13 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: strided_and_shared::call,
+    },
+    Entry {
+        name: "shared_rows",
+        src: shared_rows::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: shared_rows::call,
     },
     Entry {
         name: "apart",

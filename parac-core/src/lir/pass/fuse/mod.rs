@@ -97,17 +97,59 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
             let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
                 continue;
             };
-            let Some((ps, cs, stage)) =
-                fuse(func, f, &whole, &steps, &used, (i, j), &p, (rows, strip))
-            else {
+            // Every region reading `t`: `C`, and later readers that each compute `P` in their
+            // own tasks too (Halide's `clone_in`, [`readers`]).
+            let Some(all) = readers(func, &steps, &used, (i, j), p.t) else {
                 continue;
             };
-            let t = p.t;
-            gone.push((t, stage.halo()));
-            stages.push(stage);
-            (steps[i], steps[j]) = (ps, cs);
-            (used[i], used[j]) = (uses(func, ps), uses(func, cs));
+            let mut made = Vec::new();
+            for &k in &all {
+                match fuse(
+                    func,
+                    f,
+                    &whole,
+                    &steps,
+                    &used,
+                    (i, k),
+                    &p,
+                    (rows, strip),
+                    &all,
+                ) {
+                    Some(m) => made.push((k, m)),
+                    None => break,
+                }
+            }
+            // A clone's producer keeps its region's host proof alone (no edge rows).
+            let plain = |func: &Func, ps: StmtId| match func.stmts[ps] {
+                Stmt::Region { body, .. } => {
+                    matches!(&func.stmts[body], Stmt::Block(b) if b.is_empty())
+                }
+                _ => false,
+            };
+            if made.len() != all.len()
+                || (all.len() > 1 && !made.iter().all(|m| plain(func, m.1.0)))
+            {
+                continue;
+            }
+            // A clone computes `t` once per reader: for the model, a task recomputes more
+            // than its rows (stride 0), fused only where `t` would not fit the caches.
+            let halo = widest(made.iter().map(|m| m.1.2.halo()));
+            let halo = match all.len() {
+                1 => halo,
+                _ => (halo.0.max(1), 0),
+            };
+            gone.push((p.t, halo));
+            for (n, (k, (ps, cs, stage))) in made.into_iter().enumerate() {
+                if n == 0 {
+                    steps[i] = ps;
+                    used[i] = uses(func, ps);
+                }
+                stages.push(stage);
+                steps[k] = cs;
+                used[k] = uses(func, cs);
+            }
             (fused, again) = (true, true);
+            let t = p.t;
             // `t`'s elements are never read or written: its allocation holds none (its
             // dimensions remain, for the checked reads outside it).
             for s in steps.iter_mut() {
@@ -478,7 +520,8 @@ fn uses(func: &Func, s: StmtId) -> Uses {
 
 /// The rows of an intermediate a task computes beyond its own (its reads' span), and its own
 /// per row of its consumer (their stride): what fusion computes twice, against what it computes
-/// once per row of a task.
+/// once per row of a task. A producer computed in each of several readers' tasks (a clone,
+/// [`readers`]) computes all its rows again: stride 0.
 type Halo = (i128, i128);
 
 /// The halo whose rows computed twice are the largest share of its strip (none: `(0, 1)`).
@@ -500,6 +543,7 @@ fn fuse(
     (i, j): (usize, usize),
     p: &Producer,
     (rows, strip): (i64, VarId),
+    readers: &[usize],
 ) -> Option<(StmtId, StmtId, fold::Stage)> {
     let Stmt::Region {
         id: pid,
@@ -528,15 +572,19 @@ fn fuse(
     if upsamples(func, p) {
         return None;
     }
-    if !separable(f, whole, used, (i, j), (pid, t)) {
+    if !separable(f, whole, used, (i, j), (pid, t), readers) {
         return None;
     }
-    // A consumer fused with its own producer already: `P` joins its tasks (a chain).
+    // A consumer fused with its own producer already: `P` joins its tasks (a chain), where it
+    // is `t`'s one reader.
     if let Stmt::For {
         kind: LoopKind::ParallelChunks(_),
         ..
     } = func.stmts[cbody]
     {
+        if readers.len() > 1 {
+            return None;
+        }
         let (c, head, stage) = chain::fuse(func, f, p, cbody)?;
         let (ps, cs) = fused_steps(func, (pid, pname), (cid, cname), c, head);
         return Some((ps, cs, stage));
@@ -710,6 +758,7 @@ fn separable(
     used: &[Uses],
     (i, j): (usize, usize),
     (pid, t): (RegionId, usize),
+    readers: &[usize],
 ) -> bool {
     let r = &f.regions[pid];
     let (pu, cu) = (&used[i], &used[j]);
@@ -719,7 +768,36 @@ fn separable(
         && !(pu.fold || cu.fold || pu.divides || pu.loads.contains(&t) || cu.stores.contains(&t))
         && !pu.loads.iter().any(|m| cu.stores.contains(m))
         && pu.stores.iter().all(|m| *m == t)
-        && !(0..used.len()).any(|k| k != i && k != j && used[k].touches(t))
+        && !(0..used.len()).any(|k| k != i && k != j && !readers.contains(&k) && used[k].touches(t))
+}
+
+/// The steps reading `t` (written by producer step `i`, first read by step `j`): `j`, and the
+/// later regions that read it, where each may have `P` computed in its own tasks: none writes
+/// `t`, and no step from `P` to the last of them writes what `P` reads or returns (each reader
+/// then sees `P`'s values, as `consumer` asks of `j`). `None` where a later step reads `t`
+/// otherwise.
+fn readers(
+    func: &Func,
+    steps: &[StmtId],
+    used: &[Uses],
+    (i, j): (usize, usize),
+    t: usize,
+) -> Option<Vec<usize>> {
+    let mut out = vec![j];
+    for k in j + 1..steps.len() {
+        if used[k].touches(t) {
+            if !matches!(func.stmts[steps[k]], Stmt::Region { .. }) || used[k].stores.contains(&t) {
+                return None;
+            }
+            out.push(k);
+        }
+    }
+    let last = *out.last()?;
+    let clean = (i + 1..last).all(|k| {
+        !matches!(func.stmts[steps[k]], Stmt::Return(_))
+            && !used[k].stores.iter().any(|m| used[i].loads.contains(m))
+    });
+    (out.len() == 1 || clean).then_some(out)
 }
 
 /// The two steps of a fusion: the producer's region with its host proof alone in its place

@@ -357,7 +357,7 @@ fn pair(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
     // error in the fused kernel would carry `P`'s code) and reads nothing it writes (its groups
     // run in any order, and the search runs a plan more than once).
     let cu = &used[j];
-    if !super::separable(f, &whole, &used, (i, j), (rid, t))
+    if !super::separable(f, &whole, &used, (i, j), (rid, t), &[])
         || p.mid.is_some()
         || !matches!(func.exprs[p.columns.0].kind, ExprKind::Int(0))
         || cu.divides
