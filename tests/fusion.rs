@@ -185,14 +185,31 @@ mod strided_and_shared {
         }
     }
 
-    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+    /// A function of `src: u8` and two `i32` outputs, `out` and `also`.
+    pub type TwoOutputs = fn(
+        &parac::Runtime,
+        &crate::common::canary::Canaried<u8>,
+        &mut crate::common::canary::Canaried<i32>,
+        &mut crate::common::canary::Canaried<i32>,
+    ) -> Result<(), parac::Error>;
+
+    /// Calls `f` with `args` (`src`, `out`, `also`).
+    pub fn call_two(
+        f: TwoOutputs,
+        rt: &parac::Runtime,
+        args: &mut [Arg],
+    ) -> Result<Option<Val>, parac::Error> {
         let m0 = super::canaried::<u8>("src", &args[0]);
         let mut m1 = super::canaried::<i32>("out", &args[1]);
         let mut m2 = super::canaried::<i32>("also", &args[2]);
-        let r = strided_and_shared(rt, &m0, &mut m1, &mut m2);
+        let r = f(rt, &m0, &mut m1, &mut m2);
         super::put(&mut args[1], &m1);
         super::put(&mut args[2], &m2);
         r.map(|()| None)
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        call_two(strided_and_shared, rt, args)
     }
 }
 
@@ -216,13 +233,7 @@ mod shared_rows {
     }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-        let m0 = super::canaried::<u8>("src", &args[0]);
-        let mut m1 = super::canaried::<i32>("out", &args[1]);
-        let mut m2 = super::canaried::<i32>("also", &args[2]);
-        let r = shared_rows(rt, &m0, &mut m1, &mut m2);
-        super::put(&mut args[1], &m1);
-        super::put(&mut args[2], &m2);
-        r.map(|()| None)
+        super::strided_and_shared::call_two(shared_rows, rt, args)
     }
 }
 
