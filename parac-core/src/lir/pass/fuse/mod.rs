@@ -774,8 +774,9 @@ fn separable(
 /// The steps reading `t` (written by producer step `i`, first read by step `j`): `j`, and the
 /// later regions that read it, where each may have `P` computed in its own tasks: none writes
 /// `t`, and no step from `P` to the last of them writes what `P` reads or returns (each reader
-/// then sees `P`'s values, as `consumer` asks of `j`). `None` where a later step reads `t`
-/// otherwise.
+/// then sees `P`'s values, as `consumer` asks of `j`), and those steps are regions and
+/// allocations alone (so that the model chooses between the clones and the steps apart:
+/// [`guarded`]). `None` where a later step reads `t` otherwise.
 fn readers(
     func: &Func,
     steps: &[StmtId],
@@ -794,7 +795,9 @@ fn readers(
     }
     let last = *out.last()?;
     let clean = (i + 1..last).all(|k| {
-        !matches!(func.stmts[steps[k]], Stmt::Return(_))
+        step_parts(func, steps[k])
+            .iter()
+            .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. }))
             && !used[k].stores.iter().any(|m| used[i].loads.contains(m))
     });
     (out.len() == 1 || clean).then_some(out)
