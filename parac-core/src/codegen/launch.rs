@@ -71,9 +71,12 @@ pub struct PlanDesc {
     /// executor then skips the repeat's next `steps - 1` steps).
     pub steps: usize,
     /// The plan runs the region's consumer too (`Directive::Fuse`, `Directive::FuseInline`):
-    /// launched over the consumer's iteration space, the executor then skips the next host
-    /// steps, the runs of `Function::fused_consumers`.
+    /// launched over the consumer's iteration space, the executor then skips the runs of
+    /// [`PlanDesc::runs`].
     pub fuses: bool,
+    /// The regions a fused plan runs with its own, in order (`Function::fused_consumers`, the
+    /// first or both: `lir::pass::fuse::gpu::Fused::consumers`); empty for the others.
+    pub runs: Vec<RegionId>,
     /// The work-group size the kernel is written for, if it fixes one.
     pub local: Option<Vec<usize>>,
     /// Bytes of local memory the kernel declares.
@@ -107,10 +110,13 @@ impl PlanDesc {
 
 /// The candidates of region `rid`: the baseline first, then the optimization model's ranking.
 pub fn plans(f: &Function, rid: RegionId) -> Vec<PlanDesc> {
-    let cands = plan::candidates(f, rid);
+    let (cands, fused) = plan::candidates_fused(f, rid);
+    let mut runs = f.fused_consumers(rid);
+    runs.truncate(fused.consumers);
     cands
         .into_iter()
         .map(|v| PlanDesc {
+            runs: if v.fuses() { runs.clone() } else { Vec::new() },
             own: !v.is_baseline(),
             region: rid,
             label: v.label(),

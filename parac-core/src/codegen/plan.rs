@@ -26,6 +26,7 @@
 //!   ([`super::opencl::bounds`]).
 
 use crate::ir::*;
+use crate::lir::pass::fuse::gpu::Fused;
 
 pub use super::schedule::{Directive, Schedule};
 
@@ -267,10 +268,17 @@ const ITEM_TILES: usize = 3;
 /// first of those is what runs with the search off), then each transform alone, so that the
 /// search and the benches can weigh them.
 pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
+    candidates_fused(f, rid).0
+}
+
+/// [`candidates`], with which fused plans the region has (`lir::pass::fuse::gpu::plans`, the
+/// default where it has none): the regions they run come from it (`launch::plans`).
+pub fn candidates_fused(f: &Function, rid: RegionId) -> (Vec<Schedule>, Fused) {
     use Directive as D;
     let r = &f.regions[rid];
     let base = Schedule::baseline();
     let mut out = vec![base.clone()];
+    let mut gate = Fused::default();
     // The body's size as lowered with and without its windows written out, once each.
     let mut sizes: [Option<usize>; 2] = [None; 2];
     let mut add = |v: Schedule| {
@@ -297,7 +305,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
         RegionKind::Iterator => {
             let u = reuse(f, rid);
             if u.self_read {
-                return out;
+                return (out, gate);
             }
             // Border rules whose box of safe iterations the host can compute: the interior
             // runs without checks (loop partitioning).
@@ -365,6 +373,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
             // Fusion across stages: the consumer's tiles computed in this region's kernel,
             // from the intermediate's points in local memory (`lir::pass::fuse::gpu`).
             let fused = crate::lir::pass::fuse::gpu::plans(f, rid);
+            gate = fused;
             if fused.tiles {
                 for (cols, rows) in FUSE_TILES {
                     add(alone(D::Fuse { cols, rows }));
@@ -424,7 +433,7 @@ pub fn candidates(f: &Function, rid: RegionId) -> Vec<Schedule> {
             }
         }
     }
-    out
+    (out, gate)
 }
 
 #[cfg(test)]

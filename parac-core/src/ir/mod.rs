@@ -217,8 +217,8 @@ impl Function {
     /// that reads a matrix `rid` or that first one writes (a producer with two consumers,
     /// unsharp's `gray`, or the first of three stages in a row, blur -> blur -> difference,
     /// fused with both: `lir::pass::fuse::gpu::chain`). `lir::pass::fuse::gpu` decides whether
-    /// they can be fused and which of them its plans run (`gpu::consumers`: both, or the first
-    /// alone); a region's kernels take all their matrices and host scalars, and the executor
+    /// they can be fused and which of them its plans run (`gpu::Fused::consumers`: both, or the
+    /// first alone); a region's kernels take all their matrices and host scalars, and the executor
     /// skips the runs of those a fused plan ran.
     pub fn fused_consumers(&self, rid: RegionId) -> Vec<RegionId> {
         let Some(at) = self

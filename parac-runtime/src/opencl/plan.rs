@@ -139,7 +139,7 @@ pub struct RegionPlans {
     /// it writes), as timing needs.
     pub searchable: bool,
     /// The regions a fused candidate runs with this one (their plans' names), in order, where
-    /// there are such candidates (two: a chain; `lir::pass::fuse::gpu::consumers`).
+    /// there are such candidates (two: a chain; `PlanDesc::runs`).
     pub consumers: Cow<'static, [Cow<'static, str>]>,
 }
 

@@ -111,7 +111,7 @@ pub(crate) struct Prepared {
     /// its time bands run.
     pub(crate) mates: Vec<Vec<usize>>,
     /// Per region with fused candidates: the consumers they run, in order
-    /// (`lir::pass::fuse::gpu::consumers`); empty for the others.
+    /// (`PlanDesc::runs`); empty for the others.
     pub(crate) consumers: Vec<Vec<usize>>,
     /// Per region: its kernel arguments (`host::kernel_args`).
     pub(crate) args: Vec<Vec<host::KernelArg>>,
@@ -160,10 +160,10 @@ impl Prepared {
             .map(|rid| {
                 let plans = host::plans(f, rid);
                 let schedules: Vec<_> = plans.iter().map(|p| p.schedule.clone()).collect();
-                let runs = match plans.iter().any(|p| p.fuses) {
-                    true => parac_core::lir::pass::fuse::gpu::consumers(f, rid),
-                    false => Vec::new(),
-                };
+                let runs = plans
+                    .iter()
+                    .find(|p| p.fuses)
+                    .map_or_else(Vec::new, |p| p.runs.clone());
                 let names: Vec<std::borrow::Cow<'static, str>> = runs
                     .iter()
                     .map(|c| host::plans_region(f, *c).into())

@@ -214,14 +214,6 @@ pub fn plans(f: &Function, rid: RegionId) -> Fused {
     }
 }
 
-/// The regions region `rid`'s fused plans run with it (the executor skips their runs after
-/// one): the first [`Fused::consumers`] of `Function::fused_consumers`.
-pub fn consumers(f: &Function, rid: RegionId) -> Vec<RegionId> {
-    let mut all = f.fused_consumers(rid);
-    all.truncate(plans(f, rid).consumers);
-    all
-}
-
 /// Which fused plans a region has ([`plans`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Fused {
