@@ -102,23 +102,16 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
             let Some(all) = readers(func, &steps, &used, (i, j), p.t) else {
                 continue;
             };
-            let mut made = Vec::new();
-            for &k in &all {
-                match fuse(
-                    func,
-                    f,
-                    &whole,
-                    &steps,
-                    &used,
-                    (i, k),
-                    &p,
-                    (rows, strip),
-                    &all,
-                ) {
-                    Some(m) => made.push((k, m)),
-                    None => break,
-                }
-            }
+            let Some(made) = all
+                .iter()
+                .map(|&k| {
+                    let shared = (&whole[..], &steps[..], &used[..]);
+                    fuse(func, f, shared, (i, k), &p, (rows, strip), &all).map(|m| (k, m))
+                })
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
             // A clone's producer keeps its region's host proof alone (no edge rows).
             let plain = |func: &Func, ps: StmtId| match func.stmts[ps] {
                 Stmt::Region { body, .. } => {
@@ -126,9 +119,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
                 }
                 _ => false,
             };
-            if made.len() != all.len()
-                || (all.len() > 1 && !made.iter().all(|m| plain(func, m.1.0)))
-            {
+            if all.len() > 1 && !made.iter().all(|m| plain(func, m.1.0)) {
                 continue;
             }
             // A clone computes `t` once per reader: for the model, a task recomputes more
@@ -533,13 +524,10 @@ fn widest(halos: impl Iterator<Item = Halo>) -> Halo {
 
 /// The producer at step `i` fused into the consumer at step `j`: the two new steps and the
 /// fused intermediate's [`fold::Stage`] (its readers' rows, whence its [`Halo`]).
-#[allow(clippy::too_many_arguments)]
 fn fuse(
     func: &mut Func,
     f: &Function,
-    whole: &[bool],
-    steps: &[StmtId],
-    used: &[Uses],
+    (whole, steps, used): (&[bool], &[StmtId], &[Uses]),
     (i, j): (usize, usize),
     p: &Producer,
     (rows, strip): (i64, VarId),
