@@ -942,6 +942,18 @@ pub(crate) fn safe_divisor(func: &Func, d: ExprId) -> bool {
 /// besides 0 and -1), has no lanes, and reads no variable `var_ok` refuses. Passes inline such
 /// values (`partition`); the OpenCL printer declares them outside conditions.
 pub(crate) fn total(func: &Func, e: ExprId, var_ok: &dyn Fn(VarId) -> bool) -> bool {
+    total_where(func, e, var_ok, false)
+}
+
+/// [`total`], and with `periods` an integer division by a border rule's period too
+/// (`nonzero(..)`, which the rule's index maps divide by only in a select's branch taken where
+/// the period is positive: `lower::border`), for a whole map evaluated elsewhere.
+pub(crate) fn total_where(
+    func: &Func,
+    e: ExprId,
+    var_ok: &dyn Fn(VarId) -> bool,
+    periods: bool,
+) -> bool {
     let x = &func.exprs[e];
     let own = match &x.kind {
         ExprKind::Load { .. }
@@ -949,12 +961,15 @@ pub(crate) fn total(func: &Func, e: ExprId, var_ok: &dyn Fn(VarId) -> bool) -> b
         | ExprKind::Broadcast(_)
         | ExprKind::Vector(_) => false,
         ExprKind::Var(v) => var_ok(*v),
-        ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => safe_divisor(func, *d),
+        ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) if x.ty.is_int() => {
+            safe_divisor(func, *d)
+                || (periods && matches!(func.exprs[*d].kind, ExprKind::Call(Builtin::NonZero, _)))
+        }
         _ => true,
     };
     own && visit::expr_children(&x.kind)
         .iter()
-        .all(|c| total(func, *c, var_ok))
+        .all(|c| total_where(func, *c, var_ok, periods))
 }
 
 /// A host expression of `f` (a size, a slot's bound) alone in a [`Func`], and its handle.

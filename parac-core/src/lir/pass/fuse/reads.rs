@@ -270,30 +270,6 @@ pub(super) struct Rewire<'a> {
     pub(super) cols: Option<Columns>,
 }
 
-/// Whether row index `e` is a value of the row loop's variable `x` alone that a row can
-/// compute before its columns: no read, no lanes, no other variable, its divisions by constants
-/// other than 0 and -1 or by a border rule's period (`nonzero(..)`, which its maps divide by
-/// only in a select's branch taken where the period is positive: `lower::border`).
-fn per_row(func: &Func, e: ExprId, x: VarId) -> bool {
-    let mut ok = true;
-    preorder(func, e, |n| {
-        ok &= match &func.exprs[n].kind {
-            ExprKind::Load { .. }
-            | ExprKind::Ramp { .. }
-            | ExprKind::Broadcast(_)
-            | ExprKind::Vector(_) => false,
-            ExprKind::Var(v) => *v == x,
-            ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) => {
-                crate::lir::safe_divisor(func, *d)
-                    || matches!(func.exprs[*d].kind, ExprKind::Call(Builtin::NonZero, _))
-            }
-            _ => true,
-        };
-        ok
-    });
-    ok
-}
-
 /// Which reads of `t` a row of a loop reading it takes from the buffer without a test per
 /// point ([`Rewire::row`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -413,10 +389,12 @@ impl Rewire<'_> {
     }
 
     /// Row `r` bound once before the row ([`Rows::Mapped`]), where it is the same for every
-    /// column (through the `let`s, a value of the row loop's variable alone that cannot fail).
+    /// column (through the `let`s, a value of the row loop's variable alone that cannot fail,
+    /// a border rule's map included: `lir::total_where`).
     fn bind_row(&mut self, func: &mut Func, r: ExprId) -> Option<ExprId> {
         let row = substitute(func, r, &self.env, true);
-        if !per_row(func, row, self.cx) {
+        let cx = self.cx;
+        if !crate::lir::total_where(func, row, &|v| v == cx, true) {
             return None;
         }
         let key = self.canon.of(func, row);
