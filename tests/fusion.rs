@@ -1,4 +1,5 @@
-//! Producers fused into their consumers' tasks of rows on the CPU path (`lir::pass::fuse`):
+//! Producers fused into their consumers' tasks of rows on the CPU path (`lir::pass::fuse`),
+//! some storing the intermediate for later readers (`stored_*`):
 //! the functions of `tests/in/fusion.parac` and a read past the intermediate (an error), each
 //! compiled by `parac::parac!` and run on `Runtime::cpu()` against the reference interpreter with the same random arguments (the
 //! random corpus's harness, `tests/corpus/harness.rs`): bit-identical results or the same
@@ -234,6 +235,85 @@ mod shared_rows {
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
         super::strided_and_shared::call_two(shared_rows, rt, args)
+    }
+}
+
+mod stored_rows {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn stored_rows(src: &u8[M][N], out: &mut i32[M][N], also: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] * 3 - y;
+            }
+            parac_border_rule r = clamp(t[1][*]);
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+                out[x][y] = t[x-1][y] + 2 * t[x][y] - t[x+1][y];
+            }
+            let s: i64 = parac_matrix_sum(t);
+            parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+                also[x][y] = t[x][y] + (s % 7) as i32;
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        super::strided_and_shared::call_two(stored_rows, rt, args)
+    }
+}
+
+mod stored_data {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn stored_data(src: &u8[M][N], out: &mut i32[M][N], also: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] - 2 * x + y;
+            }
+            parac_border_rule r = reflect101(t[2][*]);
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(r) {
+                out[x][y] = t[x-2][y] * 3 - t[x][y] + t[x-1][y];
+            }
+            parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+                also[x][y] = t[src[x][y] % M][y] * 2;
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        super::strided_and_shared::call_two(stored_data, rt, args)
+    }
+}
+
+mod stored_past {
+    use super::{Arg, Val};
+
+    super::program! {
+        fn stored_past(src: &i16[M][N], out: &mut i32[M][N], also: &mut i32[M][N]) {
+            let t: i32[M][N];
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                t[x][y] = src[x][y] + y;
+            }
+            parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+                out[x][y] = t[x][y] + t[x + src[x][y] % 3][y];
+            }
+            let s: i64 = parac_matrix_sum(t);
+            parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+                also[x][y] = t[x][y] - (s % 5) as i32;
+            }
+        }
+    }
+
+    pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+        let m0 = super::canaried::<i16>("src", &args[0]);
+        let mut m1 = super::canaried::<i32>("out", &args[1]);
+        let mut m2 = super::canaried::<i32>("also", &args[2]);
+        let r = stored_past(rt, &m0, &mut m1, &mut m2);
+        super::put(&mut args[1], &m1);
+        super::put(&mut args[2], &m2);
+        r.map(|()| None)
     }
 }
 
@@ -510,6 +590,27 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: shared_rows::call,
+    },
+    Entry {
+        name: "stored_rows",
+        src: stored_rows::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: stored_rows::call,
+    },
+    Entry {
+        name: "stored_data",
+        src: stored_data::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: stored_data::call,
+    },
+    Entry {
+        name: "stored_past",
+        src: stored_past::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: stored_past::call,
     },
     Entry {
         name: "apart",

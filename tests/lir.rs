@@ -575,7 +575,7 @@ fn fused_stages_give_every_result_and_error_unfused() {
     let out = parac_core::compile_str(&source);
     assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let (mut fused_fns, mut mapped_fns, mut errors) = (0, 0, 0);
+    let (mut fused_fns, mut mapped_fns, mut stored_fns, mut errors) = (0, 0, 0, 0);
     for f in &out.module.functions {
         let unfused = lir::lower(
             f,
@@ -617,6 +617,15 @@ fn fused_stages_give_every_result_and_error_unfused() {
         {
             mapped_fns += 1;
         }
+        // An intermediate stored by its fused reader's tasks for later readers (the stores
+        // of `t` in the tasks' rows; their reads outside `t` are `outside t[..]`).
+        if fused[1]
+            .dumps
+            .iter()
+            .any(|(stage, text)| *stage == "fuse" && text.contains("outside t["))
+        {
+            stored_fns += 1;
+        }
         for sizes in [[1, 1], [1, 5], [4, 1], [2, 3], [5, 7], [8, 8], [17, 6]] {
             let sizes: Vec<i64> = (0..f.sizes.len()).map(|i| sizes[i % 2]).collect();
             let Some(start) = args(f, &sizes, &mut rng) else {
@@ -627,7 +636,12 @@ fn fused_stages_give_every_result_and_error_unfused() {
             let mut base = start.clone();
             let expect = lir::eval::run(&unfused.func, f, &mut base).map_err(|e| e.to_string());
             if let Ok(r) = &interp {
-                assert_eq!(expect.as_ref().ok(), Some(r), "{} at {sizes:?}", f.name);
+                assert_eq!(
+                    expect.as_ref().ok(),
+                    Some(r),
+                    "{} at {sizes:?}: {expect:?}",
+                    f.name
+                );
                 assert_eq!(base, want, "{} at {sizes:?}", f.name);
             }
             errors += usize::from(expect.is_err());
@@ -647,6 +661,7 @@ fn fused_stages_give_every_result_and_error_unfused() {
         mapped_fns >= 4,
         "only {mapped_fns} functions read mapped rows"
     );
+    assert!(stored_fns >= 3, "only {stored_fns} functions store `t`");
     assert!(errors > 0, "no call failed");
 }
 

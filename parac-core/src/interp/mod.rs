@@ -45,9 +45,10 @@ pub(crate) mod value;
 
 pub use data::{Data, Tensor};
 pub use intervals::{check_intervals, host_expr, matrix_dims, region_check, region_intervals};
-pub use value::{Val, cast, cast_f64};
 /// The operators' C semantics, shared with the LIR's evaluator (`lir::eval`) and the checks'
 /// (`check::eval`: `wrap`).
+pub(crate) use region::reduction;
+pub use value::{Val, cast, cast_f64};
 pub(crate) use value::{binary, call, unary, wrap};
 
 use crate::ir::*;

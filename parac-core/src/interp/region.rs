@@ -13,7 +13,12 @@ impl Machine<'_> {
         let f = self.f;
         let r = &f.regions[rid];
         if let RegionKind::Reduction { op, matrix, result } = r.kind {
-            let v = self.reduction(op, matrix, f.scalars[result].ty)?;
+            let v = reduction(
+                op,
+                &f.matrices[matrix],
+                &self.mats[matrix],
+                f.scalars[result].ty,
+            )?;
             self.hosts[result] = v;
             return Ok(());
         }
@@ -99,59 +104,63 @@ impl Machine<'_> {
         }
         Ok(())
     }
+}
 
-    /// A global reduction of matrix `m` into a host scalar of type `rt`.
-    fn reduction(&self, op: ReduceOp, m: MatrixId, rt: Scalar) -> Result<Val, InterpError> {
-        let mat = &self.f.matrices[m];
-        let data = &self.mats[m];
-        let n = data.len();
-        let vals = (0..n).map(|i| data.get(i));
-        // The CPU path's wide sum: f64 sums of chunks of 4096 added together, or a wrapping
-        // i64 sum.
-        let sum = || match data {
-            Data::F32(v) => Acc::F(
-                v.chunks(4096)
-                    .map(|c| c.iter().map(|x| *x as f64).sum::<f64>())
-                    .sum::<f64>(),
-            ),
-            _ => Acc::I(vals.clone().fold(0i64, |a, v| a.wrapping_add(v.as_i64()))),
-        };
-        Ok(match op {
-            ReduceOp::Sum => match sum() {
-                Acc::I(s) => cast(Val::Int(s as i128), rt),
-                Acc::F(s) => cast_f64(s, rt),
-            },
-            ReduceOp::Mean => {
-                if n == 0 {
-                    return Err(InterpError::DivisionByZero {
-                        region: format!("{}_{}", op.name(), mat.name),
-                    });
-                }
-                match sum() {
-                    Acc::I(s) => cast(Val::Int((s / n as i64) as i128), rt),
-                    Acc::F(s) => cast_f64(s / (n as i64 as f64), rt),
-                }
+/// A global reduction of matrix `mat` (its elements `data`) into a host scalar of type `rt`:
+/// the interpreter's, and the LIR's evaluator's (`lir::eval`).
+pub(crate) fn reduction(
+    op: ReduceOp,
+    mat: &Matrix,
+    data: &Data,
+    rt: Scalar,
+) -> Result<Val, InterpError> {
+    let n = data.len();
+    let vals = (0..n).map(|i| data.get(i));
+    // The CPU path's wide sum: f64 sums of chunks of 4096 added together, or a wrapping
+    // i64 sum.
+    let sum = || match data {
+        Data::F32(v) => Acc::F(
+            v.chunks(4096)
+                .map(|c| c.iter().map(|x| *x as f64).sum::<f64>())
+                .sum::<f64>(),
+        ),
+        _ => Acc::I(vals.clone().fold(0i64, |a, v| a.wrapping_add(v.as_i64()))),
+    };
+    Ok(match op {
+        ReduceOp::Sum => match sum() {
+            Acc::I(s) => cast(Val::Int(s as i128), rt),
+            Acc::F(s) => cast_f64(s, rt),
+        },
+        ReduceOp::Mean => {
+            if n == 0 {
+                return Err(InterpError::DivisionByZero {
+                    region: format!("{}_{}", op.name(), mat.name),
+                });
             }
-            ReduceOp::Min | ReduceOp::Max if mat.elem.is_float() => {
-                let (init, pick): (f32, fn(f32, f32) -> f32) = if op == ReduceOp::Min {
-                    (f32::INFINITY, f32::min)
-                } else {
-                    (f32::NEG_INFINITY, f32::max)
-                };
-                cast(Val::F32(vals.fold(init, |s, v| pick(s, v.as_f32()))), rt)
+            match sum() {
+                Acc::I(s) => cast(Val::Int((s / n as i64) as i128), rt),
+                Acc::F(s) => cast_f64(s / (n as i64 as f64), rt),
             }
-            ReduceOp::Min | ReduceOp::Max => {
-                let p = mat.elem.promote();
-                let (lo, hi) = p.range().expect("an integer type");
-                let v = if op == ReduceOp::Min {
-                    vals.fold(hi, |s, v| s.min(cast(v, p).as_i128()))
-                } else {
-                    vals.fold(lo, |s, v| s.max(cast(v, p).as_i128()))
-                };
-                cast(Val::Int(v), rt)
-            }
-        })
-    }
+        }
+        ReduceOp::Min | ReduceOp::Max if mat.elem.is_float() => {
+            let (init, pick): (f32, fn(f32, f32) -> f32) = if op == ReduceOp::Min {
+                (f32::INFINITY, f32::min)
+            } else {
+                (f32::NEG_INFINITY, f32::max)
+            };
+            cast(Val::F32(vals.fold(init, |s, v| pick(s, v.as_f32()))), rt)
+        }
+        ReduceOp::Min | ReduceOp::Max => {
+            let p = mat.elem.promote();
+            let (lo, hi) = p.range().expect("an integer type");
+            let v = if op == ReduceOp::Min {
+                vals.fold(hi, |s, v| s.min(cast(v, p).as_i128()))
+            } else {
+                vals.fold(lo, |s, v| s.max(cast(v, p).as_i128()))
+            };
+            cast(Val::Int(v), rt)
+        }
+    })
 }
 
 /// A global sum's accumulator.

@@ -3,7 +3,7 @@
 //! the reference interpreter on the same arguments. It makes no host proof: where the
 //! interpreter's proof refuses a call before it runs, the two may differ (the tests compare
 //! calls the interpreter completes). Vectors (the OpenCL lowering's vector loads and stores) run
-//! lane by lane; global reductions are [`InterpError::Unsupported`] here.
+//! lane by lane; global reductions are the interpreter's (`crate::interp::reduction`).
 
 use super::{Buf, ExprId, ExprKind, Func, Loop, Stmt, StmtId};
 use crate::interp::{Arg, Data, InterpError, Val, binary, call, cast, cast_f64, unary};
@@ -11,6 +11,7 @@ use crate::ir::{BinOp, Builtin, Function, MatrixKind, ParamRef, ReduceOp};
 
 struct Machine<'a> {
     func: &'a Func,
+    f: &'a Function,
     sizes: Vec<i64>,
     dims: Vec<Vec<i64>>,
     mats: Vec<Data>,
@@ -69,6 +70,7 @@ pub fn run(func: &Func, f: &Function, args: &mut [Arg]) -> Result<Option<Val>, I
     }
     let mut m = Machine {
         func,
+        f,
         sizes,
         dims,
         mats,
@@ -213,6 +215,12 @@ impl Machine<'_> {
                 let buf = *buf;
                 let lin = self.offset(buf, &idx, "read of")?;
                 self.data(buf).get(lin)
+            }
+            // Known outside: the read's error, never the element (zero where it is inside).
+            ExprKind::Outside { matrix, index } => {
+                let idx = self.lane_indices(&index.clone(), 1)?.remove(0);
+                self.offset(Buf::Matrix(*matrix), &idx, "read of")?;
+                cast(Val::Int(0), t)
             }
             ExprKind::Extract(a, k) => {
                 let (a, k) = (*a, *k as usize);
@@ -438,7 +446,12 @@ impl Machine<'_> {
                 self.region = "(host code)".to_string();
                 r?;
             }
-            Stmt::Reduce { .. } => return Err(Self::unsupported("a global reduction")),
+            Stmt::Reduce { op, matrix, result } => {
+                let (f, m) = (self.f, *matrix);
+                let rt = f.scalars[*result].ty;
+                self.hosts[*result] =
+                    crate::interp::reduction(*op, &f.matrices[m], &self.mats[m], rt)?;
+            }
             Stmt::Return(e) => {
                 return match e {
                     Some(e) => Ok(Some(self.expr(*e)?)),

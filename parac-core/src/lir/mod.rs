@@ -152,6 +152,17 @@ pub enum ExprKind {
         /// True while no pass proved the read inside: outside is `Error::OutOfBounds`.
         checked: bool,
     },
+    /// A read of a matrix at an index known to be outside it: `Error::OutOfBounds`, naming
+    /// the matrix and the index, without reading it (the element type's zero, should the
+    /// index be inside after all). A fused reader's exact fallback where its tasks store the
+    /// matrix's rows for later readers (`lir::pass::fuse`): the original checked read there is
+    /// taken outside the matrix only, and the tasks hold no view of the matrix to read.
+    Outside {
+        /// The matrix.
+        matrix: MatrixId,
+        /// The indices, outermost first (`i64`).
+        index: Vec<ExprId>,
+    },
     /// `base, base + stride, ..` over `lanes` lanes.
     Ramp {
         /// The first lane.
@@ -957,6 +968,7 @@ pub(crate) fn total_where(
     let x = &func.exprs[e];
     let own = match &x.kind {
         ExprKind::Load { .. }
+        | ExprKind::Outside { .. }
         | ExprKind::Ramp { .. }
         | ExprKind::Broadcast(_)
         | ExprKind::Vector(_) => false,

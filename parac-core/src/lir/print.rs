@@ -53,6 +53,9 @@ pub fn expr(f: &Func, e: ExprId) -> String {
             let q = if *checked { "?" } else { "" };
             format!("{q}{}[{}]", buf(f, *b), list(f, index))
         }
+        ExprKind::Outside { matrix, index } => {
+            format!("outside {}[{}]", f.matrices[*matrix], list(f, index))
+        }
         ExprKind::Ramp { base, stride } => {
             format!("ramp({}, {stride}, {})", expr(f, *base), x.lanes)
         }

@@ -19,7 +19,7 @@ pub fn expr_children(kind: &ExprKind) -> Vec<ExprId> {
         | ExprKind::Size(_)
         | ExprKind::Host(_)
         | ExprKind::Dim(..) => vec![],
-        ExprKind::Load { index, .. } => index.clone(),
+        ExprKind::Load { index, .. } | ExprKind::Outside { index, .. } => index.clone(),
         ExprKind::Ramp { base, .. } => vec![*base],
         ExprKind::Broadcast(a)
         | ExprKind::Extract(a, _)
@@ -49,6 +49,10 @@ pub fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
             buf: *buf,
             index: index.iter().map(|_| next()).collect(),
             checked: *checked,
+        },
+        ExprKind::Outside { matrix, index } => ExprKind::Outside {
+            matrix: *matrix,
+            index: index.iter().map(|_| next()).collect(),
         },
         ExprKind::Ramp { stride, .. } => ExprKind::Ramp {
             base: next(),

@@ -120,7 +120,10 @@ impl Narrow {
         match func.exprs[e].kind {
             // A `let` in an expression: its body is left as it is (its variable's range is
             // not tracked here).
-            ExprKind::Let(..) | ExprKind::Load { .. } | ExprKind::Fold { .. } => e,
+            ExprKind::Let(..)
+            | ExprKind::Load { .. }
+            | ExprKind::Outside { .. }
+            | ExprKind::Fold { .. } => e,
             _ => rebuild_expr(self, func, e),
         }
     }

@@ -24,6 +24,7 @@ impl<'a> Exprs<'a> {
             let key = match &x.kind {
                 k if leaf(k) => format!("{k:?}"),
                 ExprKind::Load { buf, checked, .. } => format!("L{buf:?}{checked}"),
+                ExprKind::Outside { matrix, .. } => format!("X{matrix}"),
                 ExprKind::Ramp { stride, .. } => format!("R{stride}"),
                 ExprKind::Broadcast(_) => "B".into(),
                 ExprKind::Unary(op, _) => format!("U{op:?}"),
@@ -40,6 +41,7 @@ impl<'a> Exprs<'a> {
             canon[h.index()] = c;
             let own = match &x.kind {
                 ExprKind::Load { checked, .. } => *checked,
+                ExprKind::Outside { .. } => true,
                 // A division by a constant other than 0 cannot fail.
                 ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) => {
                     !x.ty.is_float() && !matches!(func.exprs[*d].kind, ExprKind::Int(v) if v != 0)

@@ -230,12 +230,23 @@ impl<'a> Exprs<'a> {
                     return quote!(#s.get(::parac::__private::cpu::lin([#(#idx),*], &#d))
                         .copied().unwrap_or_default());
                 }
-                let name = &func.matrices[m];
-                quote!(match ::parac::__private::cpu::at([#(#idx),*], &#d) {
-                    ::core::result::Result::Ok(__l) => #s[__l],
-                    ::core::result::Result::Err(__i) => return ::core::result::Result::Err(
-                        ::parac::__private::cpu::out_of_bounds(__fname, __rname, "read of", #name, &__i, &#d)),
-                })
+                checked_read(&func.matrices[m], &d, &idx, quote!(#s[__l]))
+            }
+            ExprKind::Outside { matrix, index } => {
+                // Known outside: the read's error; never reads the matrix (which a task
+                // storing its rows holds no view of), zero where the index is inside.
+                let idx: Vec<TokenStream> = index.iter().map(|i| self.expr(*i, out)).collect();
+                let d = format_ident!("__d{}", matrix);
+                let zero = match t.is_float() {
+                    true => lit(0.0, t),
+                    false => int_lit(0, t),
+                };
+                checked_read(
+                    &func.matrices[*matrix],
+                    &d,
+                    &idx,
+                    quote!({ let _ = __l; #zero }),
+                )
             }
             ExprKind::Ramp { .. }
             | ExprKind::Broadcast(_)
@@ -459,4 +470,19 @@ pub(crate) fn host_expr(f: &crate::ir::Function, e: &crate::ir::Expr) -> TokenSt
         (false, false) => quote!({ #lets #v }),
         (true, _) => quote!({ let __rname: &'static str = "(host code)"; #lets #v }),
     }
+}
+
+/// A checked read of matrix `name` (dimensions `d`) at `idx`: `ok` where it is inside (`__l`
+/// its offset), else `Error::OutOfBounds` naming the read.
+fn checked_read(
+    name: &str,
+    d: &proc_macro2::Ident,
+    idx: &[TokenStream],
+    ok: TokenStream,
+) -> TokenStream {
+    quote!(match ::parac::__private::cpu::at([#(#idx),*], &#d) {
+        ::core::result::Result::Ok(__l) => #ok,
+        ::core::result::Result::Err(__i) => return ::core::result::Result::Err(
+            ::parac::__private::cpu::out_of_bounds(__fname, __rname, "read of", #name, &__i, &#d)),
+    })
 }

@@ -82,6 +82,12 @@ impl Printer<'_> {
                 let idx = self.indices(&index, pre, cond, checked);
                 self.load(buf, &idx, checked, x.lanes)
             }
+            // Known outside (never made for a kernel: the CPU path's fusion): the checked read,
+            // which fails.
+            K::Outside { matrix, index } => {
+                let idx = self.indices(&index, pre, cond, true);
+                self.load(crate::lir::Buf::Matrix(matrix), &idx, true, 1)
+            }
             // A ramp is an index of a vector access (`vloadN`/`vstoreN` at its base).
             K::Ramp { base, .. } => self.expr(base, pre, cond),
             K::Broadcast(a) => {

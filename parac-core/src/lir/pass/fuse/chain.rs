@@ -192,6 +192,7 @@ pub(super) fn fuse(
             edges: edges.as_ref(),
             canon: Canon::new(),
             cols: None,
+            stored: false,
         };
         let fast = r.rows.map(|(k, amin, amax)| {
             let v = func.expr(ExprKind::Var(r.var), func.vars[r.var].ty);

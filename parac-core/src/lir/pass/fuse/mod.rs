@@ -79,7 +79,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
     };
     let mut fused = false;
     let orig = steps.clone();
-    // The intermediates no longer stored.
+    // The fused intermediates, their halos, and whether their readers' tasks store them.
     let mut gone = Vec::new();
     let whole = crate::analysis::written_whole(f);
     // What each step reads and writes, brought up to date where a fusion changes a step.
@@ -98,38 +98,54 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
                 continue;
             };
             // Every region reading `t`: `C`, and later readers that each compute `P` in their
-            // own tasks too (Halide's `clone_in`, [`readers`]).
-            let Some(all) = readers(func, &steps, &used, (i, j), p.t) else {
-                continue;
-            };
-            let Some(made) = all
-                .iter()
-                .map(|&k| {
+            // own tasks too (Halide's `clone_in`, [`readers`]); else `C` alone, its tasks
+            // storing their rows of `t` for the later readers ([`stored_readers`]).
+            let clones = readers(func, &steps, &used, (i, j), p.t).and_then(|all| {
+                let made = all
+                    .iter()
+                    .map(|&k| {
+                        let shared = (&whole[..], &steps[..], &used[..]);
+                        fuse(func, f, shared, (i, k), &p, (rows, strip, false), &all)
+                            .map(|m| (k, m))
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                // A clone's producer keeps its region's host proof alone (no edge rows).
+                let plain = |m: &(usize, (StmtId, StmtId, fold::Stage))| match func.stmts[m.1.0] {
+                    Stmt::Region { body, .. } => {
+                        matches!(&func.stmts[body], Stmt::Block(b) if b.is_empty())
+                    }
+                    _ => false,
+                };
+                (all.len() == 1 || made.iter().all(plain)).then_some((all, made))
+            });
+            let (all, made, stored) = match clones {
+                Some((all, made)) => (all, made, false),
+                None => {
+                    // Not with storage folding: a row is stored from the task's whole buffer.
+                    let Some(all) =
+                        stored_readers(func, &steps, &used, (i, j), p.t).filter(|_| !folds)
+                    else {
+                        continue;
+                    };
                     let shared = (&whole[..], &steps[..], &used[..]);
-                    fuse(func, f, shared, (i, k), &p, (rows, strip), &all).map(|m| (k, m))
-                })
-                .collect::<Option<Vec<_>>>()
-            else {
-                continue;
-            };
-            // A clone's producer keeps its region's host proof alone (no edge rows).
-            let plain = |func: &Func, ps: StmtId| match func.stmts[ps] {
-                Stmt::Region { body, .. } => {
-                    matches!(&func.stmts[body], Stmt::Block(b) if b.is_empty())
+                    let Some(m) = fuse(func, f, shared, (i, j), &p, (rows, strip, true), &all)
+                    else {
+                        continue;
+                    };
+                    (vec![j], vec![(j, m)], true)
                 }
-                _ => false,
             };
-            if all.len() > 1 && !made.iter().all(|m| plain(func, m.1.0)) {
-                continue;
-            }
-            // A clone computes `t` once per reader: for the model, a task recomputes more
-            // than its rows (stride 0), fused only where `t` would not fit the caches.
+            // A clone computes `t` once per reader, and a stored `t` still goes through
+            // memory (its fusion saves one read of it, and measured slower than apart:
+            // docs/benchmarks.md): for the model, a task recomputes more than its rows (stride
+            // 0), fused only where the intermediates no longer stored would not fit the
+            // caches (where `t` is stored, and no other, only where the policy forces it).
             let halo = widest(made.iter().map(|m| m.1.2.halo()));
-            let halo = match all.len() {
-                1 => halo,
+            let halo = match (all.len(), stored) {
+                (1, false) => halo,
                 _ => (halo.0.max(1), 0),
             };
-            gone.push((p.t, halo));
+            gone.push((p.t, halo, stored));
             for (n, (k, (ps, cs, stage))) in made.into_iter().enumerate() {
                 if n == 0 {
                     steps[i] = ps;
@@ -143,7 +159,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
             let t = p.t;
             // `t`'s elements are never read or written: its allocation holds none (its
             // dimensions remain, for the checked reads outside it).
-            for s in steps.iter_mut() {
+            for s in steps.iter_mut().filter(|_| !stored) {
                 if let Stmt::Allocate {
                     buf: Buf::Matrix(m),
                     elem,
@@ -176,7 +192,8 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
 
 /// The fused `steps` under the model's test (`Builtin::Fuses`: the run time's policy for their
 /// stages, else fused where a task recomputes little, or where the intermediates `gone` (with
-/// their [`Halo`]s), stored, would not fit the cores' caches), the `orig` steps otherwise:
+/// their [`Halo`]s, and whether a fused reader's tasks still store them), stored, would not
+/// fit the cores' caches), the `orig` steps otherwise:
 /// `let strip = fuses(bytes, span, stride, rows, row_bytes, height, stages..); if strip > 0
 /// { fused } else { apart }` over the steps from the first that fusion changed to the last,
 /// the allocations it did not change before the test; `strip` the tasks' rows (the fused
@@ -188,7 +205,7 @@ fn guarded(
     f: &Function,
     orig: &[StmtId],
     steps: Vec<StmtId>,
-    gone: &[(usize, Halo)],
+    gone: &[(usize, Halo, bool)],
     (strip, rows): (VarId, i64),
 ) -> Vec<StmtId> {
     let i64t = Scalar::I64;
@@ -202,11 +219,7 @@ fn guarded(
     let (Some(&lo), Some(&hi)) = (changed.first(), changed.last()) else {
         return alone(func, steps);
     };
-    let plain = |s: StmtId| {
-        step_parts(func, s)
-            .iter()
-            .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. }))
-    };
+    let plain = |s: StmtId| plain(func, s);
     if !(lo..=hi).all(|k| plain(steps[k]) && plain(orig[k])) {
         return alone(func, steps);
     }
@@ -219,20 +232,24 @@ fn guarded(
         Some(a) => func.binary(BinOp::Add, a, b, i64t),
         None => b,
     };
-    for (t, _) in gone {
-        let mut b = func.int(f.matrices[*t].elem.bytes() as i128, i64t);
-        for d in (0..f.matrices[*t].dims.len()).rev() {
+    for &(t, _, stored) in gone {
+        let mut b = func.int(f.matrices[t].elem.bytes() as i128, i64t);
+        for d in (0..f.matrices[t].dims.len()).rev() {
             if d == 0 {
                 row_bytes = Some(sum(func, row_bytes, b));
             }
-            let e = func.expr(ExprKind::Dim(*t, d), i64t);
+            let e = func.expr(ExprKind::Dim(t, d), i64t);
             b = func.binary(BinOp::Mul, b, e, i64t);
         }
-        bytes = Some(sum(func, bytes, b));
+        // A stored intermediate still goes through memory.
+        if !stored {
+            bytes = Some(sum(func, bytes, b));
+        }
     }
-    let (Some(bytes), Some(&(first, _))) = (bytes, gone.first()) else {
+    let Some(&(first, ..)) = gone.first() else {
         return alone(func, steps);
     };
+    let bytes = bytes.unwrap_or_else(|| func.int(0, i64t));
     let row_bytes = row_bytes.unwrap_or_else(|| func.int(1, i64t));
     let height = func.expr(ExprKind::Dim(first, 0), i64t);
     // The stages: the regions of those steps.
@@ -244,7 +261,7 @@ fn guarded(
             _ => None,
         })
         .collect();
-    let (span, stride) = widest(gone.iter().map(|(_, h)| *h));
+    let (span, stride) = widest(gone.iter().map(|g| g.1));
     let (span, stride) = (func.int(span, i64t), func.int(stride, i64t));
     let mut args = vec![bytes, span, stride, nominal, row_bytes, height];
     for id in ids {
@@ -262,6 +279,13 @@ fn guarded(
     out.push(func.stmt(Stmt::If(test, fused, Some(apart))));
     out.extend_from_slice(&steps[hi + 1..]);
     out
+}
+
+/// Whether a step is regions and allocations alone (no binding a later step may use).
+fn plain(func: &Func, s: StmtId) -> bool {
+    step_parts(func, s)
+        .iter()
+        .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. }))
 }
 
 /// A step's statements: a block's, or the step itself.
@@ -530,7 +554,7 @@ fn fuse(
     (whole, steps, used): (&[bool], &[StmtId], &[Uses]),
     (i, j): (usize, usize),
     p: &Producer,
-    (rows, strip): (i64, VarId),
+    (rows, strip, store): (i64, VarId, bool),
     readers: &[usize],
 ) -> Option<(StmtId, StmtId, fold::Stage)> {
     let Stmt::Region {
@@ -570,7 +594,7 @@ fn fuse(
         ..
     } = func.stmts[cbody]
     {
-        if readers.len() > 1 {
+        if readers.len() > 1 || store {
             return None;
         }
         let (c, head, stage) = chain::fuse(func, f, p, cbody)?;
@@ -611,6 +635,12 @@ fn fuse(
     let amin = offsets.iter().map(|o| o.1).min()?;
     let amax = offsets.iter().map(|o| o.1).max()?;
     if amax - amin > MAX_HALO || k > MAX_HALO {
+        return None;
+    }
+    // Storing `t` for later readers, each task stores its own rows of `t` from its buffer:
+    // `C`'s rows are `t`'s, each among those it reads, the buffer's columns all of `t`'s.
+    let cols = columns(func, cxb, t);
+    if store && (k != 1 || amin > 0 || amax < 0 || cols.is_some() || !same_rows(func, f, chi, t)) {
         return None;
     }
 
@@ -655,7 +685,6 @@ fn fuse(
     let n = func.expr(ExprKind::Call(Builtin::Max, vec![span, zero]), i64t);
     let elem = f.matrices[t].elem;
     // Where the consumer reads only the columns `k y + b` of `t`, the buffers hold those alone.
-    let cols = columns(func, cxb, t);
     let width = buffer_width(func, t, cols);
     let temp = func.temps.push(Temp {
         name: format!("{}_rows", f.matrices[t].name),
@@ -701,8 +730,13 @@ fn fuse(
         edges: edges.as_ref(),
         canon,
         cols,
+        stored: store,
     };
-    let row_body = rewire.row(func, cxb, Some(fast));
+    let mut row_body = rewire.row(func, cxb, Some(fast));
+    if store {
+        let copy = store_row(func, p, temp, cx, r0);
+        row_body = func.stmt(Stmt::Block(vec![copy, row_body]));
+    }
     let x0 = func.cast(sxe, func.vars[cx].ty);
     chunk.push(func.for_loop(cx, (x0, x1, 1), LoopKind::ChunkRows, row_body));
     let chunk = func.stmt(Stmt::Block(chunk));
@@ -783,12 +817,35 @@ fn readers(
     }
     let last = *out.last()?;
     let clean = (i + 1..last).all(|k| {
-        step_parts(func, steps[k])
-            .iter()
-            .all(|s| matches!(func.stmts[*s], Stmt::Allocate { .. } | Stmt::Region { .. }))
-            && !used[k].stores.iter().any(|m| used[i].loads.contains(m))
+        plain(func, steps[k]) && !used[k].stores.iter().any(|m| used[i].loads.contains(m))
     });
     (out.len() == 1 || clean).then_some(out)
+}
+
+/// The steps reading `t` (written by producer step `i`) where its first reader, step `j`,
+/// stores it for the later ones: `j` and those ([`later_readers`]), where there are some, and
+/// the steps from `P` to `C` are regions and allocations alone (so that the model chooses:
+/// [`guarded`]).
+fn stored_readers(
+    func: &Func,
+    steps: &[StmtId],
+    used: &[Uses],
+    (i, j): (usize, usize),
+    t: usize,
+) -> Option<Vec<usize>> {
+    let later = later_readers(used, j, t).filter(|l| !l.is_empty())?;
+    (i..=j)
+        .all(|k| plain(func, steps[k]))
+        .then(|| [j].into_iter().chain(later).collect())
+}
+
+/// The steps after step `j` that read `t`, where none writes it (each then reads the values
+/// `t`'s producer stored, or a fused reader's tasks stored for it); `None` where one writes it.
+fn later_readers(used: &[Uses], j: usize, t: usize) -> Option<Vec<usize>> {
+    let later: Vec<usize> = (j + 1..used.len())
+        .filter(|k| used[*k].touches(t))
+        .collect();
+    (!later.iter().any(|k| used[*k].stores.contains(&t))).then_some(later)
 }
 
 /// The two steps of a fusion: the producer's region with its host proof alone in its place
@@ -933,6 +990,49 @@ fn rows_into(
     let xt = func.vars[p.x].ty;
     let (plo, phi) = (func.cast(r0, xt), func.cast(r1, xt));
     func.for_loop(p.x, (plo, phi, 1), LoopKind::Serial, y_loop)
+}
+
+/// Row `x` of `t` (the consumer's row variable) stored from the task's buffer, whose first
+/// row is `r0`: `for y in P's columns { t[x][y] = T[x - r0][y] }`, where a fused reader's tasks
+/// store `t` for later readers.
+fn store_row(func: &mut Func, p: &Producer, temp: TempId, x: VarId, r0: ExprId) -> StmtId {
+    let i64t = Scalar::I64;
+    let xe = func.expr(ExprKind::Var(x), func.vars[x].ty);
+    let x64 = func.cast(xe, i64t);
+    let y = func.var("fy", func.vars[p.y].ty);
+    let ye = func.expr(ExprKind::Var(y), func.vars[y].ty);
+    let y64 = func.cast(ye, i64t);
+    let row = func.binary(BinOp::Sub, x64, r0, i64t);
+    let elem = func.temps[temp].elem;
+    let value = func.expr(
+        ExprKind::Load {
+            buf: Buf::Temp(temp),
+            index: vec![row, y64],
+            checked: false,
+        },
+        elem,
+    );
+    let store = func.stmt(Stmt::Store {
+        buf: Buf::Matrix(p.t),
+        index: vec![x64, y64],
+        value,
+        checked: p.checked,
+    });
+    func.for_loop(y, (p.columns.0, p.columns.1, 1), LoopKind::Serial, store)
+}
+
+/// Whether a loop's bound `hi` (from 0) is the row count of `t`: `dim(t, 0)`, or the size
+/// symbol `t` was declared with (seen through integer casts).
+fn same_rows(func: &Func, f: &Function, hi: ExprId, t: usize) -> bool {
+    match func.exprs[hi].kind {
+        ExprKind::Cast(a) if func.exprs[a].ty.is_int() => same_rows(func, f, a, t),
+        ExprKind::Dim(m, 0) => m == t,
+        ExprKind::Size(s) => matches!(
+            f.matrices[t].dims.first().map(|d| &d.kind),
+            Some(crate::ir::ExprKind::Size(z)) if *z == s
+        ),
+        _ => false,
+    }
 }
 
 /// A buffer's row length for `t`: its columns, or the consumer's where the buffers hold the

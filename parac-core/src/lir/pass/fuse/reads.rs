@@ -268,6 +268,9 @@ pub(super) struct Rewire<'a> {
     pub(super) canon: Canon,
     /// Where the buffers hold only the columns `k y + b` the consumer reads ([`Columns`]).
     pub(super) cols: Option<Columns>,
+    /// Whether the tasks store `t`'s rows (for later readers): the original read, taken
+    /// outside `t` only, is then [`ExprKind::Outside`] (the tasks hold no view of `t`).
+    pub(super) stored: bool,
 }
 
 /// Which reads of `t` a row of a loop reading it takes from the buffer without a test per
@@ -525,14 +528,16 @@ impl Rewire<'_> {
 
     /// The original checked read of `t` (taken outside `t` only: it fails, reading nothing).
     fn original(&self, func: &mut Func, r: ExprId, c: ExprId, elem: Scalar) -> ExprId {
-        func.expr(
-            ExprKind::Load {
-                buf: Buf::Matrix(self.t),
-                index: vec![r, c],
+        let (matrix, index) = (self.t, vec![r, c]);
+        let kind = match self.stored {
+            true => ExprKind::Outside { matrix, index },
+            false => ExprKind::Load {
+                buf: Buf::Matrix(matrix),
+                index,
                 checked: true,
             },
-            elem,
-        )
+        };
+        func.expr(kind, elem)
     }
 }
 
