@@ -756,9 +756,19 @@ fn opencl_fused_stages_match_the_interpreter() {
     let line = out.module.functions.iter().find(|f| f.name == "chain_line");
     let gate = lir::pass::fuse::gpu::plans(line.expect("chain_line"), 0);
     assert!(gate.items && !gate.tiles && gate.consumers == 2, "{gate:?}");
+    // Read by later steps (a sum, a point stage): the kernel stores `t` for them, tiles and
+    // work-items' tiles, never inlined.
+    let stored = out
+        .module
+        .functions
+        .iter()
+        .find(|f| f.name == "stored_rows");
+    let gate = lir::pass::fuse::gpu::plans(stored.expect("stored_rows"), 0);
+    assert!(gate.tiles && gate.items && !gate.inline, "{gate:?}");
     for name in [
         "chain3",
         "chain_line",
+        "stored_rows",
         "blur2",
         "cols_clamp",
         "both_reflect",
@@ -766,8 +776,9 @@ fn opencl_fused_stages_match_the_interpreter() {
         "two_outputs",
     ] {
         assert!(has(&fused, name), "{name} not fused: {fused:?}");
-        // Not under a constant border (`fuse::gpu::inline`), nor a chain.
-        let constant = name == "constant_border" || name == "chain3";
+        // Not under a constant border (`fuse::gpu::inline`), nor a chain, nor where `t` is
+        // stored for later steps.
+        let constant = matches!(name, "constant_border" | "chain3" | "stored_rows");
         assert_eq!(
             has(&inlined, name),
             !constant,

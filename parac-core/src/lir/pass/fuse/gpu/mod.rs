@@ -1,8 +1,9 @@
 //! Fusion across stages on OpenCL (a plan's `Directive::Fuse`, `fuse<C>x<R>`): a producer
-//! region `P` writing a local matrix `t` that the next host step, region `C`, alone reads, is
+//! region `P` writing a local matrix `t` that the next host step, region `C`, reads first, is
 //! computed by `C`'s work-groups for the points of `t` their tile of `C` reads, into `__local`
 //! memory, then the tile's points of `C` read it there (Halide's `compute_at` of a producer in
-//! its consumer's GPU tile). `t` goes through no global memory; it is a plan of `P`, whose
+//! its consumer's GPU tile). `t` goes through no global memory (where later steps read it
+//! too, each tile stores its own points of it for them: `Fusion::stores`); it is a plan of `P`, whose
 //! kernels take `C`'s matrices too (`Function::fused_consumer`), and the executor skips `C`'s
 //! run after it. The pass rewrites the function as the executor runs it: `P`'s region is the
 //! kernel, `C`'s region is empty (its host proof alone), so that the LIR's evaluator runs the
@@ -28,7 +29,8 @@
 //! Legality, where each fused read gives exactly what the unfused read gives:
 //! - `P` and `C` are row nests of two loops from 0 (`C`'s columns not depending on its row),
 //!   `P`'s body `let`s and one store `t[x][y]`, `t` a local `P` writes whole and alone, read
-//!   by `C` alone (`fuse::consumer`, with the CPU's other conditions: no fold, no division
+//!   by `C` first, and later only by steps that do not write it, where `C`'s space is `t`'s
+//!   extents (`fuse::consumer`, with the CPU's other conditions: no fold, no division
 //!   that may fail, no guarded access in `P`, `parac_schedule(fuse = 0)` respected);
 //! - `C` writes nothing `P` or `C` reads (its groups run in any order, and the search runs a
 //!   plan more than once), and every access in `C` is unchecked (proven by the host before the
@@ -262,7 +264,9 @@ fn inlines(func: &Func, fusion: &Fusion) -> bool {
         sites += usize::from(buf == Buf::Matrix(fusion.p.t));
         false
     });
-    !fusion.guarded && fusion.p.size(func).saturating_mul(sites) <= super::MAX_INLINED
+    !fusion.guarded
+        && !fusion.stores
+        && fusion.p.size(func).saturating_mul(sites) <= super::MAX_INLINED
 }
 
 /// A producer and its consumer that can be fused.
@@ -288,6 +292,8 @@ struct Fusion {
     /// The box of `t` a tile reads, as offsets from its first row (column) and past its last.
     box_rows: (i128, i128),
     box_cols: (i128, i128),
+    /// Later steps read `t`: the kernel stores it, each tile its own points from the box.
+    stores: bool,
 }
 
 impl Fusion {
@@ -349,7 +355,14 @@ fn pair(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
     // error in the fused kernel would carry `P`'s code) and reads nothing it writes (its groups
     // run in any order, and the search runs a plan more than once).
     let cu = &used[j];
-    if !super::separable(f, &whole, &used, (i, j), (rid, t), &[])
+    // Later steps reading `t` (none writing it): the kernel stores `t` for them, each tile its
+    // own points, where `C`'s space is `t`'s extents (so that every point is stored once).
+    let later = super::later_readers(&used, j, t)?;
+    let stores = !later.is_empty();
+    if stores && !space_of(f, cid, t) {
+        return None;
+    }
+    if !super::separable(f, &whole, &used, (i, j), (rid, t), &later)
         || p.mid.is_some()
         || !matches!(func.exprs[p.columns.0].kind, ExprKind::Int(0))
         || cu.divides
@@ -394,6 +407,7 @@ fn pair(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
         box_rows: (spans[0].0, spans[0].1 + 1),
         box_cols: (spans[1].0, spans[1].1 + 1),
         guarded,
+        stores,
     })
 }
 
@@ -460,21 +474,7 @@ fn spans(
         return None;
     }
     if mapped {
-        let extent = |d: usize| {
-            cr.dims
-                .iter()
-                .flatten()
-                .nth(d)
-                .map(|x| (&x.lo, &x.hi, x.step))
-        };
-        let exact = (0..2).all(|d| match extent(d) {
-            Some((lo, hi, 1)) => {
-                let text = |e| crate::ir::display::host_text(f, e);
-                text(lo) == "0" && text(hi) == text(&f.matrices[t].dims[d])
-            }
-            _ => false,
-        });
-        if !exact || cr.dims.iter().flatten().count() != 2 {
+        if !space_of(f, rid, t) {
             return None;
         }
         for s in &mut spans {
@@ -483,6 +483,27 @@ fn spans(
         }
     }
     Some((spans, guarded))
+}
+
+/// Whether region `rid`'s iteration space is matrix `t`'s extents exactly (two dimensions,
+/// each from 0 in steps of 1 to `t`'s).
+fn space_of(f: &Function, rid: RegionId, t: usize) -> bool {
+    let cr = &f.regions[rid];
+    let extent = |d: usize| {
+        cr.dims
+            .iter()
+            .flatten()
+            .nth(d)
+            .map(|x| (&x.lo, &x.hi, x.step))
+    };
+    let exact = (0..2).all(|d| match extent(d) {
+        Some((lo, hi, 1)) => {
+            let text = |e| crate::ir::display::host_text(f, e);
+            text(lo) == "0" && text(hi) == text(&f.matrices[t].dims[d])
+        }
+        _ => false,
+    });
+    exact && cr.dims.iter().flatten().count() == 2
 }
 
 /// Whether a statement tree holds a checked access of a matrix other than `t`.
@@ -622,6 +643,29 @@ fn build(
     ));
     if !items {
         tile.push(b.func.stmt(Stmt::Barrier { global: false }));
+    }
+    // For later readers: the tile's own points of `t` (`C`'s space is `t`'s) from the box.
+    if fu.stores {
+        let (x, y) = (b.func.var("sx", i32t), b.func.var("sy", i32t));
+        let (xe, ye) = (b.var(x), b.var(y));
+        let (x64, y64) = (b.long(xe), b.long(ye));
+        let row = b.op(BinOp::Sub, x64, rlo);
+        let col = b.op(BinOp::Sub, y64, clo);
+        let value = b.func.expr(
+            ExprKind::Load {
+                buf: Buf::Temp(temp),
+                index: vec![row, col],
+                checked: false,
+            },
+            elem,
+        );
+        let store = b.func.stmt(Stmt::Store {
+            buf: Buf::Matrix(t),
+            index: vec![x64, y64],
+            value,
+            checked: false,
+        });
+        tile.push(points(&mut b, (x, y, store), [r0, r1], [c0, c1]));
     }
     // `C`'s points of the tile, reading `t` from it (and a chain's `u` from its tile).
     from.insert(t, (Buf::Temp(temp), Some(rlo), Some(clo)));
