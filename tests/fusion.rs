@@ -74,7 +74,7 @@ mod rows_reflect {
     super::program! {
         fn rows_reflect(src: &u8[M][N], out: &mut i32[M][N]) {
             let t: i32[M][N];
-            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_schedule(inline = 0) {
                 let a = src[x][y] * 3;
                 t[x][y] = a - y;
             }
@@ -220,7 +220,7 @@ mod shared_rows {
     super::program! {
         fn shared_rows(src: &u8[M][N], out: &mut i32[M][N], also: &mut i32[M][N]) {
             let t: i32[M][N];
-            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_schedule(inline = 0) {
                 t[x][y] = src[x][y] * 3 - y;
             }
             parac_border_rule r = clamp(t[1][*]);

@@ -564,7 +564,8 @@ fn past_the_last_row(src: &i16[M][N], out: &mut i32[M][N]) {
 "#;
 
 /// Fusion (`lir::pass::fuse`) changes no result and no error: each function of
-/// `tests/in/fusion.parac`, fused in tasks of 1, 2 and 3 rows, gives what it gives unfused,
+/// `tests/in/fusion.parac`, fused in tasks of 1, 2 and 3 rows (cheap point producers inlined
+/// at their reads or computed in the tasks), gives what it gives unfused,
 /// errors included (a row read through data past the intermediate's last row), and the
 /// interpreter's outputs where it completes.
 #[test]
@@ -576,6 +577,7 @@ fn fused_stages_give_every_result_and_error_unfused() {
     assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let (mut fused_fns, mut mapped_fns, mut stored_fns, mut errors) = (0, 0, 0, 0);
+    let mut inlined_fns = 0;
     for f in &out.module.functions {
         let unfused = lir::lower(
             f,
@@ -584,23 +586,35 @@ fn fused_stages_give_every_result_and_error_unfused() {
                 ..Options::default()
             },
         );
-        // Tasks of 1, 2 and 3 rows, each with its buffers folded to rings and not.
-        let plans: Vec<(i64, bool)> = [1, 2, 3]
+        // Tasks of 1, 2 and 3 rows, each with its buffers folded to rings and not, cheap point
+        // producers in the tasks too; then those inlined at their reads (`fuse::inline`).
+        let plans: Vec<(i64, bool, bool)> = [1, 2, 3]
             .into_iter()
-            .flat_map(|rows| [(rows, true), (rows, false)])
+            .flat_map(|rows| [(rows, true, false), (rows, false, false)])
+            .chain([(2, false, true), (1, true, true)])
             .collect();
         let fused: Vec<_> = plans
             .iter()
-            .map(|&(rows, fold)| {
+            .map(|&(rows, fold, points)| {
                 let opts = Options {
                     fuse_rows: rows,
                     fuse_fold: fold,
+                    fuse_points: points,
                     dump: true,
                     ..Options::default()
                 };
                 lir::lower(f, &opts)
             })
             .collect();
+        let fuse_dump = |l: &lir::Lowered| {
+            l.dumps
+                .iter()
+                .find(|(stage, _)| *stage == "fuse")
+                .map(|(_, text)| text.clone())
+        };
+        if fuse_dump(&fused[6]) != fuse_dump(&fused[3]) {
+            inlined_fns += 1;
+        }
         if fused[0]
             .dumps
             .iter()
@@ -645,10 +659,10 @@ fn fused_stages_give_every_result_and_error_unfused() {
                 assert_eq!(base, want, "{} at {sizes:?}", f.name);
             }
             errors += usize::from(expect.is_err());
-            for ((rows, fold), lowered) in plans.iter().zip(&fused) {
+            for ((rows, fold, points), lowered) in plans.iter().zip(&fused) {
                 let mut got = start.clone();
                 let r = lir::eval::run(&lowered.func, f, &mut got).map_err(|e| e.to_string());
-                let plan = format!("tasks of {rows}, folded {fold}");
+                let plan = format!("tasks of {rows}, folded {fold}, points inlined {points}");
                 assert_eq!(r, expect, "{} at {sizes:?}, {plan}", f.name);
                 if expect.is_ok() {
                     assert_eq!(got, base, "{} at {sizes:?}, {plan}", f.name);
@@ -662,6 +676,10 @@ fn fused_stages_give_every_result_and_error_unfused() {
         "only {mapped_fns} functions read mapped rows"
     );
     assert!(stored_fns >= 3, "only {stored_fns} functions store `t`");
+    assert!(
+        inlined_fns >= 6,
+        "only {inlined_fns} functions inline a producer"
+    );
     assert!(errors > 0, "no call failed");
 }
 

@@ -353,6 +353,11 @@ pub struct Region {
     /// Whether the CPU path may compute this region in its consumer's tasks where legal
     /// (`lir::pass::fuse`; `parac_schedule(fuse = 0)`: never, the intermediate stored whole).
     pub fuse: bool,
+    /// Whether its point is computed at each read of its readers (Halide's `compute_inline`,
+    /// `lir::pass::fuse`'s `inline`): `parac_schedule(inline = 1)` on the CPU path wherever
+    /// legal, `inline = 0` never (on OpenCL neither: no `inline` plan); `None`, the default:
+    /// the CPU path inlines a cheap point stage, OpenCL's search times the `inline` plan.
+    pub inline: Option<bool>,
 }
 
 /// What a region is.

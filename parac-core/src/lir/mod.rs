@@ -448,6 +448,11 @@ pub struct Options {
     /// by default: at 32-row strips the rings were measured no faster on the developers' VM
     /// (blur 4802x6408 6-8 % slower, unsharp, gauss5, unsharp7 level; docs/benchmarks.md).
     pub fuse_fold: bool,
+    /// On the CPU, a cheap point producer (a scaled pixel, a cast) computed at each read of
+    /// its readers instead of per task into a buffer (Halide's `compute_inline`, [`pass::fuse`]'s
+    /// `inline`): measured 1.6x faster on a 5-point stencil of `src * 2 - 7`
+    /// (docs/benchmarks.md). Off: such producers take the tasks' buffers too (tests).
+    pub fuse_points: bool,
     /// On the CPU, a `parac_repeat` of stencil regions and their swaps run in bands of at most
     /// this many time steps (the model's choice below it), each band's tasks computing the rows
     /// their result depends on in private buffers ([`pass::fuse::time`]); 0: step by step (a
@@ -533,6 +538,7 @@ impl Default for Options {
             slide_unroll: 64,
             fuse_rows: FUSE_ROWS,
             fuse_fold: false,
+            fuse_points: true,
             time_steps: TIME_STEPS,
             time_rows: TIME_ROWS,
             time_model: true,
@@ -738,7 +744,12 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     }
     if opts.fuse_rows > 0
         && opts.parallel
-        && pass::fuse::run(&mut func, f, opts.fuse_rows, opts.fuse_fold)
+        && pass::fuse::run(
+            &mut func,
+            f,
+            opts.fuse_rows,
+            (opts.fuse_fold, opts.fuse_points),
+        )
     {
         keep("fuse", &func);
     }

@@ -273,6 +273,7 @@ impl Lowerer<'_> {
             reach: vec![],
             features: Features::default(),
             fuse: true,
+            inline: None,
         });
         self.f.scalars.push(HostScalar {
             name: format!("__{name}"),

@@ -37,11 +37,12 @@ impl Lowerer<'_> {
                 reach: vec![],
                 features: Features::default(),
                 fuse: true,
+                inline: None,
             },
             vars: HashMap::new(),
             scopes: vec![HashMap::new()],
         };
-        k.region.fuse = self.iterator_schedule(&it.schedule);
+        (k.region.fuse, k.region.inline) = self.iterator_schedule(&it.schedule);
         let mut ok = true;
         for (slot, d) in it.dims.iter().enumerate() {
             let Some(d) = d else {

@@ -34,15 +34,25 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `parac_schedule(fuse = 0 | 1)` of an iterator: whether the CPU path may compute it in
-    /// its consumer's tasks (1, the default: where legal; 0: never).
-    pub(super) fn iterator_schedule(&mut self, items: &Items) -> bool {
-        let [fuse] = self.schedule(
+    /// `parac_schedule(fuse = 0 | 1, inline = 0 | 1)` of an iterator: whether it may be computed
+    /// in its consumer's tasks (1, the default: where legal; 0: never), and whether at each of
+    /// its readers' reads (1: on the CPU path wherever legal; 0: never; not given: the
+    /// compiler's choice).
+    pub(super) fn iterator_schedule(&mut self, items: &Items) -> (bool, Option<bool>) {
+        let [fuse, inline] = self.schedule(
             items,
-            [("fuse", FLAG)],
-            ("parac_iterator", "`fuse = 0` (the CPU path stores this stage whole, never computing it in its consumer's tasks) or `fuse = 1` (the default: fused where legal)"),
+            [("fuse", FLAG), ("inline", FLAG)],
+            ("parac_iterator", "`fuse = 0` (this stage stored whole, never computed in its consumer's tasks; `fuse = 1`, the default: fused where legal) or `inline = 0 | 1` (never / always computed at each read of its readers; not given: where cheap)"),
         );
-        fuse != Some(0)
+        if (fuse, inline) == (Some(0), Some(1))
+            && let Some((name, _)) = items.iter().find(|(n, _)| n == "inline")
+        {
+            self.err(
+                name.span(),
+                "`inline = 1` contradicts `fuse = 0` (a stage stored whole)".to_string(),
+            );
+        }
+        (fuse != Some(0), inline.map(|v| v == 1))
     }
 
     /// The values of a directive's items, one per accepted name in `names` (`None`: not

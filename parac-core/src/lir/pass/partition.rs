@@ -537,6 +537,24 @@ impl Part<'_> {
                     }
                 }
             }
+            // A value widened, then cast back to its own type (an inlined producer's index,
+            // `i32(i64(x - 1))`, once its border map is decided): the value.
+            ExprKind::Cast(old) if x.lanes == 1 && x.ty.is_int() => {
+                let a = self.expr(old);
+                if let ExprKind::Cast(b) = self.func.exprs[a].kind
+                    && self.func.exprs[b].ty == x.ty
+                    && self.func.exprs[b].lanes == 1
+                    && let (Some(inner), Some(mid)) = (x.ty.range(), self.func.exprs[a].ty.range())
+                    && mid.0 <= inner.0
+                    && inner.1 <= mid.1
+                {
+                    return b;
+                }
+                match a == old {
+                    true => e,
+                    false => self.func.cast(a, x.ty),
+                }
+            }
             ExprKind::Load {
                 buf,
                 index,

@@ -219,6 +219,19 @@ impl Simplify<'_> {
             {
                 match int(a) {
                     Some(v) => func.int(wrap(v, t), t),
+                    // A value widened, then cast back to its own type: the value (an index
+                    // `i32(i64(x - 1))` of an inlined producer's point, `fuse::inline`).
+                    None if func.exprs[e].lanes == 1 => {
+                        let at = func.exprs[a].ty;
+                        let inner = match func.exprs[a].kind {
+                            ExprKind::Cast(b) if func.exprs[b].ty == t => Some(b),
+                            _ => None,
+                        };
+                        match inner {
+                            Some(b) if widened(func, a, at).is_some() => b,
+                            _ => e,
+                        }
+                    }
                     None => e,
                 }
             }

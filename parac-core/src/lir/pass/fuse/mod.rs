@@ -38,10 +38,17 @@
 //! `P` reads nothing `C` writes; `C` is row-parallel from row 0 (`pass::parallel`); neither
 //! holds a fold (`pass::slide`'s); `P` does not upsample its columns (see [`upsamples`]); the
 //! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
+//!
+//! Before that, a cheap point producer is computed at each read of its readers instead
+//! (`inline.rs`); a producer read by several regions is computed in each one's tasks
+//! ([`readers`]), or where they cannot, in the first one's tasks, which store `t` for the
+//! others ([`stored_readers`]); chains join fused tasks (`chain.rs`); the model chooses when the
+//! call runs ([`guarded`]).
 
 mod chain;
 mod fold;
 pub mod gpu;
+mod inline;
 mod reads;
 mod tiles;
 pub mod time;
@@ -72,8 +79,9 @@ const MAX_EDGES: usize = 16;
 
 /// Fuses each producer into its consumer where legal, `rows` rows of the consumer per task,
 /// each intermediate's buffer folded to the rows its readers still need where `folds`
-/// ([`fold`]); whether it fused any.
-pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
+/// ([`fold`]), a cheap point producer computed at each read where `points` ([`inline`]);
+/// whether it fused any.
+pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, bool)) -> bool {
     let Stmt::Block(mut steps) = func.stmts[func.body].clone() else {
         return false;
     };
@@ -97,6 +105,36 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
             let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
                 continue;
             };
+            // A cheap point producer: computed at each read of each reader (`inline.rs`).
+            if let Stmt::Region {
+                id: pid, ref name, ..
+            } = func.stmts[steps[i]].clone()
+                && points
+                && f.regions[pid].inline != Some(false)
+                && (f.regions[pid].inline == Some(true) || inline::cheap(func, &p))
+                && !upsamples(func, &p)
+                && let Some(all) = readers(func, &steps, &used, (i, j), p.t)
+                && let Some(new) =
+                    inline::readers(func, f, (&whole, &steps, &used), (i, pid), &p, &all)
+            {
+                let body = func.stmt(Stmt::Block(Vec::new()));
+                let name = name.clone();
+                steps[i] = func.stmt(Stmt::Region {
+                    id: pid,
+                    name,
+                    body,
+                });
+                used[i] = uses(func, steps[i]);
+                for (k, s) in all.into_iter().zip(new) {
+                    steps[k] = s;
+                    used[k] = uses(func, s);
+                }
+                // Nothing recomputed per row of a task: the model keeps it (the policy aside).
+                gone.push((p.t, (0, 1), false));
+                unallocate(func, &mut steps, p.t);
+                (fused, again) = (true, true);
+                continue;
+            }
             // Every region reading `t`: `C`, and later readers that each compute `P` in their
             // own tasks too (Halide's `clone_in`, [`readers`]); else `C` alone, its tasks
             // storing their rows of `t` for the later readers ([`stored_readers`]).
@@ -156,25 +194,8 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
                 used[k] = uses(func, cs);
             }
             (fused, again) = (true, true);
-            let t = p.t;
-            // `t`'s elements are never read or written: its allocation holds none (its
-            // dimensions remain, for the checked reads outside it).
-            for s in steps.iter_mut().filter(|_| !stored) {
-                if let Stmt::Allocate {
-                    buf: Buf::Matrix(m),
-                    elem,
-                    memory,
-                    ..
-                } = func.stmts[*s]
-                    && m == t
-                {
-                    *s = func.stmt(Stmt::Allocate {
-                        buf: Buf::Matrix(m),
-                        elem,
-                        memory,
-                        extents: Vec::new(),
-                    });
-                }
+            if !stored {
+                unallocate(func, &mut steps, p.t);
             }
         }
     }
@@ -188,6 +209,28 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, folds: bool) -> bool {
     }
     func.stmts[func.body] = Stmt::Block(steps);
     fused
+}
+
+/// `t`'s allocation among `steps` holding no element (its dimensions remain, for the checked
+/// reads outside it): its elements are never read or written.
+fn unallocate(func: &mut Func, steps: &mut [StmtId], t: usize) {
+    for s in steps.iter_mut() {
+        if let Stmt::Allocate {
+            buf: Buf::Matrix(m),
+            elem,
+            memory,
+            ..
+        } = func.stmts[*s]
+            && m == t
+        {
+            *s = func.stmt(Stmt::Allocate {
+                buf: Buf::Matrix(m),
+                elem,
+                memory,
+                extents: Vec::new(),
+            });
+        }
+    }
 }
 
 /// The fused `steps` under the model's test (`Builtin::Fuses`: the run time's policy for their

@@ -104,11 +104,12 @@ pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -
 /// it did. The kernel runs the consumer's space; the
 /// other GPU passes (lanes, shared loads, vector memory, partitioning) then apply to it.
 pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
-    let Some(fusion) = legal(func, f, rid).filter(|fu| inlines(func, fu)) else {
+    let Some(fusion) = legal(func, f, rid).filter(|fu| inlines(func, f, fu)) else {
         return false;
     };
-    let mut inline = Inline {
+    let mut inline = super::inline::Inline {
         p: &fusion.p,
+        exact: false,
         memo: HashMap::new(),
     };
     let body = inline.mutate_stmt(func, fusion.croot);
@@ -150,36 +151,6 @@ fn replace_with(
     true
 }
 
-/// Reads of the producer's matrix as its point at their index.
-struct Inline<'a> {
-    p: &'a super::Producer,
-    memo: HashMap<ExprId, ExprId>,
-}
-
-impl Mutator for Inline<'_> {
-    fn mutate_expr(&mut self, func: &mut Func, e: ExprId) -> ExprId {
-        if let Some(r) = self.memo.get(&e) {
-            return *r;
-        }
-        let r = match func.exprs[e].kind.clone() {
-            ExprKind::Load {
-                buf: Buf::Matrix(m),
-                index,
-                ..
-            } if m == self.p.t && index.len() == 2 => {
-                let i = self.mutate_expr(func, index[0]);
-                let j = self.mutate_expr(func, index[1]);
-                let value = super::reads::point_at(func, self.p, i, j);
-                // The point's value in the load's type (the producer's store converts to it).
-                func.cast(value, func.exprs[e].ty)
-            }
-            _ => crate::lir::visit::rebuild_expr(self, func, e),
-        };
-        self.memo.insert(e, r);
-        r
-    }
-}
-
 /// The fused plans region `rid` has, on the function as a fused plan's lowering starts from it
 /// (`lir::front`): of tiles (and of a work-item's rows), where its consumer can be fused into
 /// it; inlined, where its points can also be inlined in the consumer's ([`inlines`]).
@@ -208,7 +179,7 @@ pub fn plans(f: &Function, rid: RegionId) -> Fused {
         Some(fusion) => Fused {
             tiles: true,
             items: true,
-            inline: inlines(&func, &fusion),
+            inline: inlines(&func, f, &fusion),
             item: fusion.item_tile(f),
             consumers: 1,
         },
@@ -256,9 +227,10 @@ impl ItemTile {
 /// Whether a legal fusion's producer may be inlined in its consumer's points: not under a
 /// constant border (the producer's point would be inlined at indices outside `t`, its own
 /// reads proven for `t`'s points alone: a pass that shares and hoists loads, as `share_loads`
-/// does with unchecked ones, would read outside `src`), and within [`super::MAX_INLINED`]
-/// expression nodes.
-fn inlines(func: &Func, fusion: &Fusion) -> bool {
+/// does with unchecked ones, would read outside `src`), not where `t` is stored for later
+/// steps, nor where the program says `parac_schedule(inline = 0)`, and within
+/// [`super::MAX_INLINED`] expression nodes.
+fn inlines(func: &Func, f: &Function, fusion: &Fusion) -> bool {
     let mut sites = 0;
     accesses(func, fusion.cbody, &mut |buf, _| {
         sites += usize::from(buf == Buf::Matrix(fusion.p.t));
@@ -266,6 +238,7 @@ fn inlines(func: &Func, fusion: &Fusion) -> bool {
     });
     !fusion.guarded
         && !fusion.stores
+        && f.regions[fusion.pid].inline != Some(false)
         && fusion.p.size(func).saturating_mul(sites) <= super::MAX_INLINED
 }
 
@@ -522,7 +495,7 @@ fn reads_checked(func: &Func, s: StmtId, t: usize) -> bool {
 
 /// Whether `hit` holds for one of a statement tree's loads or stores (its buffer, whether
 /// checked).
-fn accesses(func: &Func, s: StmtId, hit: &mut impl FnMut(Buf, bool) -> bool) -> bool {
+pub(super) fn accesses(func: &Func, s: StmtId, hit: &mut impl FnMut(Buf, bool) -> bool) -> bool {
     if let Stmt::Store { buf, checked, .. } = func.stmts[s]
         && hit(buf, checked)
     {
