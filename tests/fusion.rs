@@ -527,6 +527,7 @@ mod down2d {
 }
 
 blur2_program!(blur2_apart, parac_schedule(fuse = 0));
+blur2_program!(blur2_folded, parac_schedule(fold = 1));
 
 /// `edge_rows` and `down2d` downsample: heights about one and two tasks of its rows (64 of `src`), and
 /// the smallest, where its rules' rows are missing (an error).
@@ -667,6 +668,13 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: blur2_apart::call,
+    },
+    Entry {
+        name: "blur2_folded",
+        src: blur2_folded::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: blur2_folded::call,
     },
 ];
 

@@ -301,6 +301,9 @@ fn dump_region(out: &mut String, f: &Function, r: &Region) {
     if let Some(i) = r.inline {
         let _ = writeln!(out, "    schedule: inline = {}", u8::from(i));
     }
+    if let Some(v) = r.fold {
+        let _ = writeln!(out, "    schedule: fold = {}", u8::from(v));
+    }
     if !r.rules.is_empty() {
         let names: Vec<_> = r.rules.iter().map(|i| f.rules[*i].name.as_str()).collect();
         let _ = writeln!(out, "    rules: {}", names.join(", "));

@@ -358,6 +358,11 @@ pub struct Region {
     /// legal, `inline = 0` never (on OpenCL neither: no `inline` plan); `None`, the default:
     /// the CPU path inlines a cheap point stage, OpenCL's search times the `inline` plan.
     pub inline: Option<bool>,
+    /// Whether the CPU path's fused buffers of this producer are folded to rings of the rows
+    /// its readers still need (storage folding, Halide's sliding window; `lir::pass::fuse`'s
+    /// `fold`): `parac_schedule(fold = 1)` yes, `fold = 0` no; `None`, the default:
+    /// `lir::Options::fuse_fold` (off).
+    pub fold: Option<bool>,
 }
 
 /// What a region is.

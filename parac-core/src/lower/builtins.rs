@@ -274,6 +274,7 @@ impl Lowerer<'_> {
             features: Features::default(),
             fuse: true,
             inline: None,
+            fold: None,
         });
         self.f.scalars.push(HostScalar {
             name: format!("__{name}"),

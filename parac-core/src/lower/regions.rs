@@ -38,11 +38,12 @@ impl Lowerer<'_> {
                 features: Features::default(),
                 fuse: true,
                 inline: None,
+                fold: None,
             },
             vars: HashMap::new(),
             scopes: vec![HashMap::new()],
         };
-        (k.region.fuse, k.region.inline) = self.iterator_schedule(&it.schedule);
+        (k.region.fuse, k.region.inline, k.region.fold) = self.iterator_schedule(&it.schedule);
         let mut ok = true;
         for (slot, d) in it.dims.iter().enumerate() {
             let Some(d) = d else {

@@ -34,25 +34,41 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `parac_schedule(fuse = 0 | 1, inline = 0 | 1)` of an iterator: whether it may be computed
-    /// in its consumer's tasks (1, the default: where legal; 0: never), and whether at each of
-    /// its readers' reads (1: on the CPU path wherever legal; 0: never; not given: the
-    /// compiler's choice).
-    pub(super) fn iterator_schedule(&mut self, items: &Items) -> (bool, Option<bool>) {
-        let [fuse, inline] = self.schedule(
+    /// `parac_schedule(fuse = 0 | 1, inline = 0 | 1, fold = 0 | 1)` of an iterator: whether it
+    /// may be computed in its consumer's tasks (1, the default: where legal; 0: never), whether
+    /// at each of its readers' reads (1: on the CPU path wherever legal; 0: never; not given:
+    /// the compiler's choice), and whether its tasks' buffers are folded to rings (not given:
+    /// the compiler's). A `1` that another item rules out is an error at its name.
+    pub(super) fn iterator_schedule(
+        &mut self,
+        items: &Items,
+    ) -> (bool, Option<bool>, Option<bool>) {
+        let [fuse, inline, fold] = self.schedule(
             items,
-            [("fuse", FLAG), ("inline", FLAG)],
-            ("parac_iterator", "`fuse = 0` (this stage stored whole, never computed in its consumer's tasks; `fuse = 1`, the default: fused where legal) or `inline = 0 | 1` (never / always computed at each read of its readers; not given: where cheap)"),
+            [("fuse", FLAG), ("inline", FLAG), ("fold", FLAG)],
+            ("parac_iterator", "`fuse = 0` (this stage stored whole, never computed in its consumer's tasks; `fuse = 1`, the default: fused where legal), `inline = 0 | 1` (never / always computed at each read of its readers; not given: where cheap) or `fold = 0 | 1` (its rows in its consumer's tasks kept in a ring of the rows still needed: a sliding window; not given: not)"),
         );
-        if (fuse, inline) == (Some(0), Some(1))
-            && let Some((name, _)) = items.iter().find(|(n, _)| n == "inline")
-        {
-            self.err(
-                name.span(),
-                "`inline = 1` contradicts `fuse = 0` (a stage stored whole)".to_string(),
-            );
+        let clash = |name: &str, other: &str| {
+            items
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(n, _)| (n.span(), format!("`{name} = 1` contradicts `{other}`")))
+        };
+        let clashes = [
+            ((inline, fuse) == (Some(1), Some(0)), "inline", "fuse = 0"),
+            ((fold, fuse) == (Some(1), Some(0)), "fold", "fuse = 0"),
+            ((fold, inline) == (Some(1), Some(1)), "fold", "inline = 1"),
+        ];
+        for (hit, name, other) in clashes {
+            if let Some((span, msg)) = clash(name, other).filter(|_| hit) {
+                self.err(span, msg);
+            }
         }
-        (fuse != Some(0), inline.map(|v| v == 1))
+        (
+            fuse != Some(0),
+            inline.map(|v| v == 1),
+            fold.map(|v| v == 1),
+        )
     }
 
     /// The values of a directive's items, one per accepted name in `names` (`None`: not

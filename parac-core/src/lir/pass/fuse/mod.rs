@@ -96,7 +96,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
     // chain: `chain.rs`); again while a pass fuses (a producer read by two regions until its
     // second reader was fused into the first).
     let mut again = true;
-    // Each fused intermediate's buffer, its producer's loop and its readers' rows.
+    // Each fused intermediate to fold: its buffer, its producer's loop and its readers' rows.
     let mut stages = Vec::new();
     // The tasks' rows, chosen when the call runs (`guarded`).
     let strip = func.var("fs", Scalar::I64);
@@ -105,11 +105,16 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
             let Some((j, p)) = consumer(func, f, &steps, &used, i) else {
                 continue;
             };
-            // A cheap point producer: computed at each read of each reader (`inline.rs`).
-            if let Stmt::Region {
+            let Stmt::Region {
                 id: pid, ref name, ..
             } = func.stmts[steps[i]].clone()
-                && points
+            else {
+                continue;
+            };
+            // Its buffers folded to rings (`parac_schedule(fold = ..)`, else `folds`).
+            let fold_p = f.regions[pid].fold.unwrap_or(folds);
+            // A cheap point producer: computed at each read of each reader (`inline.rs`).
+            if points
                 && f.regions[pid].inline != Some(false)
                 && (f.regions[pid].inline == Some(true) || inline::cheap(func, &p))
                 && !upsamples(func, &p)
@@ -161,7 +166,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
                 None => {
                     // Not with storage folding: a row is stored from the task's whole buffer.
                     let Some(all) =
-                        stored_readers(func, &steps, &used, (i, j), p.t).filter(|_| !folds)
+                        stored_readers(func, &steps, &used, (i, j), p.t).filter(|_| !fold_p)
                     else {
                         continue;
                     };
@@ -189,7 +194,9 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
                     steps[i] = ps;
                     used[i] = uses(func, ps);
                 }
-                stages.push(stage);
+                if fold_p {
+                    stages.push(stage);
+                }
                 steps[k] = cs;
                 used[k] = uses(func, cs);
             }
@@ -199,7 +206,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
             }
         }
     }
-    if fused && folds {
+    if !stages.is_empty() {
         for s in steps.iter_mut() {
             *s = fold::run(func, *s, &stages);
         }
