@@ -269,7 +269,7 @@ mod stored_data {
     super::program! {
         fn stored_data(src: &u8[M][N], out: &mut i32[M][N], also: &mut i32[M][N]) {
             let t: i32[M][N];
-            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_schedule(inline = 0) {
                 t[x][y] = src[x][y] - 2 * x + y;
             }
             parac_border_rule r = reflect101(t[2][*]);

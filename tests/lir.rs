@@ -563,6 +563,24 @@ fn past_the_last_row(src: &i16[M][N], out: &mut i32[M][N]) {
 }
 "#;
 
+/// `t` stored for later readers by its fused reader's tasks, which read a row of it through
+/// data past its last (an error, raised without a view of `t`, as it was unfused).
+const STORED_PAST: &str = r#"
+fn stored_past(src: &i16[M][N], out: &mut i32[M][N], also: &mut i32[M][N]) {
+    let t: i32[M][N];
+    parac_iterator it(x in 0:M:1; y in 0:N:1) {
+        t[x][y] = src[x][y] + y;
+    }
+    parac_iterator it1(x in 0:M:1; y in 0:N:1) {
+        out[x][y] = t[x][y] + t[x + src[x][y] % 3][y];
+    }
+    let s: i64 = parac_matrix_sum(t);
+    parac_iterator it2(x in 0:M:1; y in 0:N:1) {
+        also[x][y] = t[x][y] - (s % 5) as i32;
+    }
+}
+"#;
+
 /// Fusion (`lir::pass::fuse`) changes no result and no error: each function of
 /// `tests/in/fusion.parac`, fused in tasks of 1, 2 and 3 rows (cheap point producers inlined
 /// at their reads or computed in the tasks), gives what it gives unfused,
@@ -573,6 +591,7 @@ fn fused_stages_give_every_result_and_error_unfused() {
     let mut source = std::fs::read_to_string("tests/in/fusion.parac").expect("read");
     // A row read through data past the intermediate's last row: an error where unfused.
     source.push_str(PAST_THE_LAST_ROW);
+    source.push_str(STORED_PAST);
     let out = parac_core::compile_str(&source);
     assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
