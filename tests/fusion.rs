@@ -17,6 +17,9 @@ mod common;
 #[path = "corpus/harness.rs"]
 mod harness;
 
+#[path = "chains/mod.rs"]
+mod chains;
+
 use harness::*;
 use parac_core::interp::{Arg, Val};
 
@@ -717,4 +720,64 @@ fn fusion_forced_per_stage_on_opencl() {
         }
         out
     });
+}
+
+/// Random two- and three-stage chains (`tests/chains`: reads at offsets through random border
+/// shorthands, chains in a row and unsharp's shape), the first 16 whose producer has fused
+/// plans, on the OpenCL device (guard bands on) with the baseline and each fused plan forced,
+/// against the interpreter at random sizes from 1x1: what `tests/lir.rs` checks on the LIR's
+/// evaluator, as the device runs it.
+#[test]
+fn random_chains_fuse_on_opencl() {
+    use common::differential::{Tolerance, memory_intact, outcomes, plan_labels, policy};
+    let Some(mut rt) = common::differential::opencl_with_guard_bands() else {
+        return;
+    };
+    let mut rng = chains::Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut programs, mut runs, mut failures) = (0, 0, Vec::new());
+    for k in 0..200 {
+        if programs == 16 {
+            break;
+        }
+        let src = match k % 2 {
+            0 => chains::two_stage_chain(&mut rng, k),
+            _ => chains::three_stage_chain(&mut rng, k).0,
+        };
+        let Ok(p) = parac::Pipeline::compile(&src) else {
+            continue;
+        };
+        let f = &p.functions()[0];
+        let mut labels = plan_labels(f);
+        labels.retain(|l| l == "baseline" || l.starts_with("fuse") || l.ends_with("inline"));
+        if labels.len() < 2 {
+            continue;
+        }
+        programs += 1;
+        let sizes: Vec<progen::Sizes> = (0..2)
+            .map(|_| {
+                let mut side = || (1 + rng.next() % 40) as usize;
+                vec![("M".to_string(), side()), ("N".to_string(), side())]
+            })
+            .collect();
+        for label in &labels {
+            rt.set_policy(policy(label));
+            for (j, s) in sizes.iter().enumerate() {
+                let args = progen::args_with(f, s, k as u64 * 7 + j as u64, true);
+                let mut want_args = args.clone();
+                let want = parac_core::interp::run(f, &mut want_args);
+                let mut got_args = args;
+                let got = p.run(&rt, &f.name, &mut got_args);
+                runs += 1;
+                let d = memory_intact(&rt, &got)
+                    .err()
+                    .or_else(|| outcomes(&want, &want_args, &got, &got_args, Tolerance::EXACT));
+                if let Some((key, d)) = d {
+                    failures.push(format!("{label} at {s:?}: {key}: {d}\n{src}"));
+                }
+            }
+        }
+    }
+    eprintln!("random chains on OpenCL: {programs} programs, {runs} runs");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(programs >= 16, "only {programs} chains with fused plans");
 }

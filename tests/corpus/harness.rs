@@ -138,10 +138,9 @@ fn compare(
 
 /// Every program of the corpus on the CPU path and the interpreter, for each of its sizes and
 /// once more with one argument's shape changed, with the model's choice of fusion (fused where
-/// a task's halo is narrow or its intermediates large) and with every fused stage forced fused
-/// (`PlanPolicy::Stages`, label `fuse`): bit for bit, or the same error; no canary around a
-/// caller's matrix touched.
-
+/// a task's halo is narrow or its intermediates large), with every fused stage forced fused
+/// (`PlanPolicy::Stages`, label `fuse`) and with every stage apart (`PlanPolicy::Baseline`):
+/// bit for bit, or the same error; no canary around a caller's matrix touched.
 pub fn cpu_path(programs: &[Entry]) {
     let mut failures = Vec::new();
     let mut runs = 0;
@@ -154,11 +153,16 @@ pub fn cpu_path(programs: &[Entry]) {
             .iter()
             .map(|r| (r.name.clone(), "fuse".to_string()))
             .collect();
+        // The model's choice, every stage fused where it can be, every stage apart.
         let runtimes = [
             ("model", parac::Runtime::cpu()),
             (
                 "fused",
                 parac::Runtime::cpu().with_policy(parac::PlanPolicy::Stages(fused)),
+            ),
+            (
+                "apart",
+                parac::Runtime::cpu().with_policy(parac::PlanPolicy::Baseline),
             ),
         ];
         for (what, args) in cases(i, e, f, false) {
