@@ -856,15 +856,14 @@ fn readers(
     (i, j): (usize, usize),
     t: usize,
 ) -> Option<Vec<usize>> {
-    let mut out = vec![j];
-    for k in j + 1..steps.len() {
-        if used[k].touches(t) {
-            if !matches!(func.stmts[steps[k]], Stmt::Region { .. }) || used[k].stores.contains(&t) {
-                return None;
-            }
-            out.push(k);
-        }
+    let later = later_readers(used, j, t)?;
+    if later
+        .iter()
+        .any(|k| !matches!(func.stmts[steps[*k]], Stmt::Region { .. }))
+    {
+        return None;
     }
+    let out: Vec<usize> = [j].into_iter().chain(later).collect();
     let last = *out.last()?;
     let clean = (i + 1..last).all(|k| {
         plain(func, steps[k]) && !used[k].stores.iter().any(|m| used[i].loads.contains(m))
