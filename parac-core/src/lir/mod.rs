@@ -884,6 +884,18 @@ impl Func {
         self.expr(ExprKind::Int(v), ty)
     }
 
+    /// `a` where `x` is `a` widened: a scalar cast of an integer `a` to an integer type holding
+    /// every value of `a`'s (which keeps the value, and which a cast back to `a`'s type undoes).
+    pub fn widening(&self, x: ExprId) -> Option<ExprId> {
+        let ExprKind::Cast(a) = self.exprs[x].kind else {
+            return None;
+        };
+        let (to, from) = (self.exprs[x].ty, self.exprs[a].ty);
+        let ((tlo, thi), (lo, hi)) = (to.range()?, from.range()?);
+        (to.is_int() && from.is_int() && self.exprs[a].lanes == 1 && tlo <= lo && hi <= thi)
+            .then_some(a)
+    }
+
     /// `e` converted to `ty` (`e` itself when it has that type).
     pub fn cast(&mut self, e: ExprId, ty: Scalar) -> ExprId {
         if self.exprs[e].ty == ty {

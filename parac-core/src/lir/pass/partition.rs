@@ -541,12 +541,8 @@ impl Part<'_> {
             // `i32(i64(x - 1))`, once its border map is decided): the value.
             ExprKind::Cast(old) if x.lanes == 1 && x.ty.is_int() => {
                 let a = self.expr(old);
-                if let ExprKind::Cast(b) = self.func.exprs[a].kind
+                if let Some(b) = self.func.widening(a)
                     && self.func.exprs[b].ty == x.ty
-                    && self.func.exprs[b].lanes == 1
-                    && let (Some(inner), Some(mid)) = (x.ty.range(), self.func.exprs[a].ty.range())
-                    && mid.0 <= inner.0
-                    && inner.1 <= mid.1
                 {
                     return b;
                 }

@@ -221,17 +221,10 @@ impl Simplify<'_> {
                     Some(v) => func.int(wrap(v, t), t),
                     // A value widened, then cast back to its own type: the value (an index
                     // `i32(i64(x - 1))` of an inlined producer's point, `fuse::inline`).
-                    None if func.exprs[e].lanes == 1 => {
-                        let at = func.exprs[a].ty;
-                        let inner = match func.exprs[a].kind {
-                            ExprKind::Cast(b) if func.exprs[b].ty == t => Some(b),
-                            _ => None,
-                        };
-                        match inner {
-                            Some(b) if widened(func, a, at).is_some() => b,
-                            _ => e,
-                        }
-                    }
+                    None if func.exprs[e].lanes == 1 => match func.widening(a) {
+                        Some(b) if func.exprs[b].ty == t => b,
+                        _ => e,
+                    },
                     None => e,
                 }
             }
@@ -346,12 +339,7 @@ impl Simplify<'_> {
 /// own integer type, seen through `let`s (a bordered read's index bindings).
 fn widened(func: &mut Func, x: ExprId, t: Scalar) -> Option<ExprId> {
     match func.exprs[x].kind {
-        ExprKind::Cast(a) => {
-            let (s, (lo, hi), (tlo, thi)) =
-                (func.exprs[a].ty, func.exprs[a].ty.range()?, t.range()?);
-            (s.is_int() && t.is_int() && func.exprs[a].lanes == 1 && tlo <= lo && hi <= thi)
-                .then_some(a)
-        }
+        ExprKind::Cast(_) if func.exprs[x].ty == t => func.widening(x),
         ExprKind::Let(v, value, body) => {
             let inner = widened(func, body, t)?;
             let s = func.exprs[inner].ty;
