@@ -6,7 +6,7 @@
 //! the point where its index is inside `t` and the original checked read (which fails) where
 //! not: what each read gave unfused.
 
-use super::reads::point_at;
+use super::reads::{point_at, within};
 use super::{MAX_INLINED, Producer, Uses, separable};
 use crate::ir::{BinOp, Function, Scalar};
 use crate::lir::visit::{Mutator, expr_children, rebuild_expr};
@@ -23,9 +23,19 @@ const MAX_OPS: usize = 4;
 /// inside the matrix as `select(inside, point, read)` (the CPU path; on OpenCL the fusion's
 /// legality proves every read inside, through a border rule or the host).
 pub(super) struct Inline<'a> {
-    pub(super) p: &'a Producer,
-    pub(super) exact: bool,
-    pub(super) memo: HashMap<ExprId, ExprId>,
+    p: &'a Producer,
+    exact: bool,
+    memo: HashMap<ExprId, ExprId>,
+}
+
+impl<'a> Inline<'a> {
+    pub(super) fn new(p: &'a Producer, exact: bool) -> Self {
+        Inline {
+            p,
+            exact,
+            memo: HashMap::new(),
+        }
+    }
 }
 
 impl Mutator for Inline<'_> {
@@ -53,9 +63,7 @@ impl Mutator for Inline<'_> {
                     let inside = [(re, 0), (ce, 1)].map(|(x, d)| {
                         let zero = func.int(0, i64t);
                         let dim = func.expr(ExprKind::Dim(m, d), i64t);
-                        let ge = func.binary(BinOp::Ge, x, zero, Scalar::Bool);
-                        let lt = func.binary(BinOp::Lt, x, dim, Scalar::Bool);
-                        func.binary(BinOp::And, ge, lt, Scalar::Bool)
+                        within(func, x, zero, dim)
                     });
                     let inside = func.binary(BinOp::And, inside[0], inside[1], Scalar::Bool);
                     let point = point_at(func, self.p, re, ce);
@@ -147,11 +155,7 @@ pub(super) fn readers(
     if p.size(func).saturating_mul(sites) > MAX_INLINED {
         return None;
     }
-    let mut inline = Inline {
-        p,
-        exact: true,
-        memo: HashMap::new(),
-    };
+    let mut inline = Inline::new(p, true);
     Some(
         readers
             .iter()

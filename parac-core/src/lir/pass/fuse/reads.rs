@@ -336,20 +336,16 @@ pub(super) fn columns(func: &mut Func, row: StmtId, t: usize) -> Option<Columns>
     Some(Columns { k, b, y, count: hi })
 }
 
-impl Rewire<'_> {
-    fn test(func: &mut Func, op: BinOp, a: ExprId, b: ExprId) -> ExprId {
-        func.binary(op, a, b, Scalar::Bool)
-    }
+/// `lo <= i < hi`.
+pub(super) fn within(func: &mut Func, i: ExprId, lo: ExprId, hi: ExprId) -> ExprId {
+    let a = func.binary(BinOp::Ge, i, lo, Scalar::Bool);
+    let b = func.binary(BinOp::Lt, i, hi, Scalar::Bool);
+    func.binary(BinOp::And, a, b, Scalar::Bool)
+}
 
+impl Rewire<'_> {
     fn and(func: &mut Func, a: ExprId, b: ExprId) -> ExprId {
         func.binary(BinOp::And, a, b, Scalar::Bool)
-    }
-
-    /// `lo <= i < hi`.
-    fn within(func: &mut Func, i: ExprId, lo: ExprId, hi: ExprId) -> ExprId {
-        let a = Self::test(func, BinOp::Ge, i, lo);
-        let b = Self::test(func, BinOp::Lt, i, hi);
-        Self::and(func, a, b)
     }
 
     /// The loop's row `body` rewired: where `fast` (its reads of rows `k x + a` are all in the
@@ -370,7 +366,7 @@ impl Rewire<'_> {
         for (_, row, v) in bound {
             lets.push(func.stmt(Stmt::Let(v, row)));
             let ve = func.expr(ExprKind::Var(v), func.vars[v].ty);
-            let inside = Self::within(func, ve, self.done.0, self.done.1);
+            let inside = within(func, ve, self.done.0, self.done.1);
             all = Some(all.map_or(inside, |a| Self::and(func, a, inside)));
         }
         let other = match all {
@@ -432,7 +428,7 @@ impl Rewire<'_> {
                 return from_temp;
             }
             let original = self.original(func, r, c, elem);
-            let inside = Self::within(func, c, zero, self.cols_t);
+            let inside = within(func, c, zero, self.cols_t);
             return func.expr(ExprKind::Select(inside, from_temp, original), elem);
         }
         // A read at a row computed once for all tasks: that row, where inside `t`.
@@ -457,8 +453,8 @@ impl Rewire<'_> {
                     },
                     elem,
                 );
-                let row_in = Self::within(func, r, zero, self.rows_t);
-                let col_in = Self::within(func, ce, zero, self.cols_t);
+                let row_in = within(func, r, zero, self.rows_t);
+                let col_in = within(func, ce, zero, self.cols_t);
                 let in_t = Self::and(func, row_in, col_in);
                 let original = self.original(func, r, ce, elem);
                 let v = func.expr(ExprKind::Select(in_t, from_edges, original), elem);
@@ -472,8 +468,8 @@ impl Rewire<'_> {
             func.expr(ExprKind::Var(cv), i64t),
         );
         let from_temp = self.buffered(func, re, ce, elem);
-        let col_in = Self::within(func, ce, zero, self.cols_t);
-        let row_done = Self::within(func, re, self.done.0, self.done.1);
+        let col_in = within(func, ce, zero, self.cols_t);
+        let row_done = within(func, re, self.done.0, self.done.1);
         let done = Self::and(func, row_done, col_in);
         let original = self.original(func, re, ce, elem);
         // A row `k x + a` (in a slow row) is computed wherever it is inside `t` (the task's
@@ -481,7 +477,7 @@ impl Rewire<'_> {
         let outside = if form.is_some_and(|(at, ..)| at == r) {
             original
         } else {
-            let row_in = Self::within(func, re, zero, self.rows_t);
+            let row_in = within(func, re, zero, self.rows_t);
             let in_t = Self::and(func, row_in, col_in);
             let computed = point_at(func, self.p, re, ce);
             func.expr(ExprKind::Select(in_t, computed, original), elem)

@@ -107,11 +107,7 @@ pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
     let Some(fusion) = legal(func, f, rid).filter(|fu| inlines(func, f, fu)) else {
         return false;
     };
-    let mut inline = super::inline::Inline {
-        p: &fusion.p,
-        exact: false,
-        memo: HashMap::new(),
-    };
+    let mut inline = super::inline::Inline::new(&fusion.p, false);
     let body = inline.mutate_stmt(func, fusion.croot);
     let kernel = func.stmt(Stmt::Region {
         id: fusion.pid,
