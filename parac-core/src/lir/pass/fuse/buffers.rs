@@ -1,6 +1,6 @@
 //! A fused task's buffers: the producer's rows computed into them ([`rows_into`]), the rows
 //! computed once for all tasks ([`edges`]), a row stored from them for later readers
-//! ([`store_row`]), their width and columns.
+//! ([`store_row`], [`store_from`]), their width and columns.
 
 use super::*;
 
@@ -132,37 +132,40 @@ pub(super) fn store_row(
     let y = func.var("fy", func.vars[p.y].ty);
     let ye = func.expr(ExprKind::Var(y), func.vars[y].ty);
     let y64 = func.cast(ye, i64t);
-    let row = func.binary(BinOp::Sub, x64, r0, i64t);
-    let elem = func.temps[temp].elem;
-    let value = func.expr(
-        ExprKind::Load {
-            buf: Buf::Temp(temp),
-            index: vec![row, y64],
-            checked: false,
-        },
-        elem,
-    );
-    let store = func.stmt(Stmt::Store {
-        buf: Buf::Matrix(p.t),
-        index: vec![x64, y64],
-        value,
-        checked: p.checked,
-    });
+    let store = store_from(func, (p.t, temp), (x64, y64), (r0, None), p.checked);
     func.for_loop(y, (p.columns.0, p.columns.1, 1), LoopKind::Serial, store)
 }
 
-/// Whether a loop's bound `hi` (from 0) is the row count of `t`: `dim(t, 0)`, or the size
-/// symbol `t` was declared with (seen through integer casts).
-pub(super) fn same_rows(func: &Func, f: &Function, hi: ExprId, t: usize) -> bool {
-    match func.exprs[hi].kind {
-        ExprKind::Cast(a) if func.exprs[a].ty.is_int() => same_rows(func, f, a, t),
-        ExprKind::Dim(m, 0) => m == t,
-        ExprKind::Size(s) => matches!(
-            f.matrices[t].dims.first().map(|d| &d.kind),
-            Some(crate::ir::ExprKind::Size(z)) if *z == s
-        ),
-        _ => false,
-    }
+/// `t[x][y] = T[x - r0][y - c0]`: a point of `t` stored from `temp`, a buffer of a box of it
+/// whose first row is `r0` and first column `c0` (`None`: every column, from 0), where fused
+/// tasks (or an OpenCL kernel's tiles) store `t` for later readers.
+pub(super) fn store_from(
+    func: &mut Func,
+    (t, temp): (usize, TempId),
+    (x, y): (ExprId, ExprId),
+    (r0, c0): (ExprId, Option<ExprId>),
+    checked: bool,
+) -> StmtId {
+    let i64t = Scalar::I64;
+    let row = func.binary(BinOp::Sub, x, r0, i64t);
+    let col = match c0 {
+        Some(c0) => func.binary(BinOp::Sub, y, c0, i64t),
+        None => y,
+    };
+    let value = func.expr(
+        ExprKind::Load {
+            buf: Buf::Temp(temp),
+            index: vec![row, col],
+            checked: false,
+        },
+        func.temps[temp].elem,
+    );
+    func.stmt(Stmt::Store {
+        buf: Buf::Matrix(t),
+        index: vec![x, y],
+        value,
+        checked,
+    })
 }
 
 /// A buffer's row length for `t`: its columns, or the consumer's where the buffers hold the

@@ -354,7 +354,7 @@ fn fuse(
     // Storing `t` for later readers, each task stores its own rows of `t` from its buffer:
     // `C`'s rows are `t`'s, each among those it reads, the buffer's columns all of `t`'s.
     let cols = columns(func, cxb, t);
-    if store && (k != 1 || amin > 0 || amax < 0 || cols.is_some() || !same_rows(func, f, chi, t)) {
+    if store && (k != 1 || amin > 0 || amax < 0 || cols.is_some() || !spans_dim(f, cid, t, 0)) {
         return None;
     }
 

@@ -322,3 +322,25 @@ pub(super) fn later_readers(used: &[Uses], j: usize, t: usize) -> Option<Vec<usi
         .collect();
     (!later.iter().any(|k| used[*k].stores.contains(&t))).then_some(later)
 }
+
+/// Whether region `rid`'s loop `d` runs from 0 in steps of 1 to matrix `t`'s dimension `d`
+/// (the same host expression).
+pub(super) fn spans_dim(f: &Function, rid: RegionId, t: usize, d: usize) -> bool {
+    let text = |e| crate::ir::display::host_text(f, e);
+    match f.regions[rid].dims.iter().flatten().nth(d) {
+        Some(x) if x.step == 1 => {
+            text(&x.lo) == "0"
+                && f.matrices[t]
+                    .dims
+                    .get(d)
+                    .is_some_and(|m| text(&x.hi) == text(m))
+        }
+        _ => false,
+    }
+}
+
+/// Whether region `rid`'s iteration space is matrix `t`'s extents exactly (two dimensions,
+/// each [`spans_dim`]).
+pub(super) fn space_of(f: &Function, rid: RegionId, t: usize) -> bool {
+    f.regions[rid].dims.iter().flatten().count() == 2 && (0..2).all(|d| spans_dim(f, rid, t, d))
+}

@@ -328,7 +328,7 @@ fn pair(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
     // own points, where `C`'s space is `t`'s extents (so that every point is stored once).
     let later = super::later_readers(&used, j, t)?;
     let stores = !later.is_empty();
-    if stores && !space_of(f, cid, t) {
+    if stores && !super::space_of(f, cid, t) {
         return None;
     }
     if !super::separable(f, &whole, &used, (i, j), (rid, t), &later)
@@ -443,7 +443,7 @@ fn spans(
         return None;
     }
     if mapped {
-        if !space_of(f, rid, t) {
+        if !super::space_of(f, rid, t) {
             return None;
         }
         for s in &mut spans {
@@ -452,27 +452,6 @@ fn spans(
         }
     }
     Some((spans, guarded))
-}
-
-/// Whether region `rid`'s iteration space is matrix `t`'s extents exactly (two dimensions,
-/// each from 0 in steps of 1 to `t`'s).
-fn space_of(f: &Function, rid: RegionId, t: usize) -> bool {
-    let cr = &f.regions[rid];
-    let extent = |d: usize| {
-        cr.dims
-            .iter()
-            .flatten()
-            .nth(d)
-            .map(|x| (&x.lo, &x.hi, x.step))
-    };
-    let exact = (0..2).all(|d| match extent(d) {
-        Some((lo, hi, 1)) => {
-            let text = |e| crate::ir::display::host_text(f, e);
-            text(lo) == "0" && text(hi) == text(&f.matrices[t].dims[d])
-        }
-        _ => false,
-    });
-    exact && cr.dims.iter().flatten().count() == 2
 }
 
 /// Whether a statement tree holds a checked access of a matrix other than `t`.
@@ -618,22 +597,7 @@ fn build(
         let (x, y) = (b.func.var("sx", i32t), b.func.var("sy", i32t));
         let (xe, ye) = (b.var(x), b.var(y));
         let (x64, y64) = (b.long(xe), b.long(ye));
-        let row = b.op(BinOp::Sub, x64, rlo);
-        let col = b.op(BinOp::Sub, y64, clo);
-        let value = b.func.expr(
-            ExprKind::Load {
-                buf: Buf::Temp(temp),
-                index: vec![row, col],
-                checked: false,
-            },
-            elem,
-        );
-        let store = b.func.stmt(Stmt::Store {
-            buf: Buf::Matrix(t),
-            index: vec![x64, y64],
-            value,
-            checked: false,
-        });
+        let store = super::store_from(b.func, (t, temp), (x64, y64), (rlo, Some(clo)), false);
         tile.push(points(&mut b, (x, y, store), [r0, r1], [c0, c1]));
     }
     // `C`'s points of the tile, reading `t` from it (and a chain's `u` from its tile).
