@@ -282,6 +282,21 @@ pub fn avx2<R>(f: impl FnOnce() -> R) -> Option<R> {
     None
 }
 
+/// The tasks of a `LoopKind::Partials` loop of `count` iterations whose private partial results
+/// take `bytes` per task: one per thread of the pool, none idle (at least 1024 iterations
+/// each), and their partials within 64 MiB together (at least one task). The updates are
+/// integer ones, so the number of tasks never changes the result.
+pub fn partial_tasks(count: i64, bytes: usize) -> i64 {
+    const LEAST: i64 = 1024;
+    const BUDGET: usize = 64 << 20;
+    if count <= 0 {
+        return 0;
+    }
+    let threads = rayon::current_num_threads() as i64;
+    let room = (BUDGET / bytes.max(1)).max(1) as i64;
+    threads.min(room).min((count + LEAST - 1) / LEAST).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

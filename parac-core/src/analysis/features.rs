@@ -154,6 +154,16 @@ fn shape(e: &Expr, out: &mut String) {
             shape(a, out);
             write!(out, ")")
         }
+        ExprKind::Prefix {
+            id,
+            op,
+            value,
+            slots,
+        } => {
+            let _ = write!(out, "(prefix{id} {} {slots:?} ", op.name());
+            shape(value, out);
+            write!(out, ")")
+        }
         ExprKind::Call(b, args) => {
             let _ = write!(out, "({}", b.name());
             for a in args {

@@ -2,8 +2,10 @@
 //! every error about where a program reads or writes comes with a concrete witness.
 
 mod border;
+mod collide;
 pub mod eval;
 mod flow;
+mod prefix;
 pub mod relative;
 pub mod sample;
 
@@ -45,14 +47,18 @@ fn check_function(f: &mut Function, flow: bool, budget: &mut usize, diags: &mut 
         let points = (REGION_BUDGET / cost).clamp(64, sample::MAX_POINTS);
         if *budget < points * cost {
             f.regions[r].reach = vec![None; f.regions[r].accesses.len()];
+            // Unsampled: only the indices from data tell what is shared.
+            collide::decide(f, r, &[], diags);
             continue;
         }
         *budget -= points * cost;
-        let reach = observe_region(f, r, &samples, points, diags);
+        let (reach, shared) = observe_region(f, r, &samples, points, diags);
         f.regions[r].reach = reach;
+        collide::decide(f, r, &shared, diags);
     }
     for r in &f.regions {
         border::check_region(f, r, diags);
+        prefix::check(f, r, diags);
     }
     if flow {
         flow::check(f, diags);
@@ -75,13 +81,18 @@ fn element_text(f: &Function, m: MatrixId, el: &[i64]) -> String {
     format!("{}{idx}", f.matrices[m].name)
 }
 
+/// How far an access reaches outside its matrix per dimension ([`Region::reach`]).
+type Reach = Option<Vec<(u32, u32)>>;
+
+/// The reach of each access of region `rid` and, per access, whether it is an update whose
+/// element other iterations write too (`check::collide`).
 fn observe_region(
     f: &Function,
     rid: RegionId,
     samples: &[sample::Sample],
     points: usize,
     diags: &mut Diagnostics,
-) -> Vec<Option<Vec<(u32, u32)>>> {
+) -> (Vec<Reach>, Vec<bool>) {
     let r = &f.regions[rid];
     let n = r.accesses.len();
     let mut small: Vec<Option<Vec<(u32, u32)>>> = r
@@ -92,6 +103,8 @@ fn observe_region(
     let mut large = small.clone();
     let mut write_clash: Option<(Clash, String)> = None;
     let mut read_clash: Option<(Clash, String)> = None;
+    let mut maybe_clash: Option<(Clash, String)> = None;
+    let mut shared = vec![false; n];
     for s in samples {
         let Some(obs) = sample::observe(f, r, s, points) else {
             continue;
@@ -126,6 +139,12 @@ fn observe_region(
         if read_clash.is_none() {
             read_clash = obs.read_clash.map(|c| (c, s.label(f)));
         }
+        if maybe_clash.is_none() {
+            maybe_clash = obs.maybe_clash.map(|c| (c, s.label(f)));
+        }
+        for (a, x) in obs.shared.iter().enumerate() {
+            shared[a] |= x;
+        }
     }
     if let Some((c, at)) = write_clash {
         let a = &r.accesses[c.second];
@@ -139,6 +158,21 @@ fn observe_region(
                 element_text(f, a.matrix, &c.element),
                 f.matrices[a.matrix].name,
                 r.dims.iter().flatten().map(|d| d.var.clone()).collect::<Vec<_>>().join("][")
+            ),
+        );
+    } else if let Some((c, at)) =
+        maybe_clash.filter(|(c, _)| !collide::uniform(r, r.accesses[c.second].matrix))
+    {
+        let a = &r.accesses[c.second];
+        let m = &f.matrices[a.matrix].name;
+        diags.error(
+            a.span,
+            format!(
+                "two iterations of `{}` may write the same element: {} and {} both write `{}` where a condition on data holds (with {at})\nhelp: iterations run in parallel and in no particular order; to accumulate into `{m}`, write `{m}[..] += e` (or `-=`, `|=`, `&=`, `^=`, `{m}[..] = min({m}[..], e)`, `max`), which runs as a reduction",
+                r.name,
+                point_text(r, &c.points.0),
+                point_text(r, &c.points.1),
+                element_text(f, a.matrix, &c.element),
             ),
         );
     } else if let Some((c, at)) = read_clash {
@@ -180,5 +214,5 @@ fn observe_region(
             _ => out.push(None),
         }
     }
-    out
+    (out, shared)
 }

@@ -114,6 +114,11 @@ pub struct Observed {
     pub write_clash: Option<Clash>,
     /// An iteration reading an element another iteration writes.
     pub read_clash: Option<Clash>,
+    /// Two iterations that may write one element, one of them under a branch on data.
+    pub maybe_clash: Option<Clash>,
+    /// Per access: an update of [`Region::compound`] whose element another iteration writes
+    /// too (a reduction, not a clash).
+    pub shared: Vec<bool>,
     /// The values of the size symbols (for messages).
     pub dims: Vec<Vec<i64>>,
 }
@@ -152,7 +157,10 @@ struct Walker<'a> {
     env: Env,
     obs: Observed,
     point: Point,
-    written: HashMap<(MatrixId, Elem), (Point, AccessId)>,
+    /// Per element written: the first iteration, its access, and whether it surely ran.
+    written: HashMap<(MatrixId, Elem), (Point, AccessId, bool)>,
+    /// Per access: a write of one of the region's updates.
+    update: Vec<bool>,
     reads: Vec<(MatrixId, Elem, Point, AccessId)>,
     writes_of: Vec<bool>,
     elems: usize,
@@ -200,11 +208,15 @@ pub fn observe(f: &Function, r: &Region, sample: &Sample, max_points: usize) -> 
                 .map(|a| vec![None; a.subs.len()])
                 .collect(),
             unknown: vec![false; n],
+            shared: vec![false; n],
             dims,
             ..Observed::default()
         },
         point: [None; 3],
         written: HashMap::new(),
+        update: (0..n)
+            .map(|a| r.compound.iter().any(|u| u.write == a))
+            .collect(),
         reads: Vec::new(),
         writes_of,
         elems: 0,
@@ -350,20 +362,27 @@ impl Walker<'_> {
         self.elems += elems.len();
         for el in elems {
             if a.write {
-                if !definite {
-                    continue;
-                }
-                if let Some((p, first)) = self.written.get(&(a.matrix, el)) {
-                    if *p != self.point && self.obs.write_clash.is_none() {
-                        self.obs.write_clash = Some(Clash {
-                            first: *first,
-                            second: id,
-                            points: (*p, self.point),
-                            element: el[..nd].to_vec(),
-                        });
+                if let Some((p, first, sure)) = self.written.get(&(a.matrix, el)) {
+                    if *p == self.point {
+                        continue;
+                    }
+                    let clash = Clash {
+                        first: *first,
+                        second: id,
+                        points: (*p, self.point),
+                        element: el[..nd].to_vec(),
+                    };
+                    if self.update[id] && self.update[*first] {
+                        self.obs.shared[id] = true;
+                        self.obs.shared[*first] = true;
+                    } else if definite && *sure {
+                        self.obs.write_clash.get_or_insert(clash);
+                    } else {
+                        self.obs.maybe_clash.get_or_insert(clash);
                     }
                 } else {
-                    self.written.insert((a.matrix, el), (self.point, id));
+                    self.written
+                        .insert((a.matrix, el), (self.point, id, definite));
                 }
             } else {
                 self.reads.push((a.matrix, el, self.point, id));
@@ -373,8 +392,12 @@ impl Walker<'_> {
 
     fn finish(&mut self) {
         for (m, el, p, id) in std::mem::take(&mut self.reads) {
-            if let Some((wp, wid)) = self.written.get(&(m, el)) {
-                if *wp != p {
+            if let Some((wp, wid, _)) = self.written.get(&(m, el)) {
+                // A shared update's own read is the reduction's (`check::collide`).
+                let own = self.r.compound.iter().any(|u| {
+                    u.read == id && self.obs.shared[u.write] && self.r.accesses[*wid].matrix == m
+                });
+                if *wp != p && !own {
                     let nd = self.f.matrices[m].dims.len();
                     self.obs.read_clash = Some(Clash {
                         first: *wid,

@@ -304,7 +304,9 @@ pub fn candidates_fused(f: &Function, rid: RegionId) -> (Vec<Schedule>, Fused) {
         }
         RegionKind::Iterator => {
             let u = reuse(f, rid);
-            if u.self_read {
+            // Reductions into shared elements and scans: the baseline alone (atomics, or in
+            // order; each work-item's scans in order).
+            if u.self_read || !r.updates.is_empty() || r.prefixes > 0 {
                 return (out, gate);
             }
             // Border rules whose box of safe iterations the host can compute: the interior

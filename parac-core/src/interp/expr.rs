@@ -38,6 +38,11 @@ pub(crate) struct Frame<'a> {
     pub(crate) vars: Vec<i32>,
     /// The kernel locals.
     pub(crate) locals: Vec<Option<Value>>,
+    /// Per prefix ([`ExprKind::Prefix`]), its value at this point (set before the statement
+    /// that holds it runs, `region::advance`).
+    pub(crate) prefix: Vec<Val>,
+    /// Per prefix, scanned slot and the point's other coordinates: the combination so far.
+    pub(crate) scans: std::collections::HashMap<(usize, usize, Vec<i32>), Val>,
 }
 
 impl<'a> Frame<'a> {
@@ -48,6 +53,8 @@ impl<'a> Frame<'a> {
             name: "(host code)".into(),
             vars: Vec::new(),
             locals: Vec::new(),
+            prefix: Vec::new(),
+            scans: Default::default(),
         }
     }
 }
@@ -279,6 +286,7 @@ impl Machine<'_> {
                 let b = self.block(fr, a, mode)?;
                 self.reduce_block(fr, *op, &b, t)?
             }
+            ExprKind::Prefix { id, .. } => fr.prefix.get(*id).copied().unwrap_or(Val::Int(0)),
             ExprKind::Conv(fl, w) => {
                 let (bf, bw) = (self.block(fr, fl, mode)?, self.block(fr, w, mode)?);
                 let fe = fl.ty.elem();

@@ -28,6 +28,8 @@ impl Machine<'_> {
             name: r.name.clone(),
             vars: vec![0; r.dims.len()],
             locals: vec![None; r.locals.len()],
+            prefix: vec![Val::Int(0); r.prefixes],
+            scans: Default::default(),
         };
         let slots: Vec<usize> = (0..r.dims.len()).filter(|s| r.dims[*s].is_some()).collect();
         // A region the CPU path runs row-parallel runs here as any other: a store fails where
@@ -55,6 +57,9 @@ impl Machine<'_> {
     /// Kernel statements.
     fn stmts(&mut self, fr: &mut Frame, stmts: &[KStmt]) -> Result<(), InterpError> {
         for s in stmts {
+            if !fr.prefix.is_empty() {
+                self.advance(fr, s)?;
+            }
             match s {
                 KStmt::Let(l, e) => {
                     let v = if e.ty.is_block() {
@@ -73,6 +78,42 @@ impl Machine<'_> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The prefixes statement `s` holds (outside its branches), combined with this point's
+    /// values: along the last slot scanned, then along the first (`ExprKind::Prefix`). The
+    /// iterations run in row-major order, so every earlier point of a scan ran before.
+    fn advance(&mut self, fr: &mut Frame, s: &KStmt) -> Result<(), InterpError> {
+        let e = match s {
+            KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => e,
+        };
+        let mut found = Vec::new();
+        e.walk(&mut |x| {
+            if let ExprKind::Prefix {
+                id,
+                op,
+                value,
+                slots,
+            } = &x.kind
+            {
+                found.push((*id, *op, (**value).clone(), slots.clone(), x.ty.elem()));
+            }
+        });
+        for (id, op, value, slots, t) in found {
+            let mut v = self.scalar(fr, &value, Mode::Body)?;
+            for &slot in slots.iter().rev() {
+                let mut line = fr.vars.clone();
+                line[slot] = 0;
+                let key = (id, slot, line);
+                // The line's first point: its value alone.
+                if let Some(acc) = fr.scans.get(&key) {
+                    v = super::value::combine(op, *acc, v, t);
+                }
+                fr.scans.insert(key, v);
+            }
+            fr.prefix[id] = v;
         }
         Ok(())
     }

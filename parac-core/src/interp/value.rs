@@ -308,6 +308,36 @@ pub(crate) fn call(b: Builtin, xs: &[Val], t: Scalar) -> Val {
     }
 }
 
+/// `a op b` of an [`crate::ir::UpdateOp`] on integers of type `t` (wrapping), as every back
+/// end combines an update with its element.
+pub(crate) fn update(op: crate::ir::UpdateOp, a: Val, b: Val, t: Scalar) -> Val {
+    use crate::ir::UpdateOp as U;
+    let (x, y) = (a.as_i128(), b.as_i128());
+    int_of(
+        match op {
+            U::Add => x.wrapping_add(y),
+            U::Sub => x.wrapping_sub(y),
+            U::Or => x | y,
+            U::And => x & y,
+            U::Xor => x ^ y,
+            U::Min => x.min(y),
+            U::Max => x.max(y),
+        },
+        t,
+    )
+}
+
+/// `a op b` of a reduction's operator at type `t` (a sum wraps; `min`/`max` as [`min`] and
+/// [`max`]).
+pub(crate) fn combine(op: crate::ir::ReduceOp, a: Val, b: Val, t: Scalar) -> Val {
+    use crate::ir::ReduceOp as R;
+    match op {
+        R::Min => min(a, b, t),
+        R::Max => max(a, b, t),
+        R::Sum | R::Mean => binary(BinOp::Add, a, b, t, t).unwrap_or(a),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,6 +92,24 @@ impl Ctx<'_> {
             }
             ExprKind::Reduce(op, a) => format!("{}({})", op.name(), self.expr(a)),
             ExprKind::Conv(a, b) => format!("conv({}, {})", self.expr(a), self.expr(b)),
+            ExprKind::Prefix {
+                op, value, slots, ..
+            } => {
+                let vars: Vec<String> = slots
+                    .iter()
+                    .map(|s| {
+                        self.region
+                            .and_then(|r| r.dims.get(*s)?.as_ref().map(|d| d.var.clone()))
+                            .unwrap_or_else(|| format!("slot{s}"))
+                    })
+                    .collect();
+                format!(
+                    "prefix_{}({}, {})",
+                    op.name(),
+                    self.expr(value),
+                    vars.join(", ")
+                )
+            }
         }
     }
 

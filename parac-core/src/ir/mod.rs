@@ -233,9 +233,10 @@ impl Function {
                 return None;
             };
             let (p, cr) = (&self.regions[p], &self.regions[*c]);
-            let iterators = [p.kind, cr.kind]
-                .iter()
-                .all(|k| matches!(k, RegionKind::Iterator));
+            // Reductions into shared elements and scans run alone.
+            let iterators = [p, cr].iter().all(|r| {
+                matches!(r.kind, RegionKind::Iterator) && r.updates.is_empty() && r.prefixes == 0
+            });
             let reads = |m: MatrixId| cr.accesses.iter().any(|a| !a.write && a.matrix == m);
             let feeds = p.accesses.iter().any(|a| a.write && reads(a.matrix));
             (iterators && feeds).then_some(*c)
@@ -363,6 +364,98 @@ pub struct Region {
     /// `fold`): `parac_schedule(fold = 1)` yes, `fold = 0` no; `None`, the default:
     /// `lir::Options::fuse_fold` (off).
     pub fold: Option<bool>,
+    /// Filled by lowering: every `m[..] op= e` (and `m[..] = min(m[..], e)`, `max`) of a single
+    /// element, a reduction should iterations share the element.
+    pub compound: Vec<Update>,
+    /// Filled by lowering: the prefixes of the body ([`ExprKind::Prefix`]), by id.
+    pub prefixes: usize,
+    /// Filled by the checks: the updates of [`Region::compound`] whose element several
+    /// iterations may share (an index from data, or one the samples show shared): reductions,
+    /// run so that no update is lost ([`Update`]).
+    pub updates: Vec<Update>,
+}
+
+/// `m[i] = m[i] op e` as a reduction into the element: every iteration's update is applied,
+/// whatever the order they run in. Integer updates (`+ - | & ^ min max`, the value an
+/// integer of the element's type after conversion) give one result in any order; a float
+/// update runs the iterations in order, as the interpreter does.
+#[derive(Debug, Clone)]
+pub struct Update {
+    /// The store's access.
+    pub write: AccessId,
+    /// The read of the same element the update combines with.
+    pub read: AccessId,
+    /// How the value combines with the element.
+    pub op: UpdateOp,
+    /// The value combined (`e`, converted to the element type for the integer operators).
+    pub value: Expr,
+}
+
+/// How an [`Update`] combines its value with the element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpdateOp {
+    /// `+=`.
+    Add,
+    /// `-=`.
+    Sub,
+    /// `|=`.
+    Or,
+    /// `&=`.
+    And,
+    /// `^=`.
+    Xor,
+    /// `m[i] = min(m[i], e)`.
+    Min,
+    /// `m[i] = max(m[i], e)`.
+    Max,
+}
+
+impl UpdateOp {
+    /// The compound operator of a binary operator.
+    pub fn of(op: BinOp) -> Option<UpdateOp> {
+        Some(match op {
+            BinOp::Add => UpdateOp::Add,
+            BinOp::Sub => UpdateOp::Sub,
+            BinOp::BitOr => UpdateOp::Or,
+            BinOp::BitAnd => UpdateOp::And,
+            BinOp::BitXor => UpdateOp::Xor,
+            _ => return None,
+        })
+    }
+
+    /// How partial results of this update combine (a sum of `-=` updates is added).
+    pub fn merge(self) -> UpdateOp {
+        match self {
+            UpdateOp::Sub => UpdateOp::Add,
+            op => op,
+        }
+    }
+
+    /// The partial result no update has changed yet, for integer type `t`: 0, all ones for
+    /// `&=`, `t`'s largest value for `min`, its smallest for `max`.
+    pub fn identity(self, t: Scalar) -> i128 {
+        let (lo, hi) = t.range().unwrap_or((0, 0));
+        match self {
+            UpdateOp::Add | UpdateOp::Sub | UpdateOp::Or | UpdateOp::Xor => 0,
+            UpdateOp::And if lo < 0 => -1,
+            UpdateOp::And => hi,
+            UpdateOp::Min => hi,
+            UpdateOp::Max => lo,
+        }
+    }
+
+    /// As written: `+=`, `min=`.
+    pub fn text(self) -> &'static str {
+        match self {
+            UpdateOp::Add => "+=",
+            UpdateOp::Sub => "-=",
+            UpdateOp::Or => "|=",
+            UpdateOp::And => "&=",
+            UpdateOp::Xor => "^=",
+            UpdateOp::Min => "= min(..)",
+            UpdateOp::Max => "= max(..)",
+        }
+    }
 }
 
 /// What a region is.
@@ -612,6 +705,21 @@ pub enum ExprKind {
     Reduce(ReduceOp, Box<Expr>),
     /// `parac_convolution(filter, window)`.
     Conv(Box<Expr>, Box<Expr>),
+    /// `parac_prefix_sum(e, y)` (`_min`, `_max`; `(e, x, y)`): `e` combined over the region's
+    /// points up to this one along the slots, the other slots as this point's (an inclusive
+    /// scan). Along two slots, the scan along the second's at each point of the first, then
+    /// those along the first (a float sum in that order: a row's running sum, then the rows').
+    /// Computed at every point of the region ([`Region::prefixes`]).
+    Prefix {
+        /// Its index in [`Region::prefixes`].
+        id: usize,
+        /// How the values combine (`Sum`, `Min`, `Max`).
+        op: ReduceOp,
+        /// The value at each point, of the prefix's type.
+        value: Box<Expr>,
+        /// The slots scanned, outermost first.
+        slots: Vec<usize>,
+    },
 }
 
 impl Expr {
@@ -631,7 +739,8 @@ impl Expr {
             ExprKind::Unary(_, a)
             | ExprKind::Transpose(a)
             | ExprKind::Cast(a, _)
-            | ExprKind::Reduce(_, a) => a.walk(f),
+            | ExprKind::Reduce(_, a)
+            | ExprKind::Prefix { value: a, .. } => a.walk(f),
             ExprKind::Binary(_, a, b) | ExprKind::MatMul(a, b) | ExprKind::Conv(a, b) => {
                 a.walk(f);
                 b.walk(f);
@@ -692,6 +801,45 @@ pub fn tappable(e: &Expr, constant: &dyn Fn(AccessId) -> bool) -> bool {
 }
 
 impl Region {
+    /// The slots some prefix of the body scans ([`ExprKind::Prefix`]), in slot order.
+    pub fn prefix_slots(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        KStmt::walk(&self.body, &mut |s, _| {
+            let mut see = |e: &Expr| {
+                e.walk(&mut |x| {
+                    if let ExprKind::Prefix { slots, .. } = &x.kind {
+                        out.extend(slots.iter().copied());
+                    }
+                })
+            };
+            match s {
+                KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => see(e),
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The slots OpenCL launches work-items over, in OpenCL dimension order (the last slot,
+    /// along rows, is dimension 0): every iterated slot but those prefixes scan (each
+    /// work-item runs those in order); where prefixes scan every slot, the first one, whose
+    /// first work-item alone runs the region (`lir::pass::gpu`).
+    pub fn launch_slots(&self) -> Vec<usize> {
+        let scanned = self.prefix_slots();
+        let present = self.dims.iter().enumerate().filter(|(_, d)| d.is_some());
+        let mut s: Vec<usize> = present
+            .clone()
+            .map(|(i, _)| i)
+            .filter(|i| !scanned.contains(i))
+            .collect();
+        if s.is_empty() {
+            s.extend(present.map(|(i, _)| i).take(1));
+        }
+        s.reverse();
+        s
+    }
+
     /// The number of non-empty iteration dimensions.
     pub fn par_dims(&self) -> usize {
         self.dims.iter().flatten().count()

@@ -404,6 +404,24 @@ impl Machine<'_> {
                     self.data(buf).set(lin, v);
                 }
             }
+            Stmt::Update {
+                buf,
+                index,
+                op,
+                value,
+                ..
+            } => {
+                let (buf, op) = (*buf, *op);
+                let v = self.expr(*value)?;
+                let idx = self.lane_indices(&index.clone(), 1)?;
+                let t = self.func.exprs[*value].ty;
+                for idx in idx {
+                    let lin = self.offset(buf, &idx, "write to")?;
+                    let old = self.data(buf).get(lin);
+                    self.data(buf)
+                        .set(lin, crate::interp::value::update(op, old, v, t));
+                }
+            }
             Stmt::Allocate {
                 buf: Buf::Temp(t),
                 memory: super::Memory::Rows(m),

@@ -228,6 +228,11 @@ pub enum LoopKind {
     /// The rows of a [`LoopKind::ParallelChunks`] iteration, in order, from its first: each
     /// iteration writes its own row of every plane written.
     ChunkRows,
+    /// In parallel tasks of consecutive iterations whose only writes are [`Stmt::Update`]s of
+    /// matrices: each task updates private copies of those matrices, starting at each
+    /// operator's identity, which are combined into the matrices after the loop (a histogram's
+    /// per-thread bins). Integer updates only, so the result is the loop run in order.
+    Partials,
     /// OpenCL work-groups along dimension `d`: the launch has exactly the loop's iterations as
     /// groups (from 0, step 1), so a back end prints the group's index alone, untested.
     GpuBlock(u8),
@@ -270,6 +275,23 @@ pub enum Stmt {
         /// The value, at the buffer's element type.
         value: ExprId,
         /// True while no pass proved the write inside.
+        checked: bool,
+    },
+    /// `buf[index] = buf[index] op value`, an update of an element other iterations of the
+    /// region may update too ([`crate::ir::Update`], integers only: the operators wrap at the
+    /// element's type, so any order gives one result): a back end applies every iteration's
+    /// update (an OpenCL atomic, the CPU path's per-task partials of a
+    /// [`LoopKind::Partials`] loop, in order elsewhere).
+    Update {
+        /// What is updated.
+        buf: Buf,
+        /// The indices (`i64`).
+        index: Vec<ExprId>,
+        /// How the value combines with the element.
+        op: crate::ir::UpdateOp,
+        /// The value, at the buffer's element type.
+        value: ExprId,
+        /// True while no pass proved the element inside.
         checked: bool,
     },
     /// A buffer's storage for the rest of the block. A temporary's elements are unspecified
@@ -392,6 +414,10 @@ pub struct Options {
     pub simplify: bool,
     /// Run a region's outer loop in parallel where each iteration owns its rows.
     pub parallel: bool,
+    /// With [`Options::parallel`], a region whose only writes are integer updates of shared
+    /// elements runs in parallel tasks into private partial results ([`LoopKind::Partials`]);
+    /// off: in order.
+    pub partials: bool,
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
@@ -519,6 +545,7 @@ impl Default for Options {
             dump: false,
             simplify: true,
             parallel: true,
+            partials: true,
             partition: true,
             select_loads: true,
             lanes: [1, 1],
@@ -578,7 +605,13 @@ pub(crate) fn front(
         || opts.fuse_item_tile.is_some()
         || opts.fuse_inline;
     let only = opts.region.filter(|_| !whole);
-    let mut func = lower::function(f, opts.host_proofs, only, (opts.unroll_taps, slide_taps));
+    let mut func = lower::function(
+        f,
+        opts.host_proofs,
+        only,
+        (opts.unroll_taps, slide_taps),
+        opts.gpu,
+    );
     keep("lower", &func);
     if opts.simplify {
         pass::simplify::run(&mut func, f);
@@ -687,7 +720,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         if slid {
             keep("slide", &func);
         }
-        pass::gpu::run(&mut func);
+        pass::gpu::run(&mut func, f);
         keep("gpu", &func);
         // A slid region's work-items have their points already, each read checked as lowered.
         if !slid && opts.lanes != [1, 1] {
@@ -754,7 +787,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         keep("fuse", &func);
     }
     if opts.parallel {
-        pass::parallel::run(&mut func, f);
+        pass::parallel::run(&mut func, f, opts.partials);
         keep("parallel", &func);
     }
     if opts.slide {

@@ -116,6 +116,7 @@ fn kind(f: &Func, k: LoopKind) -> String {
         LoopKind::ParallelChunks(None) => "parallel chunks for".into(),
         LoopKind::ParallelChunks(Some(v)) => format!("parallel chunks of {} for", f.vars[v].name),
         LoopKind::ChunkRows => "chunk rows for".into(),
+        LoopKind::Partials => "partials for".into(),
         LoopKind::GpuBlock(d) => format!("gpu_block({d}) for"),
         LoopKind::GpuThread(d) => format!("gpu_thread({d}) for"),
     }
@@ -184,6 +185,23 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
                 "{pad}store {q}{}[{}] = {}",
                 buf(f, *b),
                 list(f, index),
+                expr(f, *value)
+            )
+        }
+        Stmt::Update {
+            buf: b,
+            index,
+            op,
+            value,
+            checked,
+        } => {
+            let q = if *checked { "?" } else { "" };
+            writeln!(
+                out,
+                "{pad}update {q}{}[{}] {} {}",
+                buf(f, *b),
+                list(f, index),
+                op.text(),
                 expr(f, *value)
             )
         }

@@ -87,7 +87,7 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::For { lo, hi, body, .. } => (vec![*lo, *hi], vec![*body]),
         Stmt::Let(_, e) | Stmt::HostLet(_, e) => (vec![*e], vec![]),
         Stmt::If(c, t, e) => (vec![*c], std::iter::once(*t).chain(*e).collect()),
-        Stmt::Store { index, value, .. } => {
+        Stmt::Store { index, value, .. } | Stmt::Update { index, value, .. } => {
             (index.iter().copied().chain([*value]).collect(), vec![])
         }
         Stmt::Allocate { extents, .. } => (extents.clone(), vec![]),
@@ -245,6 +245,19 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             value: ne(),
             checked,
         },
+        Stmt::Update {
+            buf,
+            index,
+            op,
+            checked,
+            ..
+        } => Stmt::Update {
+            buf,
+            index: index.iter().map(|_| ne()).collect(),
+            op,
+            value: ne(),
+            checked,
+        },
         Stmt::Allocate {
             buf,
             elem,
@@ -335,6 +348,24 @@ pub trait BodyCopy {
                 Stmt::Store {
                     buf,
                     index,
+                    value,
+                    checked,
+                }
+            }
+            Stmt::Update {
+                buf,
+                index,
+                op,
+                value,
+                checked,
+            } => {
+                let value = self.expr(value);
+                let index: Vec<super::ExprId> = index.iter().map(|i| self.expr(*i)).collect();
+                let checked = self.checked(buf, &index, checked);
+                Stmt::Update {
+                    buf,
+                    index,
+                    op,
                     value,
                     checked,
                 }

@@ -73,6 +73,14 @@ impl Lowerer<'_> {
         if resolved.iter().any(Option::is_none) {
             return;
         }
+        // `m[i] = min(m[i], e)` / `max`: an update of the element, should iterations share it.
+        if let ([t], None, Some(Some((aid, Type::Scalar(_), elem)))) =
+            (targets, op, resolved.first())
+        {
+            if let Some(u) = min_max_update(t, value, &v, *aid, *elem, &k.region.accesses) {
+                k.region.compound.push(u);
+            }
+        }
         // C semantics of `a = b = e`: b gets (Tb)e, a gets (Ta)(Tb)e.
         for (i, (t, r)) in targets.iter().zip(resolved).enumerate().rev() {
             let (aid, tty, elem) = r.expect("checked above");
@@ -94,6 +102,23 @@ impl Lowerer<'_> {
                 let Some(nv) = self.binary(op, cur, v.clone(), value.span) else {
                     return;
                 };
+                // A reduction into the element, should iterations share it: an integer value
+                // combines in the element's type in any order (the operators wrap), a float
+                // one keeps its expression (the iterations then run in order).
+                let exact = elem.is_float() || (elem.is_int() && !v.ty.elem().is_float());
+                if let (Some(u), false, true) = (UpdateOp::of(op), tty.is_block(), exact) {
+                    let value = if elem.is_float() {
+                        v.clone()
+                    } else {
+                        typing::convert(v.clone(), elem)
+                    };
+                    k.region.compound.push(Update {
+                        write: aid,
+                        read: rid,
+                        op: u,
+                        value,
+                    });
+                }
                 v = nv;
             }
             match (tty, v.ty) {
@@ -147,4 +172,46 @@ impl Lowerer<'_> {
             }
         }
     }
+}
+
+/// `t = min(t, e)` (or `max`, either argument order) as an update of `t`'s element, where `e`
+/// fits the element's type (its type, or a conversion of a value of it), so that the minimum
+/// of the converted values is the converted minimum. `v` is the lowered value.
+fn min_max_update(
+    t: &ast::Expr,
+    value: &ast::Expr,
+    v: &Expr,
+    write: AccessId,
+    elem: Scalar,
+    accesses: &[Access],
+) -> Option<Update> {
+    let ast::ExprKind::Call(name, args) = &value.kind else {
+        return None;
+    };
+    let op = match name.to_string().as_str() {
+        "min" => UpdateOp::Min,
+        "max" => UpdateOp::Max,
+        _ => return None,
+    };
+    let ExprKind::Call(_, lowered) = &v.kind else {
+        return None;
+    };
+    let target = expr::show(t);
+    let own = args.iter().position(|a| expr::show(a) == target)?;
+    let strip = |e: &Expr| match &e.kind {
+        ExprKind::Cast(x, _) => (**x).clone(),
+        _ => e.clone(),
+    };
+    let ExprKind::Load(read) = strip(&lowered[own]).kind else {
+        return None;
+    };
+    let other = strip(&lowered[1 - own]);
+    let fits = other.ty == Type::Scalar(elem) && elem.is_int();
+    let same = accesses[read].matrix == accesses[write].matrix;
+    (fits && same).then_some(Update {
+        write,
+        read,
+        op,
+        value: other,
+    })
 }

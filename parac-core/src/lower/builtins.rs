@@ -24,6 +24,93 @@ fn reduce_type(op: ReduceOp, elem: Scalar, global: bool) -> Scalar {
 }
 
 impl Lowerer<'_> {
+    /// `parac_prefix_sum(e, y)` and the like ([`ExprKind::Prefix`]).
+    fn prefix(
+        &mut self,
+        s: &str,
+        op: ReduceOp,
+        args: &[ast::Expr],
+        span: Sp,
+        cx: &mut Cx,
+    ) -> Option<Expr> {
+        let usage = format!(
+            "`{s}(e, y)` scans `e` along the iterator's variable `y` (or `(e, x, y)`: along two)"
+        );
+        if !matches!(cx, Cx::Kernel(_)) {
+            self.err(span, format!("{usage}, inside a `parac_iterator`"));
+            return None;
+        }
+        if !(2..=3).contains(&args.len()) {
+            self.err(
+                span,
+                format!(
+                    "{usage}; it takes 2 or 3 arguments, but {} were given",
+                    args.len()
+                ),
+            );
+            return None;
+        }
+        let mut slots = Vec::new();
+        for a in &args[1..] {
+            let v = self.expr(a, cx)?;
+            match v.kind {
+                ExprKind::Var(slot) if !slots.contains(&slot) => slots.push(slot),
+                _ => {
+                    self.err(
+                        a.span,
+                        format!("{usage}: this must be one of the iterator's variables, each once"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let value = self.expr(&args[0], cx)?;
+        let Type::Scalar(elem) = value.ty else {
+            self.err(
+                args[0].span,
+                format!(
+                    "{usage}: `e` must be a scalar, but this is a block {}",
+                    self.ty_text(value.ty)
+                ),
+            );
+            return None;
+        };
+        let mut nested = false;
+        value.walk(&mut |x| nested |= matches!(x.kind, ExprKind::Prefix { .. }));
+        if nested {
+            self.err(
+                args[0].span,
+                format!("a prefix of a prefix is written with both variables: `{s}(e, x, y)`"),
+            );
+            return None;
+        }
+        if elem == Scalar::Bool {
+            self.err(
+                args[0].span,
+                format!(
+                    "{usage}: `e` must be a number, not a `bool`\nhelp: convert it: `(..) as i32`"
+                ),
+            );
+            return None;
+        }
+        let t = reduce_type(op, elem, false);
+        let Cx::Kernel(k) = cx else { return None };
+        let id = k.region.prefixes;
+        k.region.prefixes += 1;
+        // In order of the slots, outermost first.
+        slots.sort_unstable();
+        Some(Expr {
+            kind: ExprKind::Prefix {
+                id,
+                op,
+                value: Box::new(convert(value, t)),
+                slots,
+            },
+            ty: scalar_ty(t),
+            span,
+        })
+    }
+
     pub(super) fn call(
         &mut self,
         n: &proc_macro2::Ident,
@@ -103,6 +190,15 @@ impl Lowerer<'_> {
                 ty: scalar_ty(t),
                 span,
             });
+        }
+        let prefix = match s.as_str() {
+            "parac_prefix_sum" => Some(ReduceOp::Sum),
+            "parac_prefix_min" => Some(ReduceOp::Min),
+            "parac_prefix_max" => Some(ReduceOp::Max),
+            _ => None,
+        };
+        if let Some(op) = prefix {
+            return self.prefix(&s, op, args, span, cx);
         }
         match s.as_str() {
             "parac_convolution" => {
@@ -275,6 +371,9 @@ impl Lowerer<'_> {
             fuse: true,
             inline: None,
             fold: None,
+            compound: Vec::new(),
+            updates: Vec::new(),
+            prefixes: 0,
         });
         self.f.scalars.push(HostScalar {
             name: format!("__{name}"),

@@ -312,6 +312,9 @@ pub(super) fn run(
         mut hosts,
     } = b;
     let fname = intern(&f.name);
+    if let Some(why) = parac_core::codegen::opencl::unsupported(f) {
+        return Err(unsupported(f, why));
+    }
     // The model's plans are in the first program unless the policy names the plans itself.
     // A device that forces plans with one program builds every candidate's kernel at once.
     let prog = match policy {

@@ -17,6 +17,7 @@
 mod expr;
 mod host;
 mod ops;
+mod partials;
 pub(crate) mod proof;
 mod slices;
 
@@ -129,6 +130,7 @@ impl Printer<'_> {
                 let code = match kind {
                     LoopKind::Vectorized(_) => self.vectorized(l, out),
                     LoopKind::ChunkRows => self.chunk_rows(l, out),
+                    LoopKind::Partials => self.partials(l, out),
                     _ => self.serial(l, out),
                 };
                 out.extend(code);
@@ -169,6 +171,23 @@ impl Printer<'_> {
                 };
                 let plane = self.x.plane_of(m, index);
                 out.extend(self.x.store(m, &idx, v, plane));
+                self.x.epoch += 1;
+            }
+            Stmt::Update {
+                buf,
+                index,
+                op,
+                value,
+                ..
+            } => {
+                let v = self.x.expr(*value, out);
+                let idx: Vec<TokenStream> = index.iter().map(|i| self.x.expr(*i, out)).collect();
+                let Buf::Matrix(m) = *buf else {
+                    out.extend(quote!(::core::compile_error!("parac: an update of a temporary");));
+                    return;
+                };
+                let name = &self.f.matrices[m].name;
+                out.extend(partials::update(name, m, &idx, *op, v));
                 self.x.epoch += 1;
             }
             Stmt::Allocate {
@@ -657,6 +676,10 @@ fn store_planes(func: &Func, s: StmtId, v: VarId, out: &mut Vec<(usize, Vec<i128
 fn buffers(func: &Func, s: StmtId, stores: &mut Vec<usize>, loads: &mut Vec<usize>) {
     let (es, ss) = stmt_parts(&func.stmts[s]);
     if let Stmt::Store {
+        buf: Buf::Matrix(m),
+        ..
+    }
+    | Stmt::Update {
         buf: Buf::Matrix(m),
         ..
     } = func.stmts[s]

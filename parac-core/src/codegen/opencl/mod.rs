@@ -65,3 +65,15 @@ fn c_int(v: i128, s: Scalar) -> String {
         _ => format!("(({}){v})", cty(s)),
     }
 }
+
+/// What of `f` OpenCL cannot run, if anything: prefixes along two of a region's variables
+/// (the running values along the first need one per point of the second, an array as wide as
+/// the image in each work-item, which OpenCL C cannot size when the kernel runs).
+pub fn unsupported(f: &Function) -> Option<String> {
+    f.regions.iter().find(|r| r.prefix_slots().len() > 1).map(|r| {
+        format!(
+            "on OpenCL, prefixes along two of `{}`'s variables (scan the rows in one iterator and the columns in another)",
+            r.name
+        )
+    })
+}

@@ -199,13 +199,5 @@ pub(super) fn params(f: &Function, r: &Region, stored: &[MatrixId]) -> Vec<Strin
 
 /// Slots with iteration, innermost (last) first: OpenCL dimension 0 runs along rows.
 pub(crate) fn cl_slots(r: &Region) -> Vec<usize> {
-    let mut s: Vec<usize> = r
-        .dims
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.is_some())
-        .map(|(i, _)| i)
-        .collect();
-    s.reverse();
-    s
+    r.launch_slots()
 }

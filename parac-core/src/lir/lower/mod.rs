@@ -13,6 +13,7 @@ use crate::ir::{
 
 mod block;
 mod border;
+mod prefix;
 
 pub(crate) use block::filter_rank1;
 
@@ -70,6 +71,12 @@ struct Lower<'a> {
     /// Reductions of windows with more taps than this that `lir::pass::slide` may compute per
     /// row (integer sums, means, minima and maxima of one matrix's window) are folds too.
     slide_taps: usize,
+    /// Lowering for OpenCL: a region's loops along slots its prefixes scan are innermost.
+    gpu: bool,
+    /// The scans of the region's prefixes (`prefix.rs`).
+    scans: Vec<prefix::Scan>,
+    /// Per prefix of the region, the variable holding its value at the point.
+    prefix_vals: Vec<Option<VarId>>,
 }
 
 impl Lower<'_> {
@@ -157,6 +164,9 @@ pub(super) fn host_expr(f: &Function, e: &ir::Expr) -> (Func, ExprId) {
         cond: 0,
         unroll: usize::MAX,
         slide_taps: usize::MAX,
+        gpu: false,
+        scans: Vec::new(),
+        prefix_vals: Vec::new(),
     };
     let e = l.scalar(e, Mode::Body);
     (l.out, e)
@@ -170,6 +180,7 @@ pub(super) fn function(
     host_proofs: bool,
     only: Option<ir::RegionId>,
     (unroll, slide_taps): (usize, usize),
+    gpu: bool,
 ) -> Func {
     let out = empty(f);
     let mut l = Lower {
@@ -183,6 +194,9 @@ pub(super) fn function(
         cond: 0,
         unroll,
         slide_taps,
+        gpu,
+        scans: Vec::new(),
+        prefix_vals: Vec::new(),
     };
     let mut body = Vec::new();
     for (m, mat) in f.matrices.iter().enumerate() {
@@ -221,9 +235,11 @@ impl<'a> Lower<'a> {
             .iter()
             .map(|d| d.as_ref().map(|d| self.out.var(&d.var, Scalar::I32)))
             .collect();
+        let order = prefix::nest_order(r, self.gpu);
+        let allocs = self.scans(r, &order);
         let mut inner = self.stmts(&r.body);
-        for (slot, d) in r.dims.iter().enumerate().rev() {
-            let (Some(d), Some(var)) = (d, self.slots[slot]) else {
+        for (p, &slot) in order.iter().enumerate().rev() {
+            let (Some(d), Some(var)) = (&r.dims[slot], self.slots[slot]) else {
                 continue;
             };
             let lo = self.scalar(&d.lo, Mode::Body);
@@ -238,6 +254,10 @@ impl<'a> Lower<'a> {
                 kind: super::LoopKind::Serial,
                 body: inner,
             });
+            if !allocs[p].is_empty() {
+                let b = allocs[p].iter().copied().chain([inner]).collect();
+                inner = self.out.stmt(Stmt::Block(b));
+            }
         }
         self.r = None;
         self.out.stmt(Stmt::Region {
@@ -250,6 +270,9 @@ impl<'a> Lower<'a> {
     fn stmts(&mut self, body: &[KStmt]) -> StmtId {
         let mut out = Vec::new();
         for s in body {
+            if self.branch == 0 && !self.scans.is_empty() {
+                self.advance(s, &mut out);
+            }
             match s {
                 KStmt::Let(l, e) => {
                     let name = self.r.map_or("l", |r| r.locals[*l].name.as_str());
@@ -292,6 +315,24 @@ impl<'a> Lower<'a> {
     fn store(&mut self, aid: AccessId, value: &ir::Expr) -> Vec<StmtId> {
         let a = &self.accesses()[aid];
         let elem = self.f.matrices[a.matrix].elem;
+        // An integer reduction into a shared element: the update alone (a float one keeps its
+        // store, its region's iterations running in order).
+        let update = self
+            .r
+            .and_then(|r| r.updates.iter().find(|u| u.write == aid));
+        if let Some(u) = update.filter(|_| !elem.is_float()) {
+            let v = self.scalar(&u.value, Mode::Body);
+            let value = self.out.cast(v, elem);
+            let index = self.indices(a, At::First, None);
+            let checked = !self.host_proven(aid);
+            return vec![self.out.stmt(Stmt::Update {
+                buf: Buf::Matrix(a.matrix),
+                index,
+                op: u.op,
+                value,
+                checked,
+            })];
+        }
         let (vals, cols) = match value.ty {
             Type::Block { .. } => {
                 let cols = value.ty.shape().map_or(1, |(_, c)| c);
@@ -590,6 +631,7 @@ impl<'a> Lower<'a> {
                 let xs = args.iter().map(|a| self.scalar(a, mode)).collect();
                 self.out.expr(ExprKind::Call(*b, xs), t)
             }
+            H::Prefix { id, .. } => self.prefix_value(*id, t),
             H::Reduce(op, a) => {
                 if let Some(fold) = self.fold(*op, a, t, mode) {
                     return fold;

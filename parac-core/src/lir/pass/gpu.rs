@@ -4,13 +4,35 @@
 //! them). A back end prints such a loop as its work-item's index and a test that the index is
 //! below the loop's end; iterations are independent points, as they are in the source.
 
+use crate::ir::{Function, RegionId, Scalar};
 use crate::lir::{Func, LoopKind, Stmt, StmtId};
 
-/// Marks every region's loop nest as work-items.
-pub fn run(func: &mut Func) {
+/// Whether OpenCL C updates an element of type `t` atomically (`atomic_add` and the like,
+/// OpenCL 1.1's 32-bit integer atomics on global memory), so that work-items may share it.
+pub fn atomic(t: Scalar) -> bool {
+    matches!(t, Scalar::I32 | Scalar::U32)
+}
+
+/// Whether region `rid` runs its iterations in order, in one work-item: it reduces into shared
+/// elements ([`crate::ir::Region::updates`]) that OpenCL cannot update atomically (a float
+/// one, whose sum must be the interpreter's, or one of another width).
+pub fn in_order(f: &Function, rid: RegionId) -> bool {
+    let r = &f.regions[rid];
+    r.updates
+        .iter()
+        .any(|u| !atomic(f.matrices[r.accesses[u.write].matrix].elem))
+}
+
+/// Marks every region's loop nest as work-items, but for the regions that run [`in_order`].
+pub fn run(func: &mut Func, f: &Function) {
     for s in func.regions() {
-        if let Stmt::Region { body, .. } = func.stmts[s] {
+        if let Stmt::Region { body, id, .. } = func.stmts[s] {
             let nest = nest(func, body);
+            // In order, or prefixes along every slot (the nest holds no loop then).
+            if in_order(f, id) || nest.is_empty() {
+                one_item(func, s, body, f.regions[id].launch_slots().len());
+                continue;
+            }
             let n = nest.len();
             for (k, l) in nest.into_iter().enumerate() {
                 if let Stmt::For { kind, .. } = &mut func.stmts[l] {
@@ -18,6 +40,29 @@ pub fn run(func: &mut Func) {
                 }
             }
         }
+    }
+}
+
+/// Region statement `s`'s loop nest `body` run in order by the first work-item alone: wrapped
+/// in one work-item loop of one iteration per dimension of its launch (`n`,
+/// `ir::Region::launch_slots`), so that the launch over the region's iterations (as every
+/// region's) leaves the others idle.
+fn one_item(func: &mut Func, s: StmtId, body: StmtId, n: usize) {
+    let mut inner = body;
+    for d in 0..n {
+        let var = func.var("item", Scalar::I32);
+        let (lo, hi) = (func.int(0, Scalar::I32), func.int(1, Scalar::I32));
+        inner = func.stmt(Stmt::For {
+            var,
+            lo,
+            hi,
+            step: 1,
+            kind: LoopKind::GpuThread(d as u8),
+            body: inner,
+        });
+    }
+    if let Stmt::Region { body, .. } = &mut func.stmts[s] {
+        *body = inner;
     }
 }
 

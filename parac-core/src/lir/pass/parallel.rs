@@ -11,7 +11,11 @@ use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 struct Uses {
     /// Each store: its buffer and its indices.
     stores: Vec<(Buf, Vec<ExprId>)>,
+    /// Each update's buffer.
+    updates: Vec<Buf>,
     loads: Vec<Buf>,
+    /// The temporaries allocated inside (each iteration's own: a prefix's running values).
+    own: Vec<Buf>,
 }
 
 impl Visitor for Uses {
@@ -22,8 +26,14 @@ impl Visitor for Uses {
         walk_expr(self, f, e)
     }
     fn visit_stmt(&mut self, f: &Func, s: StmtId) {
-        if let Stmt::Store { buf, index, .. } = &f.stmts[s] {
-            self.stores.push((*buf, index.clone()));
+        match &f.stmts[s] {
+            Stmt::Store { buf, index, .. } => self.stores.push((*buf, index.clone())),
+            Stmt::Update { buf, .. } => self.updates.push(*buf),
+            Stmt::Allocate {
+                buf: buf @ Buf::Temp(_),
+                ..
+            } => self.own.push(*buf),
+            _ => {}
         }
         walk_stmt(self, f, s)
     }
@@ -38,8 +48,9 @@ pub(crate) fn is_var(f: &Func, e: ExprId, var: VarId) -> bool {
     }
 }
 
-/// Marks the outer loop of every row-parallel region `Parallel`.
-pub fn run(func: &mut Func, f: &Function) {
+/// Marks the outer loop of every row-parallel region `Parallel`, and with `partials` that of
+/// every region whose only writes are integer updates of matrices `Partials`.
+pub fn run(func: &mut Func, f: &Function, partials: bool) {
     for s in func.regions() {
         let Stmt::Region { body, .. } = func.stmts[s] else {
             continue;
@@ -52,12 +63,28 @@ pub fn run(func: &mut Func, f: &Function) {
                 ..
             }
         );
-        if let Some(kind) = row_parallel(func, f, body).filter(|_| serial) {
+        let kind = row_parallel(func, f, body)
+            .or_else(|| partials.then(|| updates_only(func, body)).flatten());
+        if let Some(kind) = kind.filter(|_| serial) {
             if let Stmt::For { kind: k, .. } = &mut func.stmts[body] {
                 *k = kind;
             }
         }
     }
+}
+
+/// `Partials` where the loop `s`'s only writes are [`Stmt::Update`]s of matrices (integer ones:
+/// the lowering makes no other) and it reads none of them but through its updates.
+fn updates_only(func: &Func, s: StmtId) -> Option<LoopKind> {
+    let mut uses = Uses::default();
+    uses.visit_stmt(func, s);
+    let ok = uses.stores.is_empty()
+        && !uses.updates.is_empty()
+        && uses
+            .updates
+            .iter()
+            .all(|b| matches!(b, Buf::Matrix(_)) && !uses.loads.contains(b));
+    ok.then_some(LoopKind::Partials)
 }
 
 pub(crate) fn row_parallel(func: &Func, f: &Function, s: StmtId) -> Option<LoopKind> {
@@ -66,8 +93,14 @@ pub(crate) fn row_parallel(func: &Func, f: &Function, s: StmtId) -> Option<LoopK
     };
     let mut uses = Uses::default();
     uses.visit_stmt(func, s);
+    if !uses.updates.is_empty() {
+        return None;
+    }
     let mut rows: Option<String> = None;
     for (b, index) in &uses.stores {
+        if uses.own.contains(b) {
+            continue;
+        }
         let Buf::Matrix(m) = b else {
             return None;
         };

@@ -112,6 +112,15 @@ pub(super) fn parse_stmt(input: ParseStream, diags: &mut Diagnostics) -> syn::Re
         } else if input.peek(Token![/=]) {
             input.parse::<Token![/=]>()?;
             Some(BinOp::Div)
+        } else if input.peek(Token![|=]) {
+            input.parse::<Token![|=]>()?;
+            Some(BinOp::BitOr)
+        } else if input.peek(Token![&=]) {
+            input.parse::<Token![&=]>()?;
+            Some(BinOp::BitAnd)
+        } else if input.peek(Token![^=]) {
+            input.parse::<Token![^=]>()?;
+            Some(BinOp::BitXor)
         } else if input.peek(Token![=]) && !input.peek(Token![==]) {
             input.parse::<Token![=]>()?;
             None

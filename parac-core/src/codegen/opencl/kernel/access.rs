@@ -4,7 +4,7 @@
 
 use super::{Printer, cty};
 use crate::codegen::safety;
-use crate::ir::{MatrixId, MatrixKind, Scalar};
+use crate::ir::{MatrixId, MatrixKind, Scalar, UpdateOp};
 use crate::lir::{self, Buf, ExprId, Stmt};
 
 impl Printer<'_> {
@@ -71,6 +71,73 @@ impl Printer<'_> {
         lanes: u32,
     ) -> String {
         self.access(buf, idx, Some(value), checked, lanes)
+    }
+
+    /// `buf[idx] = buf[idx] op value` ([`lir::Stmt::Update`]): an OpenCL atomic on a 32-bit
+    /// integer element (its work-items may share the element), the plain update elsewhere
+    /// (`lir::pass::gpu` leaves such a region's loops in order, one work-item); a checked one
+    /// through its guard helper.
+    pub(super) fn update(
+        &mut self,
+        buf: Buf,
+        idx: &[String],
+        op: UpdateOp,
+        value: &str,
+        checked: bool,
+    ) -> String {
+        let (name, pitch) = self.buffer(buf);
+        let Buf::Matrix(m) = buf else {
+            return "/* an update of a temporary */".into();
+        };
+        let elem = self.f.matrices[m].elem;
+        if checked {
+            let h = self.update_helper(m, op);
+            return format!(
+                "{h}({name}, {pitch}, {}, {}, {value}, err, {});",
+                self.dims[m].join(", "),
+                idx.join(", "),
+                self.code(m, true),
+            );
+        }
+        let at = format!("{name}[{}]", self.linear(buf, idx, &pitch));
+        format!("{};", update_text(elem, op, &at, value))
+    }
+
+    /// The guard helper of an update of matrix `m` by `op` (as [`Printer::helper`]'s store).
+    fn update_helper(&mut self, m: MatrixId, op: UpdateOp) -> String {
+        let mat = &self.f.matrices[m];
+        let (n, t) = (mat.dims.len(), cty(mat.elem));
+        let name = format!("pc_up{}{n}_{t}", format!("{op:?}").to_lowercase());
+        let ks: Vec<usize> = (0..n).collect();
+        let mut ps = vec![format!("__global {t}* m"), "int p".to_string()];
+        ps.extend(ks.iter().map(|k| format!("long d{k}")));
+        ps.extend(ks.iter().map(|k| format!("long i{k}")));
+        ps.extend([
+            format!("{t} v"),
+            "__global int* err".into(),
+            "int code".into(),
+        ]);
+        let inside: Vec<String> = ks
+            .iter()
+            .map(|k| format!("i{k} >= 0 && i{k} < d{k}"))
+            .collect();
+        let inside = if inside.is_empty() {
+            "1".to_string()
+        } else {
+            inside.join(" && ")
+        };
+        let idx: Vec<String> = ks.iter().map(|k| format!("i{k}")).collect();
+        let lin = linear(&idx, "p", |k| format!("d{k}"));
+        let mut at: Vec<String> = idx.iter().take(3).cloned().collect();
+        at.resize(3, "0".into());
+        let body = update_text(mat.elem, op, &format!("m[{lin}]"), "v");
+        let text = format!(
+            "static void {name}({}) {{\n    if ({inside}) {body}; else pc_oob(err, code, {}); \n}}\n",
+            ps.join(", "),
+            at.join(", ")
+        );
+        self.helpers.entry(name.clone()).or_insert(text);
+        name
     }
 
     /// A load of `buf` at `idx`.
@@ -292,4 +359,40 @@ pub(super) fn linear(idx: &[String], pitch: &str, dim: impl Fn(usize) -> String)
         };
     }
     if e.is_empty() { "0".into() } else { e }
+}
+
+/// `at = at op v` in C for elements of type `t`: an atomic where `lir::pass::gpu::atomic` allows it (its
+/// old value unused), else the plain update, which wraps at `t` as the LIR's does.
+fn update_text(t: Scalar, op: UpdateOp, at: &str, v: &str) -> String {
+    if crate::lir::pass::gpu::atomic(t) {
+        let f = match op {
+            UpdateOp::Add => "atomic_add",
+            UpdateOp::Sub => "atomic_sub",
+            UpdateOp::Or => "atomic_or",
+            UpdateOp::And => "atomic_and",
+            UpdateOp::Xor => "atomic_xor",
+            UpdateOp::Min => "atomic_min",
+            UpdateOp::Max => "atomic_max",
+        };
+        return format!("(void){f}(&{at}, {v})");
+    }
+    let c = cty(t);
+    match op {
+        // In the element's unsigned type: C's signed overflow is undefined, a wrap here.
+        UpdateOp::Add | UpdateOp::Sub => {
+            let u = match t.bytes() {
+                1 => "uchar",
+                2 => "ushort",
+                4 => "uint",
+                _ => "ulong",
+            };
+            let o = if op == UpdateOp::Add { "+" } else { "-" };
+            format!("{at} = ({c})(({u}){at} {o} ({u})({v}))")
+        }
+        UpdateOp::Or => format!("{at} = ({c})({at} | ({v}))"),
+        UpdateOp::And => format!("{at} = ({c})({at} & ({v}))"),
+        UpdateOp::Xor => format!("{at} = ({c})({at} ^ ({v}))"),
+        UpdateOp::Min => format!("{at} = min({at}, ({c})({v}))"),
+        UpdateOp::Max => format!("{at} = max({at}, ({c})({v}))"),
+    }
 }

@@ -458,6 +458,21 @@ impl<'a> Printer<'a> {
                 let idx = self.indices(&index, &mut pre, false, checked);
                 self.store(buf, &idx, &held, checked, self.func.exprs[value].lanes)
             }
+            Stmt::Update {
+                buf,
+                index,
+                op,
+                value,
+                checked,
+            } => {
+                let (buf, index, op, value, checked) = (*buf, index.clone(), *op, *value, *checked);
+                let elem = cty(self.elem(buf));
+                let x = self.expr(value, &mut pre, false);
+                let held = self.local();
+                pre.push(format!("const {elem} {held} = ({elem})({x});"));
+                let idx = self.indices(&index, &mut pre, false, checked);
+                self.update(buf, &idx, op, &held, checked)
+            }
             Stmt::Barrier { global: false } => "barrier(CLK_LOCAL_MEM_FENCE);".to_string(),
             Stmt::Barrier { global: true } => {
                 "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);".to_string()

@@ -195,6 +195,10 @@ pub(super) struct Uses {
     pub(super) reduces: Vec<usize>,
     pub(super) fold: bool,
     pub(super) divides: bool,
+    /// It updates shared elements ([`Stmt::Update`], whose matrices are in `stores`) or scans
+    /// (a prefix's running values in a private temporary, `lir::lower`'s `prefix`): such a
+    /// step runs alone, neither fused nor fusing.
+    pub(super) alone: bool,
 }
 
 impl Uses {
@@ -212,6 +216,16 @@ pub(super) fn uses(func: &Func, s: StmtId) -> Uses {
                 buf: Buf::Matrix(m),
                 ..
             } => u.stores.push(m),
+            Stmt::Update {
+                buf: Buf::Matrix(m),
+                ..
+            } => {
+                u.stores.push(m);
+                u.alone = true;
+            }
+            Stmt::Allocate {
+                buf: Buf::Temp(_), ..
+            } => u.alone = true,
             Stmt::Reduce { matrix, .. } => u.reduces.push(matrix),
             _ => {}
         }
@@ -261,9 +275,16 @@ pub(super) fn separable(
     let r = &f.regions[pid];
     let (pu, cu) = (&used[i], &used[j]);
     r.fuse
+        && r.updates.is_empty()
         && whole[t]
         && !(0..r.accesses.len()).any(|a| safety::guarded(f, r, a))
-        && !(pu.fold || cu.fold || pu.divides || pu.loads.contains(&t) || cu.stores.contains(&t))
+        && !(pu.fold
+            || cu.fold
+            || pu.alone
+            || cu.alone
+            || pu.divides
+            || pu.loads.contains(&t)
+            || cu.stores.contains(&t))
         && !pu.loads.iter().any(|m| cu.stores.contains(m))
         && pu.stores.iter().all(|m| *m == t)
         && !(0..used.len()).any(|k| k != i && k != j && !readers.contains(&k) && used[k].touches(t))
@@ -320,7 +341,10 @@ pub(super) fn later_readers(used: &[Uses], j: usize, t: usize) -> Option<Vec<usi
     let later: Vec<usize> = (j + 1..used.len())
         .filter(|k| used[*k].touches(t))
         .collect();
-    (!later.iter().any(|k| used[*k].stores.contains(&t))).then_some(later)
+    (!later
+        .iter()
+        .any(|k| used[*k].stores.contains(&t) || used[*k].alone))
+    .then_some(later)
 }
 
 /// Whether region `rid`'s loop `d` runs from 0 in steps of 1 to matrix `t`'s dimension `d`

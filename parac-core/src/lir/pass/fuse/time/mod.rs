@@ -259,7 +259,12 @@ fn candidate(
             return None;
         };
         let u = uses(func, body);
-        if u.fold || u.divides || !u.reduces.is_empty() || u.stores.iter().any(|m| *m != s.p.t) {
+        if u.fold
+            || u.divides
+            || u.alone
+            || !u.reduces.is_empty()
+            || u.stores.iter().any(|m| *m != s.p.t)
+        {
             return None;
         }
         if hs[i..].iter().any(|h| u.loads.contains(h)) {

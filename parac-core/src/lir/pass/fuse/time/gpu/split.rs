@@ -115,7 +115,7 @@ pub fn split_tile(f: &Function, rid: RegionId, steps: u32) -> Option<[u32; 2]> {
     // The function as the passes before time bands leave it.
     let opts = crate::lir::Options::gpu();
     let taps = (opts.unroll_taps, usize::MAX);
-    let mut func = crate::lir::lower::function(f, opts.host_proofs, None, taps);
+    let mut func = crate::lir::lower::function(f, opts.host_proofs, None, taps, true);
     crate::lir::pass::simplify::run(&mut func, f);
     let (top, at) = repeat_of(&func, rid)?;
     let band = candidate(&mut func, f, &top, at, true)?;

@@ -1,0 +1,139 @@
+//! Updates of shared elements ([`lir::Stmt::Update`]) and the loops that run them in parallel
+//! tasks with private partial results ([`LoopKind::Partials`]): a histogram's per-thread bins.
+//! Each task runs a block of consecutive iterations into its own copies of the matrices its
+//! updates reach, each element starting at the operator's identity; the copies are then
+//! combined into the matrices in task order. The updates are integer ones, which wrap, so the
+//! result is the loop's in order; an error is the first in task order, so the first in
+//! iteration order too.
+
+use super::host::rty;
+use super::{Printer, var};
+use crate::ir::UpdateOp;
+use crate::lir::{Buf, Func, Loop, Stmt, StmtId};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+/// `a op b` in Rust on elements of one integer type, wrapping.
+pub(super) fn combine(op: UpdateOp, a: TokenStream, b: TokenStream) -> TokenStream {
+    match op {
+        UpdateOp::Add => quote!((#a).wrapping_add(#b)),
+        UpdateOp::Sub => quote!((#a).wrapping_sub(#b)),
+        UpdateOp::Or => quote!((#a) | (#b)),
+        UpdateOp::And => quote!((#a) & (#b)),
+        UpdateOp::Xor => quote!((#a) ^ (#b)),
+        UpdateOp::Min => quote!(::core::cmp::Ord::min(#a, #b)),
+        UpdateOp::Max => quote!(::core::cmp::Ord::max(#a, #b)),
+    }
+}
+
+/// A checked update of matrix `m` (through its slice `__m<m>`) at `idx` by `v`.
+pub(super) fn update(
+    name: &str,
+    m: usize,
+    idx: &[TokenStream],
+    op: UpdateOp,
+    v: TokenStream,
+) -> TokenStream {
+    let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
+    let new = combine(op, quote!(#s[__l]), quote!(__v));
+    quote! {
+        let __v = #v;
+        match ::parac::__private::cpu::at([#(#idx),*], &#d) {
+            ::core::result::Result::Ok(__l) => #s[__l] = #new,
+            ::core::result::Result::Err(__i) => return ::core::result::Result::Err(
+                ::parac::__private::cpu::out_of_bounds(__fname, __rname, "write to", #name, &__i, &#d)),
+        };
+    }
+}
+
+/// The matrices the updates below `s` reach, each with its operator, in order of first use.
+fn updated(func: &Func, s: StmtId, out: &mut Vec<(usize, UpdateOp)>) {
+    if let Stmt::Update {
+        buf: Buf::Matrix(m),
+        op,
+        ..
+    } = func.stmts[s]
+    {
+        if !out.iter().any(|(n, _)| *n == m) {
+            out.push((m, op));
+        }
+    }
+    for c in crate::lir::visit::stmt_parts(&func.stmts[s]).1 {
+        updated(func, c, out);
+    }
+}
+
+impl Printer<'_> {
+    /// A `LoopKind::Partials` loop `l` (a region's outer loop; the matrices' slices bound).
+    pub(super) fn partials(&mut self, l: Loop, out: &mut TokenStream) -> TokenStream {
+        let mut mats = Vec::new();
+        updated(self.func(), l.body, &mut mats);
+        let (lo, hi) = (self.x.expr(l.lo, out), self.x.expr(l.hi, out));
+        self.x.epoch += 1;
+        self.x.push();
+        let mut inner = TokenStream::new();
+        self.stmts(l.body, &mut inner);
+        self.x.pop();
+        self.x.epoch += 1;
+        let defs = self.x.end_region();
+        let (id, step) = (var(l.var), Literal::i64_suffixed(l.step));
+        let mut own = TokenStream::new();
+        let mut shadow = TokenStream::new();
+        let mut merge = TokenStream::new();
+        let mut bytes = TokenStream::new();
+        let names: Vec<_> = (0..mats.len()).map(|j| format_ident!("__q{}", j)).collect();
+        let mut types = Vec::new();
+        for ((m, op), q) in mats.iter().zip(&names) {
+            let elem = self.f.matrices[*m].elem;
+            let t = rty(elem);
+            let s = format_ident!("__m{}", m);
+            let len = format_ident!("__qlen{}", m);
+            let first = Literal::i128_suffixed(op.identity(elem));
+            bytes.extend(quote!(+ #len * ::core::mem::size_of::<#t>()));
+            own.extend(quote! {
+                let mut #q: ::std::vec::Vec<#t> = ::std::vec![(#first) as #t; #len];
+            });
+            shadow.extend(quote!(let #s: &mut [#t] = &mut #q;));
+            let new = combine(op.merge(), quote!(*__a), quote!(*__b));
+            merge.extend(quote! {
+                for (__a, __b) in #s.iter_mut().zip(#q.iter()) {
+                    *__a = #new;
+                }
+            });
+            types.push(quote!(::std::vec::Vec<#t>));
+        }
+        let lens = mats.iter().map(|(m, _)| {
+            let (s, len) = (format_ident!("__m{}", m), format_ident!("__qlen{}", m));
+            quote!(let #len: usize = #s.len();)
+        });
+        quote! {
+            use ::parac::__private::rayon::prelude::*;
+            #out
+            let (__lo, __hi): (i64, i64) = ((#lo) as i64, (#hi) as i64);
+            let __count: i64 = if __hi > __lo { (__hi - __lo + #step - 1) / #step } else { 0 };
+            #(#lens)*
+            #defs
+            let __tasks: i64 = ::parac::__private::cpu::partial_tasks(__count, 0usize #bytes);
+            let __per: i64 = if __tasks > 0 { (__count + __tasks - 1) / __tasks } else { 0 };
+            let __parts: ::std::vec::Vec<::core::result::Result<(#(#types,)*), ::parac::Error>> =
+                (0..__tasks).into_par_iter().map(|__t: i64| {
+                    #own
+                    {
+                        #shadow
+                        let mut __k: i64 = __t * __per;
+                        let __kend: i64 = (__k + __per).min(__count);
+                        while __k < __kend {
+                            let #id: i32 = (__lo + __k * #step) as i32;
+                            #inner
+                            __k += 1;
+                        }
+                    }
+                    ::core::result::Result::Ok((#(#names,)*))
+                }).collect();
+            for __p in __parts {
+                let (#(#names,)*) = __p?;
+                #merge
+            }
+        }
+    }
+}

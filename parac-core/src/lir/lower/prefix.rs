@@ -1,0 +1,207 @@
+//! Prefixes (`parac_prefix_sum(e, y)`, [`ir::ExprKind::Prefix`]) as running values: each scan
+//! of a prefix along a slot keeps, in a private temporary, its value so far for each point of
+//! the loops inside that slot's (one value where there are none), which each point combines
+//! with its own value before the statement that holds the prefix. A scan along two slots
+//! combines along the second, then the first. The loops run in order along scanned slots;
+//! the temporary sits just outside the scanned slot's loop, so the loops outside it stay free
+//! (rows in parallel on the CPU, work-items on OpenCL).
+
+use super::{Lower, Memory};
+use crate::ir::{self, BinOp, Builtin, KStmt, ReduceOp, Region, Scalar};
+use crate::lir::{Buf, ExprId, ExprKind, Stmt, StmtId, Temp, TempId};
+
+/// One scan of a prefix: along `slot`, its running values in `temp`, one per point of the
+/// `inner` slots (the loops inside `slot`'s, in nest order).
+pub(super) struct Scan {
+    id: usize,
+    slot: usize,
+    temp: TempId,
+    inner: Vec<usize>,
+}
+
+/// The prefixes a statement holds outside its branches: id, operator, value, slots, type.
+fn held(s: &KStmt) -> Vec<(usize, ReduceOp, ir::Expr, Vec<usize>, Scalar)> {
+    let e = match s {
+        KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => e,
+    };
+    let mut out = Vec::new();
+    e.walk(&mut |x| {
+        if let ir::ExprKind::Prefix {
+            id,
+            op,
+            value,
+            slots,
+        } = &x.kind
+        {
+            out.push((*id, *op, (**value).clone(), slots.clone(), x.ty.elem()));
+        }
+    });
+    out
+}
+
+/// The region's loops in nest order, outermost first: its slots in order; on OpenCL the slots
+/// no prefix scans first (its work-items), then the scanned ones (each work-item's loops).
+pub(super) fn nest_order(r: &Region, gpu: bool) -> Vec<usize> {
+    let present: Vec<usize> = (0..r.dims.len()).filter(|s| r.dims[*s].is_some()).collect();
+    if !gpu {
+        return present;
+    }
+    let scanned = r.prefix_slots();
+    let (a, b): (Vec<usize>, Vec<usize>) = present.into_iter().partition(|s| !scanned.contains(s));
+    a.into_iter().chain(b).collect()
+}
+
+impl Lower<'_> {
+    /// The scans of region `r`'s prefixes for loops in `order`; per nest position, the
+    /// allocations of the scans along that position's slot (placed just outside its loop).
+    pub(super) fn scans(&mut self, r: &Region, order: &[usize]) -> Vec<Vec<StmtId>> {
+        let mut at = vec![Vec::new(); order.len()];
+        self.scans.clear();
+        self.prefix_vals = vec![None; r.prefixes];
+        let mut seen = Vec::new();
+        KStmt::walk(&r.body, &mut |s, _| seen.extend(held(s)));
+        for (id, _, _, slots, ty) in seen {
+            for slot in slots {
+                let Some(p) = order.iter().position(|s| *s == slot) else {
+                    continue;
+                };
+                let inner = order[p + 1..].to_vec();
+                let temp = self.out.temps.push(Temp {
+                    name: format!("scan{id}"),
+                    elem: ty,
+                    memory: Memory::Private,
+                });
+                let mut n = self.out.int(1, Scalar::I64);
+                for s in &inner {
+                    let t = self.trips(*s);
+                    n = self.out.binary(BinOp::Mul, n, t, Scalar::I64);
+                }
+                at[p].push(self.out.stmt(Stmt::Allocate {
+                    buf: Buf::Temp(temp),
+                    elem: ty,
+                    memory: Memory::Private,
+                    extents: vec![n],
+                }));
+                self.scans.push(Scan {
+                    id,
+                    slot,
+                    temp,
+                    inner,
+                });
+            }
+        }
+        at
+    }
+
+    /// Slot `s`'s trip count (`i64`, at least 0).
+    fn trips(&mut self, s: usize) -> ExprId {
+        let (lo, hi, step) = self.bounds(s);
+        let one = self.out.int(step as i128 - 1, Scalar::I64);
+        let span = self.out.binary(BinOp::Sub, hi, lo, Scalar::I64);
+        let span = self.out.binary(BinOp::Add, span, one, Scalar::I64);
+        let step = self.out.int(step as i128, Scalar::I64);
+        let n = self.out.binary(BinOp::Div, span, step, Scalar::I64);
+        let zero = self.out.int(0, Scalar::I64);
+        self.out
+            .expr(ExprKind::Call(Builtin::Max, vec![n, zero]), Scalar::I64)
+    }
+
+    /// Slot `s`'s bounds as `i64` and its step.
+    fn bounds(&mut self, s: usize) -> (ExprId, ExprId, i64) {
+        let d = self.r.and_then(|r| r.dims[s].as_ref()).expect("a slot");
+        let lo = self.host_i64(&d.lo);
+        let hi = self.host_i64(&d.hi);
+        (lo, hi, d.step)
+    }
+
+    /// Slot `s`'s iteration at this point, from 0 (`i64`).
+    fn position(&mut self, s: usize) -> ExprId {
+        let (lo, _, step) = self.bounds(s);
+        let v = self.slots[s].expect("a slot's variable");
+        let v = self.out.expr(ExprKind::Var(v), Scalar::I32);
+        let v = self.out.cast(v, Scalar::I64);
+        let off = self.out.binary(BinOp::Sub, v, lo, Scalar::I64);
+        match step {
+            1 => off,
+            _ => {
+                let st = self.out.int(step as i128, Scalar::I64);
+                self.out.binary(BinOp::Div, off, st, Scalar::I64)
+            }
+        }
+    }
+
+    /// Before statement `s`: each prefix it holds combined with this point's value, scan by
+    /// scan (the last slot first), each scan's running value stored; the prefix's value bound.
+    pub(super) fn advance(&mut self, s: &KStmt, out: &mut Vec<StmtId>) {
+        for (id, op, value, slots, ty) in held(s) {
+            let mut v = self.scalar(&value, super::Mode::Body);
+            v = self.out.cast(v, ty);
+            for slot in slots.iter().rev() {
+                let Some(k) = self
+                    .scans
+                    .iter()
+                    .position(|c| c.id == id && c.slot == *slot)
+                else {
+                    continue;
+                };
+                let (temp, inner) = (self.scans[k].temp, self.scans[k].inner.clone());
+                let mut index = self.out.int(0, Scalar::I64);
+                for s in &inner {
+                    let t = self.trips(*s);
+                    let p = self.position(*s);
+                    index = self.out.binary(BinOp::Mul, index, t, Scalar::I64);
+                    index = self.out.binary(BinOp::Add, index, p, Scalar::I64);
+                }
+                let prev = self.out.expr(
+                    ExprKind::Load {
+                        buf: Buf::Temp(temp),
+                        index: vec![index],
+                        checked: false,
+                    },
+                    ty,
+                );
+                let both = match op {
+                    ReduceOp::Min => self
+                        .out
+                        .expr(ExprKind::Call(Builtin::Min, vec![prev, v]), ty),
+                    ReduceOp::Max => self
+                        .out
+                        .expr(ExprKind::Call(Builtin::Max, vec![prev, v]), ty),
+                    ReduceOp::Sum | ReduceOp::Mean => self.out.binary(BinOp::Add, prev, v, ty),
+                };
+                // The scan's first point: its value alone.
+                let p = self.position(*slot);
+                let zero = self.out.int(0, Scalar::I64);
+                let first = self.out.binary(BinOp::Eq, p, zero, Scalar::Bool);
+                let now = self.out.expr(ExprKind::Select(first, v, both), ty);
+                let var = self.out.var(&format!("run{id}"), ty);
+                out.push(self.out.stmt(Stmt::Let(var, now)));
+                let value = self.out.expr(ExprKind::Var(var), ty);
+                out.push(self.out.stmt(Stmt::Store {
+                    buf: Buf::Temp(temp),
+                    index: vec![index],
+                    value,
+                    checked: false,
+                }));
+                v = value;
+            }
+            let bound = match self.out.exprs[v].kind {
+                ExprKind::Var(x) => Some(x),
+                _ => None,
+            };
+            self.prefix_vals[id] = bound;
+        }
+    }
+
+    /// A prefix's value at this point (bound by [`Lower::advance`]).
+    pub(super) fn prefix_value(&mut self, id: usize, t: Scalar) -> ExprId {
+        match self.prefix_vals.get(id).copied().flatten() {
+            Some(v) => {
+                let ty = self.out.vars[v].ty;
+                let x = self.out.expr(ExprKind::Var(v), ty);
+                self.out.cast(x, t)
+            }
+            None => self.out.int(0, t),
+        }
+    }
+}
