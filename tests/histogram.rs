@@ -1,9 +1,10 @@
-//! Reductions into data-dependent places (`m[i] += e` where iterations may share `m[i]`,
-//! `ir::Update`): histograms of one and two channels, narrow and wide bins, a bilateral grid's
-//! splat, bit masks, row maxima, float sums (run in order), cumulative histograms; each
-//! compiled by `parac::parac!` and run on the CPU path (partials and in order) and on every
-//! OpenCL plan against the interpreter (the random corpus's harness), and the histogram
-//! against a plain count.
+//! Reductions into shared elements (`m[i] += e` where iterations may share `m[i]`,
+//! `ir::Update`) and prefixes (`parac_prefix_sum`, `ir::ExprKind::Prefix`): the programs of
+//! `tests/histogram/programs.rs` (histograms of one to three dimensions, narrow, float and bit
+//! updates, row and column scans, `cv2.integral2`, `cv2.equalizeHist`, Otsu's threshold), each
+//! compiled by `parac::parac!` and run on the CPU path and on every OpenCL plan against the
+//! interpreter (the random corpus's harness) at 1x1 to past a task's or a work-group's edge,
+//! and against OpenCV's own algorithms on the photographs.
 
 #![allow(clippy::all, unused)]
 
@@ -28,13 +29,16 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 257), ("N", 5)],
 ];
 
-/// A module `$m` with the program's source, its function and a `call` that binds the
-/// arguments (`$in` inputs, `$out` outputs, by element type) through canaried matrices.
+#[path = "histogram/programs.rs"]
+mod programs;
+
+/// Module `$m`: the program of `programs::$m` and a `call` that binds the arguments (`$in`
+/// inputs, `$out` outputs, by element type) through canaried matrices.
 macro_rules! entry {
-    ($m:ident, [$($i:ident: $it:ty),*], [$($o:ident: $ot:ty),*], $($src:tt)*) => {
+    ($m:ident, [$($i:ident: $it:ty),*], [$($o:ident: $ot:ty),*]) => {
         mod $m {
             use super::{Arg, Val};
-            super::program! { $($src)* }
+            pub use super::programs::$m::*;
             pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
                 let mut k = 0;
                 $(let $i = super::canaried::<$it>(stringify!($i), &args[k]); k += 1;)*
@@ -49,153 +53,40 @@ macro_rules! entry {
     };
 }
 
-entry!(histogram, [src: u8], [hist: i32],
-    pub fn histogram(src: &u8[M][N], hist: &mut i32[256]) {
-        parac_iterator z(0:256:1) { hist[zx] = 0; }
-        parac_iterator it(0:M:1; 0:N:1) { hist[src[itx][ity]] += 1; }
-    }
-);
+entry!(histogram, [src: u8], [hist: i32]);
 
-entry!(histogram_2d, [a: u8, b: u8], [h: u32],
-    pub fn histogram_2d(a: &u8[M][N], b: &u8[M][N], h: &mut u32[64][64]) {
-        parac_iterator z(i in 0:64:1; j in 0:64:1) { h[i][j] = 0; }
-        parac_iterator it(x in 0:M:1; y in 0:N:1) { h[a[x][y] / 4][b[x][y] / 4] += 1; }
-    }
-);
+entry!(histogram_2d, [a: u8, b: u8], [h: u32]);
 
 // Narrow bins (u16: they wrap as C's do), accumulated onto the caller's values; weights.
-entry!(histogram_u16, [src: u8], [hist: u16],
-    pub fn histogram_u16(src: &u8[M][N], hist: &mut u16[16]) {
-        parac_iterator it(x in 0:M:1; y in 0:N:1) { hist[src[x][y] % 16] += src[x][y] * 7; }
-    }
-);
+entry!(histogram_u16, [src: u8], [hist: u16]);
 
 // A bilateral grid's splat: 3-D, and a count under a condition on data (one shared element).
-entry!(histogram_grid, [src: u8], [grid: i32, count: u32],
-    pub fn histogram_grid(src: &u8[M][N], grid: &mut i32[(M+7)/8][(N+7)/8][16], count: &mut u32[1]) {
-        parac_iterator it(x in 0:M:1; y in 0:N:1) {
-            grid[x / 8][y / 8][src[x][y] / 16] += src[x][y];
-            if (src[x][y] > 100) { count[0] += 1; }
-        }
-    }
-);
+entry!(histogram_grid, [src: u8], [grid: i32, count: u32]);
 
 // Bit masks, row maxima and column minima, a subtraction.
-entry!(histogram_bits, [src: u8], [bits: u8, rmax: u8, cmin: i32, neg: i32],
-    pub fn histogram_bits(src: &u8[M][N], bits: &mut u8[8], rmax: &mut u8[M], cmin: &mut i32[N], neg: &mut i32[4]) {
-        parac_iterator it(x in 0:M:1; y in 0:N:1) {
-            bits[src[x][y] % 8] |= 1 << (src[x][y] / 32);
-            rmax[x] = max(rmax[x], src[x][y]);
-            cmin[y] = min(src[x][y] as i32 - 100, cmin[y]);
-            neg[src[x][y] % 4] -= x - y;
-        }
-    }
-);
+entry!(histogram_bits, [src: u8], [bits: u8, rmax: u8, cmin: i32, neg: i32]);
 
 // A float sum into shared elements: the iterations in order, as the interpreter runs them.
-entry!(histogram_float, [src: u8], [sums: f32],
-    pub fn histogram_float(src: &u8[M][N], sums: &mut f32[16]) {
-        parac_iterator z(0:16:1) { sums[zx] = 0.0; }
-        parac_iterator it(x in 0:M:1; y in 0:N:1) { sums[src[x][y] / 16] += src[x][y] as f32 * 0.1; }
-    }
-);
+entry!(histogram_float, [src: u8], [sums: f32]);
 
 // A cumulative histogram: every bin added into each bin at or after it.
-entry!(histogram_cumulative, [src: u8], [cdf: i32],
-    pub fn histogram_cumulative(src: &u8[M][N], cdf: &mut i32[256]) {
-        let hist: i32[256];
-        parac_iterator z(0:256:1) { hist[zx] = 0; cdf[zx] = 0; }
-        parac_iterator it(0:M:1; 0:N:1) { hist[src[itx][ity]] += 1; }
-        parac_iterator c(i in 0:256:1; j in 0:256:1) { if (i <= j) { cdf[j] += hist[i]; } }
-    }
-);
+entry!(histogram_cumulative, [src: u8], [cdf: i32]);
 
 // Prefix sums along rows and columns, minima, maxima and float sums (a row's in order).
-entry!(scan_rows, [src: u8], [sums: i32, maxes: u8, mins: i16, floats: f32],
-    pub fn scan_rows(src: &u8[M][N], sums: &mut i32[M][N], maxes: &mut u8[M][N], mins: &mut i16[M][N], floats: &mut f32[M][N]) {
-        parac_iterator it(x in 0:M:1; y in 0:N:1) {
-            sums[x][y] = parac_prefix_sum(src[x][y], y);
-            maxes[x][y] = parac_prefix_max(src[x][y], y);
-            let v = src[x][y] as i32 - 128;
-            mins[x][y] = parac_prefix_min(v, y);
-            floats[x][y] = parac_prefix_sum(src[x][y] as f32 * 0.1, y);
-        }
-    }
-);
+entry!(scan_rows, [src: u8], [sums: i32, maxes: u8, mins: i16, floats: f32]);
 
-entry!(scan_columns, [src: u8], [sums: u32, maxes: u8],
-    pub fn scan_columns(src: &u8[M][N], sums: &mut u32[M][N], maxes: &mut u8[M][N]) {
-        parac_iterator it(x in 0:M:1; y in 0:N:1) {
-            let s = parac_prefix_sum(src[x][y] as u32 * 1000, x);
-            sums[x][y] = s;
-            maxes[x][y] = parac_prefix_max(src[x][y], x);
-        }
-    }
-);
+entry!(scan_columns, [src: u8], [sums: u32, maxes: u8]);
 
 // `cv2.integral2` (sum in i32, squared sum in f32): row sums, then column sums of them, the
 // zero row and column from a constant border.
-entry!(scan_integral, [src: u8], [sum: i32, sqsum: f32],
-    pub fn scan_integral(src: &u8[M][N], sum: &mut i32[M+1][N+1], sqsum: &mut f32[M+1][N+1]) {
-        let row: i32[M+1][N+1];
-        let sqrow: f32[M+1][N+1];
-        parac_border_rule zero = constant(src[1][1], 0);
-        parac_iterator r(x in 0:M+1:1; y in 0:N+1:1) parac_border_rule(zero) {
-            let v = src[x-1][y-1] as i32;
-            row[x][y] = parac_prefix_sum(v, y);
-            sqrow[x][y] = parac_prefix_sum((v * v) as f32, y);
-        }
-        parac_iterator c(x in 0:M+1:1; y in 0:N+1:1) {
-            sum[x][y] = parac_prefix_sum(row[x][y], x);
-            sqsum[x][y] = parac_prefix_sum(sqrow[x][y], x);
-        }
-    }
-);
+entry!(scan_integral, [src: u8], [sum: i32, sqsum: f32]);
 
 // The same in one iterator, along both variables at once (one pass; the CPU path's).
-entry!(scan_integral_2d, [src: u8], [sum: i32, sqsum: f32],
-    pub fn scan_integral_2d(src: &u8[M][N], sum: &mut i32[M+1][N+1], sqsum: &mut f32[M+1][N+1]) {
-        parac_border_rule zero = constant(src[1][1], 0);
-        parac_iterator it(x in 0:M+1:1; y in 0:N+1:1) parac_border_rule(zero) {
-            let v = src[x-1][y-1] as i32;
-            sum[x][y] = parac_prefix_sum(v, x, y);
-            sqsum[x][y] = parac_prefix_sum((v * v) as f32, x, y);
-        }
-    }
-);
+entry!(scan_integral_2d, [src: u8], [sum: i32, sqsum: f32]);
 
 // `cv2.equalizeHist`: the histogram, its cumulative sums, the first bin used, the lookup table
 // (rounded half to even, as `saturate_cast<uchar>` rounds).
-entry!(histogram_equalize, [src: u8], [dst: u8],
-    pub fn histogram_equalize(src: &u8[M][N], dst: &mut u8[M][N]) {
-        let hist: i32[256];
-        let cdf: i32[256];
-        let first: i32[1];
-        let lut: u8[256];
-        parac_iterator z(0:256:1) { hist[zx] = 0; }
-        parac_iterator f(0:1:1) { first[fx] = 255; }
-        parac_iterator h(x in 0:M:1; y in 0:N:1) { hist[src[x][y]] += 1; }
-        parac_iterator c(i in 0:256:1) {
-            cdf[i] = parac_prefix_sum(hist[i], i);
-            if (hist[i] > 0) { first[0] = min(first[0], i); }
-        }
-        parac_iterator l(i in 0:256:1) {
-            let i0 = first[0];
-            let lo = hist[i0];
-            let total = M * N;
-            if (lo == total) {
-                lut[i] = i0;
-            } else {
-                let v = (cdf[i] - lo) as f32 * (255.0 / (total - lo) as f32);
-                let fl = floor(v);
-                let d = v - fl;
-                let up = (d > 0.5 || (d == 0.5 && (fl as i32) % 2 == 1)) as i32;
-                lut[i] = clamp(fl as i32 + up, 0, 255);
-            }
-        }
-        parac_iterator e(x in 0:M:1; y in 0:N:1) { dst[x][y] = lut[src[x][y]]; }
-    }
-);
+entry!(histogram_equalize, [src: u8], [dst: u8]);
 
 const PROGRAMS: &[Entry] = &[
     Entry {
@@ -301,40 +192,8 @@ fn histograms_and_scans_match_the_interpreter_on_every_opencl_plan() {
 // histogram, the between-class variance per threshold from exact integers, the first
 // threshold of the largest.
 mod otsu {
+    pub use super::programs::otsu::*;
     use super::{Arg, Val};
-    super::program! {
-        pub fn otsu(src: &u8[M][N]) -> i32 {
-            let hist: i32[256];
-            let w: i32[256];
-            let mu: u32[256];
-            let sigma: f32[256];
-            let best: i32[1];
-            parac_iterator z(0:256:1) { hist[zx] = 0; }
-            parac_iterator b(0:1:1) { best[bx] = 256; }
-            parac_iterator h(x in 0:M:1; y in 0:N:1) { hist[src[x][y]] += 1; }
-            parac_iterator c(t in 0:256:1) {
-                w[t] = parac_prefix_sum(hist[t], t);
-                mu[t] = parac_prefix_sum((hist[t] * t) as u32, t);
-            }
-            parac_iterator s(t in 0:256:1) {
-                let n = (M * N) as i64;
-                let w0 = w[t] as i64;
-                let d = (mu[255] as i64) * w0 - n * (mu[t] as i64);
-                let den = w0 * (n - w0);
-                if (den > 0) {
-                    sigma[t] = (d as f32) * (d as f32) / (den as f32);
-                } else {
-                    sigma[t] = 0.0;
-                }
-            }
-            let top = parac_matrix_max(sigma);
-            parac_iterator a(t in 0:256:1) {
-                if (sigma[t] == top && top > 0.0) { best[0] = min(best[0], t); }
-            }
-            let th = parac_matrix_min(best);
-            return th % 256;
-        }
-    }
 
     pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
         let src = super::canaried::<u8>("src", &args[0]);

@@ -135,7 +135,7 @@ fn check(data: &[u32], dev: Option<&mut Runtime>, counts: &mut Counts) -> Result
         cases.push((
             format!("sizes {s:?}"),
             progen::args_with(f, s, seed ^ k as u64, false),
-            progen::args_with(f, s, seed ^ k as u64, true),
+            progen::args_with(f, s, seed ^ k as u64, false),
         ));
     }
     let mut bad = progen::args_with(f, &sets[0], seed ^ 99, true);

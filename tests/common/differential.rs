@@ -304,8 +304,8 @@ pub fn policy(label: &str) -> PlanPolicy {
     PlanPolicy::Fixed(label.to_string(), vec![16, 4])
 }
 
-/// Outputs set to zero (the OpenCL path zero-fills the output elements it does not write, the
-/// interpreter and the CPU path keep the caller's: `regression_unwritten_output_elements`).
+/// Outputs set to zero (what a pipeline does not write keeps the caller's values on every path:
+/// `regression_unwritten_output_elements`).
 pub fn zero_outputs(f: &parac_core::ir::Function, args: &mut [Arg]) {
     for (a, p) in args.iter_mut().zip(&f.params) {
         if let (Arg::Matrix(t), parac_core::ir::ParamRef::Matrix(m)) = (a, p) {

@@ -92,8 +92,8 @@ pub struct Entry {
 }
 
 /// The argument sets of a program: one per size set, and one with an argument's shape changed.
-/// With `zero_outputs`, outputs start at zero (as the OpenCL path starts the elements it does
-/// not write), else with random elements (kept where the CPU path does not write).
+/// With `zero_outputs`, outputs start at zero, else with random elements (kept where a
+/// pipeline does not write, on every path).
 fn cases(i: usize, e: &Entry, f: &parac_core::ir::Function, zero: bool) -> Vec<(String, Vec<Arg>)> {
     let mut cases = Vec::new();
     for (k, s) in e.sizes.iter().enumerate() {
@@ -246,9 +246,9 @@ pub fn opencl_policies(
         assert!(c.diagnostics.is_empty(), "{}: {:?}", e.name, c.diagnostics);
         let f = &c.module.functions[0];
         let labels = policies(f);
-        // Outputs start at zero: elements a pipeline does not write are 0 on OpenCL, the
-        // caller's on the CPU path and the interpreter.
-        let cases = cases(i, e, f, true);
+        // Outputs start with random elements: those a pipeline does not write keep the caller's
+        // values on every path.
+        let cases = cases(i, e, f, false);
         if std::env::var("PARAC_CORPUS_PROGRESS").is_ok_and(|v| v == "1") {
             eprintln!("[random corpus] {}: {} plans", e.name, labels.len());
         }

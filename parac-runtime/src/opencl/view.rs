@@ -113,7 +113,8 @@ impl Device {
     /// The device view of output matrix `m`, which must have `shape`: in place (rows unpadded)
     /// where the device's memory is the host's (as for [`input`](Device::input)), else a device
     /// buffer. Unless `whole` (the kernels write every element before reading any), its
-    /// elements start at zero, as [`alloc`](Device::alloc)'s. Call [`Output::finish`] when the
+    /// elements start as the caller's (copied in where the buffer is the device's own), so
+    /// that what the kernels do not write stays as it was, as on the CPU path. Call [`Output::finish`] when the
     /// kernels are enqueued. If a launch fails, an in-place output may be left partly written
     /// (a copied one untouched). Only `m`'s elements are written, never the memory between its
     /// rows.
@@ -159,11 +160,6 @@ impl Device {
         }
         let mut host = checked_mut(m).map_err(layout_error(name))?;
         let in_place = shared && self.in_place_for(&host.as_strided());
-        if !whole && in_place {
-            // Zero the elements themselves (not the gaps between the rows of a region of
-            // interest, which belong to the rest of the image) before the device shares them.
-            host.for_each_row(|row| row.fill(T::default()));
-        }
         let (pitch, span, ptr) = (host.pitch(), host.span(), host.as_mut_ptr());
         let in_place = if in_place {
             // SAFETY: `host` addresses the `span` elements of `shape` laid out as `pitch`
@@ -180,11 +176,12 @@ impl Device {
         let (buf, in_place) = match in_place {
             Some(buf) => (buf, true),
             None if whole => (self.create_buffer_as(name, shape, padded)?, false),
-            None => {
-                let mut b = self.create_buffer_as(name, shape, padded)?;
-                self.zero(&mut b)?;
-                (b, false)
-            }
+            // The elements the kernels do not write keep the caller's values: its matrix is
+            // copied in.
+            None => (
+                self.upload_strided_as(name, host.as_strided(), padded)?,
+                false,
+            ),
         };
         Ok(Output {
             buf,

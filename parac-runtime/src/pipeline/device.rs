@@ -4,9 +4,10 @@
 //!
 //! Matrices: inputs and outputs are the device views of the caller's matrices
 //! ([`Device::input`]/[`Device::output`]: in place where the device's memory is the host's, else
-//! copies with padded rows, made when the call starts and copied back when it ends);
-//! intermediates are allocated on the device (zero-filled unless their first region writes them
-//! whole).
+//! copies with padded rows, made when the call starts and copied back when it ends; an output
+//! not written whole is copied in, so that what the kernels do not write keeps the caller's
+//! values); intermediates are allocated on the device (zero-filled unless their first region
+//! writes them whole).
 
 use parac_core::codegen::launch::{self as host, KernelArg, Partials};
 use parac_core::interp::{self, Data, Val, cast, cast_f64};
@@ -80,28 +81,27 @@ macro_rules! dev_mats {
                 }
             }
 
-            /// The whole buffer as the kernels write it (zero-filled unless `whole`).
-            fn mat(&mut self, dev: &Device, whole: bool) -> Result<Mat<'_>, Error> {
-                Ok(match self {
-                    $(ResOut::$v(b, _) => {
-                        if !whole {
-                            dev.zero(b)?;
-                        }
-                        Mat::Res(&**b, b.pitch())
-                    })*
-                })
+            /// The whole buffer as the kernels write it (what they do not write keeps its
+            /// values).
+            fn mat(&mut self) -> Mat<'_> {
+                match self {
+                    $(ResOut::$v(b, _) => Mat::Res(&**b, b.pitch()),)*
+                }
             }
 
-            /// A matrix of the region's shape that the kernels write (zero-filled unless
-            /// `whole`), copied into the region by [`copy_back`](Self::copy_back).
+            /// A matrix of the region's shape that the kernels write (the region's values
+            /// copied in unless `whole`), copied into the region by
+            /// [`copy_back`](Self::copy_back).
             fn staging(&self, dev: &Device, name: &str, whole: bool)
                 -> Result<Mat<'static>, Error> {
                 let shape = self.shape();
                 Ok(Mat::Buf(match self {
-                    $(ResOut::$v(..) => DevBuf::$v(if whole {
-                        dev.alloc_uninit::<$t>(name, shape)?
-                    } else {
-                        dev.alloc::<$t>(name, shape)?
+                    $(ResOut::$v(b, r) => DevBuf::$v({
+                        let mut t = dev.alloc_uninit::<$t>(name, shape)?;
+                        if let (false, Some(r)) = (whole, r) {
+                            dev.copy_region(b, r.offset, &mut t, 0, &r.shape)?;
+                        }
+                        t
                     }),)*
                 }))
             }
@@ -384,10 +384,10 @@ pub(super) fn run(
                 !swapped[m],
             )?),
             (MatrixKind::Input, Src::DevIn(r)) => Some(r.mat(dev, name)?),
-            // As a host output's, what the kernels do not write is zero.
+            // As a host output's, what the kernels do not write keeps its values.
             (MatrixKind::Output, Src::DevOut(r)) => {
                 out_shape(m, r.shape())?;
-                Some(r.mat(dev, prep.whole[m])?)
+                Some(r.mat())
             }
             (MatrixKind::Output, Src::None) => {
                 let Some((_, r)) = copy_back.iter().find(|(i, _)| *i == m) else {

@@ -178,7 +178,7 @@ impl Printer<'_> {
                 index,
                 op,
                 value,
-                ..
+                checked,
             } => {
                 let v = self.x.expr(*value, out);
                 let idx: Vec<TokenStream> = index.iter().map(|i| self.x.expr(*i, out)).collect();
@@ -187,7 +187,7 @@ impl Printer<'_> {
                     return;
                 };
                 let name = &self.f.matrices[m].name;
-                out.extend(partials::update(name, m, &idx, *op, v));
+                out.extend(partials::update(name, m, &idx, *op, v, *checked));
                 self.x.epoch += 1;
             }
             Stmt::Allocate {

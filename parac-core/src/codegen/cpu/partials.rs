@@ -26,15 +26,29 @@ pub(super) fn combine(op: UpdateOp, a: TokenStream, b: TokenStream) -> TokenStre
     }
 }
 
-/// A checked update of matrix `m` (through its slice `__m<m>`) at `idx` by `v`.
+/// An update of matrix `m` (through its slice `__m<m>`) at `idx` by `v`: checked (an
+/// `Error::OutOfBounds` outside), or at an index a pass proved inside (where a wrong proof
+/// would update nothing; nothing can panic).
 pub(super) fn update(
     name: &str,
     m: usize,
     idx: &[TokenStream],
     op: UpdateOp,
     v: TokenStream,
+    checked: bool,
 ) -> TokenStream {
     let (s, d) = (format_ident!("__m{}", m), format_ident!("__d{}", m));
+    if !checked {
+        let new = combine(op, quote!(*__e), quote!(__v));
+        return quote! {
+            let __v = #v;
+            if let ::core::option::Option::Some(__e) =
+                #s.get_mut(::parac::__private::cpu::lin([#(#idx),*], &#d))
+            {
+                *__e = #new;
+            }
+        };
+    }
     let new = combine(op, quote!(#s[__l]), quote!(__v));
     quote! {
         let __v = #v;
@@ -93,7 +107,10 @@ impl Printer<'_> {
             own.extend(quote! {
                 let mut #q: ::std::vec::Vec<#t> = ::std::vec![(#first) as #t; #len];
             });
-            shadow.extend(quote!(let #s: &mut [#t] = &mut #q;));
+            // The dimensions copied into the task: a local the stores cannot alias, which the
+            // compiler keeps in registers.
+            let d = format_ident!("__d{}", m);
+            shadow.extend(quote!(let #s: &mut [#t] = &mut #q; let #d = #d;));
             let new = combine(op.merge(), quote!(*__a), quote!(*__b));
             merge.extend(quote! {
                 for (__a, __b) in #s.iter_mut().zip(#q.iter()) {

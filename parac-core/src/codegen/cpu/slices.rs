@@ -120,6 +120,23 @@ impl Printer<'_> {
         Some((prefix, stride, offset))
     }
 
+    /// The indices before the last and the last (a constant), where an unchecked access of
+    /// temporary `buf` at `index` does not move in the loop: a one-element slice, held in a
+    /// register across the loop by the compiler (a prefix's running value).
+    fn register(
+        &self,
+        buf: Buf,
+        index: &[ExprId],
+        v: VarId,
+        bound: &[VarId],
+    ) -> Option<(Vec<ExprId>, i128)> {
+        let Buf::Temp(_) = buf else { return None };
+        let ExprKind::Int(last) = self.func().exprs[*index.last()?].kind else {
+            return None;
+        };
+        Some((self.row_invariant(index, v, bound)?, last))
+    }
+
     /// The indices before the last of an access whose row does not change in the loop.
     fn row_invariant(&self, index: &[ExprId], v: VarId, bound: &[VarId]) -> Option<Vec<ExprId>> {
         let (_, prefix) = index.split_last()?;
@@ -139,7 +156,10 @@ impl Printer<'_> {
     /// per buffer, row, stride and chunk alignment.
     fn slice_key(&self, buf: Buf, prefix: &[ExprId], stride: i128, offset: i128) -> String {
         let rows: Vec<usize> = prefix.iter().map(|p| self.x.canon_of(*p)).collect();
-        format!("{buf:?}:{rows:?}:{stride}:{}", offset.div_euclid(stride))
+        format!(
+            "{buf:?}:{rows:?}:{stride}:{}",
+            offset.div_euclid(stride.max(1))
+        )
     }
 
     /// The interior loop `l` over slices, falling back to a plain loop.
@@ -178,7 +198,7 @@ impl Printer<'_> {
             }
         }
         let chunked = |m: Buf, p: &[ExprId], st: i128, o: i128| {
-            st == 1
+            st <= 1
                 || lanes_seen
                     .get(&self.slice_key(m, p, st, o))
                     .is_some_and(|l| l.len() as i128 == st)
@@ -190,7 +210,11 @@ impl Printer<'_> {
                        stride: i128,
                        offset: i128,
                        x: &Self| {
-            let (block, lane) = (offset.div_euclid(stride), offset.rem_euclid(stride));
+            // Stride 0: a register (`Printer::register`), its element `offset`.
+            let (block, lane) = match stride {
+                0 => (offset, 0),
+                _ => (offset.div_euclid(stride), offset.rem_euclid(stride)),
+            };
             let key = x.slice_key(m, &prefix, stride, offset);
             let k = *key_of.entry(key).or_insert_with(|| {
                 slices.push(Slice {
@@ -203,7 +227,11 @@ impl Printer<'_> {
                 slices.len() - 1
             });
             let v = format_ident!("__vs{}", k);
-            let at = if stride == 1 {
+            let at = if stride == 0 {
+                // A local across the loop (`__vk`), stored back after it.
+                let r = format_ident!("__vk{}", k);
+                quote!(#r)
+            } else if stride == 1 {
                 quote!(#v[__i])
             } else {
                 let lane = lane as usize;
@@ -230,9 +258,14 @@ impl Printer<'_> {
                 // A temporary row may be read here at the stored element alone (an update).
                 Buf::Temp(_) => self.temp_updated(&body, *buf, index),
             };
+            let register = || self.register(*buf, index, l.var, &body.bound);
             match (*checked, self.sliceable(index, l.var, &body.bound)) {
                 (false, Some((p, st, o))) if unread && chunked(*buf, &p, st, o) => {
                     candidates.push((*s, *buf, p, st, o))
+                }
+                (false, None) if unread && register().is_some() => {
+                    let (p, o) = register().expect("a register");
+                    candidates.push((*s, *buf, p, 0, o))
                 }
                 _ => refused.push(*buf),
             }
@@ -303,6 +336,8 @@ impl Printer<'_> {
         // Before the loop: its range and each slice's first element.
         let (lo, hi) = (self.x.expr(l.lo, out), self.x.expr(l.hi, out));
         let mut take = TokenStream::new();
+        // Registers' values stored back after the loop.
+        let mut back = TokenStream::new();
         let mut by_dst: Vec<(proc_macro2::Ident, Vec<usize>)> = Vec::new();
         for (k, s) in slices.iter().enumerate() {
             let mut idx: Vec<TokenStream> = s.prefix.iter().map(|p| self.x.expr(*p, out)).collect();
@@ -310,10 +345,21 @@ impl Printer<'_> {
                 Literal::i64_suffixed(s.stride as i64),
                 Literal::i64_suffixed((s.stride * s.block) as i64),
             );
-            idx.push(quote!(__va * #st + #off));
+            // A register's element; a slice's first, from the loop's.
+            idx.push(match s.stride {
+                0 => {
+                    let at = Literal::i64_suffixed(s.block as i64);
+                    quote!(#at)
+                }
+                _ => quote!(__va * #st + #off),
+            });
             let (src, d) = buf_names(s.buf);
             let r = format_ident!("__vr{}", k);
             let st_n = s.stride as usize;
+            let len = match s.stride {
+                0 => quote!(1usize),
+                _ => quote!(__vn * #st_n),
+            };
             // A store into a row a task owns: the row of its plane.
             let plane = match s.buf {
                 Buf::Matrix(m) if !s.stores.is_empty() => self.x.plane_of(m, &s.prefix),
@@ -322,9 +368,9 @@ impl Printer<'_> {
             let span = match plane {
                 Some(j) => {
                     let from = self.x.planes[j].1.len() + 1;
-                    quote!(::parac::__private::cpu::row_span([#(#idx),*], &#d, __vn * #st_n, #from))
+                    quote!(::parac::__private::cpu::row_span([#(#idx),*], &#d, #len, #from))
                 }
-                None => quote!(::parac::__private::cpu::span([#(#idx),*], &#d, __vn * #st_n)),
+                None => quote!(::parac::__private::cpu::span([#(#idx),*], &#d, #len)),
             };
             take.extend(
                 quote!(let ::core::option::Option::Some(#r) = #span else { return ::core::result::Result::Ok(false); };),
@@ -362,7 +408,14 @@ impl Printer<'_> {
                 if st_n > 1 {
                     take.extend(quote!(let (#v, _) = #v.as_chunks_mut::<#st_n>();));
                 }
-                take.extend(quote!(let #v = &mut #v[..__vn];));
+                take.extend(match st_n {
+                    0 => {
+                        let r = format_ident!("__vk{}", k);
+                        back.extend(quote!(#v[0] = #r;));
+                        quote!(let #v = &mut #v[..1]; let mut #r = #v[0];)
+                    }
+                    _ => quote!(let #v = &mut #v[..__vn];),
+                });
             }
         }
         for (g, (_, m, p)) in rows.iter().enumerate() {
@@ -444,6 +497,7 @@ impl Printer<'_> {
                 let #id: i32 = (__va + __i as i64) as i32;
                 #inner
             }
+            #back
             ::core::result::Result::Ok(true)
         });
         let fast = if gathers {

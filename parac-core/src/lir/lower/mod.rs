@@ -324,7 +324,7 @@ impl<'a> Lower<'a> {
             let v = self.scalar(&u.value, Mode::Body);
             let value = self.out.cast(v, elem);
             let index = self.indices(a, At::First, None);
-            let checked = !self.host_proven(aid);
+            let checked = !self.host_proven(aid) && !self.within(a.matrix, &index);
             return vec![self.out.stmt(Stmt::Update {
                 buf: Buf::Matrix(a.matrix),
                 index,
@@ -368,6 +368,20 @@ impl<'a> Lower<'a> {
             }));
         }
         out
+    }
+
+    /// Whether indices `index` of matrix `m` are inside it whatever they read: each one's
+    /// values (`lir::range`, a pixel's type bounding a bin's index) within a dimension that is
+    /// a constant (`hist[src[x][y]]` of `i32[256]`).
+    fn within(&self, m: usize, index: &[ExprId]) -> bool {
+        let dims = &self.f.matrices[m].dims;
+        index.len() == dims.len()
+            && index.iter().zip(dims).all(|(i, d)| {
+                let ir::ExprKind::Int(n) = d.kind else {
+                    return false;
+                };
+                super::range::range(&self.out, *i).is_some_and(|(lo, hi)| lo >= 0 && hi < n)
+            })
     }
 
     /// The `i64` indices of an access at block element `at` (a window in the last dimension

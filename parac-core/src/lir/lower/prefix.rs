@@ -96,11 +96,13 @@ impl Lower<'_> {
     /// Slot `s`'s trip count (`i64`, at least 0).
     fn trips(&mut self, s: usize) -> ExprId {
         let (lo, hi, step) = self.bounds(s);
-        let one = self.out.int(step as i128 - 1, Scalar::I64);
-        let span = self.out.binary(BinOp::Sub, hi, lo, Scalar::I64);
-        let span = self.out.binary(BinOp::Add, span, one, Scalar::I64);
-        let step = self.out.int(step as i128, Scalar::I64);
-        let n = self.out.binary(BinOp::Div, span, step, Scalar::I64);
+        let mut n = self.out.binary(BinOp::Sub, hi, lo, Scalar::I64);
+        if step != 1 {
+            let more = self.out.int(step as i128 - 1, Scalar::I64);
+            n = self.out.binary(BinOp::Add, n, more, Scalar::I64);
+            let step = self.out.int(step as i128, Scalar::I64);
+            n = self.out.binary(BinOp::Div, n, step, Scalar::I64);
+        }
         let zero = self.out.int(0, Scalar::I64);
         self.out
             .expr(ExprKind::Call(Builtin::Max, vec![n, zero]), Scalar::I64)
@@ -145,12 +147,18 @@ impl Lower<'_> {
                     continue;
                 };
                 let (temp, inner) = (self.scans[k].temp, self.scans[k].inner.clone());
+                // Row-major over the inner slots' iterations.
                 let mut index = self.out.int(0, Scalar::I64);
-                for s in &inner {
-                    let t = self.trips(*s);
+                for (k, s) in inner.iter().enumerate() {
                     let p = self.position(*s);
-                    index = self.out.binary(BinOp::Mul, index, t, Scalar::I64);
-                    index = self.out.binary(BinOp::Add, index, p, Scalar::I64);
+                    index = match k {
+                        0 => p,
+                        _ => {
+                            let t = self.trips(*s);
+                            let i = self.out.binary(BinOp::Mul, index, t, Scalar::I64);
+                            self.out.binary(BinOp::Add, i, p, Scalar::I64)
+                        }
+                    };
                 }
                 let prev = self.out.expr(
                     ExprKind::Load {

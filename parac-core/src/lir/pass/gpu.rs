@@ -48,7 +48,9 @@ pub fn run(func: &mut Func, f: &Function) {
 /// `ir::Region::launch_slots`), so that the launch over the region's iterations (as every
 /// region's) leaves the others idle.
 fn one_item(func: &mut Func, s: StmtId, body: StmtId, n: usize) {
-    let mut inner = body;
+    // In a block: the work-item's nest ends at the wrapper (`nest`), the loops inside stay
+    // the work-item's own, in order.
+    let mut inner = func.stmt(Stmt::Block(vec![body]));
     for d in 0..n {
         let var = func.var("item", Scalar::I32);
         let (lo, hi) = (func.int(0, Scalar::I32), func.int(1, Scalar::I32));

@@ -39,7 +39,22 @@ struct Lane {
 fn region(func: &mut Func, body: StmtId, cols: u32, rows: u32, partition: bool) {
     let loops = nest(func, body);
     let n = loops.len();
-    if n == 0 || cols * rows == 1 {
+    // A nest of one point (a region run in order by one work-item, `gpu::in_order`) has no
+    // lanes to share out.
+    let one = |s: &StmtId| match func.stmts[*s] {
+        Stmt::For { lo, hi, .. } => {
+            matches!(func.exprs[lo].kind, ExprKind::Int(0))
+                && matches!(func.exprs[hi].kind, ExprKind::Int(1))
+        }
+        _ => false,
+    };
+    // Nor does one whose points run loops of their own holding temporaries (a prefix's running
+    // values along a row, `lir::lower`'s prefix.rs): its points share them no longer.
+    let own = |s: &StmtId| match func.stmts[*s] {
+        Stmt::For { body, .. } => allocates(func, body),
+        _ => false,
+    };
+    if n == 0 || cols * rows == 1 || loops.iter().all(one) || loops.last().is_some_and(own) {
         return;
     }
     let mut lanes = Vec::new();
@@ -225,4 +240,13 @@ impl BodyCopy for Rename<'_> {
         self.memo.insert(e, n);
         n
     }
+}
+
+/// Whether a statement below `s` allocates a buffer.
+fn allocates(func: &Func, s: StmtId) -> bool {
+    matches!(func.stmts[s], Stmt::Allocate { .. })
+        || crate::lir::visit::stmt_parts(&func.stmts[s])
+            .1
+            .iter()
+            .any(|c| allocates(func, *c))
 }

@@ -69,7 +69,7 @@ pub(super) fn fuse(
     let u = p.t;
     let mut readers = Vec::new();
     for (at, s) in items.iter().enumerate() {
-        if !uses(func, *s).touches(u) {
+        if !uses(func, f, *s).touches(u) {
             continue;
         }
         let Stmt::For {

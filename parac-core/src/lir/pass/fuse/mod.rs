@@ -98,7 +98,7 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
     let mut gone = Vec::new();
     let whole = crate::analysis::written_whole(f);
     // What each step reads and writes, brought up to date where a fusion changes a step.
-    let mut used: Vec<Uses> = steps.iter().map(|s| uses(func, *s)).collect();
+    let mut used: Vec<Uses> = steps.iter().map(|s| uses(func, f, *s)).collect();
     // The last producers first, so that an earlier one joins its consumer's fused tasks (a
     // chain: `chain.rs`); again while a pass fuses (a producer read by two regions until its
     // second reader was fused into the first).
@@ -136,10 +136,10 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
                     name,
                     body,
                 });
-                used[i] = uses(func, steps[i]);
+                used[i] = uses(func, f, steps[i]);
                 for (k, s) in all.into_iter().zip(new) {
                     steps[k] = s;
-                    used[k] = uses(func, s);
+                    used[k] = uses(func, f, s);
                 }
                 // Nothing recomputed per row of a task: the model keeps it (the policy aside).
                 gone.push((p.t, (0, 1), false));
@@ -199,13 +199,13 @@ pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, boo
             for (n, (k, (ps, cs, stage))) in made.into_iter().enumerate() {
                 if n == 0 {
                     steps[i] = ps;
-                    used[i] = uses(func, ps);
+                    used[i] = uses(func, f, ps);
                 }
                 if fold_p {
                     stages.push(stage);
                 }
                 steps[k] = cs;
-                used[k] = uses(func, cs);
+                used[k] = uses(func, f, cs);
             }
             (fused, again) = (true, true);
             if !stored {

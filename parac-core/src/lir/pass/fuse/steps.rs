@@ -195,9 +195,9 @@ pub(super) struct Uses {
     pub(super) reduces: Vec<usize>,
     pub(super) fold: bool,
     pub(super) divides: bool,
-    /// It updates shared elements ([`Stmt::Update`], whose matrices are in `stores`) or scans
-    /// (a prefix's running values in a private temporary, `lir::lower`'s `prefix`): such a
-    /// step runs alone, neither fused nor fusing.
+    /// It holds a region that updates shared elements ([`Stmt::Update`], whose matrices are
+    /// in `stores`) or scans (`ir::Region::prefixes`): such a step runs alone, neither fused
+    /// nor fusing.
     pub(super) alone: bool,
 }
 
@@ -208,8 +208,8 @@ impl Uses {
     }
 }
 
-pub(super) fn uses(func: &Func, s: StmtId) -> Uses {
-    fn walk(func: &Func, s: StmtId, u: &mut Uses) {
+pub(super) fn uses(func: &Func, f: &Function, s: StmtId) -> Uses {
+    fn walk(func: &Func, f: &Function, s: StmtId, u: &mut Uses) {
         let (es, ss) = stmt_parts(&func.stmts[s]);
         match func.stmts[s] {
             Stmt::Store {
@@ -223,9 +223,10 @@ pub(super) fn uses(func: &Func, s: StmtId) -> Uses {
                 u.stores.push(m);
                 u.alone = true;
             }
-            Stmt::Allocate {
-                buf: Buf::Temp(_), ..
-            } => u.alone = true,
+            Stmt::Region { id, .. } => {
+                let r = &f.regions[id];
+                u.alone |= !r.updates.is_empty() || r.prefixes > 0;
+            }
             Stmt::Reduce { matrix, .. } => u.reduces.push(matrix),
             _ => {}
         }
@@ -250,11 +251,11 @@ pub(super) fn uses(func: &Func, s: StmtId) -> Uses {
             });
         }
         for c in ss {
-            walk(func, c, u);
+            walk(func, f, c, u);
         }
     }
     let mut u = Uses::default();
-    walk(func, s, &mut u);
+    walk(func, f, s, &mut u);
     u
 }
 

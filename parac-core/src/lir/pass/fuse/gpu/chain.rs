@@ -83,7 +83,7 @@ pub(super) fn legal(func: &mut Func, f: &Function, qid: RegionId) -> Option<(Fus
         return None;
     }
     let u = q.t;
-    let used: Vec<_> = top.iter().map(|s| uses(func, *s)).collect();
+    let used: Vec<_> = top.iter().map(|s| uses(func, f, *s)).collect();
     let whole = crate::analysis::written_whole(f);
     let r = &f.regions[qid];
     let (qu, pu, cu) = (&used[at], &used[pi], &used[ci]);

@@ -313,7 +313,7 @@ fn pair(func: &mut Func, f: &Function, rid: RegionId) -> Option<Fusion> {
     {
         return None;
     }
-    let used: Vec<super::Uses> = top.iter().map(|s| uses(func, *s)).collect();
+    let used: Vec<super::Uses> = top.iter().map(|s| uses(func, f, *s)).collect();
     let (k, p) = consumer(func, f, &top, &used, i)?;
     if k != j {
         return None;

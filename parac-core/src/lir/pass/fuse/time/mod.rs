@@ -233,7 +233,7 @@ fn candidate(
     let first = crate::ir::display::declared(f, stages[0].p.t);
     let hs: Vec<usize> = stages.iter().map(|s| s.p.t).collect();
     let gs: Vec<usize> = stages.iter().map(|s| s.g).collect();
-    let later: Vec<super::Uses> = top[at + 1..].iter().map(|t| uses(func, *t)).collect();
+    let later: Vec<super::Uses> = top[at + 1..].iter().map(|t| uses(func, f, *t)).collect();
     for s in &stages {
         let (g, h) = (s.g, s.p.t);
         if hs.contains(&g)
@@ -258,7 +258,7 @@ fn candidate(
         let Stmt::Region { body, .. } = func.stmts[s.region] else {
             return None;
         };
-        let u = uses(func, body);
+        let u = uses(func, f, body);
         if u.fold
             || u.divides
             || u.alone
