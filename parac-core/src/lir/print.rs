@@ -178,33 +178,21 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             index,
             value,
             checked,
-        } => {
-            let q = if *checked { "?" } else { "" };
-            writeln!(
-                out,
-                "{pad}store {q}{}[{}] = {}",
-                buf(f, *b),
-                list(f, index),
-                expr(f, *value)
-            )
-        }
+        } => write_line(f, out, &pad, ("store", "="), (*b, index, *value), *checked),
         Stmt::Update {
             buf: b,
             index,
             op,
             value,
             checked,
-        } => {
-            let q = if *checked { "?" } else { "" };
-            writeln!(
-                out,
-                "{pad}update {q}{}[{}] {} {}",
-                buf(f, *b),
-                list(f, index),
-                op.text(),
-                expr(f, *value)
-            )
-        }
+        } => write_line(
+            f,
+            out,
+            &pad,
+            ("update", op.text()),
+            (*b, index, *value),
+            *checked,
+        ),
         Stmt::Allocate {
             buf: b,
             elem,
@@ -242,4 +230,23 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
         Stmt::Return(Some(e)) => writeln!(out, "{pad}return {}", expr(f, *e)),
         Stmt::Return(None) => writeln!(out, "{pad}return"),
     };
+}
+
+/// `store ?m[i, j] = v` (`?`: checked), or an update's `update m[i] += v`.
+fn write_line(
+    f: &Func,
+    out: &mut String,
+    pad: &str,
+    (word, op): (&str, &str),
+    (b, index, value): (Buf, &[ExprId], ExprId),
+    checked: bool,
+) -> std::fmt::Result {
+    let q = if checked { "?" } else { "" };
+    writeln!(
+        out,
+        "{pad}{word} {q}{}[{}] {op} {}",
+        buf(f, b),
+        list(f, index),
+        expr(f, value)
+    )
 }

@@ -313,6 +313,20 @@ pub trait BodyCopy {
         let _ = (buf, index);
         checked
     }
+    /// A store's or an update's indices, value and check, copied.
+    fn write(
+        &mut self,
+        buf: super::Buf,
+        index: &[super::ExprId],
+        value: super::ExprId,
+        checked: bool,
+    ) -> (Vec<super::ExprId>, super::ExprId, bool) {
+        let value = self.expr(value);
+        let index: Vec<super::ExprId> = index.iter().map(|i| self.expr(*i)).collect();
+        let checked = self.checked(buf, &index, checked);
+        (index, value, checked)
+    }
+
     /// The copy of statement `s`.
     fn copy(&mut self, s: StmtId) -> StmtId {
         let stmt = self.func().stmts[s].clone();
@@ -342,9 +356,7 @@ pub trait BodyCopy {
                 value,
                 checked,
             } => {
-                let value = self.expr(value);
-                let index: Vec<super::ExprId> = index.iter().map(|i| self.expr(*i)).collect();
-                let checked = self.checked(buf, &index, checked);
+                let (index, value, checked) = self.write(buf, &index, value, checked);
                 Stmt::Store {
                     buf,
                     index,
@@ -359,9 +371,7 @@ pub trait BodyCopy {
                 value,
                 checked,
             } => {
-                let value = self.expr(value);
-                let index: Vec<super::ExprId> = index.iter().map(|i| self.expr(*i)).collect();
-                let checked = self.checked(buf, &index, checked);
+                let (index, value, checked) = self.write(buf, &index, value, checked);
                 Stmt::Update {
                     buf,
                     index,

@@ -103,41 +103,9 @@ impl Printer<'_> {
         format!("{};", update_text(elem, op, &at, value))
     }
 
-    /// The guard helper of an update of matrix `m` by `op` (as [`Printer::helper`]'s store).
+    /// The guard helper of an update of matrix `m` by `op` ([`Printer::guard`]).
     fn update_helper(&mut self, m: MatrixId, op: UpdateOp) -> String {
-        let mat = &self.f.matrices[m];
-        let (n, t) = (mat.dims.len(), cty(mat.elem));
-        let name = format!("pc_up{}{n}_{t}", format!("{op:?}").to_lowercase());
-        let ks: Vec<usize> = (0..n).collect();
-        let mut ps = vec![format!("__global {t}* m"), "int p".to_string()];
-        ps.extend(ks.iter().map(|k| format!("long d{k}")));
-        ps.extend(ks.iter().map(|k| format!("long i{k}")));
-        ps.extend([
-            format!("{t} v"),
-            "__global int* err".into(),
-            "int code".into(),
-        ]);
-        let inside: Vec<String> = ks
-            .iter()
-            .map(|k| format!("i{k} >= 0 && i{k} < d{k}"))
-            .collect();
-        let inside = if inside.is_empty() {
-            "1".to_string()
-        } else {
-            inside.join(" && ")
-        };
-        let idx: Vec<String> = ks.iter().map(|k| format!("i{k}")).collect();
-        let lin = linear(&idx, "p", |k| format!("d{k}"));
-        let mut at: Vec<String> = idx.iter().take(3).cloned().collect();
-        at.resize(3, "0".into());
-        let body = update_text(mat.elem, op, &format!("m[{lin}]"), "v");
-        let text = format!(
-            "static void {name}({}) {{\n    if ({inside}) {body}; else pc_oob(err, code, {}); \n}}\n",
-            ps.join(", "),
-            at.join(", ")
-        );
-        self.helpers.entry(name.clone()).or_insert(text);
-        name
+        self.guard(m, true, Some(op))
     }
 
     /// A load of `buf` at `idx`.
@@ -283,15 +251,21 @@ impl Printer<'_> {
 
     /// The guard helper of a load (or a store) of matrix `m`, defined once per program.
     fn helper(&mut self, m: MatrixId, write: bool) -> String {
+        self.guard(m, write, None)
+    }
+
+    /// The guard helper of a load, a store, or (`op`) an update of matrix `m`.
+    fn guard(&mut self, m: MatrixId, write: bool, op: Option<UpdateOp>) -> String {
         let mat = &self.f.matrices[m];
         let (n, t) = (mat.dims.len(), cty(mat.elem));
         let constant = matches!(mat.kind, MatrixKind::Const(_));
         let name = format!(
             "pc_{}{n}_{t}",
-            match (write, constant) {
-                (true, _) => "st",
-                (false, true) => "ldc",
-                (false, false) => "ld",
+            match (op, write, constant) {
+                (Some(op), ..) => format!("up{}", format!("{op:?}").to_lowercase()),
+                (None, true, _) => "st".into(),
+                (None, false, true) => "ldc".into(),
+                (None, false, false) => "ld".into(),
             }
         );
         let ks: Vec<usize> = (0..n).collect();
@@ -323,8 +297,12 @@ impl Printer<'_> {
         at.resize(3, "0".into());
         let at = at.join(", ");
         let text = if write {
+            let body = match op {
+                Some(op) => update_text(mat.elem, op, &format!("m[{lin}]"), "v"),
+                None => format!("m[{lin}] = v"),
+            };
             format!(
-                "static void {name}({}) {{\n    if ({inside}) m[{lin}] = v; else pc_oob(err, code, {at});\n}}\n",
+                "static void {name}({}) {{\n    if ({inside}) {body}; else pc_oob(err, code, {at});\n}}\n",
                 ps.join(", ")
             )
         } else {
