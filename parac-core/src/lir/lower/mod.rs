@@ -476,7 +476,7 @@ impl<'a> Lower<'a> {
         };
         let index = self.indices(a, at, None);
         if entries.is_empty() {
-            let checked = !self.host_proven(aid);
+            let checked = !self.host_proven(aid) && !self.within(m, &index);
             let l = self.out.expr(
                 ExprKind::Load {
                     buf: Buf::Matrix(m),
