@@ -68,6 +68,8 @@ entry!(histogram_bits, [src: u8], [bits: u8, rmax: u8, cmin: i32, neg: i32]);
 
 // A float sum into shared elements: the iterations in order, as the interpreter runs them.
 entry!(histogram_float, [src: u8], [sums: f32]);
+// Bins too few for the data: the same `OutOfBounds` error on every path.
+entry!(histogram_too_few, [src: u8], [few: i32]);
 
 // A cumulative histogram: every bin added into each bin at or after it.
 entry!(histogram_cumulative, [src: u8], [cdf: i32]);
@@ -123,6 +125,13 @@ const PROGRAMS: &[Entry] = &[
         sizes: SIZES,
         exact: true,
         call: histogram_bits::call,
+    },
+    Entry {
+        name: "histogram_too_few",
+        src: histogram_too_few::SRC,
+        sizes: SIZES,
+        exact: true,
+        call: histogram_too_few::call,
     },
     Entry {
         name: "histogram_float",

@@ -142,6 +142,12 @@ programs! {
         }
     }
 
+    histogram_too_few {
+        pub fn histogram_too_few(src: &u8[M][N], few: &mut i32[100]) {
+            parac_iterator it(x in 0:M:1; y in 0:N:1) { few[src[x][y]] += 1; }
+        }
+    }
+
     histogram_equalize {
         pub fn histogram_equalize(src: &u8[M][N], dst: &mut u8[M][N]) {
             let hist: i32[256];

@@ -416,7 +416,8 @@ impl Machine<'_> {
                 let idx = self.lane_indices(&index.clone(), 1)?;
                 let t = self.func.exprs[*value].ty;
                 for idx in idx {
-                    let lin = self.offset(buf, &idx, "write to")?;
+                    // Outside, the update's read fails first (as `m[i] = m[i] op e` would).
+                    let lin = self.offset(buf, &idx, "read of")?;
                     let old = self.data(buf).get(lin);
                     self.data(buf)
                         .set(lin, crate::interp::value::update(op, old, v, t));

@@ -26,8 +26,8 @@ pub(super) fn combine(op: UpdateOp, a: TokenStream, b: TokenStream) -> TokenStre
     }
 }
 
-/// An update of matrix `m` (through its slice `__m<m>`) at `idx` by `v`: checked (an
-/// `Error::OutOfBounds` outside), or at an index a pass proved inside (where a wrong proof
+/// An update of matrix `m` (through its slice `__m<m>`) at `idx` by `v`: checked (outside, the
+/// `Error::OutOfBounds` of its read, which `m[i] = m[i] op e` runs first), or at an index a pass proved inside (where a wrong proof
 /// would update nothing; nothing can panic).
 pub(super) fn update(
     name: &str,
@@ -55,7 +55,7 @@ pub(super) fn update(
         match ::parac::__private::cpu::at([#(#idx),*], &#d) {
             ::core::result::Result::Ok(__l) => #s[__l] = #new,
             ::core::result::Result::Err(__i) => return ::core::result::Result::Err(
-                ::parac::__private::cpu::out_of_bounds(__fname, __rname, "write to", #name, &__i, &#d)),
+                ::parac::__private::cpu::out_of_bounds(__fname, __rname, "read of", #name, &__i, &#d)),
         };
     }
 }

@@ -96,7 +96,8 @@ impl Printer<'_> {
                 "{h}({name}, {pitch}, {}, {}, {value}, err, {});",
                 self.dims[m].join(", "),
                 idx.join(", "),
-                self.code(m, true),
+                // Outside, the error of the update's read (`m[i] = m[i] op e` reads first).
+                self.code(m, false),
             );
         }
         let at = format!("{name}[{}]", self.linear(buf, idx, &pitch));
