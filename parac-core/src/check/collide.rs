@@ -72,6 +72,13 @@ pub(super) fn uniform(r: &Region, m: MatrixId) -> bool {
         .is_some_and(|v| v.is_some() && values.iter().all(|w| w == v))
 }
 
+/// The help of an error at a store into `m` that other iterations may write too.
+pub(super) fn reduce_help(m: &str) -> String {
+    format!(
+        "help: iterations run in parallel and in no particular order; to accumulate into `{m}`, write `{m}[..] += e` (or `-=`, `|=`, `&=`, `^=`, `{m}[..] = min({m}[..], e)`, `max`), which runs as a reduction"
+    )
+}
+
 /// Decides region `rid`'s updates ([`Region::updates`]) from the writes the samples showed
 /// shared (`shared`, per access) and the indices from data; reports every other store or read
 /// that may race.
@@ -95,10 +102,10 @@ pub fn decide(f: &mut Function, rid: RegionId, shared: &[bool], diags: &mut Diag
             diags.error(
                 acc.span,
                 format!(
-                    "two iterations of `{}` may write the same element of `{}`: its index comes from data\nhelp: iterations run in parallel and in no particular order; to accumulate into `{m}`, write `{m}[..] += e` (or `-=`, `|=`, `&=`, `^=`, `{m}[..] = min({m}[..], e)`, `max`), which runs as a reduction",
+                    "two iterations of `{}` may write the same element of `{}`: its index comes from data\n{}",
                     r.name,
                     name(acc.matrix),
-                    m = name(acc.matrix)
+                    reduce_help(&name(acc.matrix))
                 ),
             );
         }

@@ -168,11 +168,12 @@ fn observe_region(
         diags.error(
             a.span,
             format!(
-                "two iterations of `{}` may write the same element: {} and {} both write `{}` where a condition on data holds (with {at})\nhelp: iterations run in parallel and in no particular order; to accumulate into `{m}`, write `{m}[..] += e` (or `-=`, `|=`, `&=`, `^=`, `{m}[..] = min({m}[..], e)`, `max`), which runs as a reduction",
+                "two iterations of `{}` may write the same element: {} and {} both write `{}` where a condition on data holds (with {at})\n{}",
                 r.name,
                 point_text(r, &c.points.0),
                 point_text(r, &c.points.1),
                 element_text(f, a.matrix, &c.element),
+                collide::reduce_help(m),
             ),
         );
     } else if let Some((c, at)) = read_clash {

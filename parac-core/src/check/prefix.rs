@@ -12,12 +12,9 @@ pub fn check(f: &Function, r: &Region, diags: &mut Diagnostics) {
     }
     let written = |m: MatrixId| r.accesses.iter().any(|a| a.write && a.matrix == m);
     KStmt::walk(&r.body, &mut |s, depth| {
-        let e = match s {
-            KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => e,
-        };
-        e.walk(&mut |x| {
+        for x in s.prefixes() {
             let ExprKind::Prefix { value, .. } = &x.kind else {
-                return;
+                continue;
             };
             if depth > 0 {
                 diags.error(
@@ -43,6 +40,6 @@ pub fn check(f: &Function, r: &Region, diags: &mut Diagnostics) {
                     ),
                 );
             }
-        });
+        }
     });
 }

@@ -1,7 +1,7 @@
 //! Expressions: scalars, blocks (small matrix values), loads with their border values, as the
 //! CPU path's `expr_with`, `block`, `load`, `border_value` and `entry_expr` compute them.
 
-use super::value::{Val, binary, call, cast, float_lit, int_lit, max, min, unary};
+use super::value::{Val, binary, call, cast, float_lit, int_lit, unary};
 use super::{InterpError, Machine};
 use crate::ir::*;
 
@@ -321,12 +321,7 @@ impl Machine<'_> {
             _ => cast(b.at(0, 0), t),
         };
         for v in &b.v {
-            let v = cast(*v, t);
-            s = match op {
-                ReduceOp::Sum | ReduceOp::Mean => binary(BinOp::Add, s, v, t, t).map_err(d0)?,
-                ReduceOp::Min => min(s, v, t),
-                ReduceOp::Max => max(s, v, t),
-            };
+            s = super::value::combine(op, s, cast(*v, t), t);
         }
         if op == ReduceOp::Mean {
             let count = cast(Val::Int(b.v.len() as i128), t);

@@ -86,23 +86,18 @@ impl Machine<'_> {
     /// values: along the last slot scanned, then along the first (`ExprKind::Prefix`). The
     /// iterations run in row-major order, so every earlier point of a scan ran before.
     fn advance(&mut self, fr: &mut Frame, s: &KStmt) -> Result<(), InterpError> {
-        let e = match s {
-            KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => e,
-        };
-        let mut found = Vec::new();
-        e.walk(&mut |x| {
-            if let ExprKind::Prefix {
+        for p in s.prefixes() {
+            let ExprKind::Prefix {
                 id,
                 op,
                 value,
                 slots,
-            } = &x.kind
-            {
-                found.push((*id, *op, (**value).clone(), slots.clone(), x.ty.elem()));
-            }
-        });
-        for (id, op, value, slots, t) in found {
-            let mut v = self.scalar(fr, &value, Mode::Body)?;
+            } = &p.kind
+            else {
+                continue;
+            };
+            let (id, op, t) = (*id, *op, p.ty.elem());
+            let mut v = self.scalar(fr, value, Mode::Body)?;
             for &slot in slots.iter().rev() {
                 let mut line = fr.vars.clone();
                 line[slot] = 0;

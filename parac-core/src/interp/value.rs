@@ -327,13 +327,14 @@ pub(crate) fn update(op: crate::ir::UpdateOp, a: Val, b: Val, t: Scalar) -> Val 
     )
 }
 
-/// `a op b` of a reduction's operator at type `t` (a sum wraps; `min`/`max` as [`min`] and
-/// [`max`]).
+/// `a op b` of a reduction's operator at type `t` (a sum or a mean's sum wraps; `min`/`max` as
+/// [`min`] and [`max`]): a window's taps, a prefix's points.
 pub(crate) fn combine(op: crate::ir::ReduceOp, a: Val, b: Val, t: Scalar) -> Val {
     use crate::ir::ReduceOp as R;
     match op {
         R::Min => min(a, b, t),
         R::Max => max(a, b, t),
+        // An addition never fails (only a division does).
         R::Sum | R::Mean => binary(BinOp::Add, a, b, t, t).unwrap_or(a),
     }
 }

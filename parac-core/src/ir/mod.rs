@@ -733,7 +733,7 @@ impl Expr {
     }
 
     /// Calls `f` on every sub-expression, pre-order.
-    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+    pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         f(self);
         match &self.kind {
             ExprKind::Unary(_, a)
@@ -752,6 +752,26 @@ impl Expr {
 }
 
 impl KStmt {
+    /// The expression the statement holds outside its branches: a `let`'s or a store's value,
+    /// an `if`'s condition.
+    pub fn head(&self) -> &Expr {
+        match self {
+            KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => e,
+        }
+    }
+
+    /// The prefixes ([`ExprKind::Prefix`]) the statement holds outside its branches, in the
+    /// order of [`Expr::walk`].
+    pub fn prefixes(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        self.head().walk(&mut |x| {
+            if let ExprKind::Prefix { .. } = x.kind {
+                out.push(x);
+            }
+        });
+        out
+    }
+
     /// Calls `f` on every statement, pre-order, with the nesting depth of `if`s.
     pub fn walk<'a>(stmts: &'a [KStmt], f: &mut dyn FnMut(&'a KStmt, usize)) {
         fn go<'a>(stmts: &'a [KStmt], depth: usize, f: &mut dyn FnMut(&'a KStmt, usize)) {
@@ -805,15 +825,10 @@ impl Region {
     pub fn prefix_slots(&self) -> Vec<usize> {
         let mut out = Vec::new();
         KStmt::walk(&self.body, &mut |s, _| {
-            let mut see = |e: &Expr| {
-                e.walk(&mut |x| {
-                    if let ExprKind::Prefix { slots, .. } = &x.kind {
-                        out.extend(slots.iter().copied());
-                    }
-                })
-            };
-            match s {
-                KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => see(e),
+            for p in s.prefixes() {
+                if let ExprKind::Prefix { slots, .. } = &p.kind {
+                    out.extend(slots.iter().copied());
+                }
             }
         });
         out.sort_unstable();

@@ -83,9 +83,7 @@ pub(crate) fn hosts_used(f: &Function, r: &Region) -> Vec<ScalarId> {
             see(&d.lo);
             see(&d.hi);
         }
-        KStmt::walk(&r.body, &mut |s, _| match s {
-            KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => see(e),
-        });
+        KStmt::walk(&r.body, &mut |s, _| see(s.head()));
         for a in &r.accesses {
             for s in &a.subs {
                 match s {

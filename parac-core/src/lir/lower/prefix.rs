@@ -20,23 +20,19 @@ pub(super) struct Scan {
 }
 
 /// The prefixes a statement holds outside its branches: id, operator, value, slots, type.
-fn held(s: &KStmt) -> Vec<(usize, ReduceOp, ir::Expr, Vec<usize>, Scalar)> {
-    let e = match s {
-        KStmt::Let(_, e) | KStmt::Store(_, e) | KStmt::If(e, ..) => e,
-    };
-    let mut out = Vec::new();
-    e.walk(&mut |x| {
-        if let ir::ExprKind::Prefix {
-            id,
-            op,
-            value,
-            slots,
-        } = &x.kind
-        {
-            out.push((*id, *op, (**value).clone(), slots.clone(), x.ty.elem()));
-        }
-    });
-    out
+fn held(s: &KStmt) -> Vec<(usize, ReduceOp, &ir::Expr, &[usize], Scalar)> {
+    s.prefixes()
+        .into_iter()
+        .filter_map(|x| match &x.kind {
+            ir::ExprKind::Prefix {
+                id,
+                op,
+                value,
+                slots,
+            } => Some((*id, *op, &**value, &slots[..], x.ty.elem())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The region's loops in nest order, outermost first: its slots in order; on OpenCL the slots
@@ -61,7 +57,7 @@ impl Lower<'_> {
         let mut seen = Vec::new();
         KStmt::walk(&r.body, &mut |s, _| seen.extend(held(s)));
         for (id, _, _, slots, ty) in seen {
-            for slot in slots {
+            for &slot in slots {
                 let Some(p) = order.iter().position(|s| *s == slot) else {
                     continue;
                 };
@@ -136,7 +132,7 @@ impl Lower<'_> {
     /// scan (the last slot first), each scan's running value stored; the prefix's value bound.
     pub(super) fn advance(&mut self, s: &KStmt, out: &mut Vec<StmtId>) {
         for (id, op, value, slots, ty) in held(s) {
-            let mut v = self.scalar(&value, super::Mode::Body);
+            let mut v = self.scalar(value, super::Mode::Body);
             v = self.out.cast(v, ty);
             for slot in slots.iter().rev() {
                 let Some(k) = self
@@ -168,15 +164,7 @@ impl Lower<'_> {
                     },
                     ty,
                 );
-                let both = match op {
-                    ReduceOp::Min => self
-                        .out
-                        .expr(ExprKind::Call(Builtin::Min, vec![prev, v]), ty),
-                    ReduceOp::Max => self
-                        .out
-                        .expr(ExprKind::Call(Builtin::Max, vec![prev, v]), ty),
-                    ReduceOp::Sum | ReduceOp::Mean => self.out.binary(BinOp::Add, prev, v, ty),
-                };
+                let both = self.out.combine(op, prev, v, ty);
                 // The scan's first point: its value alone.
                 let p = self.position(*slot);
                 let zero = self.out.int(0, Scalar::I64);

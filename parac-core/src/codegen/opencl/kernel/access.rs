@@ -359,12 +359,7 @@ fn update_text(t: Scalar, op: UpdateOp, at: &str, v: &str) -> String {
     match op {
         // In the element's unsigned type: C's signed overflow is undefined, a wrap here.
         UpdateOp::Add | UpdateOp::Sub => {
-            let u = match t.bytes() {
-                1 => "uchar",
-                2 => "ushort",
-                4 => "uint",
-                _ => "ulong",
-            };
+            let u = super::unsigned(t);
             let o = if op == UpdateOp::Add { "+" } else { "-" };
             format!("{at} = ({c})(({u}){at} {o} ({u})({v}))")
         }

@@ -19,7 +19,7 @@ use super::program::{params, prelude};
 use super::{cl_slots, kernel_name, reduction_kernel};
 use crate::codegen::schedule::Schedule;
 use crate::ir::{Function, RegionId, RegionKind, Scalar};
-use crate::lir::{self, Func, LoopKind, Stmt, StmtId, VarId};
+use crate::lir::{self, Buf, ExprId, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -260,6 +260,10 @@ impl<'a> Printer<'a> {
             if let Stmt::Store {
                 buf: lir::Buf::Matrix(m),
                 ..
+            }
+            | Stmt::Update {
+                buf: lir::Buf::Matrix(m),
+                ..
             } = st
             {
                 stored.push(*m);
@@ -451,11 +455,7 @@ impl<'a> Printer<'a> {
                 checked,
             } => {
                 let (buf, index, value, checked) = (*buf, index.clone(), *value, *checked);
-                let elem = vty(self.elem(buf), self.func.exprs[value].lanes);
-                let x = self.expr(value, &mut pre, false);
-                let held = self.local();
-                pre.push(format!("const {elem} {held} = ({elem})({x});"));
-                let idx = self.indices(&index, &mut pre, false, checked);
+                let (held, idx) = self.write(buf, &index, value, checked, &mut pre);
                 self.store(buf, &idx, &held, checked, self.func.exprs[value].lanes)
             }
             Stmt::Update {
@@ -466,11 +466,7 @@ impl<'a> Printer<'a> {
                 checked,
             } => {
                 let (buf, index, op, value, checked) = (*buf, index.clone(), *op, *value, *checked);
-                let elem = cty(self.elem(buf));
-                let x = self.expr(value, &mut pre, false);
-                let held = self.local();
-                pre.push(format!("const {elem} {held} = ({elem})({x});"));
-                let idx = self.indices(&index, &mut pre, false, checked);
+                let (held, idx) = self.write(buf, &index, value, checked, &mut pre);
                 self.update(buf, &idx, op, &held, checked)
             }
             Stmt::Barrier { global: false } => "barrier(CLK_LOCAL_MEM_FENCE);".to_string(),
@@ -521,6 +517,24 @@ impl<'a> Printer<'a> {
             let _ = writeln!(out, "{pad}{p}");
         }
         let _ = writeln!(out, "{pad}{line}");
+    }
+
+    /// A store's or an update's value, held in a local of the buffer's element type, and its
+    /// indices (their computations pushed to `pre`).
+    fn write(
+        &mut self,
+        buf: Buf,
+        index: &[ExprId],
+        value: ExprId,
+        checked: bool,
+        pre: &mut Vec<String>,
+    ) -> (String, Vec<String>) {
+        let elem = vty(self.elem(buf), self.func.exprs[value].lanes);
+        let x = self.expr(value, pre, false);
+        let held = self.local();
+        pre.push(format!("const {elem} {held} = ({elem})({x});"));
+        let idx = self.indices(index, pre, false, checked);
+        (held, idx)
     }
 
     /// Statement `s` inside a new C block (its `let`s declared there).

@@ -219,10 +219,7 @@ pub(super) fn uses(func: &Func, f: &Function, s: StmtId) -> Uses {
             Stmt::Update {
                 buf: Buf::Matrix(m),
                 ..
-            } => {
-                u.stores.push(m);
-                u.alone = true;
-            }
+            } => u.stores.push(m),
             Stmt::Region { id, .. } => {
                 let r = &f.regions[id];
                 u.alone |= !r.updates.is_empty() || r.prefixes > 0;
@@ -276,7 +273,6 @@ pub(super) fn separable(
     let r = &f.regions[pid];
     let (pu, cu) = (&used[i], &used[j]);
     r.fuse
-        && r.updates.is_empty()
         && whole[t]
         && !(0..r.accesses.len()).any(|a| safety::guarded(f, r, a))
         && !(pu.fold
