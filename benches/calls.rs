@@ -1,4 +1,4 @@
-//! Every call fast (issue 28): a fresh process per pipeline and setting, parac's program and plan
+//! Every call fast: a fresh process per pipeline and setting, parac's program and plan
 //! caches empty (a new directory) and PoCL's kernel cache off, the default plan policy: the time
 //! of the first call, of each of the next 30, and (after `Runtime::wait_for_background`) the
 //! median of 10 warm calls (the searched plans), then of 10 calls of the model's plans on the

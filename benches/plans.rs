@@ -1,4 +1,4 @@
-//! The optimization model's evidence (issue 4, like the paper's Fig. 13-14), in one run on the
+//! The optimization model's evidence (like the paper's Fig. 13-14), in one run on the
 //! OpenCL device:
 //! - `plans/<pipeline>/<plan>`: each of the four pipelines with the baseline plan everywhere,
 //!   with each transform forced alone (and the first local-memory candidate) (`PlanPolicy::Force(label)`: the regions that have the

@@ -1,4 +1,4 @@
-//! Iterated stencils (issue 31): `parac_repeat` step by step against time-tiled on the CPU
+//! Iterated stencils: `parac_repeat` step by step against time-tiled on the CPU
 //! path, and Halide running the same steps, on grids that do not fit the cache. Four stencils
 //! as the split-tiling document lists them: heat-2D (5 points, f32, replicated edge), a 3x3
 //! game of life (u8, dead border), heat-3D (7 points, f32) and FDTD-2D (three grids, f32,

@@ -1,4 +1,4 @@
-//! Windows of growing size on the CPU path (issue 27): a box mean with reflect-101 borders
+//! Windows of growing size on the CPU path: a box mean with reflect-101 borders
 //! (`cv2.blur`'s default) and an erosion (the minimum of a square window; replicate borders,
 //! which for a minimum equal `cv2.erode`'s default of ignoring what is outside) at 3x3 to
 //! 63x63 on a 3840x2160 u8 image. `benches/peers/opencv_windows.py` times the same with
