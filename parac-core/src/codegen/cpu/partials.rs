@@ -60,6 +60,19 @@ pub(super) fn update(
     }
 }
 
+/// The number of elements of a matrix whose dimensions are all constants, up to 65,536 (bins
+/// a task can hold as one array).
+fn fixed_len(m: &crate::ir::Matrix) -> Option<usize> {
+    let mut n: usize = 1;
+    for d in &m.dims {
+        let crate::ir::ExprKind::Int(v) = d.kind else {
+            return None;
+        };
+        n = n.checked_mul(usize::try_from(v).ok()?)?;
+    }
+    (n <= 1 << 16).then_some(n)
+}
+
 /// The matrices the updates below `s` reach, each with its operator, in order of first use.
 fn updated(func: &Func, s: StmtId, out: &mut Vec<(usize, UpdateOp)>) {
     if let Stmt::Update {
@@ -104,20 +117,35 @@ impl Printer<'_> {
             let len = format_ident!("__qlen{}", m);
             let first = Literal::i128_suffixed(op.identity(elem));
             bytes.extend(quote!(+ #len * ::core::mem::size_of::<#t>()));
-            own.extend(quote! {
-                let mut #q: ::std::vec::Vec<#t> = ::std::vec![(#first) as #t; #len];
-            });
             // The dimensions copied into the task: a local the stores cannot alias, which the
-            // compiler keeps in registers.
+            // compiler keeps in registers. Bins of a constant length are an array of that
+            // length, so an index the pixel's type bounds (`hist[src[x][y]]` into 256) needs
+            // no comparison.
             let d = format_ident!("__d{}", m);
-            shadow.extend(quote!(let #s: &mut [#t] = &mut #q; let #d = #d;));
+            match fixed_len(&self.f.matrices[*m]) {
+                Some(n) => {
+                    let n = Literal::usize_unsuffixed(n);
+                    own.extend(quote! {
+                        let mut #q: ::std::boxed::Box<[#t; #n]> =
+                            ::std::boxed::Box::new([(#first) as #t; #n]);
+                    });
+                    shadow.extend(quote!(let #s: &mut [#t; #n] = &mut #q; let #d = #d;));
+                    types.push(quote!(::std::boxed::Box<[#t; #n]>));
+                }
+                None => {
+                    own.extend(quote! {
+                        let mut #q: ::std::vec::Vec<#t> = ::std::vec![(#first) as #t; #len];
+                    });
+                    shadow.extend(quote!(let #s: &mut [#t] = &mut #q; let #d = #d;));
+                    types.push(quote!(::std::vec::Vec<#t>));
+                }
+            }
             let new = combine(op.merge(), quote!(*__a), quote!(*__b));
             merge.extend(quote! {
                 for (__a, __b) in #s.iter_mut().zip(#q.iter()) {
                     *__a = #new;
                 }
             });
-            types.push(quote!(::std::vec::Vec<#t>));
         }
         let lens = mats.iter().map(|(m, _)| {
             let (s, len) = (format_ident!("__m{}", m), format_ident!("__qlen{}", m));
