@@ -279,6 +279,17 @@ pub fn candidates_fused(f: &Function, rid: RegionId) -> (Vec<Schedule>, Fused) {
     let base = Schedule::baseline();
     let mut out = vec![base.clone()];
     let mut gate = Fused::default();
+    // Reductions into shared elements: work-groups with their own bins in local memory
+    // (sub-histograms, `lir::pass::local_tile`) where the matrices they reduce into are small
+    // enough, first; then the baseline's global atomics (or its loops in order).
+    if matches!(r.kind, RegionKind::Iterator) && !r.updates.is_empty() && r.prefixes == 0 {
+        for (cols, rows) in [(16, 16), (64, 4)] {
+            let v = Schedule::baseline().with(D::LocalTile { cols, rows });
+            if super::opencl::local_bytes(f, rid, &v) > 0 {
+                out.push(v);
+            }
+        }
+    }
     // The body's size as lowered with and without its windows written out, once each.
     let mut sizes: [Option<usize>; 2] = [None; 2];
     let mut add = |v: Schedule| {
@@ -304,8 +315,8 @@ pub fn candidates_fused(f: &Function, rid: RegionId) -> (Vec<Schedule>, Fused) {
         }
         RegionKind::Iterator => {
             let u = reuse(f, rid);
-            // Reductions into shared elements and scans: the baseline alone (atomics, or in
-            // order; each work-item's scans in order).
+            // Reductions into shared elements: the candidates above; scans: the baseline
+            // alone (each work-item's scans in order).
             if u.self_read || !r.updates.is_empty() || r.prefixes > 0 {
                 return (out, gate);
             }

@@ -86,8 +86,14 @@ impl Printer<'_> {
         checked: bool,
     ) -> String {
         let (name, pitch) = self.buffer(buf);
-        let Buf::Matrix(m) = buf else {
-            return "/* an update of a temporary */".into();
+        let m = match buf {
+            Buf::Matrix(m) => m,
+            // A work-group's bins in local memory (`lir::pass::local_tile`), shared by its
+            // work-items: an atomic on a `__local` element.
+            Buf::Temp(t) => {
+                let at = format!("{name}[{}]", self.linear(buf, idx, &pitch));
+                return format!("{};", update_text(self.func.temps[t].elem, op, &at, value));
+            }
         };
         let elem = self.f.matrices[m].elem;
         if checked {

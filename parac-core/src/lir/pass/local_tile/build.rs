@@ -2,6 +2,7 @@
 //! barrier, the work-items, and the reads the tiles serve.
 
 use super::Tile;
+use super::bins::{Bin, ToBins};
 use crate::ir::{BinOp, Function, Scalar};
 use crate::lir::visit::{Mutator, rebuild_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Loop, LoopKind, Memory, Stmt, StmtId, VarId};
@@ -61,14 +62,22 @@ impl Build<'_> {
             .for_loop(t[0], (z, h1, 1), LoopKind::GpuThread(1), l0)
     }
 
+    /// Work-item `t`'s place in its group of `group` (`t1 * cols + t0`).
+    fn place(&mut self, t: [VarId; 2], group: [u32; 2]) -> ExprId {
+        let (t1, t0, cols) = (self.var(t[0]), self.var(t[1]), self.int(group[1] as i128));
+        let row = self.op(BinOp::Mul, t1, cols);
+        self.op(BinOp::Add, row, t0)
+    }
+
     pub(super) fn groups(
         mut self,
         f: &Function,
         loops: [Loop; 2],
         group: [u32; 2],
-        tiles: &[Tile],
+        (tiles, bins): (&[Tile], &[Bin]),
         served: &HashMap<ExprId, (usize, [i128; 2])>,
     ) -> StmtId {
+        let size = (group[0] * group[1]) as i64;
         let (i32t, i64t) = (Scalar::I32, Scalar::I64);
         let blocks = [self.func.var("group1", i32t), self.func.var("group0", i32t)];
         let firsts = [self.func.var("first1", i32t), self.func.var("first0", i32t)];
@@ -98,6 +107,10 @@ impl Build<'_> {
             for tile in tiles {
                 ss.push(b.fill(f, tile, t, group));
             }
+            for bin in bins {
+                let first = b.place(t, group);
+                ss.push(b.clear(f, bin, first, size));
+            }
             b.block(ss)
         });
         head.push(fill);
@@ -111,6 +124,7 @@ impl Build<'_> {
             steps: [loops[0].step as i128, loops[1].step as i128],
         };
         let core = rewrite.mutate_stmt(self.func, loops[1].body);
+        let core = ToBins { bins }.mutate_stmt(self.func, core);
         let compute = self.threads(group, places, |b, t| {
             let mut body = core;
             for k in [1, 0] {
@@ -127,6 +141,21 @@ impl Build<'_> {
             body
         });
         head.push(compute);
+        if !bins.is_empty() {
+            head.push(self.stmt(Stmt::Barrier { global: false }));
+            let t = self.places();
+            let merge = self.threads(group, t, |b, t| {
+                let ss = bins
+                    .iter()
+                    .map(|bin| {
+                        let first = b.place(t, group);
+                        b.merge(f, bin, first, size)
+                    })
+                    .collect();
+                b.block(ss)
+            });
+            head.push(merge);
+        }
         let mut body = self.block(head);
         // The blocks: enough groups for every point (the launch rounds the work-items up to
         // whole groups).
@@ -157,6 +186,15 @@ impl Build<'_> {
                 })
             })
             .collect();
+        for b in bins {
+            let n = self.func.int(b.len(), i64t);
+            top.push(self.stmt(Stmt::Allocate {
+                buf: b.temp,
+                elem: f.matrices[b.m].elem,
+                memory: Memory::Local,
+                extents: vec![n],
+            }));
+        }
         top.push(body);
         self.block(top)
     }
@@ -166,9 +204,7 @@ impl Build<'_> {
         let (i32t, i64t) = (Scalar::I32, Scalar::I64);
         let w = tile.size[1];
         let i = self.func.var("i", i32t);
-        let (t1, t0, cols) = (self.var(t[0]), self.var(t[1]), self.int(group[1] as i128));
-        let row = self.op(BinOp::Mul, t1, cols);
-        let first = self.op(BinOp::Add, row, t0);
+        let first = self.place(t, group);
         let end = self.int(tile.size[0] * w);
         // The place's matrix indices.
         let (iv, we) = (self.var(i), self.int(w));

@@ -34,6 +34,7 @@
 //! `m[row][col]` at that place. Places outside the matrix hold 0: only reads proven inside use
 //! the tile. A vector read (a ramp column) reads its lanes from the tile.
 
+mod bins;
 mod build;
 
 use crate::ir::{Function, MatrixId, MatrixKind, Scalar};
@@ -299,9 +300,10 @@ fn region(func: &mut Func, f: &Function, body: StmtId, group: [u32; 2]) -> Optio
             origin,
         });
     }
-    if tiles.is_empty() {
+    let bins = bins::find(func, f, inner.body);
+    if tiles.is_empty() && bins.is_empty() {
         return None;
     }
     let b = Build { func };
-    Some(b.groups(f, [outer, inner], group, &tiles, &served))
+    Some(b.groups(f, [outer, inner], group, (&tiles, &bins), &served))
 }
