@@ -84,6 +84,15 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
+        // Scans along the outer loop in order, histograms' bins updated in order.
+        (
+            "no scan blocks, no partials",
+            Options {
+                scan_blocks: false,
+                partials: false,
+                ..all.clone()
+            },
+        ),
         // Producers fused into their consumers' tasks (`fuse`): off, and tasks of 1 and 3 rows,
         // so that the small sizes have several tasks and the halos cross their edges.
         (

@@ -459,6 +459,7 @@ impl Machine<'_> {
             // thread (the evaluator runs a group's work-items one after the other, each loop
             // over the group to its end before the next statement).
             Stmt::Allocate { .. } | Stmt::Barrier { .. } => {}
+            Stmt::ScanTotals { .. } => self.scan_totals(s)?,
             Stmt::Region { name, body, .. } => {
                 self.region = name.clone();
                 let r = self.stmt(*body);
@@ -484,4 +485,99 @@ impl Machine<'_> {
 
 fn d_shape(d: &[i64]) -> Vec<usize> {
     d.iter().map(|d| *d as usize).collect()
+}
+
+impl Machine<'_> {
+    /// The rows of a scan's blocks where no machine is asked: a third of the loop's, so that
+    /// small loops have several blocks.
+    fn block_rows(count: i64) -> i64 {
+        (count + 2).div_euclid(3).max(1)
+    }
+
+    /// A [`Stmt::ScanTotals`]: its blocks in order, each from the carried values before it.
+    fn scan_totals(&mut self, s: StmtId) -> Result<(), InterpError> {
+        let Stmt::ScanTotals {
+            var,
+            lo,
+            hi,
+            per,
+            body,
+            carried,
+            totals,
+        } = &self.func.stmts[s]
+        else {
+            return Ok(());
+        };
+        let (var, per, body) = (*var, *per, *body);
+        let (carried, totals) = (carried.clone(), totals.clone());
+        let (lo, hi) = (self.expr(*lo)?.as_i64(), self.expr(*hi)?.as_i64());
+        let count = (hi - lo).max(0);
+        let before: Vec<Data> = carried
+            .iter()
+            .map(|(t, _, _)| self.temps[&t.index()].1.clone())
+            .collect();
+        let mut rows = Self::block_rows(count);
+        let blocks = |rows: i64| {
+            if count > 0 {
+                (count + rows - 1) / rows
+            } else {
+                0
+            }
+        };
+        // Each block's totals from the identity (the carried values before the loop).
+        let mut own: Vec<Vec<Data>> = Vec::new();
+        let mut failed = false;
+        for b in 0..(blocks(rows) - 1).max(0) {
+            for ((t, _, _), d) in carried.iter().zip(&before) {
+                self.temps.get_mut(&t.index()).expect("allocated").1 = d.clone();
+            }
+            let mut c = lo + b * rows;
+            let end = (c + rows).min(hi);
+            while c < end {
+                self.vars[var.index()] = Val::Int(c as i32 as i128);
+                if self.stmt(body).is_err() {
+                    failed = true;
+                    break;
+                }
+                c += 1;
+            }
+            if failed {
+                break;
+            }
+            own.push(
+                carried
+                    .iter()
+                    .map(|(t, _, _)| self.temps[&t.index()].1.clone())
+                    .collect(),
+            );
+        }
+        for ((t, _, _), d) in carried.iter().zip(&before) {
+            self.temps.get_mut(&t.index()).expect("allocated").1 = d.clone();
+        }
+        if failed {
+            rows = count.max(1);
+            own.clear();
+        }
+        self.vars[per.index()] = Val::Int(rows as i32 as i128);
+        for (k, ((t, op, _), d)) in carried.iter().zip(&before).enumerate() {
+            let n = d.len();
+            let elem = self.func.temps[*t].elem;
+            let nb = blocks(rows).max(1) as usize;
+            let mut out = Data::zeros(elem, n * nb).ok_or_else(|| Self::unsupported("a type"))?;
+            let mut row: Vec<Val> = (0..n).map(|i| d.get(i)).collect();
+            for b in 0..nb {
+                for (i, v) in row.iter().enumerate() {
+                    out.set(b * n + i, *v);
+                }
+                if let Some(o) = own.get(b) {
+                    for (i, v) in row.iter_mut().enumerate() {
+                        *v = crate::interp::value::combine(*op, *v, o[k].get(i), elem);
+                    }
+                }
+            }
+            self.temps
+                .insert(totals[k].index(), (vec![nb as i64, n as i64], out));
+        }
+        Ok(())
+    }
 }

@@ -348,6 +348,32 @@ pub enum Stmt {
     Swap(MatrixId, MatrixId),
     /// Returns (a value, or nothing).
     Return(Option<ExprId>),
+    /// The first pass of a scan's blocks ([`pass::scan_blocks`]): the iterations of `for var in
+    /// lo..hi` (step 1) in blocks of `per` (`block_rows(count)`, bound here for the statements
+    /// after it), each block but the last run in parallel through `body` (the loop's body
+    /// without its stores to matrices) from the `carried` temporaries' values before it (each
+    /// at its operator's identity), into its own copies of them. Binds `totals` (`[blocks][n]`,
+    /// `n` a carried temporary's elements): row `b`, the carried values at the start of block
+    /// `b` (row 0 their values before; row `b + 1` row `b` combined with block `b`'s own).
+    /// Where a block fails (an access outside its matrix), `per` is the loop's whole count
+    /// instead (one block, run in order, whose error is the loop's).
+    ScanTotals {
+        /// The loop's variable.
+        var: VarId,
+        /// Its first value.
+        lo: ExprId,
+        /// Its end, exclusive.
+        hi: ExprId,
+        /// The rows of a block (an `i32`), bound.
+        per: VarId,
+        /// The loop's body without stores to matrices.
+        body: StmtId,
+        /// The temporaries carried from block to block, each with its operator (integer:
+        /// the blocks' order cannot change the result) and its elements (`i64`).
+        carried: Vec<(TempId, ReduceOp, ExprId)>,
+        /// The carried values at each block's start, per carried temporary, bound.
+        totals: Vec<TempId>,
+    },
 }
 
 /// A [`Stmt::For`]'s index, bounds, step and body: what the evaluator and the CPU code
@@ -418,6 +444,9 @@ pub struct Options {
     /// elements runs in parallel tasks into private partial results ([`LoopKind::Partials`]);
     /// off: in order.
     pub partials: bool,
+    /// Scans along a region's outer loop run in parallel blocks of rows, a first pass of
+    /// the blocks' totals before them ([`pass::scan_blocks`]; the CPU path).
+    pub scan_blocks: bool,
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
@@ -546,6 +575,7 @@ impl Default for Options {
             simplify: true,
             parallel: true,
             partials: true,
+            scan_blocks: true,
             partition: true,
             select_loads: true,
             lanes: [1, 1],
@@ -632,7 +662,8 @@ pub(crate) fn front(
 ///    sums or van Herk's blocks), in time independent of the window;
 /// 7. [`pass::partition`]: innermost loops split into border segments and a checked-once
 ///    interior;
-/// 8. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it.
+/// 8. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it;
+/// 9. [`pass::scan_blocks`]: a scan along a region's outer loop in parallel blocks of rows.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
 /// - for a time band's plan ([`Options::time_band`], [`Options::time_split_band`]), the
@@ -809,6 +840,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::narrow::run(&mut func);
             keep("narrow", &func);
         }
+    }
+    if opts.parallel && opts.scan_blocks && pass::scan_blocks::run(&mut func) {
+        keep("scan_blocks", &func);
     }
     Lowered { func, dumps }
 }

@@ -8,7 +8,7 @@
 //! Literals carry their type (`3i32`), casts read `type(x)`, `?a[..]` is a checked access
 //! (`a[..]` one a pass proved inside).
 
-use super::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId};
+use super::{Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, TempId};
 use crate::ir::UnOp;
 use std::fmt::Write as _;
 
@@ -227,6 +227,34 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             f.matrices[*matrix]
         ),
         Stmt::HostLet(s, e) => writeln!(out, "{pad}host {} = {}", f.scalars[*s], expr(f, *e)),
+        Stmt::ScanTotals {
+            var,
+            lo,
+            hi,
+            per,
+            body,
+            carried,
+            totals,
+        } => {
+            let names = |ts: &mut dyn Iterator<Item = TempId>| {
+                ts.map(|t| f.temps[t].name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "{pad}{}; {} = block totals of ({}) for {}: {} in [{}, {}) {{",
+                f.vars[*per].name,
+                names(&mut totals.iter().copied()),
+                names(&mut carried.iter().map(|c| c.0)),
+                f.vars[*var].name,
+                f.vars[*var].ty.name(),
+                expr(f, *lo),
+                expr(f, *hi)
+            );
+            stmt(f, *body, depth + 1, out);
+            writeln!(out, "{pad}}}")
+        }
         Stmt::Return(Some(e)) => writeln!(out, "{pad}return {}", expr(f, *e)),
         Stmt::Return(None) => writeln!(out, "{pad}return"),
     };

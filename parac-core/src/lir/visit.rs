@@ -95,6 +95,19 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::Return(e) => (e.iter().copied().collect(), vec![]),
         Stmt::Repeat { count, body, .. } => (vec![*count], vec![*body]),
         Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
+        Stmt::ScanTotals {
+            lo,
+            hi,
+            body,
+            carried,
+            ..
+        } => (
+            [*lo, *hi]
+                .into_iter()
+                .chain(carried.iter().map(|c| c.2))
+                .collect(),
+            vec![*body],
+        ),
     }
 }
 
@@ -281,6 +294,21 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             schedule,
         },
         Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => stmt,
+        Stmt::ScanTotals {
+            var,
+            per,
+            carried,
+            totals,
+            ..
+        } => Stmt::ScanTotals {
+            var,
+            lo: ne(),
+            hi: ne(),
+            per,
+            carried: carried.iter().map(|(t, op, _)| (*t, *op, ne())).collect(),
+            body: nc(),
+            totals,
+        },
     };
     f.stmts.push(rebuilt)
 }

@@ -19,6 +19,7 @@ mod host;
 mod ops;
 mod partials;
 pub(crate) mod proof;
+mod scan_blocks;
 mod slices;
 
 pub(crate) use host::{prelude, size_expr};
@@ -263,6 +264,7 @@ impl Printer<'_> {
                 out.extend(quote!(::core::compile_error!("parac: temporary buffers on the CPU");));
             }
             Stmt::Barrier { .. } => {}
+            Stmt::ScanTotals { .. } => self.scan_totals(s, out),
             Stmt::Region { id, name, body } => {
                 let code = self.region(*id, name, *body);
                 out.extend(code);
@@ -379,12 +381,26 @@ impl Printer<'_> {
         let mut stores = Vec::new();
         let mut loads = Vec::new();
         buffers(self.func(), body, &mut stores, &mut loads);
-        let parallel = match self.func().stmts[body] {
-            Stmt::For {
-                kind: LoopKind::Parallel | LoopKind::ParallelChunks(_),
-                ..
-            } => Loop::of(self.func(), body),
-            _ => None,
+        let is_parallel = |s: StmtId| {
+            matches!(
+                self.func().stmts[s],
+                Stmt::For {
+                    kind: LoopKind::Parallel | LoopKind::ParallelChunks(_),
+                    ..
+                }
+            )
+        };
+        // A parallel loop after statements that store no matrix (a scan's first pass,
+        // `lir::pass::scan_blocks`): those first, then the loop.
+        let (prefix, body) = match &self.func().stmts[body] {
+            Stmt::Block(b) if b.last().is_some_and(|l| is_parallel(*l)) => {
+                (b[..b.len() - 1].to_vec(), b[b.len() - 1])
+            }
+            _ => (Vec::new(), body),
+        };
+        let parallel = match is_parallel(body) {
+            true => Loop::of(self.func(), body),
+            false => None,
         };
         let mut slices = TokenStream::new();
         for m in 0..f.matrices.len() {
@@ -403,8 +419,17 @@ impl Printer<'_> {
             slices.extend(quote!(let #s = #sl;));
         }
         let mut out = TokenStream::new();
-        let written = (0..f.matrices.len()).map(|m| stores.contains(&m)).collect();
-        self.x.begin_region(written);
+        let written: Vec<bool> = (0..f.matrices.len()).map(|m| stores.contains(&m)).collect();
+        self.x.begin_region(written.clone());
+        for s in &prefix {
+            self.stmts(*s, &mut out);
+        }
+        if !prefix.is_empty() {
+            // Their closures before them; the loop's after.
+            let defs = self.x.end_region();
+            out = quote!(#defs #out);
+            self.x.begin_region(written);
+        }
         let code = match parallel {
             None => {
                 self.stmts(body, &mut out);

@@ -47,7 +47,36 @@ pub(super) fn nest_order(r: &Region, gpu: bool) -> Vec<usize> {
     a.into_iter().chain(b).collect()
 }
 
+/// The identity of an integer scan's operator in type `t` (none for a float one: a float sum
+/// starts at the first value, so that `-0.0` stays itself).
+fn identity(op: ReduceOp, t: Scalar) -> Option<i128> {
+    let (lo, hi) = t.range().filter(|_| t.is_int())?;
+    Some(match op {
+        ReduceOp::Sum | ReduceOp::Mean => 0,
+        ReduceOp::Min => hi,
+        ReduceOp::Max => lo,
+    })
+}
+
 impl Lower<'_> {
+    /// `temp[0..n] = v` (`n` an `i64` that fits an `i32`: a scan's points along an image's row).
+    fn fill(&mut self, temp: TempId, n: ExprId, v: i128, t: Scalar) -> StmtId {
+        let i = self.out.var("fill", Scalar::I32);
+        let at = self.out.expr(ExprKind::Var(i), Scalar::I32);
+        let at = self.out.cast(at, Scalar::I64);
+        let value = self.out.int(v, t);
+        let store = self.out.stmt(Stmt::Store {
+            buf: Buf::Temp(temp),
+            index: vec![at],
+            value,
+            checked: false,
+        });
+        let zero = self.out.int(0, Scalar::I32);
+        let n = self.out.cast(n, Scalar::I32);
+        self.out
+            .for_loop(i, (zero, n, 1), crate::lir::LoopKind::Serial, store)
+    }
+
     /// The scans of region `r`'s prefixes for loops in `order`; per nest position, the
     /// allocations of the scans along that position's slot (placed just outside its loop).
     pub(super) fn scans(&mut self, r: &Region, order: &[usize]) -> Vec<Vec<StmtId>> {
@@ -56,7 +85,7 @@ impl Lower<'_> {
         self.prefix_vals = vec![None; r.prefixes];
         let mut seen = Vec::new();
         KStmt::walk(&r.body, &mut |s, _| seen.extend(held(s)));
-        for (id, _, _, slots, ty) in seen {
+        for (id, op, _, slots, ty) in seen {
             for &slot in slots {
                 let Some(p) = order.iter().position(|s| *s == slot) else {
                     continue;
@@ -78,6 +107,10 @@ impl Lower<'_> {
                     memory: Memory::Private,
                     extents: vec![n],
                 }));
+                if let Some(id) = identity(op, ty) {
+                    let fill = self.fill(temp, n, id, ty);
+                    at[p].push(fill);
+                }
                 self.scans.push(Scan {
                     id,
                     slot,
@@ -165,11 +198,17 @@ impl Lower<'_> {
                     ty,
                 );
                 let both = self.out.combine(op, prev, v, ty);
-                // The scan's first point: its value alone.
-                let p = self.position(*slot);
-                let zero = self.out.int(0, Scalar::I64);
-                let first = self.out.binary(BinOp::Eq, p, zero, Scalar::Bool);
-                let now = self.out.expr(ExprKind::Select(first, v, both), ty);
+                // The scan's first point: its value alone (an integer scan's running values
+                // start at the operator's identity, which combines to the value).
+                let now = match identity(op, ty) {
+                    Some(_) => both,
+                    None => {
+                        let p = self.position(*slot);
+                        let zero = self.out.int(0, Scalar::I64);
+                        let first = self.out.binary(BinOp::Eq, p, zero, Scalar::Bool);
+                        self.out.expr(ExprKind::Select(first, v, both), ty)
+                    }
+                };
                 let var = self.out.var(&format!("run{id}"), ty);
                 out.push(self.out.stmt(Stmt::Let(var, now)));
                 let value = self.out.expr(ExprKind::Var(var), ty);

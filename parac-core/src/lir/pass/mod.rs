@@ -10,6 +10,7 @@ pub mod narrow;
 pub mod parallel;
 pub mod partition;
 pub mod peephole;
+pub mod scan_blocks;
 pub mod select_loads;
 pub mod share_loads;
 pub mod simplify;

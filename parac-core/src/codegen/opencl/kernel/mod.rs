@@ -509,6 +509,7 @@ impl<'a> Printer<'a> {
             | Stmt::HostLet(..)
             | Stmt::Return(_)
             | Stmt::Repeat { .. }
+            | Stmt::ScanTotals { .. }
             | Stmt::Swap(..) => {
                 return;
             }
