@@ -433,9 +433,29 @@ impl Printer<'_> {
                     .and_then(|__r| #src.get(__r)) else {
                     return ::core::result::Result::Ok(false);
                 };
-                let ::core::option::Option::Some(#last) = #v.len().checked_sub(1) else {
-                    return ::core::result::Result::Ok(false);
-                };
+            });
+            // A row of a constant length (a lookup table's, `lut: u8[256]`) as an array: an
+            // index its type bounds (a `u8`) needs neither the clamp nor a comparison.
+            let row_len = match self.f.matrices[*m].dims.last().map(|e| &e.kind) {
+                Some(crate::ir::ExprKind::Int(l)) if (1..=1 << 16).contains(l) => Some(*l as usize),
+                _ => None,
+            };
+            take.extend(match row_len {
+                Some(l) => {
+                    let (l, end) = (Literal::usize_unsuffixed(l), Literal::usize_suffixed(l - 1));
+                    let t = super::host::rty(self.f.matrices[*m].elem);
+                    quote! {
+                        let ::core::result::Result::Ok(#v) = <&[#t; #l]>::try_from(#v) else {
+                            return ::core::result::Result::Ok(false);
+                        };
+                        let #last: usize = #end;
+                    }
+                }
+                None => quote! {
+                    let ::core::option::Option::Some(#last) = #v.len().checked_sub(1) else {
+                        return ::core::result::Result::Ok(false);
+                    };
+                },
             });
         }
         // A load left out of the slices is a gather: the AVX2 copy's vector gathers were
