@@ -299,13 +299,15 @@ pub fn partial_tasks(count: i64, bytes: usize) -> i64 {
 
 /// The rows of each block of a scan along a region's outer loop of `count` rows
 /// (`lir::pass::scan_blocks`): one block per thread of the pool, of at least 64 rows (a
-/// block's first pass and its start's carry cost a row's work each), else one block of all.
+/// block's first pass and its start's carry cost a row's work each), else one block of all;
+/// at most `i32::MAX`.
 pub fn block_rows(count: i64) -> i64 {
     const LEAST: i64 = 64;
     let threads = rayon::current_num_threads() as i64;
     let count = count.max(1);
     let blocks = threads.min(count / LEAST).max(1);
-    (count + blocks - 1) / blocks
+    // A `ParallelChunks` loop's step is an `i32`.
+    ((count + blocks - 1) / blocks).min(i32::MAX as i64)
 }
 
 #[cfg(test)]

@@ -281,7 +281,8 @@ pub fn candidates_fused(f: &Function, rid: RegionId) -> (Vec<Schedule>, Fused) {
     let mut gate = Fused::default();
     // Reductions into shared elements: work-groups with their own bins in local memory
     // (sub-histograms, `lir::pass::local_tile`) where the matrices they reduce into are small
-    // enough, first; then the baseline's global atomics (or its loops in order).
+    // enough, after the baseline (global atomics, or its loops in order), so that the model's
+    // ranking puts them first.
     if matches!(r.kind, RegionKind::Iterator) && !r.updates.is_empty() && r.prefixes == 0 {
         for (cols, rows) in [(16, 16), (64, 4)] {
             let v = Schedule::baseline().with(D::LocalTile { cols, rows });

@@ -497,6 +497,29 @@ impl ReduceOp {
             ReduceOp::Mean => "mean",
         }
     }
+
+    /// The update that combines as this reduction does (a sum or mean: `+=`; `min`, `max`).
+    pub fn update(self) -> UpdateOp {
+        match self {
+            ReduceOp::Sum | ReduceOp::Mean => UpdateOp::Add,
+            ReduceOp::Min => UpdateOp::Min,
+            ReduceOp::Max => UpdateOp::Max,
+        }
+    }
+}
+
+impl Matrix {
+    /// Its dimensions where every one is a positive constant (a lookup table's, a histogram's
+    /// bins), outermost first.
+    pub fn const_dims(&self) -> Option<Vec<i128>> {
+        self.dims
+            .iter()
+            .map(|d| match d.kind {
+                ExprKind::Int(v) if v > 0 => Some(v),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One iteration dimension.

@@ -491,7 +491,7 @@ impl Machine<'_> {
     /// The rows of a scan's blocks where no machine is asked: a third of the loop's, so that
     /// small loops have several blocks.
     fn block_rows(count: i64) -> i64 {
-        (count + 2).div_euclid(3).max(1)
+        (count + 2).div_euclid(3).clamp(1, i32::MAX as i64)
     }
 
     /// A [`Stmt::ScanTotals`]: its blocks in order, each from the carried values before it.
@@ -555,7 +555,7 @@ impl Machine<'_> {
             self.temps.get_mut(&t.index()).expect("allocated").1 = d.clone();
         }
         if failed {
-            rows = count.max(1);
+            rows = count.clamp(1, i32::MAX as i64);
             own.clear();
         }
         self.vars[per.index()] = Val::Int(rows as i32 as i128);

@@ -390,8 +390,9 @@ impl Printer<'_> {
                 }
             )
         };
-        // A parallel loop after statements that store no matrix (a scan's first pass,
-        // `lir::pass::scan_blocks`): those first, then the loop.
+        // A parallel loop after statements that store no matrix (a scan's first pass and the
+        // allocations before it, `lir::pass::scan_blocks`, which makes no other): those
+        // first, then the loop.
         let (prefix, body) = match &self.func().stmts[body] {
             Stmt::Block(b) if b.last().is_some_and(|l| is_parallel(*l)) => {
                 (b[..b.len() - 1].to_vec(), b[b.len() - 1])

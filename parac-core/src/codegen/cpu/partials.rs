@@ -60,17 +60,14 @@ pub(super) fn update(
     }
 }
 
-/// The number of elements of a matrix whose dimensions are all constants, up to 65,536 (bins
-/// a task can hold as one array).
+/// The number of elements of a matrix whose dimensions are all constants, up to 4,096 (bins
+/// a task holds as one array, built on the stack in a debug build).
 fn fixed_len(m: &crate::ir::Matrix) -> Option<usize> {
-    let mut n: usize = 1;
-    for d in &m.dims {
-        let crate::ir::ExprKind::Int(v) = d.kind else {
-            return None;
-        };
-        n = n.checked_mul(usize::try_from(v).ok()?)?;
-    }
-    (n <= 1 << 16).then_some(n)
+    let n = m
+        .const_dims()?
+        .iter()
+        .try_fold(1i128, |n, d| n.checked_mul(*d))?;
+    (n <= 1 << 12).then_some(n as usize)
 }
 
 /// The matrices the updates below `s` reach, each with its operator, in order of first use.

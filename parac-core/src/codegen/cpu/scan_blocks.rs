@@ -7,19 +7,9 @@
 
 use super::host::rty;
 use super::{Printer, temp, temp_dims, var};
-use crate::ir::ReduceOp;
 use crate::lir::{Stmt, StmtId};
 use proc_macro2::TokenStream;
 use quote::quote;
-
-/// `a op b` in Rust on integers of one type, wrapping.
-fn combine(op: ReduceOp, a: TokenStream, b: TokenStream) -> TokenStream {
-    match op {
-        ReduceOp::Sum | ReduceOp::Mean => quote!((#a).wrapping_add(#b)),
-        ReduceOp::Min => quote!(::core::cmp::Ord::min(#a, #b)),
-        ReduceOp::Max => quote!(::core::cmp::Ord::max(#a, #b)),
-    }
-}
 
 impl Printer<'_> {
     /// Statement `s`, a [`Stmt::ScanTotals`], appended to `out`.
@@ -58,7 +48,11 @@ impl Printer<'_> {
             kept.push(quote!(#row.to_vec()));
             let (st, sd) = (temp(totals[k]), temp_dims(totals[k]));
             let k = syn_index(k);
-            let next = combine(*op, quote!(#st[__p + __i]), quote!(__own[__b - 1].#k[__i]));
+            let next = super::partials::combine(
+                op.update(),
+                quote!(#st[__p + __i]),
+                quote!(__own[__b - 1].#k[__i]),
+            );
             starts.extend(quote! {
                 let __n: usize = #row.len();
                 let #sd: [i64; 2] = [__nb as i64, __n as i64];
@@ -99,7 +93,7 @@ impl Printer<'_> {
                     ::core::result::Result::Ok(__v) => __own.push(__v),
                     ::core::result::Result::Err(_) => {
                         __own.clear();
-                        __sper = __scount.max(1);
+                        __sper = __scount.clamp(1, i32::MAX as i64);
                         break;
                     }
                 }

@@ -436,10 +436,11 @@ impl Printer<'_> {
             });
             // A row of a constant length (a lookup table's, `lut: u8[256]`) as an array: an
             // index its type bounds (a `u8`) needs neither the clamp nor a comparison.
-            let row_len = match self.f.matrices[*m].dims.last().map(|e| &e.kind) {
-                Some(crate::ir::ExprKind::Int(l)) if (1..=1 << 16).contains(l) => Some(*l as usize),
-                _ => None,
-            };
+            let row_len = self.f.matrices[*m]
+                .const_dims()
+                .and_then(|d| d.last().copied())
+                .filter(|l| *l <= 1 << 16)
+                .map(|l| l as usize);
             take.extend(match row_len {
                 Some(l) => {
                     let (l, end) = (Literal::usize_unsuffixed(l), Literal::usize_suffixed(l - 1));

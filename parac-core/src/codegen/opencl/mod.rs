@@ -57,6 +57,7 @@ fn c_float(v: f64) -> String {
 fn c_int(v: i128, s: Scalar) -> String {
     match s {
         Scalar::F32 => c_float(v as f64),
+        Scalar::I64 if v == i64::MIN as i128 => "(-9223372036854775807L - 1)".to_string(),
         Scalar::I64 => format!("({v}L)"),
         Scalar::U64 => format!("({}UL)", v as u64),
         Scalar::U32 => format!("({}u)", v as u32),

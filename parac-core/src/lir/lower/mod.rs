@@ -16,6 +16,7 @@ mod border;
 mod prefix;
 
 pub(crate) use block::filter_rank1;
+pub(crate) use prefix::identity as prefix_identity;
 
 /// A kernel local: one variable, or one per block element (row-major).
 #[derive(Clone)]

@@ -49,13 +49,8 @@ pub(super) fn nest_order(r: &Region, gpu: bool) -> Vec<usize> {
 
 /// The identity of an integer scan's operator in type `t` (none for a float one: a float sum
 /// starts at the first value, so that `-0.0` stays itself).
-fn identity(op: ReduceOp, t: Scalar) -> Option<i128> {
-    let (lo, hi) = t.range().filter(|_| t.is_int())?;
-    Some(match op {
-        ReduceOp::Sum | ReduceOp::Mean => 0,
-        ReduceOp::Min => hi,
-        ReduceOp::Max => lo,
-    })
+pub(crate) fn identity(op: ReduceOp, t: Scalar) -> Option<i128> {
+    t.is_int().then(|| op.update().identity(t))
 }
 
 impl Lower<'_> {

@@ -123,6 +123,60 @@ fn carried(func: &Func, body: StmtId, t: TempId) -> Option<ReduceOp> {
     (int && each_load_steps && each_store_steps && one_op && !stores.is_empty()).then_some(op)
 }
 
+/// Whether a carried value's step reads another carried value (`out = prefix(prefix(v, x),
+/// x)`, through a `let`): a block's first pass starts every carried value at the identity, so
+/// a value fed by another's running value would miss the blocks before it. The variables that
+/// depend on a carried load, transitively through `let`s, may not be a step's operand.
+fn independent(func: &Func, body: StmtId, carry: &[TempId]) -> bool {
+    let loads_carried = |e: ExprId| {
+        !crate::lir::visit::preorder(
+            func,
+            e,
+            |x| !matches!(&func.exprs[x].kind, ExprKind::Load { buf: Buf::Temp(t), .. } if carry.contains(t)),
+        )
+    };
+    let mut lets = Vec::new();
+    let mut stack = vec![body];
+    while let Some(s) = stack.pop() {
+        if let Stmt::Let(v, e) = func.stmts[s] {
+            lets.push((v, e));
+        }
+        stack.extend(stmt_parts(&func.stmts[s]).1);
+    }
+    let mut tainted: std::collections::HashSet<crate::lir::VarId> =
+        std::collections::HashSet::new();
+    loop {
+        let before = tainted.len();
+        for (v, e) in &lets {
+            let reads = loads_carried(*e)
+                || crate::lir::visit::mentions(func, *e, |w| tainted.contains(&w));
+            if reads {
+                tainted.insert(*v);
+            }
+        }
+        if tainted.len() == before {
+            break;
+        }
+    }
+    lets.iter().all(|(_, e)| {
+        carry.iter().all(|t| match step(func, *e, *t) {
+            // The operand beside the step's load.
+            Some((_, load)) => {
+                let other = match &func.exprs[*e].kind {
+                    ExprKind::Binary(_, a, b) => [*a, *b],
+                    ExprKind::Call(_, x) => [x[0], x[1]],
+                    _ => return false,
+                };
+                other.iter().filter(|o| **o != load).all(|o| {
+                    !loads_carried(*o)
+                        && !crate::lir::visit::mentions(func, *o, |w| tainted.contains(&w))
+                })
+            }
+            None => true,
+        })
+    })
+}
+
 /// Whether the loop `l` owns its rows: every store to a matrix at a row of `l.var`, no update,
 /// no read of a matrix it writes, no temporary written but those allocated inside or `carry`.
 fn owns_rows(func: &Func, l: &Loop, carry: &[TempId]) -> bool {
@@ -155,15 +209,18 @@ fn owns_rows(func: &Func, l: &Loop, carry: &[TempId]) -> bool {
             Stmt::Store {
                 buf: Buf::Temp(t), ..
             } => ok &= carry.contains(t) || own.contains(t),
-            Stmt::Update { .. }
-            | Stmt::Region { .. }
-            | Stmt::Return(_)
-            | Stmt::Repeat { .. }
-            | Stmt::ScanTotals { .. } => ok = false,
             Stmt::For { kind, .. } => {
                 ok &= matches!(kind, LoopKind::Serial | LoopKind::Vectorized(_))
             }
-            _ => {}
+            Stmt::Block(_)
+            | Stmt::Let(..)
+            | Stmt::If(..)
+            | Stmt::Allocate {
+                buf: Buf::Temp(_),
+                memory: Memory::Private,
+                ..
+            } => {}
+            _ => ok = false,
         }
         for e in es {
             crate::lir::visit::preorder(func, e, |x| {
@@ -241,7 +298,38 @@ fn region(func: &mut Func, body: StmtId) -> Option<StmtId> {
         }
     }
     let temps: Vec<TempId> = carry.iter().map(|c| c.0).collect();
-    if carry.is_empty() || !owns_rows(func, &l, &temps) {
+    if carry.is_empty() || !owns_rows(func, &l, &temps) || !independent(func, l.body, &temps) {
+        return None;
+    }
+    // Each carried value starts at its operator's identity (`lower::prefix`'s fill).
+    for s in before {
+        if let Stmt::For { lo, body, .. } = func.stmts[*s] {
+            let Stmt::Store {
+                buf: Buf::Temp(t),
+                value,
+                ..
+            } = func.stmts[body]
+            else {
+                return None;
+            };
+            let (_, op, _) = carry.iter().find(|c| c.0 == t)?;
+            let want = crate::lir::lower::prefix_identity(*op, func.temps[t].elem)?;
+            let is = |e: ExprId, v: i128| matches!(func.exprs[e].kind, ExprKind::Int(x) if x == v);
+            if !is(value, want) || !is(lo, 0) {
+                return None;
+            }
+        }
+    }
+    // Each carried temporary filled (its allocation followed by its fill).
+    let filled = |t: TempId| {
+        before.iter().any(|s| match func.stmts[*s] {
+            Stmt::For { body, .. } => {
+                matches!(func.stmts[body], Stmt::Store { buf: Buf::Temp(x), .. } if x == t)
+            }
+            _ => false,
+        })
+    };
+    if !temps.iter().all(|t| filled(*t)) {
         return None;
     }
     let i32t = Scalar::I32;
@@ -269,11 +357,16 @@ fn region(func: &mut Func, body: StmtId) -> Option<StmtId> {
     });
     // A block: its carried values at its start, then its rows.
     let xc = func.var("block", i32t);
+    // In `i64`: a block's index and end cannot wrap.
     let xce = func.expr(ExprKind::Var(xc), i32t);
     let pere = func.expr(ExprKind::Var(per), i32t);
-    let off = func.binary(BinOp::Sub, xce, l.lo, i32t);
-    let b = func.binary(BinOp::Div, off, pere, i32t);
-    let b = func.cast(b, i64t);
+    let (xc64, per64, lo64) = (
+        func.cast(xce, i64t),
+        func.cast(pere, i64t),
+        func.cast(l.lo, i64t),
+    );
+    let off = func.binary(BinOp::Sub, xc64, lo64, i64t);
+    let b = func.binary(BinOp::Div, off, per64, i64t);
     let mut chunk = Vec::new();
     for ((t, _, n), start) in carry.iter().zip(&totals) {
         let elem = func.temps[*t].elem;
@@ -303,8 +396,10 @@ fn region(func: &mut Func, body: StmtId) -> Option<StmtId> {
         let (z, n) = (func.int(0, i32t), func.cast(*n, i32t));
         chunk.push(func.for_loop(k, (z, n, 1), LoopKind::Serial, store));
     }
-    let end = func.binary(BinOp::Add, xce, pere, i32t);
-    let end = func.expr(ExprKind::Call(Builtin::Min, vec![end, l.hi]), i32t);
+    let end = func.binary(BinOp::Add, xc64, per64, i64t);
+    let hi64 = func.cast(l.hi, i64t);
+    let end = func.expr(ExprKind::Call(Builtin::Min, vec![end, hi64]), i64t);
+    let end = func.cast(end, i32t);
     chunk.push(func.for_loop(l.var, (xce, end, 1), LoopKind::ChunkRows, l.body));
     let chunk = func.stmt(Stmt::Block(chunk));
     let pass2 = func.for_loop(

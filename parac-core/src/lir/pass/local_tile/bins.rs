@@ -61,15 +61,9 @@ pub(super) fn find(func: &mut Func, f: &Function, body: StmtId) -> Vec<Bin> {
         let mine: Vec<_> = ups.iter().filter(|u| u.0 == m).collect();
         let op = mine[0].1;
         let mat = &f.matrices[m];
-        let dims: Option<Vec<i128>> = mat
-            .dims
-            .iter()
-            .map(|d| match d.kind {
-                crate::ir::ExprKind::Int(v) if v > 0 => Some(v),
-                _ => None,
-            })
-            .collect();
-        let Some(dims) = dims else { continue };
+        let Some(dims) = mat.const_dims() else {
+            continue;
+        };
         let fits = dims
             .iter()
             .try_fold(1i128, |n, d| n.checked_mul(*d))
