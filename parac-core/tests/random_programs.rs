@@ -49,7 +49,9 @@ use parac_core::codegen;
 use parac_core::interp::{self, Arg, Data, InterpError, Val};
 use parac_core::lir;
 use proptest::prelude::*;
-use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestCaseError, TestRunner};
+use proptest::test_runner::{
+    Config as ProptestConfig, FailurePersistence, PersistedSeed, RngSeed, TestCaseError, TestRunner,
+};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -673,8 +675,9 @@ fn check_choices(data: &[u32], record: bool) -> Result<(), Failure> {
 // The property test
 // ---------------------------------------------------------------------------------------------
 
-/// A proptest runner of `cases` programs from `seed`.
-fn runner(seed: u64, cases: u64) -> TestRunner {
+/// A proptest runner of `cases` programs from `seed`; with `replay`, the failures persisted in
+/// `random_programs.proptest-regressions` first.
+fn runner(seed: u64, cases: u64, replay: bool) -> TestRunner {
     let mut config = proptest::test_runner::contextualize_config(ProptestConfig {
         cases: cases.clamp(1, u32::MAX as u64) as u32,
         rng_seed: RngSeed::Fixed(seed),
@@ -684,7 +687,50 @@ fn runner(seed: u64, cases: u64) -> TestRunner {
     });
     config.source_file = Some(file!());
     config.test_name = Some("random_programs");
+    if !replay {
+        config.failure_persistence = config
+            .failure_persistence
+            .take()
+            .map(|p| Box::new(SaveOnly(p)) as Box<dyn FailurePersistence>);
+    }
     TestRunner::new(config)
+}
+
+/// A chunk's failure persistence after the first chunk: it saves a failure as the first's does
+/// and replays none. The persisted choices make whatever program the generator now makes of
+/// them; replayed by every chunk, one slow program of theirs took a third of the budget.
+#[derive(Debug, Clone)]
+struct SaveOnly(Box<dyn FailurePersistence>);
+
+impl FailurePersistence for SaveOnly {
+    fn load_persisted_failures2(&self, _: Option<&'static str>) -> Vec<PersistedSeed> {
+        Vec::new()
+    }
+
+    fn save_persisted_failure2(
+        &mut self,
+        source_file: Option<&'static str>,
+        seed: PersistedSeed,
+        shrunken_value: &dyn std::fmt::Debug,
+    ) {
+        self.0
+            .save_persisted_failure2(source_file, seed, shrunken_value);
+    }
+
+    fn box_clone(&self) -> Box<dyn FailurePersistence> {
+        Box::new(self.clone())
+    }
+
+    fn eq(&self, other: &dyn FailurePersistence) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<SaveOnly>()
+            .is_some_and(|o| *o.0 == *self.0)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// Known bugs (by failure key): counted and printed, not failed, unless
@@ -741,7 +787,7 @@ fn random_programs_body() {
     // Chunks of programs while the budget lasts; a chunk's programs are counted as they run.
     while result.is_ok() && budget.borrow_mut().more() {
         let seed = budget.borrow().seed().wrapping_add(chunk);
-        let mut runner = runner(seed, CHUNK);
+        let mut runner = runner(seed, CHUNK, chunk == 0);
         let first = Cell::new(true);
         let failed = Cell::new(false);
         result = runner
