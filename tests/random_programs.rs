@@ -12,6 +12,9 @@
 //!   may contract `a * b + c`), integers bit-exact unless a float value flows into them
 //!   (`Program::exact`), errors the same variant, region and matrix.
 //!
+//! A program the generator means the compiler to reject (`Program::reject`: a store at a place
+//! from data that is no reduction, and the like) must fail to compile, and is not run.
+//!
 //! Each program runs on a few size sets (tiny and odd ones, at or above the program's own
 //! minimum sizes, and one of any size) and once with one argument's shape changed. Without
 //! OpenCL the device half is skipped, unless `PARAC_REQUIRE_OPENCL=1`.
@@ -49,9 +52,10 @@ fn strict() -> bool {
 }
 
 /// Generator patterns of known bugs, avoided unless `PARAC_FUZZ_STRICT=1` (see
-/// `parac-core/tests/random_programs.rs`): none affects this test (`abs_unsigned` is the
-/// macro's CPU path, which `Pipeline` does not use).
-const KNOWN_PATTERNS: &[&str] = &[];
+/// `parac-core/tests/random_programs.rs`): `minmax_convert` (a min/max update the compiler
+/// rejects: the program would be skipped). (`abs_unsigned` is the macro's CPU path, which
+/// `Pipeline` does not use.)
+const KNOWN_PATTERNS: &[&str] = &["minmax_convert"];
 
 /// A failure: a key (which check, what kind of difference) and the details.
 struct Failure {
@@ -87,6 +91,8 @@ struct Counts {
     plans: usize,
     /// Plans left out because the budget's time ran out during their program.
     plans_skipped: usize,
+    /// Programs the compiler rejected as it must (`progen::Reject`).
+    rejected: usize,
 }
 
 thread_local! {
@@ -110,6 +116,19 @@ fn check(data: &[u32], dev: Option<&mut Runtime>, counts: &mut Counts) -> Result
         key,
         details: format!("{details}\n--- program ---\n{}", prog.source),
     };
+    if let Some(r) = &prog.reject {
+        // Which error it is, parac-core's test checks.
+        return match Pipeline::compile(&prog.source) {
+            Ok(_) => Err(fail(
+                "a program to reject compiled".into(),
+                format!("expected an error with `{}`", r.error),
+            )),
+            Err(_) => {
+                counts.rejected += 1;
+                Ok(())
+            }
+        };
+    }
     let pipeline = match Pipeline::compile(&prog.source) {
         Ok(p) => p,
         Err(_) => return Ok(()), // diagnostics: skipped, as in parac-core's test
@@ -382,9 +401,10 @@ fn random_programs_on_every_path() {
         }
     }
     eprintln!(
-        "[random programs] {} programs ({} compiled cleanly), {} CPU runs, {} OpenCL runs over {} plans ({} left out at the budget's end), {} known-bug hits, {} failures, in {:.1?}",
+        "[random programs] {} programs ({} compiled cleanly, {} rejected as they must be), {} CPU runs, {} OpenCL runs over {} plans ({} left out at the budget's end), {} known-bug hits, {} failures, in {:.1?}",
         counts.programs,
         counts.clean,
+        counts.rejected,
         counts.cpu_runs,
         counts.opencl_runs,
         counts.plans,
