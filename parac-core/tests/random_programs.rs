@@ -22,7 +22,7 @@
 //! Programs with diagnostics are skipped and counted (the test prints the fraction that
 //! compiled cleanly and the most frequent diagnostics, and fails if fewer than half did).
 //! A program the generator means to be rejected (`Program::reject`: a store at a place from
-//! data that is no reduction, a read of a matrix reduced into, ...)
+//! data that is no reduction, a read of a matrix reduced into, a prefix under an `if`, ...)
 //! must compile with an error, the one its statement causes (checked where the program with
 //! that statement replaced by a valid one compiles cleanly), and is not run. The
 //! differential checks against the CPU path and OpenCL are the root tests
@@ -801,9 +801,12 @@ const KNOWN: &[&str] = &[];
 
 /// Generator patterns that produce known bugs: avoided unless `PARAC_FUZZ_STRICT=1` (each has
 /// a minimized regression test below): `minmax_convert`, a converted value in a min/max update
-/// of 32-bit bins, rejected as a race (`regression_min_max_update_of_a_converted_value`).
+/// of 32-bit bins, rejected as a race (`regression_min_max_update_of_a_converted_value`);
+/// `prefix_expr`, a prefix of a large expression in place (not a `let`'s value), on which
+/// OpenCL's printer panics (`regression_prefix_of_a_large_window`) or writes C that does not
+/// build (`regression_prefix_of_a_long_value`, in the root `tests/random_programs.rs`).
 /// (`abs_unsigned`, `regression_abs_of_unsigned_on_the_cpu_path`, is fixed.)
-const KNOWN_PATTERNS: &[&str] = &["minmax_convert"];
+const KNOWN_PATTERNS: &[&str] = &["minmax_convert", "prefix_expr"];
 
 fn strict() -> bool {
     std::env::var("PARAC_FUZZ_STRICT").is_ok_and(|v| v == "1")
@@ -1096,6 +1099,26 @@ fn regression_min_max_update_of_a_converted_value() {
     );
 }
 
+/// Bug (found by the generator's prefixes, seed 0x5a17c0de): the OpenCL C printer panics
+/// ("a fold under a condition", `codegen/opencl/kernel/expr.rs`, `fold`'s `debug_assert`) on a
+/// prefix whose value holds a window reduction written as a loop (more than 64 elements, or
+/// of host length): `codegen::opencl::program`, so `Pipeline::compile` and `parac!`, fail. A
+/// 3x3 window (written out) is fine, and so is the same window bound by a `let` first
+/// (`let v = parac_matrix_sum(..); .. parac_prefix_sum(v, y)`). Expected: OpenCL C for it, the
+/// interpreter's results.
+#[test]
+#[ignore = "OpenCL's printer panics on a prefix of a window reduction that is a loop"]
+fn regression_prefix_of_a_large_window() {
+    expect_ok(
+        "fn f(a: &u8[M][N], o: &mut i32[M][N]) {
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                o[x][y] = parac_prefix_sum(parac_matrix_sum(a[clamp(x, 0, M - 5):5][clamp(y, 0, N - 13):13]), y);
+            }
+        }",
+        &[("M", 6), ("N", 14)],
+    );
+}
+
 /// Bug, fixed (found by the corpus: `tests/random_corpus.rs` did not compile): `abs` of an
 /// unsigned integer (`u32`, `u64`), in a kernel or a host `let`, was `(x).wrapping_abs()` on
 /// the CPU path (`codegen::cpu`), a method `u32` does not have: the `parac!` expansion did not
@@ -1238,10 +1261,10 @@ fn generator_is_deterministic() {
     );
 }
 
-/// The generator writes histograms and programs to reject at a modest rate (so that the other
-/// constructs keep their share of the budget), each kind of them.
+/// The generator writes histograms, prefix scans and programs to reject at a modest rate (so
+/// that the other constructs keep their share of the budget), each kind of them.
 #[test]
-fn generator_writes_reductions() {
+fn generator_writes_reductions_and_scans() {
     let mut rng = progen::Rng::new(11);
     let n = 1000;
     let mut tags: BTreeMap<&'static str, u64> = BTreeMap::new();
@@ -1258,7 +1281,11 @@ fn generator_writes_reductions() {
         }
     }
     let share = |t: &str| tags.get(t).copied().unwrap_or(0);
-    for (t, lo, hi) in [("reduce", 50, 300), ("histogram", 30, 200)] {
+    for (t, lo, hi) in [
+        ("reduce", 50, 300),
+        ("histogram", 30, 200),
+        ("scan", 30, 250),
+    ] {
         assert!(
             (lo..=hi).contains(&share(t)),
             "{} of {n} programs with `{t}`",
@@ -1285,6 +1312,10 @@ fn generator_writes_reductions() {
         "reduce:max",
         "reduce:xor",
         "reduce_raw",
+        "scan:2d",
+        "scan:cumulative",
+        "scan:min",
+        "scan:max",
     ] {
         assert!(share(t) > 0, "no program with `{t}`");
     }

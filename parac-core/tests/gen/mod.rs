@@ -25,6 +25,7 @@
 pub mod budget;
 mod reduce;
 mod reject;
+mod scan;
 pub mod time_steps;
 
 use parac_core::interp::{Arg, Data, Tensor, Val};
@@ -47,7 +48,11 @@ thread_local! {
 /// - `abs_unsigned`: `abs` of a `u32` or `u64` value (the CPU path called `wrapping_abs`;
 ///   fixed, `regression_abs_of_unsigned_on_the_cpu_path`);
 /// - `minmax_convert`: `m[i] = max(m[i], e as i32)` into `i32` or `u32` bins, `e` converted to
-///   the element's type (rejected as a race: `regression_min_max_update_of_a_converted_value`).
+///   the element's type (rejected as a race: `regression_min_max_update_of_a_converted_value`);
+/// - `prefix_expr`: a prefix of a large expression written in place, not a `let`'s value: of a
+///   window reduction written as a loop, OpenCL's printer panics
+///   (`regression_prefix_of_a_large_window`); a long one it moves into a helper function that
+///   reads the kernel's running total (`regression_prefix_of_a_long_value`).
 pub fn avoid(patterns: &[&'static str]) {
     AVOID.with(|a| *a.borrow_mut() = patterns.iter().copied().collect());
 }
@@ -690,12 +695,16 @@ struct Kx {
     /// The window being generated writes its lengths as host expressions of the same value
     /// (`(5 + N - N)`), so its reduction is a loop over a host length.
     host_len: bool,
-    /// How deep in `if`s the statements being generated are.
+    /// How deep in `if`s the statements being generated are (prefixes only at 0).
     depth: usize,
     /// The matrices this iterator reduces into (`reduce.rs`).
     hists: Vec<reduce::Hist>,
     /// A matrix this iterator stores one constant into at places from data (`seen[v] = 1`).
     seen: Option<reduce::Seen>,
+    /// The slots the iterator's first prefix scans along.
+    scan: Option<Vec<usize>>,
+    /// Kernel `let`s whose value is from data for certain (prefixes).
+    data_lets: Vec<String>,
 }
 
 /// A store target of an iterator: the matrix, its subscripts, its block shape.
@@ -1892,6 +1901,10 @@ impl<'a> G<'a> {
     fn kbody(&mut self, kx: &mut Kx, stores: &[Target], lines: &mut Vec<String>, depth: usize) {
         let saved = kx.lets.len();
         let outer = std::mem::replace(&mut kx.depth, depth);
+        // A prefix, outside every `if` (`scan.rs`).
+        if depth == 0 && self.chance(3) {
+            self.prefix_let(kx, lines);
+        }
         for _ in 0..self.n(3) {
             let l = self.klet(kx);
             lines.push(l);
@@ -1935,7 +1948,13 @@ impl<'a> G<'a> {
                 i += 2;
                 continue;
             }
-            let v = self.store_value(kx, s);
+            let v = match s.block {
+                // A prefix stored (`scan.rs`), outside every `if`.
+                None if kx.depth == 0 && self.chance(3) => self
+                    .prefix_value(kx, self.mats[s.mat].elem, lines)
+                    .unwrap_or_else(|| self.store_value(kx, s)),
+                _ => self.store_value(kx, s),
+            };
             let lv = self.lvalue(s);
             lines.push(format!("{lv} = {v};"));
             if self.chance(15) {

@@ -7,7 +7,8 @@
 //!   and `f32` (`+=`, `-=`), 1-D, 2-D and 3-D, a row's extreme (`b6[x]` over `(x, y)`), a
 //!   coarse grid (`b7[..][x / 4][y / 4]`), an output accumulating onto what it holds; bins
 //!   zeroed or initialized by an earlier iterator, or an intermediate's zeros; a constant
-//!   stored at places from data (`seen[v] = 1`);
+//!   stored at places from data (`seen[v] = 1`); a cumulative scan of 1-D bins after it
+//!   (`scan.rs`);
 //! - [`G::attach_bins`]: the same updates in an ordinary iterator, next to its stores;
 //! - now and then the statement that makes the program one to reject (`reject.rs`).
 //!
@@ -131,10 +132,26 @@ impl G<'_> {
             self.seen_bins(&mut kx);
         }
         let mut lines = Vec::new();
+        if self.chance(10) {
+            self.prefix_let(&mut kx, &mut lines);
+        }
         // Lets, an `if` or not, the updates (no other stores).
         self.kbody(&mut kx, &[], &mut lines, 0);
         self.last_updates(&mut kx, &mut lines);
-        self.close_iterator(&mut kx, &name, &slot_texts, lines)
+        let hists = kx.hists.clone();
+        let mut out = self.close_iterator(&mut kx, &name, &slot_texts, lines);
+        // The cumulative sum (or extreme) of 1-D bins, in the next iterator.
+        let ones: Vec<usize> = hists
+            .iter()
+            .map(|h| h.mat)
+            .filter(|&m| self.mats[m].axes == [Axis::Table])
+            .collect();
+        if !ones.is_empty() && self.chance(30) {
+            let m = self.pick(&ones);
+            out.push('\n');
+            out.push_str(&self.cumulative(m));
+        }
+        out
     }
 
     /// Bins updated in an ordinary iterator, besides its stores.
@@ -539,8 +556,8 @@ impl G<'_> {
         }
     }
 
-    /// An integer from data for a subscript (an atom): an element of a readable matrix, an
-    /// expression that reads a matrix; its type, and whether its value is within
+    /// An integer from data for a subscript (an atom): an element of a readable matrix, a
+    /// prefix, an expression that reads a matrix; its type, and whether its value is within
     /// its type's range (an element read inside its matrix: a border value is not converted
     /// to the element type). From data, so that iterations may share the element: an update
     /// at an iteration's own element is no reduction, and the compiler lets nothing else
@@ -551,10 +568,25 @@ impl G<'_> {
             let t = g.nested_access(kx, m, 1)?;
             Some((t, g.mats[m].elem, !kx.last_out))
         };
-        if self.n(10) <= 6 {
-            if let Some(d) = element(self, kx) {
-                return d;
+        match self.n(10) {
+            0..=6 => {
+                if let Some(d) = element(self, kx) {
+                    return d;
+                }
             }
+            7 => {
+                let ls: Vec<KLet> = kx
+                    .lets
+                    .iter()
+                    .filter(|l| l.ty.is_int() && kx.data_lets.contains(&l.name))
+                    .cloned()
+                    .collect();
+                if !ls.is_empty() {
+                    let l = self.pick(&ls);
+                    return (l.name, l.ty, false);
+                }
+            }
+            _ => {}
         }
         for _ in 0..3 {
             let e = self.kexpr(kx, Want::Int, 1);

@@ -1,10 +1,10 @@
 //! Programs the compiler must reject ([`super::Reject`]), for the generator of `mod.rs`: one
 //! statement in an iterator that reduces into bins (`reduce.rs`) that `docs/language.md`
-//! ("Reductions into shared elements: histograms") rules out: a plain store at
+//! ("Reductions into shared elements: histograms", "Prefix sums") rules out: a plain store at
 //! a place from data of a value that is no constant, a read of the bins besides their updates,
 //! a second operator, an operator that is no reduction (`*=`, a float `max`, a float value
-//! into integer bins), a read at a place from data of what the iterator writes, a store at an
-//! element every iteration writes. With it, the error expected
+//! into integer bins), a read at a place from data of what the iterator writes, a prefix
+//! under an `if`, a store at an element every iteration writes. With it, the error expected
 //! and a valid statement for the program's twin.
 
 use super::*;
@@ -62,6 +62,24 @@ impl G<'_> {
                 (
                     format!("let {v} = {seen}{at};"),
                     format!("`{seen}` is read at a place from data"),
+                )
+            }
+            6 if h.op.compound().is_some() => {
+                self.tag("reject:prefix_under_if");
+                let op = h.op.compound().expect("compound");
+                let var = kx
+                    .slots
+                    .iter()
+                    .flatten()
+                    .map(|s| s.var.clone())
+                    .next()
+                    .expect("a slot");
+                let cond = self.kbool(kx, 1).t;
+                let e = self.kexpr(kx, Want::Int, 1).t;
+                good = format!("if {cond} {{ {lv} {op} {e}; }}");
+                (
+                    format!("if {cond} {{ {lv} {op} parac_prefix_sum({e}, {var}); }}"),
+                    "a prefix is computed at every point".to_string(),
                 )
             }
             7 => {
