@@ -23,6 +23,9 @@
 #![allow(dead_code, clippy::needless_range_loop, clippy::too_many_arguments)]
 
 pub mod budget;
+mod reduce;
+mod reject;
+mod scan;
 pub mod time_steps;
 
 use parac_core::interp::{Arg, Data, Tensor, Val};
@@ -43,7 +46,13 @@ thread_local! {
 /// - `guarded_nested_read`: a read under an `if` that bounds its index, nested in another
 ///   access's subscript (`if x + 1 < N { o[x] = t[a[x + 1] & 3]; }`; fixed in 33b5f15);
 /// - `abs_unsigned`: `abs` of a `u32` or `u64` value (the CPU path called `wrapping_abs`;
-///   fixed, `regression_abs_of_unsigned_on_the_cpu_path`).
+///   fixed, `regression_abs_of_unsigned_on_the_cpu_path`);
+/// - `minmax_convert`: `m[i] = max(m[i], e as i32)` into `i32` or `u32` bins, `e` converted to
+///   the element's type (rejected as a race: `regression_min_max_update_of_a_converted_value`);
+/// - `prefix_expr`: a prefix of a large expression written in place, not a `let`'s value: of a
+///   window reduction written as a loop, OpenCL's printer panics
+///   (`regression_prefix_of_a_large_window`); a long one it moves into a helper function that
+///   reads the kernel's running total (`regression_prefix_of_a_long_value`).
 pub fn avoid(patterns: &[&'static str]) {
     AVOID.with(|a| *a.borrow_mut() = patterns.iter().copied().collect());
 }
@@ -79,6 +88,19 @@ pub struct Program {
     /// Whether it may fail at sizes at or above its minimum: a raw data-dependent subscript
     /// (out of bounds on purpose) or a division by data (by zero on purpose).
     pub may_fail: bool,
+    /// A program the compiler must reject (a store at a place from data that is no
+    /// reduction, and the like: `reduce.rs`), never to be run.
+    pub reject: Option<Reject>,
+}
+
+/// Why a generated program must be rejected.
+#[derive(Clone, Debug)]
+pub struct Reject {
+    /// A fragment of the error the compiler must report (it names the matrix).
+    pub error: String,
+    /// The same program with the offending statement replaced by a valid one: it compiles
+    /// cleanly, so the error is that statement's.
+    pub twin: String,
 }
 
 /// One parameter.
@@ -673,6 +695,16 @@ struct Kx {
     /// The window being generated writes its lengths as host expressions of the same value
     /// (`(5 + N - N)`), so its reduction is a loop over a host length.
     host_len: bool,
+    /// How deep in `if`s the statements being generated are (prefixes only at 0).
+    depth: usize,
+    /// The matrices this iterator reduces into (`reduce.rs`).
+    hists: Vec<reduce::Hist>,
+    /// A matrix this iterator stores one constant into at places from data (`seen[v] = 1`).
+    seen: Option<reduce::Seen>,
+    /// The slots the iterator's first prefix scans along.
+    scan: Option<Vec<usize>>,
+    /// Kernel `let`s whose value is from data for certain (prefixes).
+    data_lets: Vec<String>,
 }
 
 /// A store target of an iterator: the matrix, its subscripts, its block shape.
@@ -784,6 +816,9 @@ struct G<'a> {
     tags: BTreeSet<&'static str>,
     /// The shape of the first parameter (every symbol bare).
     base: Vec<(X, Axis)>,
+    /// The statement that makes the program one to reject: the error expected, the statement
+    /// and a valid one to put in its place (`reduce.rs`).
+    reject: Option<(String, String, String)>,
 }
 
 /// Generates a program from a choice sequence.
@@ -804,6 +839,7 @@ pub fn program(data: &[u32]) -> Program {
         exact: true,
         tags: BTreeSet::new(),
         base: Vec::new(),
+        reject: None,
     };
     g.function()
 }
@@ -991,6 +1027,12 @@ impl<'a> G<'a> {
                     let s = self.host_let();
                     self.body.push(s);
                 }
+                // Now and then a histogram (`reduce.rs`): few, so that the other kinds of
+                // iterator keep their share.
+                3 if self.chance(35) => {
+                    let s = self.histogram();
+                    self.body.push(s);
+                }
                 _ => {
                     let s = self.iterator(None);
                     self.body.push(s);
@@ -1051,14 +1093,21 @@ impl<'a> G<'a> {
                 min: self.min[s].max(1) as usize,
             })
             .collect();
+        let reject = self.reject.take().map(|(error, bad, good)| Reject {
+            error,
+            twin: src.replacen(&bad, &good, 1),
+        });
         Program {
             source: src,
             name: "f".to_string(),
             inputs: params.into_iter().map(|(_, i)| i).collect(),
             syms,
             exact: self.exact,
-            may_fail: self.tags.contains("lookup_raw") || self.tags.contains("division_by_data"),
+            may_fail: self.tags.contains("lookup_raw")
+                || self.tags.contains("division_by_data")
+                || self.tags.contains("reduce_raw"),
             tags: self.tags.clone(),
+            reject,
         }
     }
 
@@ -1588,11 +1637,35 @@ impl<'a> G<'a> {
                 });
             }
         }
+        // Sometimes a matrix reduced into at places from data besides the stores.
+        if self.chance(5) {
+            self.attach_bins(&mut kx);
+        }
         // The body.
         let mut lines = Vec::new();
         self.kbody(&mut kx, &stores, &mut lines, 0);
+        self.last_updates(&mut kx, &mut lines);
         for m in &targets {
             self.mats[*m].written = true;
+        }
+        self.close_iterator(&mut kx, &name, &slot_texts, lines)
+    }
+
+    /// The text of an iterator named `name` over `slot_texts` with body `lines`, after the
+    /// border rules, locals and host `let`s it needs (`self.pre`); the matrices it reduces
+    /// into are written from now on.
+    fn close_iterator(
+        &mut self,
+        kx: &mut Kx,
+        name: &str,
+        slot_texts: &[String],
+        lines: Vec<String>,
+    ) -> String {
+        for h in std::mem::take(&mut kx.hists) {
+            self.mats[h.mat].written = true;
+        }
+        if let Some(s) = kx.seen.take() {
+            self.mats[s.mat].written = true;
         }
         // Border rules for what the body reads outside its matrices.
         let mut rule_names = Vec::new();
@@ -1827,6 +1900,11 @@ impl<'a> G<'a> {
 
     fn kbody(&mut self, kx: &mut Kx, stores: &[Target], lines: &mut Vec<String>, depth: usize) {
         let saved = kx.lets.len();
+        let outer = std::mem::replace(&mut kx.depth, depth);
+        // A prefix, outside every `if` (`scan.rs`).
+        if depth == 0 && self.chance(3) {
+            self.prefix_let(kx, lines);
+        }
         for _ in 0..self.n(3) {
             let l = self.klet(kx);
             lines.push(l);
@@ -1836,6 +1914,7 @@ impl<'a> G<'a> {
         } else {
             self.kstores(kx, stores, lines);
         }
+        kx.depth = outer;
         kx.lets.truncate(saved);
     }
 
@@ -1869,7 +1948,13 @@ impl<'a> G<'a> {
                 i += 2;
                 continue;
             }
-            let v = self.store_value(kx, s);
+            let v = match s.block {
+                // A prefix stored (`scan.rs`), outside every `if`.
+                None if kx.depth == 0 && self.chance(3) => self
+                    .prefix_value(kx, self.mats[s.mat].elem, lines)
+                    .unwrap_or_else(|| self.store_value(kx, s)),
+                _ => self.store_value(kx, s),
+            };
             let lv = self.lvalue(s);
             lines.push(format!("{lv} = {v};"));
             if self.chance(15) {
@@ -1902,6 +1987,8 @@ impl<'a> G<'a> {
             }
             i += 1;
         }
+        // The updates of the matrices reduced into, in some branches.
+        self.updates(kx, lines, false);
     }
 
     fn lvalue(&self, s: &Target) -> String {
@@ -3081,7 +3168,7 @@ impl<'a> G<'a> {
             Axis::Fixed => {
                 let X::Lit(n) = e else { return None };
                 let k = self.n((n as usize + 1).saturating_sub(len).max(1));
-                if len > 1 {
+                if len > 1 || force_window {
                     return Some((format!("{k}:{len}:1"), (0, 0)));
                 }
                 Some((k.to_string(), (0, 0)))
