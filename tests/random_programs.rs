@@ -54,12 +54,9 @@ fn strict() -> bool {
 }
 
 /// Generator patterns of known bugs, avoided unless `PARAC_FUZZ_STRICT=1` (see
-/// `parac-core/tests/random_programs.rs`): `minmax_convert` (a min/max update the compiler
-/// rejects: the program would be skipped), `prefix_expr` (a prefix of a large expression in
-/// place: OpenCL's printer panics on a window reduction that is a loop in it, and moves a long
-/// one into a helper function that does not build, `regression_prefix_of_a_long_value`).
-/// (`abs_unsigned` is the macro's CPU path, which `Pipeline` does not use.)
-const KNOWN_PATTERNS: &[&str] = &["minmax_convert", "prefix_expr"];
+/// `parac-core/tests/random_programs.rs`); none stands now (`minmax_convert` and `prefix_expr`
+/// are fixed: `regression_prefix_of_a_long_value` below).
+const KNOWN_PATTERNS: &[&str] = &[];
 
 /// A failure: a key (which check, what kind of difference) and the details.
 struct Failure {
@@ -664,42 +661,48 @@ fn regression_min_and_max_of_rows_of_no_columns() {
     }
 }
 
-/// Bug (found by the random programs' prefixes, seed 0x5a17c0de): a prefix of a long value in
-/// place (here three clamped reads; two are fine) does not build on OpenCL ("use of undeclared
-/// identifier 'tmp0'"): the printer moves the arm `running + value` of the scan's select into a
-/// helper function (`pc_arm_*`, `codegen/opencl/kernel/expr.rs`, `outline`, past 600
-/// characters of C), whose free variables it passes, but not the kernel's running total (the
-/// array `tmp0`), which the arm reads. The same value bound by a `let` first
-/// (`let v = ..; parac_prefix_sum(v, x)`) builds and agrees. Expected: the interpreter's
-/// results, along the columns (`x`) and the rows (`y`).
+/// Bug, fixed (found by the random programs' prefixes, seed 0x5a17c0de): a prefix of a long
+/// value in place (here three clamped reads; two were fine) did not build on OpenCL ("use of
+/// undeclared identifier 'tmp0'"): the printer moved the arm `running + value` of the scan's
+/// `select(first, value, running + value)` into a helper function (`pc_arm_*`,
+/// `codegen/opencl/kernel/expr.rs`, `outline`, past 600 characters of C), whose free variables
+/// it passes, but not the kernel's running total (the array `tmp0`), which the arm reads. An
+/// integer scan now starts at its operator's identity, with no select; a float one keeps it.
+/// Expected: the interpreter's results, along the columns (`x`) and the rows (`y`), in `i32`
+/// and `f32`.
 #[test]
-#[ignore = "OpenCL C of a prefix of a long value does not build"]
 fn regression_prefix_of_a_long_value() {
     use parac_core::interp::Tensor;
-    for along in ["x", "y"] {
-        let src = format!(
-            "fn f(a: &u8[M][N], o: &mut i32[M][N]) {{
-                parac_iterator it(x in 0:M:1; y in 0:N:1) {{
-                    o[x][y] = parac_prefix_sum(a[clamp(x, 0, M - 1)][clamp(y, 0, N - 1)]
-                        + a[clamp(x, 0, M - 1)][clamp(y, 0, N - 1)]
-                        + a[clamp(x, 0, M - 1)][clamp(y, 0, N - 1)], {along});
-                }}
-            }}"
-        );
-        let p = Pipeline::compile(&src).expect("compiles");
-        let f = &p.functions()[0];
-        let args = || {
-            vec![
-                Arg::Matrix(Tensor::new(vec![3, 4], Data::U8((0..12).collect())).unwrap()),
-                Arg::Matrix(Tensor::new(vec![3, 4], Data::I32(vec![0; 12])).unwrap()),
-            ]
-        };
-        let mut want = args();
-        interp::run(f, &mut want).expect("the interpreter");
-        let Some(rt) = opencl() else { return };
-        let mut got = args();
-        let r = p.run(&rt, &f.name, &mut got).map_err(|e| run_error(&e));
-        assert_eq!(r, Ok(None), "along {along}");
-        assert_eq!(got, want, "along {along}");
+    for ty in ["i32", "f32"] {
+        for along in ["x", "y"] {
+            let src = format!(
+                "fn f(a: &u8[M][N], o: &mut {ty}[M][N]) {{
+                    parac_iterator it(x in 0:M:1; y in 0:N:1) {{
+                        o[x][y] = parac_prefix_sum((a[clamp(x, 0, M - 1)][clamp(y, 0, N - 1)]
+                            + a[clamp(x, 0, M - 1)][clamp(y, 0, N - 1)]
+                            + a[clamp(x, 0, M - 1)][clamp(y, 0, N - 1)]) as {ty}, {along});
+                    }}
+                }}"
+            );
+            let p = Pipeline::compile(&src).expect("compiles");
+            let f = &p.functions()[0];
+            let out = match ty {
+                "i32" => Data::I32(vec![0; 12]),
+                _ => Data::F32(vec![0.0; 12]),
+            };
+            let args = || {
+                vec![
+                    Arg::Matrix(Tensor::new(vec![3, 4], Data::U8((0..12).collect())).unwrap()),
+                    Arg::Matrix(Tensor::new(vec![3, 4], out.clone()).unwrap()),
+                ]
+            };
+            let mut want = args();
+            interp::run(f, &mut want).expect("the interpreter");
+            let Some(rt) = opencl() else { return };
+            let mut got = args();
+            let r = p.run(&rt, &f.name, &mut got).map_err(|e| run_error(&e));
+            assert_eq!(r, Ok(None), "{ty} along {along}");
+            assert_eq!(got, want, "{ty} along {along}");
+        }
     }
 }

@@ -800,13 +800,12 @@ impl FailurePersistence for SaveOnly {
 const KNOWN: &[&str] = &[];
 
 /// Generator patterns that produce known bugs: avoided unless `PARAC_FUZZ_STRICT=1` (each has
-/// a minimized regression test below): `minmax_convert`, a converted value in a min/max update
-/// of 32-bit bins, rejected as a race (`regression_min_max_update_of_a_converted_value`);
-/// `prefix_expr`, a prefix of a large expression in place (not a `let`'s value), on which
-/// OpenCL's printer panics (`regression_prefix_of_a_large_window`) or writes C that does not
-/// build (`regression_prefix_of_a_long_value`, in the root `tests/random_programs.rs`).
-/// (`abs_unsigned`, `regression_abs_of_unsigned_on_the_cpu_path`, is fixed.)
-const KNOWN_PATTERNS: &[&str] = &["minmax_convert", "prefix_expr"];
+/// a minimized regression test below). None stands now: `minmax_convert`
+/// (`regression_min_max_update_of_a_converted_value`), `prefix_expr`
+/// (`regression_prefix_of_a_large_window`, and `regression_prefix_of_a_long_value` in the root
+/// `tests/random_programs.rs`) and `abs_unsigned` (`regression_abs_of_unsigned_on_the_cpu_path`)
+/// are fixed.
+const KNOWN_PATTERNS: &[&str] = &[];
 
 fn strict() -> bool {
     std::env::var("PARAC_FUZZ_STRICT").is_ok_and(|v| v == "1")
@@ -1086,7 +1085,6 @@ fn regression_guarded_read_nested_in_a_subscript() {
 /// be the element's: of `e as i32` it sees `e`. Expected: an update, as
 /// `m[i] = max(m[i], e as i32 + 0)` is (the generator writes that, `minmax_convert`).
 #[test]
-#[ignore = "a converted value in a min/max update of 32-bit bins is rejected as a race"]
 fn regression_min_max_update_of_a_converted_value() {
     expect_ok(
         "fn f(a: &u8[M][N], h: &mut i32[16], g: &mut u32[16]) {
@@ -1099,24 +1097,27 @@ fn regression_min_max_update_of_a_converted_value() {
     );
 }
 
-/// Bug (found by the generator's prefixes, seed 0x5a17c0de): the OpenCL C printer panics
-/// ("a fold under a condition", `codegen/opencl/kernel/expr.rs`, `fold`'s `debug_assert`) on a
-/// prefix whose value holds a window reduction written as a loop (more than 64 elements, or
-/// of host length): `codegen::opencl::program`, so `Pipeline::compile` and `parac!`, fail. A
-/// 3x3 window (written out) is fine, and so is the same window bound by a `let` first
-/// (`let v = parac_matrix_sum(..); .. parac_prefix_sum(v, y)`). Expected: OpenCL C for it, the
-/// interpreter's results.
+/// Bug, fixed (found by the generator's prefixes, seed 0x5a17c0de): the OpenCL C printer
+/// panicked ("a fold under a condition", `codegen/opencl/kernel/expr.rs`, `fold`'s
+/// `debug_assert`) on a prefix whose value holds a window reduction written as a loop (more
+/// than 64 elements, or of host length): the scan's `select(first, value, running + value)`
+/// held it in an arm. A prefix's value is now bound by a `let` before its scans (and an integer
+/// scan has no select). Expected: OpenCL C for it, the interpreter's results, in `i32` and
+/// `f32`.
 #[test]
-#[ignore = "OpenCL's printer panics on a prefix of a window reduction that is a loop"]
 fn regression_prefix_of_a_large_window() {
-    expect_ok(
-        "fn f(a: &u8[M][N], o: &mut i32[M][N]) {
-            parac_iterator it(x in 0:M:1; y in 0:N:1) {
-                o[x][y] = parac_prefix_sum(parac_matrix_sum(a[clamp(x, 0, M - 5):5][clamp(y, 0, N - 13):13]), y);
-            }
-        }",
-        &[("M", 6), ("N", 14)],
-    );
+    for ty in ["i32", "f32"] {
+        expect_ok(
+            &format!(
+                "fn f(a: &u8[M][N], o: &mut {ty}[M][N]) {{
+                    parac_iterator it(x in 0:M:1; y in 0:N:1) {{
+                        o[x][y] = parac_prefix_sum(parac_matrix_sum(a[clamp(x, 0, M - 5):5][clamp(y, 0, N - 13):13]) as {ty}, y);
+                    }}
+                }}"
+            ),
+            &[("M", 6), ("N", 14)],
+        );
+    }
 }
 
 /// Bug, fixed (found by the corpus: `tests/random_corpus.rs` did not compile): `abs` of an

@@ -205,7 +205,14 @@ fn min_max_update(
     let ExprKind::Load(read) = strip(&lowered[own]).kind else {
         return None;
     };
-    let other = strip(&lowered[1 - own]);
+    // Computed in the element's type (an `i32`/`u32` element, its operands converted to it):
+    // the other operand as converted. Computed in a wider one (C's promotion of a narrow
+    // element): the other operand before its promotion, which must be of the element's type,
+    // or the minimum of the promoted values would not be the element's.
+    let other = match v.ty == Type::Scalar(elem) {
+        true => lowered[1 - own].clone(),
+        false => strip(&lowered[1 - own]),
+    };
     let fits = other.ty == Type::Scalar(elem) && elem.is_int();
     let same = accesses[read].matrix == accesses[write].matrix;
     (fits && same).then_some(Update {

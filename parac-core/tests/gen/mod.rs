@@ -48,11 +48,12 @@ thread_local! {
 /// - `abs_unsigned`: `abs` of a `u32` or `u64` value (the CPU path called `wrapping_abs`;
 ///   fixed, `regression_abs_of_unsigned_on_the_cpu_path`);
 /// - `minmax_convert`: `m[i] = max(m[i], e as i32)` into `i32` or `u32` bins, `e` converted to
-///   the element's type (rejected as a race: `regression_min_max_update_of_a_converted_value`);
+///   the element's type (was rejected as a race; fixed,
+///   `regression_min_max_update_of_a_converted_value`);
 /// - `prefix_expr`: a prefix of a large expression written in place, not a `let`'s value: of a
-///   window reduction written as a loop, OpenCL's printer panics
-///   (`regression_prefix_of_a_large_window`); a long one it moves into a helper function that
-///   reads the kernel's running total (`regression_prefix_of_a_long_value`).
+///   window reduction written as a loop, OpenCL's printer panicked
+///   (`regression_prefix_of_a_large_window`); a long one it moved into a helper function that
+///   read the kernel's running total (`regression_prefix_of_a_long_value`); both fixed.
 pub fn avoid(patterns: &[&'static str]) {
     AVOID.with(|a| *a.borrow_mut() = patterns.iter().copied().collect());
 }

@@ -162,6 +162,13 @@ impl Lower<'_> {
         for (id, op, value, slots, ty) in held(s) {
             let mut v = self.scalar(value, super::Mode::Body);
             v = self.out.cast(v, ty);
+            // Bound once, before the scans that read it: a float scan's `select` reads it in
+            // both arms, and a fold (a large window's loop) sits only where every path runs it.
+            if !matches!(self.out.exprs[v].kind, ExprKind::Var(_) | ExprKind::Int(_)) {
+                let var = self.out.var(&format!("val{id}"), ty);
+                out.push(self.out.stmt(Stmt::Let(var, v)));
+                v = self.out.expr(ExprKind::Var(var), ty);
+            }
             for slot in slots.iter().rev() {
                 let Some(k) = self
                     .scans

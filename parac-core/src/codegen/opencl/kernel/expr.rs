@@ -263,7 +263,17 @@ impl Printer<'_> {
     /// Arm `b` of a `select` as a call of a helper function, where it is large (see the module's
     /// documentation); `None` where it stays in place.
     fn outline(&mut self, b: ExprId) -> Option<String> {
-        if self.outlining {
+        // A temporary (a scan's running value, a tile) is the kernel's own, not a helper's.
+        let temp = !crate::lir::visit::preorder(self.func, b, |x| {
+            !matches!(
+                self.func.exprs[x].kind,
+                crate::lir::ExprKind::Load {
+                    buf: crate::lir::Buf::Temp(_),
+                    ..
+                }
+            )
+        });
+        if self.outlining || temp {
             return None;
         }
         let mut free = Vec::new();
