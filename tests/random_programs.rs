@@ -382,7 +382,7 @@ fn guarded_check(
 
 /// The default time budget of [`random_programs_on_every_path`] (`PARAC_FUZZ_SECONDS`): most of
 /// it is PoCL compiling each program's candidates.
-const SECONDS: f64 = 70.0;
+const SECONDS: f64 = 60.0;
 
 #[test]
 fn random_programs_on_every_path() {

@@ -67,7 +67,7 @@ fn env_u64(name: &str) -> Option<u64> {
 }
 
 /// The default time budget of [`random_programs`] (`PARAC_FUZZ_SECONDS`, see `gen/budget.rs`).
-const SECONDS: f64 = 35.0;
+const SECONDS: f64 = 30.0;
 
 /// Programs per proptest run: [`random_programs`] runs such chunks, each from its own seed (the
 /// run's seed plus the chunk's index), while its budget lasts.

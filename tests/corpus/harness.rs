@@ -183,7 +183,7 @@ pub fn cpu_path(programs: &[Entry]) {
 }
 
 /// The default time budget of [`opencl`] (`PARAC_FUZZ_SECONDS`).
-const OPENCL_SECONDS: f64 = 50.0;
+const OPENCL_SECONDS: f64 = 45.0;
 
 /// The programs on the OpenCL device (`PARAC_DEVICE=opencl:…` picks one), for a budget of
 /// time from one the run's seed picks (`PARAC_FUZZ_PROGRAMS=N`: N of them), guard bands on,
