@@ -1,8 +1,8 @@
 //! Prefixes (`parac_prefix_sum(e, y)`, [`ir::ExprKind::Prefix`]) as running values: each scan
 //! of a prefix along a slot keeps, in a private temporary, its value so far for each point of
 //! the loops inside that slot's (one value where there are none), which each point combines
-//! with its own value before the statement that holds the prefix. A scan along two slots
-//! combines along the second, then the first. The loops run in order along scanned slots;
+//! with its own value before the statement that holds the prefix. A float scan along two
+//! slots combines along the second, then the first; an integer one along the outer loop first. The loops run in order along scanned slots;
 //! the temporary sits just outside the scanned slot's loop, so the loops outside it stay free
 //! (rows in parallel on the CPU, work-items on OpenCL).
 
@@ -169,14 +169,26 @@ impl Lower<'_> {
                 out.push(self.out.stmt(Stmt::Let(var, v)));
                 v = self.out.expr(ExprKind::Var(var), ty);
             }
-            for slot in slots.iter().rev() {
-                let Some(k) = self
-                    .scans
-                    .iter()
-                    .position(|c| c.id == id && c.slot == *slot)
-                else {
-                    continue;
-                };
+            // A float scan along two slots combines along the second slot, then the first
+            // (the order of its additions is the language's). An integer one combines along the
+            // outer loop first: its running values per column then read no scan along the row,
+            // so a first pass over a block of rows (`pass::scan_blocks`) runs only the column
+            // steps, and the row's scan reads the column's value (the same sums: an integer
+            // operator's order cannot change them).
+            let mut along: Vec<usize> = slots
+                .iter()
+                .rev()
+                .filter_map(|slot| {
+                    self.scans
+                        .iter()
+                        .position(|c| c.id == id && c.slot == *slot)
+                })
+                .collect();
+            if identity(op, ty).is_some() {
+                along.sort_by_key(|k| std::cmp::Reverse(self.scans[*k].inner.len()));
+            }
+            for k in along {
+                let slot = self.scans[k].slot;
                 let (temp, inner) = (self.scans[k].temp, self.scans[k].inner.clone());
                 // Row-major over the inner slots' iterations.
                 let mut index = self.out.int(0, Scalar::I64);
@@ -205,7 +217,7 @@ impl Lower<'_> {
                 let now = match identity(op, ty) {
                     Some(_) => both,
                     None => {
-                        let p = self.position(*slot);
+                        let p = self.position(slot);
                         let zero = self.out.int(0, Scalar::I64);
                         let first = self.out.binary(BinOp::Eq, p, zero, Scalar::Bool);
                         self.out.expr(ExprKind::Select(first, v, both), ty)

@@ -15,8 +15,8 @@
 //! }
 //! ```
 //!
-//! The first pass reads what the loop reads but writes no matrix, so a block costs it less
-//! than the second; the blocks' values at their starts combine in order, so each block's rows
+//! The first pass reads what the loop reads but writes no matrix, and computes only what the
+//! carried values need (`Live`), so a block costs it less than the second; the blocks' values at their starts combine in order, so each block's rows
 //! see the running values the loop in order gives them. Which loops: the region's last
 //! statement, a loop of step 1 whose every store to a matrix is at a row of the loop's
 //! variable (each block owns its rows), that updates nothing and reads no matrix it writes;
@@ -254,6 +254,93 @@ impl Mutator for NoStores {
     }
 }
 
+/// Whether evaluating `e` can fail: a checked load, a read outside, an integer division by
+/// anything but a constant other than 0.
+fn may_fail(func: &Func, e: ExprId) -> bool {
+    !crate::lir::visit::preorder(func, e, |x| !match &func.exprs[x].kind {
+        ExprKind::Load { checked, .. } => *checked,
+        ExprKind::Outside { .. } => true,
+        ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) => {
+            !func.exprs[x].ty.is_float()
+                && !matches!(func.exprs[*d].kind, ExprKind::Int(v) if v != 0)
+        }
+        _ => false,
+    })
+}
+
+/// The first pass's body less what no carried value needs: the lets and the stores into
+/// temporaries that feed neither a carried temporary nor a loop's range or a branch's
+/// condition (a 2-D prefix's scan along the row, once its stores are gone). A let that may
+/// fail stays, so the first pass fails where the loop would, and runs it in order.
+struct Live {
+    vars: std::collections::HashSet<crate::lir::VarId>,
+    temps: std::collections::HashSet<TempId>,
+}
+
+impl Live {
+    /// What the carried temporaries `carry` need in `body`.
+    fn of(func: &Func, body: StmtId, carry: &[TempId]) -> Live {
+        let mut live = Live {
+            vars: Default::default(),
+            temps: carry.iter().copied().collect(),
+        };
+        let mut all = Vec::new();
+        let mut stack = vec![body];
+        while let Some(s) = stack.pop() {
+            all.push(s);
+            stack.extend(stmt_parts(&func.stmts[s]).1);
+        }
+        loop {
+            let before = (live.vars.len(), live.temps.len());
+            for s in &all {
+                let roots: Vec<ExprId> = match &func.stmts[*s] {
+                    Stmt::Store {
+                        buf: Buf::Temp(t),
+                        index,
+                        value,
+                        ..
+                    } if live.temps.contains(t) => index.iter().copied().chain([*value]).collect(),
+                    Stmt::Store { .. } => Vec::new(),
+                    Stmt::Let(v, e) if live.vars.contains(v) || may_fail(func, *e) => vec![*e],
+                    Stmt::Let(..) => Vec::new(),
+                    other => stmt_parts(other).0,
+                };
+                for e in roots {
+                    crate::lir::visit::preorder(func, e, |x| {
+                        match &func.exprs[x].kind {
+                            ExprKind::Var(v) => {
+                                live.vars.insert(*v);
+                            }
+                            ExprKind::Load {
+                                buf: Buf::Temp(t), ..
+                            } => {
+                                live.temps.insert(*t);
+                            }
+                            _ => {}
+                        }
+                        true
+                    });
+                }
+            }
+            if (live.vars.len(), live.temps.len()) == before {
+                return live;
+            }
+        }
+    }
+}
+
+impl Mutator for Live {
+    fn mutate_stmt(&mut self, f: &mut Func, s: StmtId) -> StmtId {
+        match &f.stmts[s] {
+            Stmt::Let(v, _) if !self.vars.contains(v) => f.stmt(Stmt::Block(Vec::new())),
+            Stmt::Store {
+                buf: Buf::Temp(t), ..
+            } if !self.temps.contains(t) => f.stmt(Stmt::Block(Vec::new())),
+            _ => rebuild_stmt(self, f, s),
+        }
+    }
+}
+
 /// Region body `body` with its outer scan in blocks, if it has one that can.
 fn region(func: &mut Func, body: StmtId) -> Option<StmtId> {
     let Stmt::Block(items) = func.stmts[body].clone() else {
@@ -346,6 +433,7 @@ fn region(func: &mut Func, body: StmtId) -> Option<StmtId> {
         })
         .collect();
     let first = NoStores.mutate_stmt(func, l.body);
+    let first = Live::of(func, first, &temps).mutate_stmt(func, first);
     let pass1 = func.stmt(Stmt::ScanTotals {
         var: l.var,
         lo: l.lo,
