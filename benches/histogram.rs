@@ -30,11 +30,11 @@ fn main() {
         ((i[0] * 7 + i[1] * 13 + (i[0] * i[1]) % 17) % 256) as u8
     });
     let mut runtimes = vec![("cpu", Runtime::cpu())];
-    if let Ok(rt) = Runtime::new() {
-        if rt.device().is_some() {
-            eprintln!("OpenCL: {}", rt.describe());
-            runtimes.push(("opencl", rt));
-        }
+    if let Ok(rt) = Runtime::new()
+        && rt.device().is_some()
+    {
+        eprintln!("OpenCL: {}", rt.describe());
+        runtimes.push(("opencl", rt));
     }
     let mut hist = Matrix::<i32>::zeros([256]);
     let mut sum = Matrix::<i32>::zeros([h + 1, w + 1]);

@@ -330,7 +330,7 @@ fn main() {
             grid_f32(&shape, 7)
                 .as_slice()
                 .iter()
-                .map(|v| (*v as u32 % 3 == 0) as u8)
+                .map(|v| (*v as u32).is_multiple_of(3) as u8)
                 .collect(),
         )
         .expect("cells");

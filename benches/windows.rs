@@ -68,11 +68,11 @@ fn main() {
     // The CPU path, and the device `Runtime::new()` picks where it is an OpenCL one (a GPU, or
     // the device PARAC_DEVICE names): whole calls, transfers included.
     let mut runtimes = vec![("cpu", Runtime::cpu())];
-    if let Ok(rt) = Runtime::new() {
-        if rt.device().is_some() {
-            eprintln!("OpenCL: {}", rt.describe());
-            runtimes.push(("opencl", rt));
-        }
+    if let Ok(rt) = Runtime::new()
+        && rt.device().is_some()
+    {
+        eprintln!("OpenCL: {}", rt.describe());
+        runtimes.push(("opencl", rt));
     }
     let mut g = c.benchmark_group("windows_3840x2160");
     g.sampling_mode(SamplingMode::Flat).sample_size(10);

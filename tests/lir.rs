@@ -84,11 +84,13 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
-        // Scans along the outer loop in order, histograms' bins updated in order.
+        // Scans along the outer loop in order and along the row an element at a time,
+        // histograms' bins updated in order.
         (
-            "no scan blocks, no partials",
+            "no scan blocks or rows, no partials",
             Options {
                 scan_blocks: false,
+                scan_rows: false,
                 partials: false,
                 ..all.clone()
             },

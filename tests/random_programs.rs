@@ -251,10 +251,10 @@ fn cpu_only(
         counts.opencl_runs += 1;
         let mut a_rt = args.to_vec();
         let got = pipeline.run(rt, &f.name, &mut a_rt);
-        if let Err(parac::Error::Unsupported { reason, .. }) = &got {
-            if *reason == why {
-                continue;
-            }
+        if let Err(parac::Error::Unsupported { reason, .. }) = &got
+            && *reason == why
+        {
+            continue;
         }
         let mut a_int = args.to_vec();
         let want = interp::run(f, &mut a_int);

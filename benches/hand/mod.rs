@@ -557,7 +557,7 @@ impl Sharpen {
     pub const STAGES: [&'static str; 5] = ["down", "up", "edge", "mean", "final"];
 
     pub fn new(cl: &Cl, program: &Program, m: usize, n: usize) -> Result<Sharpen> {
-        if m % 4 != 0 || n % 4 != 0 || m < 8 || n < 8 {
+        if !m.is_multiple_of(4) || !n.is_multiple_of(4) || m < 8 || n < 8 {
             return Err(format!("sharpen needs multiples of 4 >= 8, got {m}x{n}"));
         }
         let (md, nd) = (m / 4, n / 4);

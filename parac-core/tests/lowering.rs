@@ -32,10 +32,11 @@ fn stored_type(src: &str, local: usize) -> Type {
     let f = ok(src);
     let mut ty = None;
     KStmt::walk(&f.regions[0].body, &mut |s, _| {
-        if let KStmt::Let(l, _) = s {
-            if *l == local && ty.is_none() {
-                ty = Some(f.regions[0].locals[*l].ty);
-            }
+        if let KStmt::Let(l, _) = s
+            && *l == local
+            && ty.is_none()
+        {
+            ty = Some(f.regions[0].locals[*l].ty);
         }
     });
     ty.expect("a let")

@@ -863,7 +863,7 @@ fn random_programs_body() {
                     return Ok(());
                 }
                 let done = budget.borrow().done();
-                if done % 1000 == 0 {
+                if done.is_multiple_of(1000) {
                     eprintln!(
                         "[random programs] progress: {done} programs in {:.0?}",
                         start.elapsed()

@@ -206,10 +206,10 @@ impl<T: Copy + Default + Send + 'static> Drop for Local<'_, T> {
         if data.capacity() == 0 {
             return;
         }
-        if let Ok(mut pool) = self.home.pool.lock() {
-            if pool.len() < Scratch::KEEP {
-                pool.push(Box::new(data));
-            }
+        if let Ok(mut pool) = self.home.pool.lock()
+            && pool.len() < Scratch::KEEP
+        {
+            pool.push(Box::new(data));
         }
     }
 }

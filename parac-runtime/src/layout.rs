@@ -180,7 +180,7 @@ impl Pitch {
             return Ok(0);
         }
         let plane_rows = rows.checked_mul(self.row).ok_or_else(overflow)?;
-        if planes > 1 && (self.plane < plane_rows || self.plane % self.row != 0) {
+        if planes > 1 && (self.plane < plane_rows || !self.plane.is_multiple_of(self.row)) {
             return Err(LayoutError::PlanePitch {
                 pitch: self.plane,
                 row: self.row,

@@ -20,6 +20,7 @@ pub mod opencl;
 pub mod pipeline;
 mod resident;
 mod runtime;
+mod scan;
 mod scratch;
 mod sums;
 mod swaps;
@@ -40,6 +41,7 @@ pub mod __private {
     pub mod cpu {
         pub use crate::caches::{cache_bytes, fuses};
         pub use crate::cpu::*;
+        pub use crate::scan::{ScanOp, scan_row};
         pub use crate::scratch::{Scratch, scratch};
         pub use crate::sums::int_sum;
         pub use crate::swaps::deliver;

@@ -164,16 +164,16 @@ pub fn outcomes(
                 ));
             }
             for (j, (x, y)) in a_int.iter().zip(a_rt).enumerate() {
-                if let (Arg::Matrix(x), Arg::Matrix(y)) = (x, y) {
-                    if let Some(d) = diff_data(&x.data, &y.data, tol) {
-                        return Some((
-                            "results differ".into(),
-                            format!(
-                                "argument {j} differs at {d}:\n  interpreter {:?}\n  runtime     {:?}",
-                                x.data, y.data
-                            ),
-                        ));
-                    }
+                if let (Arg::Matrix(x), Arg::Matrix(y)) = (x, y)
+                    && let Some(d) = diff_data(&x.data, &y.data, tol)
+                {
+                    return Some((
+                        "results differ".into(),
+                        format!(
+                            "argument {j} differs at {d}:\n  interpreter {:?}\n  runtime     {:?}",
+                            x.data, y.data
+                        ),
+                    ));
                 }
             }
             None
@@ -217,13 +217,13 @@ pub fn memory_intact(
             format!("{}\n{}", canaries.join("\n"), returned()),
         ));
     }
-    if let Some(d) = rt.device() {
-        if let Err(e) = d.check_guards() {
-            return Err((
-                "a guard band was touched".into(),
-                format!("{e}\n{}", returned()),
-            ));
-        }
+    if let Some(d) = rt.device()
+        && let Err(e) = d.check_guards()
+    {
+        return Err((
+            "a guard band was touched".into(),
+            format!("{e}\n{}", returned()),
+        ));
     }
     Ok(())
 }
@@ -308,10 +308,10 @@ pub fn policy(label: &str) -> PlanPolicy {
 /// `regression_unwritten_output_elements`).
 pub fn zero_outputs(f: &parac_core::ir::Function, args: &mut [Arg]) {
     for (a, p) in args.iter_mut().zip(&f.params) {
-        if let (Arg::Matrix(t), parac_core::ir::ParamRef::Matrix(m)) = (a, p) {
-            if f.matrices[*m].kind == parac_core::ir::MatrixKind::Output {
-                t.data = Data::zeros(t.elem(), t.data.len()).expect("an element type");
-            }
+        if let (Arg::Matrix(t), parac_core::ir::ParamRef::Matrix(m)) = (a, p)
+            && f.matrices[*m].kind == parac_core::ir::MatrixKind::Output
+        {
+            t.data = Data::zeros(t.elem(), t.data.len()).expect("an element type");
         }
     }
 }

@@ -36,10 +36,10 @@ pub fn subscript_forms(f: &Function, r: &Region) -> Vec<Vec<Option<Affine>>> {
     // The `let`s in program order (kernel locals are defined once each).
     let mut lets: Vec<(LocalId, &Expr)> = Vec::new();
     KStmt::walk(&r.body, &mut |s, _| {
-        if let KStmt::Let(l, e) = s {
-            if !e.ty.is_block() {
-                lets.push((*l, e));
-            }
+        if let KStmt::Let(l, e) = s
+            && !e.ty.is_block()
+        {
+            lets.push((*l, e));
         }
     });
     let exprs: Vec<Vec<Option<&Expr>>> = r

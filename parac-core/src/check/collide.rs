@@ -61,10 +61,10 @@ fn constant(e: &Expr) -> Option<String> {
 pub(super) fn uniform(r: &Region, m: MatrixId) -> bool {
     let mut values = Vec::new();
     KStmt::walk(&r.body, &mut |s, _| {
-        if let KStmt::Store(a, e) = s {
-            if r.accesses[*a].matrix == m {
-                values.push(constant(e));
-            }
+        if let KStmt::Store(a, e) = s
+            && r.accesses[*a].matrix == m
+        {
+            values.push(constant(e));
         }
     });
     values

@@ -400,11 +400,12 @@ fn relative_text(f: &Function, r: &Region, a: &Access) -> String {
 fn border_facts(out: &mut String, f: &Function, r: &Region) {
     let mut mats: Vec<MatrixId> = Vec::new();
     for (a, reach) in r.accesses.iter().zip(&r.reach) {
-        if let Some(reach) = reach {
-            if !a.write && reach.iter().any(|(b, x)| *b > 0 || *x > 0) && !mats.contains(&a.matrix)
-            {
-                mats.push(a.matrix);
-            }
+        if let Some(reach) = reach
+            && !a.write
+            && reach.iter().any(|(b, x)| *b > 0 || *x > 0)
+            && !mats.contains(&a.matrix)
+        {
+            mats.push(a.matrix);
         }
     }
     for m in mats {

@@ -460,6 +460,29 @@ impl Machine<'_> {
             // over the group to its end before the next statement).
             Stmt::Allocate { .. } | Stmt::Barrier { .. } => {}
             Stmt::ScanTotals { .. } => self.scan_totals(s)?,
+            Stmt::ScanRow {
+                row,
+                lo,
+                hi,
+                op,
+                acc,
+            } => {
+                let (row, op, acc) = (*row, *op, *acc);
+                let (lo, hi) = (self.expr(*lo)?.as_i64(), self.expr(*hi)?.as_i64());
+                let elem = self.func.temps[row].elem;
+                let n = self.temps[&row.index()].1.len() as i64;
+                let mut run = self.temps[&acc.index()].1.get(0);
+                for i in lo.clamp(0, n)..hi.clamp(0, n) {
+                    let d = &mut self.temps.get_mut(&row.index()).expect("allocated").1;
+                    run = crate::interp::value::combine(op, run, d.get(i as usize), elem);
+                    d.set(i as usize, run);
+                }
+                self.temps
+                    .get_mut(&acc.index())
+                    .expect("allocated")
+                    .1
+                    .set(0, run);
+            }
             Stmt::Region { name, body, .. } => {
                 self.region = name.clone();
                 let r = self.stmt(*body);

@@ -374,6 +374,22 @@ pub enum Stmt {
         /// The carried values at each block's start, per carried temporary, bound.
         totals: Vec<TempId>,
     },
+    /// A row's inclusive scan in place ([`pass::scan_rows`]): `row[lo..hi]` (`i64`s, clamped
+    /// to the row) each combined by `op` with the running value, which starts at `acc[0]`
+    /// and ends there. A 32-bit integer operator: the CPU path combines a vector's values in
+    /// shifted steps, with the result of the loop in order.
+    ScanRow {
+        /// The row's temporary (one index).
+        row: TempId,
+        /// Its first element scanned.
+        lo: ExprId,
+        /// Its end, exclusive.
+        hi: ExprId,
+        /// The operator (an integer sum, minimum or maximum).
+        op: ReduceOp,
+        /// The running value's temporary (one element).
+        acc: TempId,
+    },
 }
 
 /// A [`Stmt::For`]'s index, bounds, step and body: what the evaluator and the CPU code
@@ -447,6 +463,9 @@ pub struct Options {
     /// Scans along a region's outer loop run in parallel blocks of rows, a first pass of
     /// the blocks' totals before them ([`pass::scan_blocks`]; the CPU path).
     pub scan_blocks: bool,
+    /// A prefix along a vectorized loop: the values, then the row's scan in vectors, then the
+    /// statements after it ([`pass::scan_rows`]; the CPU path).
+    pub scan_rows: bool,
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
@@ -576,6 +595,7 @@ impl Default for Options {
             parallel: true,
             partials: true,
             scan_blocks: true,
+            scan_rows: true,
             partition: true,
             select_loads: true,
             lanes: [1, 1],
@@ -663,7 +683,9 @@ pub(crate) fn front(
 /// 7. [`pass::partition`]: innermost loops split into border segments and a checked-once
 ///    interior;
 /// 8. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it;
-/// 9. [`pass::scan_blocks`]: a scan along a region's outer loop in parallel blocks of rows.
+/// 9. [`pass::scan_blocks`]: a scan along a region's outer loop in parallel blocks of rows;
+/// 10. [`pass::scan_rows`]: a scan along a vectorized loop as its values, the row's scan in
+///     vectors, and the statements after it.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
 /// - for a time band's plan ([`Options::time_band`], [`Options::time_split_band`]), the
@@ -843,6 +865,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     }
     if opts.parallel && opts.scan_blocks && pass::scan_blocks::run(&mut func) {
         keep("scan_blocks", &func);
+    }
+    if opts.scan_rows && pass::scan_rows::run(&mut func) {
+        keep("scan_rows", &func);
     }
     Lowered { func, dumps }
 }

@@ -227,6 +227,21 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             f.matrices[*matrix]
         ),
         Stmt::HostLet(s, e) => writeln!(out, "{pad}host {} = {}", f.scalars[*s], expr(f, *e)),
+        Stmt::ScanRow {
+            row,
+            lo,
+            hi,
+            op,
+            acc,
+        } => writeln!(
+            out,
+            "{pad}scan {}[{}, {}) by {} from {}[0]",
+            f.temps[*row].name,
+            expr(f, *lo),
+            expr(f, *hi),
+            op.name(),
+            f.temps[*acc].name
+        ),
         Stmt::ScanTotals {
             var,
             lo,

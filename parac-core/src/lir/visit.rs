@@ -95,6 +95,7 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::Return(e) => (e.iter().copied().collect(), vec![]),
         Stmt::Repeat { count, body, .. } => (vec![*count], vec![*body]),
         Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
+        Stmt::ScanRow { lo, hi, .. } => (vec![*lo, *hi], vec![]),
         Stmt::ScanTotals {
             lo,
             hi,
@@ -294,6 +295,13 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             schedule,
         },
         Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => stmt,
+        Stmt::ScanRow { row, op, acc, .. } => Stmt::ScanRow {
+            row,
+            lo: ne(),
+            hi: ne(),
+            op,
+            acc,
+        },
         Stmt::ScanTotals {
             var,
             per,

@@ -76,10 +76,9 @@ impl Lowerer<'_> {
         // `m[i] = min(m[i], e)` / `max`: an update of the element, should iterations share it.
         if let ([t], None, Some(Some((aid, Type::Scalar(_), elem)))) =
             (targets, op, resolved.first())
+            && let Some(u) = min_max_update(t, value, &v, *aid, *elem, &k.region.accesses)
         {
-            if let Some(u) = min_max_update(t, value, &v, *aid, *elem, &k.region.accesses) {
-                k.region.compound.push(u);
-            }
+            k.region.compound.push(u);
         }
         // C semantics of `a = b = e`: b gets (Tb)e, a gets (Ta)(Tb)e.
         for (i, (t, r)) in targets.iter().zip(resolved).enumerate().rev() {

@@ -152,21 +152,21 @@ impl Lowerer<'_> {
                     self.unknown(mname);
                     return None;
                 }
-                if let Some(Name::Matrix(m)) = self.names.get(&mname.to_string()).copied() {
-                    if !matches!(self.f.matrices[m].kind, MatrixKind::Const(_)) {
-                        return match cx {
-                            Cx::Host { global: true } => Some(self.global_region(*op, m, span)),
-                            Cx::Kernel(k) => {
-                                let it = k.region.name.clone();
-                                self.err(span, format!("`{s}({mname})` reduces the whole matrix, which is a global operation; inside iterator `{it}` every work-item would recompute it\nhelp: compute it before the iterator: `let total = {s}({mname});`, then use `total`"));
-                                None
-                            }
-                            _ => {
-                                self.err(span, format!("a global operator is only allowed in a host `let`: `let total = {s}({mname});`"));
-                                None
-                            }
-                        };
-                    }
+                if let Some(Name::Matrix(m)) = self.names.get(&mname.to_string()).copied()
+                    && !matches!(self.f.matrices[m].kind, MatrixKind::Const(_))
+                {
+                    return match cx {
+                        Cx::Host { global: true } => Some(self.global_region(*op, m, span)),
+                        Cx::Kernel(k) => {
+                            let it = k.region.name.clone();
+                            self.err(span, format!("`{s}({mname})` reduces the whole matrix, which is a global operation; inside iterator `{it}` every work-item would recompute it\nhelp: compute it before the iterator: `let total = {s}({mname});`, then use `total`"));
+                            None
+                        }
+                        _ => {
+                            self.err(span, format!("a global operator is only allowed in a host `let`: `let total = {s}({mname});`"));
+                            None
+                        }
+                    };
                 }
             }
             if let Cx::Host { .. } = cx {

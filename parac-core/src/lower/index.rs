@@ -37,17 +37,17 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        if let Cx::Border(b) = cx {
-            if b.matrix != m {
-                let other = self.f.matrices[b.matrix].name.clone();
-                self.err(
+        if let Cx::Border(b) = cx
+            && b.matrix != m
+        {
+            let other = self.f.matrices[b.matrix].name.clone();
+            self.err(
                     span,
                     format!(
                         "a border value of `{other}` may read only `{other}` itself, not `{n}`\nhelp: border values are computed from `{other}`'s own pixels, constants and scalars; to combine matrices, compute the combination in an iterator first"
                     ),
                 );
-                return None;
-            }
+            return None;
         }
         let mut out = Vec::new();
         let mut lens = Vec::new();

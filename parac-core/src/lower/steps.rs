@@ -115,12 +115,12 @@ impl Lowerer<'_> {
                 if !last {
                     self.err(*span, "`return` must be the last statement of the function");
                 }
-                if let Some(v) = self.expr(e, &mut Cx::Host { global: true }) {
-                    if let Some(v) = self.scalar(v, "the returned value") {
-                        let v = typing::convert(v, ret);
-                        self.flush_runs();
-                        self.f.steps.push(HostStep::Return(v));
-                    }
+                if let Some(v) = self.expr(e, &mut Cx::Host { global: true })
+                    && let Some(v) = self.scalar(v, "the returned value")
+                {
+                    let v = typing::convert(v, ret);
+                    self.flush_runs();
+                    self.f.steps.push(HostStep::Return(v));
                 }
             }
             ast::FnStmt::Repeat {

@@ -2331,17 +2331,16 @@ impl<'a> G<'a> {
             .hosts
             .iter()
             .position(|h| h.fresh && (h.ty == Scalar::F32) == float && h.ty != Scalar::Bool)
+            && self.chance(60)
         {
-            if self.chance(60) {
-                self.hosts[i].fresh = false;
-                let h = self.hosts[i].clone();
-                self.tag(if h.reduction {
-                    "global_in_kernel"
-                } else {
-                    "host_in_kernel"
-                });
-                return Ex::atom(h.name, h.ty);
-            }
+            self.hosts[i].fresh = false;
+            let h = self.hosts[i].clone();
+            self.tag(if h.reduction {
+                "global_in_kernel"
+            } else {
+                "host_in_kernel"
+            });
+            return Ex::atom(h.name, h.ty);
         }
         for _ in 0..3 {
             match self.n(14) {
@@ -3458,10 +3457,10 @@ impl<'a> G<'a> {
             if g.1 != i64::MIN {
                 lo_g = lo_g.max(g.1);
             }
-            if let Some(h) = &g.2 {
-                if let Some(h) = h.val(s, &[]) {
-                    hi_g = hi_g.min(h);
-                }
+            if let Some(h) = &g.2
+                && let Some(h) = h.val(s, &[])
+            {
+                hi_g = hi_g.min(h);
             }
         }
         let mut out = Vec::new();
@@ -3717,12 +3716,12 @@ impl<'a> G<'a> {
                     s.push_str("[0]");
                 } else {
                     let ext = mat.dims[d].clone();
-                    if let Axis::Plane(sy) = mat.axes[d] {
-                        if !g.raise_extent(&ext, Some(sy), k + 1) {
-                            // Too small a matrix for this read: its first element.
-                            s.push_str("[0]");
-                            continue;
-                        }
+                    if let Axis::Plane(sy) = mat.axes[d]
+                        && !g.raise_extent(&ext, Some(sy), k + 1)
+                    {
+                        // Too small a matrix for this read: its first element.
+                        s.push_str("[0]");
+                        continue;
                     }
                     if from_end {
                         s.push_str(&format!("[{}]", add(ext, -(k + 1)).text()));

@@ -348,12 +348,12 @@ impl G<'_> {
                 lines.push(l);
             }
         }
-        if let Some(s) = kx.seen.clone() {
-            if all || self.chance(50) {
-                let at = self.bin_subs(kx, s.mat, true);
-                lines.push(format!("{}{at} = {};", self.mats[s.mat].name, s.value));
-                kx.seen.as_mut().expect("seen").stores += 1;
-            }
+        if let Some(s) = kx.seen.clone()
+            && (all || self.chance(50))
+        {
+            let at = self.bin_subs(kx, s.mat, true);
+            lines.push(format!("{}{at} = {};", self.mats[s.mat].name, s.value));
+            kx.seen.as_mut().expect("seen").stores += 1;
         }
     }
 
@@ -495,14 +495,12 @@ impl G<'_> {
                     if let X::Sym(_) = e {
                         return v;
                     }
-                    if let X::Bin('/', a, k) = &e {
-                        if let (X::Bin('+', b, c), X::Lit(k)) = (&**a, &**k) {
-                            if matches!(**b, X::Sym(t) if t == s)
-                                && matches!(**c, X::Lit(c) if c == k - 1)
-                            {
-                                return format!("{v} / {k}");
-                            }
-                        }
+                    if let X::Bin('/', a, k) = &e
+                        && let (X::Bin('+', b, c), X::Lit(k)) = (&**a, &**k)
+                        && matches!(**b, X::Sym(t) if t == s)
+                        && matches!(**c, X::Lit(c) if c == k - 1)
+                    {
+                        return format!("{v} / {k}");
                     }
                 }
             }

@@ -423,7 +423,7 @@ fn npy_round_trip_for_every_element_type() {
 /// A `.npy` file (version 1.0) with a given header dictionary and data bytes.
 fn hand_npy(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut text = dict.to_string();
-    while (10 + text.len() + 1) % 64 != 0 {
+    while !(10 + text.len() + 1).is_multiple_of(64) {
         text.push(' ');
     }
     text.push('\n');

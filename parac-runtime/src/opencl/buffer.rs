@@ -559,7 +559,7 @@ mod tests {
         assert_eq!(padded_pitch(65, 3, 64), 128);
         for (cols, elem, line) in [(7, 4, 128), (100, 2, 32), (3, 1, 0)] {
             let p = padded_pitch(cols, elem, line);
-            assert!(p >= cols && (p * elem) % line.max(1) == 0);
+            assert!(p >= cols && (p * elem).is_multiple_of(line.max(1)));
         }
     }
 }

@@ -355,7 +355,7 @@ mod tests {
         for bits in [8, 64, 1024, 4096 * 8, 24 * 8] {
             let s = guard_size(bits);
             assert!(
-                s >= MIN_GUARD && s % (bits as usize / 8) == 0,
+                s >= MIN_GUARD && s.is_multiple_of(bits as usize / 8),
                 "{bits}: {s}"
             );
         }

@@ -349,10 +349,10 @@ pub(super) fn run(
     // into the region once they are enqueued.
     let mut copy_back: Vec<(usize, ResOut)> = Vec::new();
     for (m, s) in srcs.iter_mut().enumerate() {
-        if matches!(s, Src::DevOut(r) if r.is_region()) {
-            if let Src::DevOut(r) = std::mem::replace(s, Src::None) {
-                copy_back.push((m, r));
-            }
+        if matches!(s, Src::DevOut(r) if r.is_region())
+            && let Src::DevOut(r) = std::mem::replace(s, Src::None)
+        {
+            copy_back.push((m, r));
         }
     }
     let out_shape = |m: usize, got: &[usize]| {

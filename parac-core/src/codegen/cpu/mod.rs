@@ -265,6 +265,32 @@ impl Printer<'_> {
             }
             Stmt::Barrier { .. } => {}
             Stmt::ScanTotals { .. } => self.scan_totals(s, out),
+            Stmt::ScanRow {
+                row,
+                lo,
+                hi,
+                op,
+                acc,
+            } => {
+                let (r, a) = (temp(*row), temp(*acc));
+                let (lo, hi) = (self.x.expr(*lo, out), self.x.expr(*hi, out));
+                let op = match op {
+                    crate::ir::ReduceOp::Sum => quote!(Sum),
+                    crate::ir::ReduceOp::Min => quote!(Min),
+                    crate::ir::ReduceOp::Max => quote!(Max),
+                    crate::ir::ReduceOp::Mean => {
+                        out.extend(quote!(::core::compile_error!("parac: a scan by a mean");));
+                        return;
+                    }
+                };
+                out.extend(quote! {
+                    #a[0] = ::parac::__private::cpu::scan_row(
+                        &mut #r[..], (#lo) as i64, (#hi) as i64, #a[0],
+                        ::parac::__private::cpu::ScanOp::#op,
+                    );
+                });
+                self.x.epoch += 1;
+            }
             Stmt::Region { id, name, body } => {
                 let code = self.region(*id, name, *body);
                 out.extend(code);
@@ -679,18 +705,17 @@ fn store_planes(func: &Func, s: StmtId, v: VarId, out: &mut Vec<(usize, Vec<i128
         index,
         ..
     } = &func.stmts[s]
+        && let Some(k) = lir::pass::parallel::plane_rank(func, index, v)
     {
-        if let Some(k) = lir::pass::parallel::plane_rank(func, index, v) {
-            let consts: Vec<i128> = index[..k]
-                .iter()
-                .map(|i| match func.exprs[*i].kind {
-                    ExprKind::Int(c) => c,
-                    _ => 0,
-                })
-                .collect();
-            if !out.iter().any(|(n, c)| n == m && *c == consts) {
-                out.push((*m, consts));
-            }
+        let consts: Vec<i128> = index[..k]
+            .iter()
+            .map(|i| match func.exprs[*i].kind {
+                ExprKind::Int(c) => c,
+                _ => 0,
+            })
+            .collect();
+        if !out.iter().any(|(n, c)| n == m && *c == consts) {
+            out.push((*m, consts));
         }
     }
     for c in stmt_parts(&func.stmts[s]).1 {
@@ -709,10 +734,9 @@ fn buffers(func: &Func, s: StmtId, stores: &mut Vec<usize>, loads: &mut Vec<usiz
         buf: Buf::Matrix(m),
         ..
     } = func.stmts[s]
+        && !stores.contains(&m)
     {
-        if !stores.contains(&m) {
-            stores.push(m);
-        }
+        stores.push(m);
     }
     let mut stack = es;
     let mut seen = std::collections::HashSet::new();
@@ -724,10 +748,9 @@ fn buffers(func: &Func, s: StmtId, stores: &mut Vec<usize>, loads: &mut Vec<usiz
             buf: Buf::Matrix(m),
             ..
         } = func.exprs[e].kind
+            && !loads.contains(&m)
         {
-            if !loads.contains(&m) {
-                loads.push(m);
-            }
+            loads.push(m);
         }
         stack.extend(lir::visit::expr_children(&func.exprs[e].kind));
     }

@@ -77,10 +77,9 @@ fn updated(func: &Func, s: StmtId, out: &mut Vec<(usize, UpdateOp)>) {
         op,
         ..
     } = func.stmts[s]
+        && !out.iter().any(|(n, _)| *n == m)
     {
-        if !out.iter().any(|(n, _)| *n == m) {
-            out.push((m, op));
-        }
+        out.push((m, op));
     }
     for c in crate::lir::visit::stmt_parts(&func.stmts[s]).1 {
         updated(func, c, out);

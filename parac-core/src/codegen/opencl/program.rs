@@ -71,10 +71,10 @@ pub(crate) fn hosts_used(f: &Function, r: &Region) -> Vec<ScalarId> {
     let mut v = Vec::new();
     let mut see = |e: &Expr| {
         e.walk(&mut |x| {
-            if let ExprKind::Host(h) = x.kind {
-                if !v.contains(&h) {
-                    v.push(h);
-                }
+            if let ExprKind::Host(h) = x.kind
+                && !v.contains(&h)
+            {
+                v.push(h);
             }
         })
     };

@@ -56,10 +56,10 @@ fn scan(func: &Func, s: StmtId, y: VarId, ks: &mut Vec<i64>) {
     let (es, ss) = stmt_parts(&func.stmts[s]);
     for e in es {
         preorder(func, e, |x| {
-            if let Some((k, ..)) = divides(func, x, y) {
-                if !ks.contains(&k) {
-                    ks.push(k);
-                }
+            if let Some((k, ..)) = divides(func, x, y)
+                && !ks.contains(&k)
+            {
+                ks.push(k);
             }
             true
         });

@@ -11,6 +11,7 @@ pub mod parallel;
 pub mod partition;
 pub mod peephole;
 pub mod scan_blocks;
+pub mod scan_rows;
 pub mod select_loads;
 pub mod share_loads;
 pub mod simplify;

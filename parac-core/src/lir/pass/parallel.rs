@@ -65,10 +65,10 @@ pub fn run(func: &mut Func, f: &Function, partials: bool) {
         );
         let kind = row_parallel(func, f, body)
             .or_else(|| partials.then(|| updates_only(func, body)).flatten());
-        if let Some(kind) = kind.filter(|_| serial) {
-            if let Stmt::For { kind: k, .. } = &mut func.stmts[body] {
-                *k = kind;
-            }
+        if let Some(kind) = kind.filter(|_| serial)
+            && let Stmt::For { kind: k, .. } = &mut func.stmts[body]
+        {
+            *k = kind;
         }
     }
 }

@@ -420,10 +420,11 @@ impl Part<'_> {
     fn ends(&mut self, e: ExprId) -> Option<Vec<ExprId>> {
         let mut vars = Vec::new();
         preorder(self.func, e, |x| {
-            if let ExprKind::Var(v) = self.func.exprs[x].kind {
-                if self.folds.contains_key(&v) && !vars.contains(&v) {
-                    vars.push(v);
-                }
+            if let ExprKind::Var(v) = self.func.exprs[x].kind
+                && self.folds.contains_key(&v)
+                && !vars.contains(&v)
+            {
+                vars.push(v);
             }
             true
         });
@@ -602,10 +603,10 @@ impl Part<'_> {
             BinOp::Eq if int(r).is_some_and(|k| k < 0) || past(r) => (Fact::Not(l, r), false),
             _ => return None,
         };
-        if let Fact::Not(_, c) = fact.0 {
-            if !self.index(c) {
-                return None;
-            }
+        if let Fact::Not(_, c) = fact.0
+            && !self.index(c)
+        {
+            return None;
         }
         let ends = self.ends(l)?;
         if !ends.iter().all(|x| self.index(*x)) {

@@ -93,17 +93,17 @@ impl Mutator for Peep {
                 var, lo, hi, step, ..
             } => {
                 let r = range_in(func, lo, &self.vars).zip(range_in(func, hi, &self.vars));
-                if let Some((l, h)) = r.filter(|(l, h)| l.0 < h.1) {
-                    if self.once.contains(&var) {
-                        self.vars.insert(var, (l.0, h.1 - 1));
-                    }
+                if let Some((l, h)) = r.filter(|(l, h)| l.0 < h.1)
+                    && self.once.contains(&var)
+                {
+                    self.vars.insert(var, (l.0, h.1 - 1));
                 }
                 // `lo + i * step`: congruent to `lo` modulo the power of two dividing `step`.
                 let m = 1i128 << step.trailing_zeros().min(30);
-                if let (ExprKind::Int(l), true) = (&func.exprs[lo].kind, m > 1) {
-                    if self.once.contains(&var) {
-                        self.multiple.insert(var, (m, l.rem_euclid(m)));
-                    }
+                if let (ExprKind::Int(l), true) = (&func.exprs[lo].kind, m > 1)
+                    && self.once.contains(&var)
+                {
+                    self.multiple.insert(var, (m, l.rem_euclid(m)));
                 }
             }
             Stmt::If(c, then, other) if self.what.narrow => {
@@ -129,10 +129,10 @@ impl Mutator for Peep {
         if func.exprs[e].lanes != 1 {
             return e;
         }
-        if let ExprKind::Binary(op @ (BinOp::Div | BinOp::Shr), a, b) = func.exprs[e].kind {
-            if let Some(split) = self.split_multiple(func, Node { e, op, a, b }) {
-                return split;
-            }
+        if let ExprKind::Binary(op @ (BinOp::Div | BinOp::Shr), a, b) = func.exprs[e].kind
+            && let Some(split) = self.split_multiple(func, Node { e, op, a, b })
+        {
+            return split;
         }
         match func.exprs[e].kind {
             ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b) if self.what.divisions => {
@@ -183,10 +183,10 @@ impl Peep {
         if let Some(r) = range_in(func, value, &self.vars) {
             self.vars.insert(v, r);
         }
-        if let Some((u, c)) = self.unit(func, value) {
-            if let Some(&(m, r)) = self.multiple.get(&u) {
-                self.multiple.insert(v, (m, (r + c).rem_euclid(m)));
-            }
+        if let Some((u, c)) = self.unit(func, value)
+            && let Some(&(m, r)) = self.multiple.get(&u)
+        {
+            self.multiple.insert(v, (m, (r + c).rem_euclid(m)));
         }
     }
 

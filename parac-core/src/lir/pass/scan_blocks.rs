@@ -44,7 +44,7 @@ pub fn run(func: &mut Func) -> bool {
 }
 
 /// The operator of `e` where it is `t[k] op v` (or `v op t[k]`) for temporary `t`: the load.
-fn step(func: &Func, e: ExprId, t: TempId) -> Option<(ReduceOp, ExprId)> {
+pub(crate) fn step(func: &Func, e: ExprId, t: TempId) -> Option<(ReduceOp, ExprId)> {
     let is_load = |a: ExprId| matches!(&func.exprs[a].kind, ExprKind::Load { buf: Buf::Temp(x), .. } if *x == t);
     let (op, a, b) = match &func.exprs[e].kind {
         ExprKind::Binary(BinOp::Add, a, b) => (ReduceOp::Sum, *a, *b),
@@ -256,7 +256,7 @@ impl Mutator for NoStores {
 
 /// Whether evaluating `e` can fail: a checked load, a read outside, an integer division by
 /// anything but a constant other than 0.
-fn may_fail(func: &Func, e: ExprId) -> bool {
+pub(crate) fn may_fail(func: &Func, e: ExprId) -> bool {
     !crate::lir::visit::preorder(func, e, |x| !match &func.exprs[x].kind {
         ExprKind::Load { checked, .. } => *checked,
         ExprKind::Outside { .. } => true,

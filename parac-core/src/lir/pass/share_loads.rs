@@ -84,25 +84,23 @@ fn share(func: &mut Func, f: &crate::ir::Function, t: StmtId) -> StmtId {
                 ref index,
                 checked: false,
             } = x.kind
+                && x.lanes == 1
+                && !stored.contains(&buf)
+                && !matches!(f.matrices[m].kind, MatrixKind::Const(_))
+                && index
+                    .iter()
+                    .all(|i| crate::lir::total(func, *i, &|v| !inner.contains(&v)))
             {
-                if x.lanes == 1
-                    && !stored.contains(&buf)
-                    && !matches!(f.matrices[m].kind, MatrixKind::Const(_))
-                    && index
-                        .iter()
-                        .all(|i| crate::lir::total(func, *i, &|v| !inner.contains(&v)))
-                {
-                    let key = (buf, index.iter().map(|i| ix(func, *i)).collect::<Vec<_>>());
-                    let k = match keys.iter().position(|k| *k == key) {
-                        Some(k) => k,
-                        None => {
-                            keys.push(key);
-                            keys.len() - 1
-                        }
-                    };
-                    of.insert(e, k);
-                    continue;
-                }
+                let key = (buf, index.iter().map(|i| ix(func, *i)).collect::<Vec<_>>());
+                let k = match keys.iter().position(|k| *k == key) {
+                    Some(k) => k,
+                    None => {
+                        keys.push(key);
+                        keys.len() - 1
+                    }
+                };
+                of.insert(e, k);
+                continue;
             }
             exprs.extend(expr_children(&x.kind).into_iter().rev());
         }

@@ -167,10 +167,10 @@ fn loads(func: &mut Func, t: StmtId) -> StmtId {
         return t;
     }
     for s in &b[..head] {
-        if let Stmt::Let(v, _) = func.stmts[*s] {
-            if !grouped.contains(&v) {
-                out.push(*s);
-            }
+        if let Stmt::Let(v, _) = func.stmts[*s]
+            && !grouped.contains(&v)
+        {
+            out.push(*s);
         }
     }
     out.extend_from_slice(&b[head..]);

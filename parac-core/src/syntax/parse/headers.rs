@@ -91,12 +91,13 @@ pub(super) fn parse_border_stmt(input: ParseStream) -> syn::Result<BorderStmt> {
         input.parse::<Token![=]>()?;
         // Another target (`a[-1][-1] = a[-1][+1] = v`) or the value.
         let fork = input.fork();
-        if let Ok(t) = parse_target(&fork) {
-            if fork.peek(Token![=]) && !fork.peek(Token![==]) {
-                input.advance_to(&fork);
-                targets.push(t);
-                continue;
-            }
+        if let Ok(t) = parse_target(&fork)
+            && fork.peek(Token![=])
+            && !fork.peek(Token![==])
+        {
+            input.advance_to(&fork);
+            targets.push(t);
+            continue;
         }
         let value = parse_expr(input)?;
         let end = end_semi(input, "the border value", value.span)?;

@@ -98,10 +98,10 @@ fn skip_item(input: ParseStream) {
         let mut c = *cursor;
         while let Some((tt, next)) = c.token_tree() {
             c = next;
-            if let TokenTree::Group(g) = &tt {
-                if g.delimiter() == proc_macro2::Delimiter::Brace {
-                    break;
-                }
+            if let TokenTree::Group(g) = &tt
+                && g.delimiter() == proc_macro2::Delimiter::Brace
+            {
+                break;
             }
         }
         Ok(((), c))
@@ -127,10 +127,11 @@ fn skip_stmt(input: ParseStream) {
         let mut c = *cursor;
         let mut first = true;
         while let Some((tt, next)) = c.token_tree() {
-            if let TokenTree::Ident(id) = &tt {
-                if !first && STMT_START.iter().any(|k| id == k) {
-                    break;
-                }
+            if let TokenTree::Ident(id) = &tt
+                && !first
+                && STMT_START.iter().any(|k| id == k)
+            {
+                break;
             }
             first = false;
             c = next;

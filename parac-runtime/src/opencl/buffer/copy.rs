@@ -187,18 +187,18 @@ impl Device {
         let elem = size_of::<T>();
         let op = || format!("clEnqueueReadBuffer({})", b.name);
         let hp = host.pitch();
-        if b.pitch == cols || rows == 1 {
-            if let Some(data) = host.contiguous_mut() {
-                transfer::count(false, false, size_of_val(data));
-                // SAFETY: `data` is `rows * cols` elements, within the buffer; the read blocks,
-                // so `data` outlives it.
-                return unsafe {
-                    self.queue
-                        .enqueue_read_buffer(&b.mem, CL_BLOCKING, 0, data, &[])
-                }
-                .map(drop)
-                .map_err(|e| cl_error(op(), e.0, ""));
+        if (b.pitch == cols || rows == 1)
+            && let Some(data) = host.contiguous_mut()
+        {
+            transfer::count(false, false, size_of_val(data));
+            // SAFETY: `data` is `rows * cols` elements, within the buffer; the read blocks,
+            // so `data` outlives it.
+            return unsafe {
+                self.queue
+                    .enqueue_read_buffer(&b.mem, CL_BLOCKING, 0, data, &[])
             }
+            .map(drop)
+            .map_err(|e| cl_error(op(), e.0, ""));
         }
         if self.read_mapped(b, host.reborrow())? {
             Ok(())

@@ -201,29 +201,27 @@ impl Device {
         // budget goes to the next call (a first call costs about the model's build and a run,
         // not the timing of other candidates and their compilations).
         let fresh = search.measures.is_empty();
-        if fresh {
-            if let Some(step @ Step::Time { .. }) = search.next(&cs, &sizes) {
-                let (label, local, _, c, kind) = describe_step(&step, &search);
-                let (ms, samples) = match c {
-                    Some(c) => {
-                        let t = Instant::now();
-                        if self.own_program(program, c).is_ok() && kind == 0 {
-                            learn(0, t.elapsed().as_secs_f64());
-                        }
-                        first = self.finish();
-                        let less = match c.fuses {
-                            true => consumer_best().unwrap_or(0.0),
-                            false => 0.0,
-                        };
-                        let (ms, n) =
-                            self.time(program, cands, c, space(c), &local, interior, args, None);
-                        (ms.map(|t| t - less), n)
+        if fresh && let Some(step @ Step::Time { .. }) = search.next(&cs, &sizes) {
+            let (label, local, _, c, kind) = describe_step(&step, &search);
+            let (ms, samples) = match c {
+                Some(c) => {
+                    let t = Instant::now();
+                    if self.own_program(program, c).is_ok() && kind == 0 {
+                        learn(0, t.elapsed().as_secs_f64());
                     }
-                    None => (None, 0),
-                };
-                search.record(&step, &label, ms, samples);
-                steps += 1;
-            }
+                    first = self.finish();
+                    let less = match c.fuses {
+                        true => consumer_best().unwrap_or(0.0),
+                        false => 0.0,
+                    };
+                    let (ms, n) =
+                        self.time(program, cands, c, space(c), &local, interior, args, None);
+                    (ms.map(|t| t - less), n)
+                }
+                None => (None, 0),
+            };
+            search.record(&step, &label, ms, samples);
+            steps += 1;
         }
         let start = Instant::now();
         // What this call may spend: the budget and what earlier calls left.
@@ -242,11 +240,12 @@ impl Device {
                 let (label, local, leader, c, kind) = describe_step(&step, &search);
                 // A candidate whose program is not built yet is built on the background thread
                 // and timed by a later call once it is: no call waits for a candidate's build.
-                if kind == 0 && budget != Duration::MAX {
-                    if let Some(c) = c.filter(|c| self.build_later(program, c)) {
-                        building = Some(c.label.to_string());
-                        return Ok(false);
-                    }
+                if kind == 0
+                    && budget != Duration::MAX
+                    && let Some(c) = c.filter(|c| self.build_later(program, c))
+                {
+                    building = Some(c.label.to_string());
+                    return Ok(false);
                 }
                 if fresh && !budget.is_zero() && budget != Duration::MAX {
                     waits = Some(expected(kind));

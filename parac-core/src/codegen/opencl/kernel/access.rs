@@ -141,7 +141,7 @@ impl Printer<'_> {
             // A vector past 32 bytes as an argument of `vloadN`/`vstoreN` changes the call's ABI
             // on an x86 CPU without AVX-512, which PoCL's compiler warns about on stderr ("AVX
             // vector argument ... changes the ABI"): two halves instead, the same accesses.
-            if lanes % 2 == 0 && lanes as usize * elem.bytes() > 32 {
+            if lanes.is_multiple_of(2) && lanes as usize * elem.bytes() > 32 {
                 let h = lanes / 2;
                 let t = format!("{}{lanes}", cty(elem));
                 return match value {

@@ -510,6 +510,7 @@ impl<'a> Printer<'a> {
             | Stmt::Return(_)
             | Stmt::Repeat { .. }
             | Stmt::ScanTotals { .. }
+            | Stmt::ScanRow { .. }
             | Stmt::Swap(..) => {
                 return;
             }

@@ -51,10 +51,10 @@ const MOST: i128 = 1 << 14;
 /// Gives every 2-D region of `func` work-groups of `cols` x `rows` work-items and local tiles.
 pub fn run(func: &mut Func, f: &Function, cols: u32, rows: u32) {
     for s in func.regions() {
-        if let Stmt::Region { id, name, body } = func.stmts[s].clone() {
-            if let Some(body) = region(func, f, body, [rows.max(1), cols.max(1)]) {
-                func.stmts[s] = Stmt::Region { id, name, body };
-            }
+        if let Stmt::Region { id, name, body } = func.stmts[s].clone()
+            && let Some(body) = region(func, f, body, [rows.max(1), cols.max(1)])
+        {
+            func.stmts[s] = Stmt::Region { id, name, body };
         }
     }
 }
@@ -119,10 +119,10 @@ impl Scan<'_> {
     fn form(&self, func: &Func, e: ExprId) -> Option<Affine> {
         let mut a = affine(func, e)?;
         for (l, _) in a.terms.clone() {
-            if let Leaf::Var(w) = l {
-                if let Some(Some(by)) = self.env.get(&w) {
-                    a = a.substitute(l, by);
-                }
+            if let Leaf::Var(w) = l
+                && let Some(Some(by)) = self.env.get(&w)
+            {
+                a = a.substitute(l, by);
             }
         }
         Some(a)
@@ -178,10 +178,11 @@ impl Scan<'_> {
                 checked: false,
             } => {
                 let mat = &self.f.matrices[*m];
-                if mat.dims.len() == 2 && !matches!(mat.kind, MatrixKind::Const(_)) {
-                    if let Some(p) = self.place(func, index) {
-                        self.reads.push((e, *m, p));
-                    }
+                if mat.dims.len() == 2
+                    && !matches!(mat.kind, MatrixKind::Const(_))
+                    && let Some(p) = self.place(func, index)
+                {
+                    self.reads.push((e, *m, p));
                 }
             }
             _ => {}

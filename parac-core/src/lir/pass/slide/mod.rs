@@ -73,10 +73,9 @@ impl Mutator for Slide<'_> {
             body,
             ..
         } = func.stmts[s]
+            && !has_loop(func, body)
         {
-            if !has_loop(func, body) {
-                return slide_loop(func, self.0, s, self.1, None).unwrap_or(s);
-            }
+            return slide_loop(func, self.0, s, self.1, None).unwrap_or(s);
         }
         rebuild_stmt(self, func, s)
     }

@@ -260,10 +260,10 @@ pub(super) fn weighted(
         e
     };
     let mut e = tap;
-    if let ExprKind::Cast(a) = func.exprs[e].kind {
-        if func.exprs[a].ty == t {
-            e = a;
-        }
+    if let ExprKind::Cast(a) = func.exprs[e].kind
+        && func.exprs[a].ty == t
+    {
+        e = a;
     }
     let ExprKind::Binary(BinOp::Mul, a, b) = func.exprs[e].kind else {
         return None;
