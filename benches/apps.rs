@@ -421,7 +421,7 @@ fn bench_app<A: HandApp>(
     whole_crates: Vec<Job<'_>>,
     stage_crates: Vec<Job<'_>>,
 ) {
-    let cpu = Runtime::cpu();
+    let cpu = Runtime::cpu().with_cpu_isa(cpu_isa_from_env());
     let hand_app = hand_app.map(RefCell::new);
     {
         let mut g = group(c, name, pixels);
@@ -897,4 +897,12 @@ fn tune() {
 /// The CPU path's threads.
 fn rayon_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The CPU path's vector level `PARAC_CPU_ISA` names (`auto` where unset), so that one bench
+/// compares levels.
+fn cpu_isa_from_env() -> parac::CpuIsa {
+    parac::Config::from_env()
+        .map(|c| c.cpu_isa)
+        .expect("PARAC_* variables")
 }

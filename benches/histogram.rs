@@ -29,7 +29,7 @@ fn main() {
     let src = Matrix::from_fn([h, w], |i| {
         ((i[0] * 7 + i[1] * 13 + (i[0] * i[1]) % 17) % 256) as u8
     });
-    let mut runtimes = vec![("cpu", Runtime::cpu())];
+    let mut runtimes = vec![("cpu", Runtime::cpu().with_cpu_isa(cpu_isa_from_env()))];
     if let Ok(rt) = Runtime::new()
         && rt.device().is_some()
     {
@@ -78,4 +78,12 @@ fn main() {
     }
     g.finish();
     c.final_summary();
+}
+
+/// The CPU path's vector level `PARAC_CPU_ISA` names (`auto` where unset), so that one bench
+/// compares levels.
+fn cpu_isa_from_env() -> parac::CpuIsa {
+    parac::Config::from_env()
+        .map(|c| c.cpu_isa)
+        .expect("PARAC_* variables")
 }

@@ -52,7 +52,7 @@ fn main() {
     let dir = std::path::Path::new("target/own_peers");
     std::fs::create_dir_all(dir).expect("target/own_peers");
     src.write_npy(dir.join("src.npy")).expect("src.npy");
-    let rt = Runtime::cpu();
+    let rt = Runtime::cpu().with_cpu_isa(cpu_isa_from_env());
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     println!("{n}x{m} u8, CPU path, {threads} threads; medians of whole calls, ms");
     println!("| pipeline | contender | median ms | min ms | note |");
@@ -86,4 +86,12 @@ fn main() {
         ),
         Err(e) => println!("(Halide: {e})"),
     }
+}
+
+/// The CPU path's vector level `PARAC_CPU_ISA` names (`auto` where unset), so that one bench
+/// compares levels.
+fn cpu_isa_from_env() -> parac::CpuIsa {
+    parac::Config::from_env()
+        .map(|c| c.cpu_isa)
+        .expect("PARAC_* variables")
 }

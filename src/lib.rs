@@ -3,10 +3,10 @@
 
 pub use parac_macros::parac;
 pub use parac_runtime::{
-    CacheConfig, Config, DeviceKind, DeviceMatrix, DeviceSelector, DeviceView, DeviceViewMut,
-    Element, Elements, ElementsMut, Error, LayoutError, LogConfig, Matrix, MatrixMut, MatrixRef,
-    MatrixView, MatrixViewMut, OnDevice, OnDeviceMut, Pipeline, Pitch, PlanPolicy, Runtime,
-    RuntimeBuilder, Strided, StridedMut, WarmUp, config, io, opencl, pipeline,
+    CacheConfig, Config, CpuIsa, DeviceKind, DeviceMatrix, DeviceSelector, DeviceView,
+    DeviceViewMut, Element, Elements, ElementsMut, Error, LayoutError, LogConfig, Matrix,
+    MatrixMut, MatrixRef, MatrixView, MatrixViewMut, OnDevice, OnDeviceMut, Pipeline, Pitch,
+    PlanPolicy, Runtime, RuntimeBuilder, Strided, StridedMut, WarmUp, config, io, opencl, pipeline,
 };
 
 #[doc(hidden)]

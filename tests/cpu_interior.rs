@@ -2,9 +2,18 @@
 //! plain Rust: a division and a remainder by a scalar that does not change in the loop (printed
 //! as an `f32` or `f64` division) at the edges of `i32` and `u32` (`MIN / -1`, divisors 0, -1,
 //! `MAX`, `MIN`), and upsampling reads in lanes (`/ 2`, `>> 2` with a `clamp`, the last column's
-//! `min`), at sizes from 1x1 to odd ones.
+//! `min`), at sizes from 1x1 to odd ones; at each level of vector instructions
+//! (`CpuIsa`: the plain loops, AVX2, AVX-512, each where the processor has it).
 
-use parac::{Error, Matrix, Runtime};
+use parac::{CpuIsa, Error, Matrix, Runtime};
+
+/// A CPU runtime per level of vector instructions.
+fn levels() -> Vec<Runtime> {
+    [CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512]
+        .into_iter()
+        .map(|isa| Runtime::cpu().with_cpu_isa(isa))
+        .collect()
+}
 
 parac::parac! {
     pub fn divs(a: &i32[M][N], b: &u8[M][N], q: &mut i32[M][N], r: &mut i32[M][N],
@@ -47,56 +56,57 @@ const SHAPES: [(usize, usize); 6] = [(1, 1), (1, 2), (2, 3), (3, 17), (5, 64), (
 
 #[test]
 fn division_by_a_loop_invariant_scalar_is_c_division() {
-    let rt = Runtime::cpu();
-    let mut next = rng(42);
-    let edges = [
-        i32::MIN,
-        i32::MIN + 1,
-        -1,
-        0,
-        1,
-        i32::MAX,
-        2040,
-        -2040,
-        16777216,
-    ];
-    for (m, n) in SHAPES {
-        let a = Matrix::<i32>::from_fn([m, n], |i| {
-            let k = i[0] * n + i[1];
-            if k < edges.len() {
-                edges[k]
-            } else {
-                next() as i32
-            }
-        });
-        let b = Matrix::<u8>::from_fn([m, n], |i| (i[0] * 31 + i[1] * 7) as u8);
-        for d in [1, -1, 2, -3, 7, 16, 1000, 65537, i32::MAX, i32::MIN, 0] {
-            let (mut q, mut r, mut s) = (
-                Matrix::<i32>::zeros([m, n]),
-                Matrix::<i32>::zeros([m, n]),
-                Matrix::<i32>::zeros([m, n]),
-            );
-            let got = divs(&rt, &a, &b, &mut q, &mut r, &mut s, d);
-            if d == 0 {
-                assert!(matches!(got, Err(Error::DivisionByZero { .. })), "{got:?}");
-                continue;
-            }
-            got.expect("divs");
-            for (k, ((x, bx), (qx, (rx, sx)))) in a
-                .as_slice()
-                .iter()
-                .zip(b.as_slice())
-                .zip(
-                    q.as_slice()
-                        .iter()
-                        .zip(r.as_slice().iter().zip(s.as_slice())),
-                )
-                .enumerate()
-            {
-                let at = format!("{m}x{n}, element {k}, {x} and {bx} by {d}");
-                assert_eq!(*qx, x.wrapping_div(d), "{at}");
-                assert_eq!(*rx, x.wrapping_rem(d), "{at}");
-                assert_eq!(*sx, (*bx as i32 * 16 - 2040) / d, "{at}");
+    for rt in levels() {
+        let mut next = rng(42);
+        let edges = [
+            i32::MIN,
+            i32::MIN + 1,
+            -1,
+            0,
+            1,
+            i32::MAX,
+            2040,
+            -2040,
+            16777216,
+        ];
+        for (m, n) in SHAPES {
+            let a = Matrix::<i32>::from_fn([m, n], |i| {
+                let k = i[0] * n + i[1];
+                if k < edges.len() {
+                    edges[k]
+                } else {
+                    next() as i32
+                }
+            });
+            let b = Matrix::<u8>::from_fn([m, n], |i| (i[0] * 31 + i[1] * 7) as u8);
+            for d in [1, -1, 2, -3, 7, 16, 1000, 65537, i32::MAX, i32::MIN, 0] {
+                let (mut q, mut r, mut s) = (
+                    Matrix::<i32>::zeros([m, n]),
+                    Matrix::<i32>::zeros([m, n]),
+                    Matrix::<i32>::zeros([m, n]),
+                );
+                let got = divs(&rt, &a, &b, &mut q, &mut r, &mut s, d);
+                if d == 0 {
+                    assert!(matches!(got, Err(Error::DivisionByZero { .. })), "{got:?}");
+                    continue;
+                }
+                got.expect("divs");
+                for (k, ((x, bx), (qx, (rx, sx)))) in a
+                    .as_slice()
+                    .iter()
+                    .zip(b.as_slice())
+                    .zip(
+                        q.as_slice()
+                            .iter()
+                            .zip(r.as_slice().iter().zip(s.as_slice())),
+                    )
+                    .enumerate()
+                {
+                    let at = format!("{m}x{n}, element {k}, {x} and {bx} by {d}");
+                    assert_eq!(*qx, x.wrapping_div(d), "{at}");
+                    assert_eq!(*rx, x.wrapping_rem(d), "{at}");
+                    assert_eq!(*sx, (*bx as i32 * 16 - 2040) / d, "{at}");
+                }
             }
         }
     }
@@ -104,33 +114,34 @@ fn division_by_a_loop_invariant_scalar_is_c_division() {
 
 #[test]
 fn unsigned_division_by_a_loop_invariant_scalar_is_c_division() {
-    let rt = Runtime::cpu();
-    let mut next = rng(7);
-    for (m, n) in SHAPES {
-        let a = Matrix::<u32>::from_fn([m, n], |i| match i[1] {
-            0 => u32::MAX,
-            1 => 0,
-            _ => next() as u32,
-        });
-        for d in [1u32, 2, 3, 255, 1 << 31, u32::MAX - 1, u32::MAX, 0] {
-            let (mut q, mut r) = (Matrix::<u32>::zeros([m, n]), Matrix::<u32>::zeros([m, n]));
-            let got = divu(&rt, &a, &mut q, &mut r, d);
-            if d == 0 {
-                assert!(matches!(got, Err(Error::DivisionByZero { .. })), "{got:?}");
-                continue;
-            }
-            got.expect("divu");
-            for (k, (x, (qx, rx))) in a
-                .as_slice()
-                .iter()
-                .zip(q.as_slice().iter().zip(r.as_slice()))
-                .enumerate()
-            {
-                assert_eq!(
-                    (*qx, *rx),
-                    (x / d, x % d),
-                    "{m}x{n}, element {k}: {x} by {d}"
-                );
+    for rt in levels() {
+        let mut next = rng(7);
+        for (m, n) in SHAPES {
+            let a = Matrix::<u32>::from_fn([m, n], |i| match i[1] {
+                0 => u32::MAX,
+                1 => 0,
+                _ => next() as u32,
+            });
+            for d in [1u32, 2, 3, 255, 1 << 31, u32::MAX - 1, u32::MAX, 0] {
+                let (mut q, mut r) = (Matrix::<u32>::zeros([m, n]), Matrix::<u32>::zeros([m, n]));
+                let got = divu(&rt, &a, &mut q, &mut r, d);
+                if d == 0 {
+                    assert!(matches!(got, Err(Error::DivisionByZero { .. })), "{got:?}");
+                    continue;
+                }
+                got.expect("divu");
+                for (k, (x, (qx, rx))) in a
+                    .as_slice()
+                    .iter()
+                    .zip(q.as_slice().iter().zip(r.as_slice()))
+                    .enumerate()
+                {
+                    assert_eq!(
+                        (*qx, *rx),
+                        (x / d, x % d),
+                        "{m}x{n}, element {k}: {x} by {d}"
+                    );
+                }
             }
         }
     }
@@ -138,21 +149,23 @@ fn unsigned_division_by_a_loop_invariant_scalar_is_c_division() {
 
 #[test]
 fn upsampling_in_lanes_matches_plain_rust() {
-    let rt = Runtime::cpu();
-    for m in [1usize, 2, 3, 5, 8] {
-        for n in [1usize, 2, 3, 4, 5, 7, 9, 16, 33, 100] {
-            let (p, q) = (m.div_ceil(2), n.div_ceil(2));
-            let d = Matrix::<u8>::from_fn([p, q], |i| (i[0] * 37 + i[1] * 11 + 5) as u8);
-            let mut o = Matrix::<i32>::zeros([m, n]);
-            up(&rt, &d, &mut o).expect("up");
-            let at = |r: usize, c: usize| d.as_slice()[r * q + c] as i32;
-            for x in 0..m {
-                for y in 0..n {
-                    let a = y.div_ceil(2).min(q - 1);
-                    let c = ((y as i64 - 2) >> 2).clamp(0, q as i64 - 1) as usize;
-                    let want =
-                        at((x / 2).min(p - 1), (y / 2).min(q - 1)) * 3 + at(0, a) + 5 * at(0, c);
-                    assert_eq!(o.as_slice()[x * n + y], want, "{m}x{n} at ({x}, {y})");
+    for rt in levels() {
+        for m in [1usize, 2, 3, 5, 8] {
+            for n in [1usize, 2, 3, 4, 5, 7, 9, 16, 33, 100] {
+                let (p, q) = (m.div_ceil(2), n.div_ceil(2));
+                let d = Matrix::<u8>::from_fn([p, q], |i| (i[0] * 37 + i[1] * 11 + 5) as u8);
+                let mut o = Matrix::<i32>::zeros([m, n]);
+                up(&rt, &d, &mut o).expect("up");
+                let at = |r: usize, c: usize| d.as_slice()[r * q + c] as i32;
+                for x in 0..m {
+                    for y in 0..n {
+                        let a = y.div_ceil(2).min(q - 1);
+                        let c = ((y as i64 - 2) >> 2).clamp(0, q as i64 - 1) as usize;
+                        let want = at((x / 2).min(p - 1), (y / 2).min(q - 1)) * 3
+                            + at(0, a)
+                            + 5 * at(0, c);
+                        assert_eq!(o.as_slice()[x * n + y], want, "{m}x{n} at ({x}, {y})");
+                    }
                 }
             }
         }

@@ -51,6 +51,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "a directory for the generated OpenCL and the IR",
     ),
     (
+        "PARAC_CPU_ISA",
+        "the CPU path's vector instructions: `auto` (the widest the processor has), `portable`, \
+         `avx2` or `avx512` ([`CpuIsa`](crate::CpuIsa))",
+    ),
+    (
         "PARAC_LOG",
         "what the examples' and the CLI's log shows ([`LogConfig::parse`])",
     ),
@@ -77,6 +82,8 @@ pub struct Config {
     /// What a log subscriber shows (`PARAC_LOG`); the runtime itself only emits `tracing`
     /// events, this is the filter the examples and the CLI install.
     pub log: LogConfig,
+    /// The CPU path's vector instructions ([`CpuIsa`](crate::CpuIsa); `PARAC_CPU_ISA`).
+    pub cpu_isa: crate::CpuIsa,
 }
 
 impl Config {
@@ -189,6 +196,15 @@ impl Config {
             .map(PathBuf::from);
         if let Some(v) = text("PARAC_LOG")? {
             c.log = LogConfig::parse(&v)?;
+        }
+        if let Some(v) = text("PARAC_CPU_ISA")? {
+            c.cpu_isa = crate::CpuIsa::parse(&v).ok_or_else(|| {
+                bad(
+                    "PARAC_CPU_ISA",
+                    &v,
+                    "expected `auto`, `portable`, `avx2` or `avx512`",
+                )
+            })?;
         }
         Ok(c)
     }
@@ -567,6 +583,9 @@ mod tests {
             ("PARAC_GUARD_BANDS", "1", |c| c.guard_bands),
             ("PARAC_DUMP", "/tmp/d", |c| {
                 c.dump == Some(PathBuf::from("/tmp/d"))
+            }),
+            ("PARAC_CPU_ISA", "avx2", |c| {
+                c.cpu_isa == crate::CpuIsa::Avx2
             }),
             ("PARAC_LOG", "plan,launch", |c| {
                 c.log.filter() == "warn,parac=info,parac::plan=debug,parac::launch=debug"

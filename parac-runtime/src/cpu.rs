@@ -254,34 +254,6 @@ pub fn local<'a, T: Copy + Default + Send + 'static>(
     Local { data, home }
 }
 
-/// Runs `f` compiled for AVX2 with FMA (x86-64-v3) where this processor has them, else
-/// returns `None` and the caller runs its own copy compiled as the crate is. The interior loops
-/// of the CPU path are printed twice, once into `f` (called only here, so the compiler inlines
-/// it into this function and vectorizes it with 256-bit instructions; Halide compiles for its
-/// host the same way) and once for the fallback.
-#[inline(always)]
-pub fn avx2<R>(f: impl FnOnce() -> R) -> Option<R> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-        fn v3<R>(f: impl FnOnce() -> R) -> R {
-            f()
-        }
-        if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("bmi2")
-            && std::arch::is_x86_feature_detected!("lzcnt")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: every feature `v3` is compiled for was found on this processor.
-            return Some(unsafe { v3(f) });
-        }
-    }
-    let _ = f;
-    None
-}
-
 /// The tasks of a `LoopKind::Partials` loop of `count` iterations whose private partial results
 /// take `bytes` per task: one per thread of the pool, none idle (at least 1024 iterations
 /// each), and their partials within 64 MiB together (at least one task). The updates are

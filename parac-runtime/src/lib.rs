@@ -14,6 +14,7 @@ mod cpu;
 mod error;
 mod interop;
 pub mod io;
+mod isa;
 mod layout;
 mod matrix;
 pub mod opencl;
@@ -27,6 +28,7 @@ mod swaps;
 
 pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig, WarmUp};
 pub use error::Error;
+pub use isa::CpuIsa;
 pub use layout::{Elements, ElementsMut, LayoutError, Pitch, Strided, StridedMut};
 pub use matrix::{Element, Matrix, MatrixMut, MatrixRef, MatrixView, MatrixViewMut};
 pub use pipeline::Pipeline;
@@ -41,6 +43,7 @@ pub mod __private {
     pub mod cpu {
         pub use crate::caches::{cache_bytes, fuses};
         pub use crate::cpu::*;
+        pub use crate::isa::vector;
         pub use crate::scan::{ScanOp, scan_row};
         pub use crate::scratch::{Scratch, scratch};
         pub use crate::sums::int_sum;

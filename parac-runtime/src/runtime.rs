@@ -272,6 +272,26 @@ impl Runtime {
         &self.config
     }
 
+    /// The vector instructions the CPU path's interiors run with: the configured level
+    /// ([`Config::cpu_isa`], `Auto` by default) resolved on this processor ([`CpuIsa::resolve`]).
+    ///
+    /// [`CpuIsa::resolve`]: crate::CpuIsa::resolve
+    pub fn cpu_isa(&self) -> crate::CpuIsa {
+        self.config.cpu_isa.resolve()
+    }
+
+    /// The same runtime with the CPU path's vector instructions forced to `isa` (a level the
+    /// processor lacks runs as the widest it has); tests run each level so.
+    ///
+    /// ```
+    /// let rt = parac::Runtime::cpu().with_cpu_isa(parac::CpuIsa::Portable);
+    /// assert_eq!(rt.cpu_isa(), parac::CpuIsa::Portable);
+    /// ```
+    pub fn with_cpu_isa(mut self, isa: crate::CpuIsa) -> Runtime {
+        self.config.cpu_isa = isa;
+        self
+    }
+
     /// The same runtime with another plan policy.
     pub fn with_policy(mut self, policy: PlanPolicy) -> Runtime {
         self.config.policy = policy;

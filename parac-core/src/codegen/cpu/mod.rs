@@ -50,6 +50,9 @@ pub fn cpu_body(f: &Function) -> TokenStream {
     let mut out = quote! {
         let __fname: &'static str = #fname;
         let __rname: &'static str = "(host code)";
+        // The vector instructions of the interiors (`slices`), chosen once per call.
+        let __isa: ::parac::CpuIsa = rt.cpu_isa();
+        let _ = __isa;
     };
     for (m, (mat, id)) in f
         .matrices

@@ -6,7 +6,7 @@
 //! so that no bound is tested inside. Taking a slice is itself checked (`cpu::span`,
 //! `get`, `get_disjoint_mut`): where one would not be inside its matrix, or stores would
 //! overlap, the loop runs as a plain one instead, so no proof is trusted for memory safety.
-//! The loop is compiled for the processor's vector instructions (`cpu::avx2`).
+//! The loop is compiled for each level of the processor's vector instructions (`cpu::vector`).
 
 use super::{Loop, Printer};
 use crate::ir::{BinOp, Scalar};
@@ -521,12 +521,14 @@ impl Printer<'_> {
             #back
             ::core::result::Result::Ok(true)
         });
+        // Compiled once per vector level the architecture has (x86_64: AVX-512 and AVX2), the
+        // level chosen when the program runs (`CpuIsa`); with none, the plain loop.
         let fast = if gathers {
             quote!((#closure)()?)
         } else {
-            quote!(match ::parac::__private::cpu::avx2(#closure) {
+            quote!(match ::parac::__private::cpu::vector(__isa, #closure) {
                 ::core::option::Option::Some(__r) => __r?,
-                ::core::option::Option::None => (#closure)()?,
+                ::core::option::Option::None => false,
             })
         };
         let mut plain_out = TokenStream::new();
@@ -535,9 +537,8 @@ impl Printer<'_> {
             let __va: i64 = (#lo) as i64;
             let __vb: i64 = (#hi) as i64;
             let __vn: usize = if __vb > __va { (__vb - __va) as usize } else { 0 };
-            // Twice, each closure called once (so inlined): compiled for AVX2 where the
-            // processor has it, else as the crate is. Inside the closure, the slices' lengths are
-            // known where the loop indexes them.
+            // Each closure called once (so inlined) per vector level. Inside the closure, the
+            // slices' lengths are known where the loop indexes them.
             let __fast: bool = #fast;
             if !__fast {
                 #plain_out
