@@ -284,8 +284,8 @@ impl Runtime {
     /// processor lacks runs as the widest it has); tests run each level so.
     ///
     /// ```
-    /// let rt = parac::Runtime::cpu().with_cpu_isa(parac::CpuIsa::Portable);
-    /// assert_eq!(rt.cpu_isa(), parac::CpuIsa::Portable);
+    /// let rt = parac_runtime::Runtime::cpu().with_cpu_isa(parac_runtime::CpuIsa::Portable);
+    /// assert_eq!(rt.cpu_isa(), parac_runtime::CpuIsa::Portable);
     /// ```
     pub fn with_cpu_isa(mut self, isa: crate::CpuIsa) -> Runtime {
         self.config.cpu_isa = isa;
