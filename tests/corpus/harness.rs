@@ -182,6 +182,31 @@ pub fn cpu_path(programs: &[Entry]) {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Every program on the CPU path at each level of vector instructions the processor has
+/// (`CpuIsa`: the plain loops, AVX2, AVX-512) with the model's plan, for each of its sizes,
+/// against the interpreter, bit for bit.
+pub fn cpu_levels(programs: &[Entry]) {
+    use parac::CpuIsa;
+    let mut failures = Vec::new();
+    let levels: Vec<_> = [CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512]
+        .into_iter()
+        .filter(|isa| isa.resolve() == *isa)
+        .collect();
+    for (i, e) in programs.iter().enumerate() {
+        let c = parac_core::compile_str(e.src);
+        let f = &c.module.functions[0];
+        for (what, args) in cases(i, e, f, false) {
+            for isa in &levels {
+                let rt = parac::Runtime::cpu().with_cpu_isa(*isa);
+                if let Some(p) = compare(e, f, &rt, &args, Tolerance::EXACT) {
+                    failures.push(format!("{} ({what}, {isa:?}): {p}\n{}", e.name, e.src));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 /// The default time budget of [`opencl`] (`PARAC_FUZZ_SECONDS`).
 const OPENCL_SECONDS: f64 = 45.0;
 

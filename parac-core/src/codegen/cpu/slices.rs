@@ -10,7 +10,7 @@
 
 use super::{Loop, Printer};
 use crate::ir::{BinOp, Scalar};
-use crate::lir::pass::facts::affine;
+use crate::lir::pass::facts::affine_base;
 use crate::lir::visit::{expr_children, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use proc_macro2::{Literal, TokenStream};
@@ -22,14 +22,21 @@ use std::collections::HashMap;
 struct Slice {
     buf: Buf,
     /// The indices before the last; the last index is `stride * v + stride * block + lane`
-    /// for the loop variable `v` (a slice of `stride`-element chunks where `stride > 1`, the
-    /// lanes of `lir::pass::lanes`).
+    /// (plus `base`) for the loop variable `v` (a slice of `stride`-element chunks where
+    /// `stride > 1`, the lanes of `lir::pass::lanes`; a reversed row where `stride` is -1,
+    /// `block` then its offset).
     prefix: Vec<ExprId>,
     stride: i128,
     block: i128,
+    /// A part of the last index that does not change in the loop (`N - 1` in `N - 1 - y`).
+    base: Option<ExprId>,
     /// The stores it serves (none: a slice that loads read).
     stores: Vec<StmtId>,
 }
+
+/// An access along the loop: the indices before the last, the last one's stride, constant
+/// offset and loop-invariant base ([`affine_base`]).
+type Access = (Vec<ExprId>, i128, i128, Option<ExprId>);
 
 /// What the body of the loop reaches.
 #[derive(Default)]
@@ -104,20 +111,29 @@ impl Printer<'_> {
             })
     }
 
-    /// The indices before the last, the last one's stride and offset, where an unchecked
-    /// access at `index` reads or writes a slice along the loop's variable `v`.
-    fn sliceable(
-        &self,
-        index: &[ExprId],
-        v: VarId,
-        bound: &[VarId],
-    ) -> Option<(Vec<ExprId>, i128, i128)> {
-        let (stride, offset) = affine(self.func(), *index.last()?, v)?;
-        if !(1..=8).contains(&stride) {
+    /// The indices before the last, the last one's stride, offset and base, where an
+    /// unchecked access at `index` reads or writes a slice along the loop's variable `v`:
+    /// chunks of 1 to 8 elements, or a reversed row (stride -1: a mirrored read,
+    /// `src[x][N - 1 - y]`). The partition's test of the interior bounds every leaf of the
+    /// index, so its arithmetic does not wrap there.
+    fn sliceable(&self, index: &[ExprId], v: VarId, bound: &[VarId]) -> Option<Access> {
+        let invariant = |e: ExprId| self.invariant(e, v, bound);
+        let (stride, offset, base) = affine_base(self.func(), *index.last()?, v, &invariant)?;
+        if !(1..=8).contains(&stride) && stride != -1 {
             return None;
         }
         let prefix = self.row_invariant(index, v, bound)?;
-        Some((prefix, stride, offset))
+        Some((prefix, stride, offset, base))
+    }
+
+    /// Whether `e` is the same in every iteration of the loop over `v` and can be evaluated
+    /// before it.
+    fn invariant(&self, e: ExprId, v: VarId, bound: &[VarId]) -> bool {
+        self.x
+            .free_vars(e)
+            .iter()
+            .all(|w| *w != v && !bound.contains(w))
+            && !self.x.can_fail(e)
     }
 
     /// The indices before the last and the last (a constant), where an unchecked access of
@@ -142,23 +158,19 @@ impl Printer<'_> {
         let (_, prefix) = index.split_last()?;
         prefix
             .iter()
-            .all(|e| {
-                self.x
-                    .free_vars(*e)
-                    .iter()
-                    .all(|w| *w != v && !bound.contains(w))
-                    && !self.x.can_fail(*e)
-            })
+            .all(|e| self.invariant(*e, v, bound))
             .then(|| prefix.to_vec())
     }
 
     /// The key of the slice an access of `buf` with these indices reads or writes: one
-    /// per buffer, row, stride and chunk alignment.
-    fn slice_key(&self, buf: Buf, prefix: &[ExprId], stride: i128, offset: i128) -> String {
+    /// per buffer, row, stride, base and chunk alignment.
+    fn slice_key(&self, buf: Buf, a: &Access) -> String {
+        let (prefix, stride, offset, base) = a;
         let rows: Vec<usize> = prefix.iter().map(|p| self.x.canon_of(*p)).collect();
+        let base = base.map(|b| self.x.canon_of(b));
         format!(
-            "{buf:?}:{rows:?}:{stride}:{}",
-            offset.div_euclid(stride.max(1))
+            "{buf:?}:{rows:?}:{stride}:{base:?}:{}",
+            offset.div_euclid((*stride).max(1))
         )
     }
 
@@ -190,38 +202,37 @@ impl Printer<'_> {
                     }),
             );
         for (m, index) in accesses {
-            if let Some((p, st, o)) = self.sliceable(&index, l.var, &body.bound) {
-                let lanes = lanes_seen.entry(self.slice_key(m, &p, st, o)).or_default();
+            if let Some(a) = self.sliceable(&index, l.var, &body.bound) {
+                let (st, o) = (a.1, a.2);
+                let lanes = lanes_seen.entry(self.slice_key(m, &a)).or_default();
                 if !lanes.contains(&o.rem_euclid(st)) {
                     lanes.push(o.rem_euclid(st));
                 }
             }
         }
-        let chunked = |m: Buf, p: &[ExprId], st: i128, o: i128| {
-            st <= 1
+        let chunked = |m: Buf, a: &Access| {
+            a.1 <= 1
                 || lanes_seen
-                    .get(&self.slice_key(m, p, st, o))
-                    .is_some_and(|l| l.len() as i128 == st)
+                    .get(&self.slice_key(m, a))
+                    .is_some_and(|l| l.len() as i128 == a.1)
         };
         // A slice per matrix, row and chunk alignment; each access its lane in it.
-        let mut add = |slices: &mut Vec<Slice>,
-                       m: Buf,
-                       prefix: Vec<ExprId>,
-                       stride: i128,
-                       offset: i128,
-                       x: &Self| {
-            // Stride 0: a register (`Printer::register`), its element `offset`.
+        let mut add = |slices: &mut Vec<Slice>, m: Buf, a: Access, x: &Self| {
+            let key = x.slice_key(m, &a);
+            let (prefix, stride, offset, base) = a;
+            // Stride 0: a register (`Printer::register`), its element `offset`; -1: a
+            // reversed row, its offset kept.
             let (block, lane) = match stride {
-                0 => (offset, 0),
+                0 | -1 => (offset, 0),
                 _ => (offset.div_euclid(stride), offset.rem_euclid(stride)),
             };
-            let key = x.slice_key(m, &prefix, stride, offset);
             let k = *key_of.entry(key).or_insert_with(|| {
                 slices.push(Slice {
                     buf: m,
                     prefix,
                     stride,
                     block,
+                    base,
                     stores: vec![],
                 });
                 slices.len() - 1
@@ -233,6 +244,9 @@ impl Printer<'_> {
                 quote!(#r)
             } else if stride == 1 {
                 quote!(#v[__i])
+            } else if stride == -1 {
+                // The slice starts at the last iteration's element.
+                quote!(#v[__vn - 1 - __i])
             } else {
                 let lane = lane as usize;
                 quote!(#v[__i][#lane])
@@ -242,7 +256,7 @@ impl Printer<'_> {
         // Stores: every store of a matrix must be a slice's, and the matrix unread here.
         let mut store_slices: Vec<(StmtId, TokenStream)> = Vec::new();
         let mut refused: Vec<Buf> = Vec::new();
-        let mut candidates: Vec<(StmtId, Buf, Vec<ExprId>, i128, i128)> = Vec::new();
+        let mut candidates: Vec<(StmtId, Buf, Access)> = Vec::new();
         for s in &body.stores {
             let Stmt::Store {
                 buf,
@@ -260,23 +274,21 @@ impl Printer<'_> {
             };
             let register = || self.register(*buf, index, l.var, &body.bound);
             match (*checked, self.sliceable(index, l.var, &body.bound)) {
-                (false, Some((p, st, o))) if unread && chunked(*buf, &p, st, o) => {
-                    candidates.push((*s, *buf, p, st, o))
-                }
+                (false, Some(a)) if unread && chunked(*buf, &a) => candidates.push((*s, *buf, a)),
                 (false, None) if unread && register().is_some() => {
                     let (p, o) = register().expect("a register");
-                    candidates.push((*s, *buf, p, 0, o))
+                    candidates.push((*s, *buf, (p, 0, o, None)))
                 }
                 _ => refused.push(*buf),
             }
         }
         // Temporary rows stored through a slice: their loads read the stored element.
         let mut updated: HashMap<Buf, TokenStream> = HashMap::new();
-        for (s, m, p, st, o) in candidates {
+        for (s, m, a) in candidates {
             if refused.contains(&m) {
                 continue;
             }
-            let (k, at) = add(&mut slices, m, p, st, o, self);
+            let (k, at) = add(&mut slices, m, a, self);
             slices[k].stores.push(s);
             if let Buf::Temp(_) = m {
                 updated.insert(m, at.clone());
@@ -309,8 +321,8 @@ impl Printer<'_> {
                 continue;
             }
             let sliced = self.sliceable(index, l.var, &body.bound);
-            if let Some((p, st, o)) = sliced {
-                let (_, at) = add(&mut slices, *buf, p, st, o, self);
+            if let Some(a) = sliced {
+                let (_, at) = add(&mut slices, *buf, a, self);
                 load_slices.push((self.x.canon_of(*e), at));
             } else if let (Buf::Matrix(m), Some(p)) =
                 (buf, self.row_invariant(index, l.var, &body.bound))
@@ -343,19 +355,28 @@ impl Printer<'_> {
             let mut idx: Vec<TokenStream> = s.prefix.iter().map(|p| self.x.expr(*p, out)).collect();
             let (st, off) = (
                 Literal::i64_suffixed(s.stride as i64),
-                Literal::i64_suffixed((s.stride * s.block) as i64),
+                Literal::i64_suffixed((s.stride.max(1) * s.block) as i64),
             );
-            // A register's element; a slice's first, from the loop's.
+            let base = match s.base {
+                Some(b) => {
+                    let b = self.x.expr(b, out);
+                    quote!(+ (#b) as i64)
+                }
+                None => quote!(),
+            };
+            // A register's element; a slice's first, from the loop's first iteration (a
+            // reversed row's from its last).
             idx.push(match s.stride {
                 0 => {
                     let at = Literal::i64_suffixed(s.block as i64);
                     quote!(#at)
                 }
-                _ => quote!(__va * #st + #off),
+                -1 => quote!(#off - (__va + __vn as i64 - 1) #base),
+                _ => quote!(__va * #st + #off #base),
             });
             let (src, d) = buf_names(s.buf);
             let r = format_ident!("__vr{}", k);
-            let st_n = s.stride as usize;
+            let st_n = s.stride.max(1) as usize;
             let len = match s.stride {
                 0 => quote!(1usize),
                 _ => quote!(__vn * #st_n),
@@ -404,11 +425,11 @@ impl Printer<'_> {
             });
             for k in ks {
                 let v = format_ident!("__vs{}", k);
-                let st_n = slices[*k].stride as usize;
+                let st_n = slices[*k].stride.max(0) as usize;
                 if st_n > 1 {
                     take.extend(quote!(let (#v, _) = #v.as_chunks_mut::<#st_n>();));
                 }
-                take.extend(match st_n {
+                take.extend(match slices[*k].stride {
                     0 => {
                         let r = format_ident!("__vk{}", k);
                         back.extend(quote!(#v[0] = #r;));

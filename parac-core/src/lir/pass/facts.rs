@@ -83,6 +83,44 @@ pub(crate) fn affine(func: &Func, e: ExprId, var: VarId) -> Option<(i128, i128)>
     }
 }
 
+/// `(stride, offset, base)` where `e` is `stride * var + offset + base`, `base` an expression
+/// that `invariant` accepts (one that does not change with `var`: a size, a host scalar, an
+/// outer variable), added once: `N - 1 - y` is `(-1, 0, N - 1)`, a reversed row; `y + dx` is
+/// `(1, 0, dx)`. Through widening casts, as [`affine`].
+pub(crate) fn affine_base(
+    func: &Func,
+    e: ExprId,
+    var: VarId,
+    invariant: &dyn Fn(ExprId) -> bool,
+) -> Option<(i128, i128, Option<ExprId>)> {
+    if let Some((s, c)) = affine(func, e, var) {
+        return Some((s, c, None));
+    }
+    let int = |x: ExprId| match func.exprs[x].kind {
+        ExprKind::Int(k) => Some(k),
+        _ => None,
+    };
+    let go = |x: ExprId| affine_base(func, x, var, invariant);
+    // `base ± (affine in var)`, where the affine side has no base of its own.
+    let with_base = |b: ExprId, a: ExprId, sign: i128| match go(a)? {
+        (s, c, None) if invariant(b) => Some((sign * s, sign * c, Some(b))),
+        _ => None,
+    };
+    match &func.exprs[e].kind {
+        ExprKind::Cast(a) => go(*a),
+        ExprKind::Binary(BinOp::Add, a, b) => match (int(*a), int(*b)) {
+            (_, Some(k)) => go(*a).map(|(s, c, r)| (s, c + k, r)),
+            (Some(k), _) => go(*b).map(|(s, c, r)| (s, c + k, r)),
+            _ => with_base(*b, *a, 1).or_else(|| with_base(*a, *b, 1)),
+        },
+        ExprKind::Binary(BinOp::Sub, a, b) => match int(*b) {
+            Some(k) => go(*a).map(|(s, c, r)| (s, c - k, r)),
+            None => with_base(*a, *b, -1),
+        },
+        _ => None,
+    }
+}
+
 /// `e` with the variable `var` replaced by `y` (of the variable's type). Where `y` is a
 /// constant, a conversion of a constant is folded (when the value fits the target type), so
 /// that the result's affine form is plain ([`affine`]). Other nodes that do not read `var` are

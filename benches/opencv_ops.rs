@@ -1,0 +1,84 @@
+//! OpenCV's everyday functions written as a user writes them (`tests/opencv_ops/programs.rs`,
+//! whose results the tests hold to OpenCV's), at 3840x2160 and 640x480 u8, as
+//! `benches/peers/opencv_ops.py` times OpenCV's own functions: on the CPU path (at the level of
+//! vector instructions `PARAC_CPU_ISA` names, else the processor's widest), and on the OpenCL
+//! device where `PARAC_DEVICE` names one (PoCL: `PARAC_DEVICE=opencl`) or `Runtime::new()`
+//! picks a GPU. docs/benchmarks.md, "OpenCV's functions", has the table.
+//!
+//! `cargo bench --bench opencv_ops` (`-- 3840x2160`, `-- flip` to choose).
+
+use criterion::{BenchmarkId, Criterion, SamplingMode};
+use parac::{Matrix, Runtime};
+use std::time::Duration;
+
+#[allow(dead_code)]
+#[path = "../tests/opencv_ops/programs.rs"]
+mod programs;
+
+use programs::*;
+
+fn main() {
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    let mut runtimes = vec![("cpu", Runtime::cpu().with_cpu_isa(cpu_isa_from_env()))];
+    if let Ok(rt) = Runtime::new()
+        && rt.device().is_some()
+    {
+        eprintln!("OpenCL: {}", rt.describe());
+        runtimes.push(("opencl", rt));
+    }
+    for (h, w) in [(2160, 3840), (480, 640)] {
+        // A photograph's statistics: smooth ramps with texture.
+        let src = Matrix::from_fn([h, w], |i| {
+            ((i[0] * 7 + i[1] * 13 + (i[0] * i[1]) % 17) % 256) as u8
+        });
+        let rgb = Matrix::from_fn([h, 3 * w], |i| ((i[0] * 5 + i[1] * 3) % 256) as u8);
+        let src16 = Matrix::from_fn([h, w], |i| (i[0] * 31 + i[1] * 17) as i16);
+        let mut same = Matrix::<u8>::zeros([h, w]);
+        let mut turned = Matrix::<u8>::zeros([w, h]);
+        let mut rgb_out = Matrix::<u8>::zeros([h, 3 * w]);
+        let mut turned16 = Matrix::<i16>::zeros([w, h]);
+        let mut g = c.benchmark_group(format!("opencv_ops_{w}x{h}"));
+        g.sampling_mode(SamplingMode::Flat).sample_size(10);
+        for (path, rt) in &runtimes {
+            let id = |what: &str| BenchmarkId::new(what, path);
+            g.bench_function(id("flip_lr"), |b| {
+                b.iter(|| flip_lr::flip_lr(rt, &src, &mut same).expect("flip"))
+            });
+            g.bench_function(id("flip_ud"), |b| {
+                b.iter(|| flip_ud::flip_ud(rt, &src, &mut same).expect("flip"))
+            });
+            g.bench_function(id("flip_both"), |b| {
+                b.iter(|| flip_both::flip_both(rt, &src, &mut same).expect("flip"))
+            });
+            g.bench_function(id("transpose"), |b| {
+                b.iter(|| transpose::transpose(rt, &src, &mut turned).expect("transpose"))
+            });
+            g.bench_function(id("rotate_cw"), |b| {
+                b.iter(|| rotate_cw::rotate_cw(rt, &src, &mut turned).expect("rotate"))
+            });
+            g.bench_function(id("rotate_ccw"), |b| {
+                b.iter(|| rotate_ccw::rotate_ccw(rt, &src, &mut turned).expect("rotate"))
+            });
+            g.bench_function(id("flip_lr_rgb"), |b| {
+                b.iter(|| flip_lr_rgb::flip_lr_rgb(rt, &rgb, &mut rgb_out).expect("flip"))
+            });
+            g.bench_function(id("transpose_i16"), |b| {
+                b.iter(|| {
+                    transpose_i16::transpose_i16(rt, &src16, &mut turned16).expect("transpose")
+                })
+            });
+        }
+        g.finish();
+    }
+    c.final_summary();
+}
+
+/// The level `PARAC_CPU_ISA` names, else the processor's widest.
+fn cpu_isa_from_env() -> parac::CpuIsa {
+    parac::Config::from_env()
+        .map(|c| c.cpu_isa)
+        .expect("PARAC_* variables")
+}
