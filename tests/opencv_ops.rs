@@ -164,3 +164,28 @@ fn flips_transposes_and_rotations_are_opencvs() {
         }
     }
 }
+
+#[test]
+fn flip_of_interleaved_rgb_is_opencvs() {
+    let cam = common::data::camera_u8();
+    let mut runtimes = vec![("cpu", parac::Runtime::cpu())];
+    runtimes.extend(common::runtimes::fresh_opencl().map(|rt| ("opencl", rt)));
+    for (rows, cols) in [(1, 1), (1, 9), (7, 1), (33, 65), (129, 31)] {
+        // Three channels of each pixel, interleaved: `u8[rows][3 * cols]`.
+        let rgb = Matrix::from_fn(&[rows, 3 * cols], |i| {
+            cam.as_slice()[i[0] * cam.shape()[1] + i[1] / 3].wrapping_add(i[1] as u8 % 3 * 50)
+        });
+        let want = Matrix::from_fn(&[rows, 3 * cols], |i| {
+            rgb.as_slice()[i[0] * 3 * cols + 3 * (cols - 1 - i[1] / 3) + i[1] % 3]
+        });
+        for (rname, rt) in &runtimes {
+            let mut dst = Matrix::<u8>::zeros(&[rows, 3 * cols]);
+            flip_lr_rgb::flip_lr_rgb(rt, &rgb, &mut dst).unwrap();
+            assert_eq!(
+                dst.as_slice(),
+                want.as_slice(),
+                "flip 1, {rows}x{cols} RGB on {rname}"
+            );
+        }
+    }
+}

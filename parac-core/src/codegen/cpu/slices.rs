@@ -21,22 +21,22 @@ use std::collections::HashMap;
 /// its accesses.
 struct Slice {
     buf: Buf,
-    /// The indices before the last; the last index is `stride * v + stride * block + lane`
-    /// (plus `base`) for the loop variable `v` (a slice of `stride`-element chunks where
-    /// `stride > 1`, the lanes of `lir::pass::lanes`; a reversed row where `stride` is -1,
-    /// `block` then its offset).
+    /// The indices before the last; the last index is `stride * v + |stride| * block + lane`
+    /// (plus `base`) for the loop variable `v` (a slice of `|stride|`-element chunks where
+    /// `|stride| > 1`, the lanes of `lir::pass::lanes`; read backwards where `stride < 0`).
     prefix: Vec<ExprId>,
     stride: i128,
     block: i128,
-    /// A part of the last index that does not change in the loop (`N - 1` in `N - 1 - y`).
-    base: Option<ExprId>,
+    /// A part of the last index that does not change in the loop and its coefficient
+    /// (`N - 1` in `N - 1 - y`).
+    base: Option<(ExprId, i128)>,
     /// The stores it serves (none: a slice that loads read).
     stores: Vec<StmtId>,
 }
 
 /// An access along the loop: the indices before the last, the last one's stride, constant
 /// offset and loop-invariant base ([`affine_base`]).
-type Access = (Vec<ExprId>, i128, i128, Option<ExprId>);
+type Access = (Vec<ExprId>, i128, i128, Option<(ExprId, i128)>);
 
 /// What the body of the loop reaches.
 #[derive(Default)]
@@ -113,13 +113,13 @@ impl Printer<'_> {
 
     /// The indices before the last, the last one's stride, offset and base, where an
     /// unchecked access at `index` reads or writes a slice along the loop's variable `v`:
-    /// chunks of 1 to 8 elements, or a reversed row (stride -1: a mirrored read,
-    /// `src[x][N - 1 - y]`). The partition's test of the interior bounds every leaf of the
+    /// chunks of 1 to 8 elements, in order or reversed (a negative stride: a mirrored read,
+    /// `src[x][N - 1 - y]`, `src[x][3 * (N - 1 - y) + c]`). The partition's test of the interior bounds every leaf of the
     /// index, so its arithmetic does not wrap there.
     fn sliceable(&self, index: &[ExprId], v: VarId, bound: &[VarId]) -> Option<Access> {
         let invariant = |e: ExprId| self.invariant(e, v, bound);
         let (stride, offset, base) = affine_base(self.func(), *index.last()?, v, &invariant)?;
-        if !(1..=8).contains(&stride) && stride != -1 {
+        if !(1..=8).contains(&stride.abs()) {
             return None;
         }
         let prefix = self.row_invariant(index, v, bound)?;
@@ -167,10 +167,10 @@ impl Printer<'_> {
     fn slice_key(&self, buf: Buf, a: &Access) -> String {
         let (prefix, stride, offset, base) = a;
         let rows: Vec<usize> = prefix.iter().map(|p| self.x.canon_of(*p)).collect();
-        let base = base.map(|b| self.x.canon_of(b));
+        let base = base.map(|(b, k)| (self.x.canon_of(b), k));
         format!(
             "{buf:?}:{rows:?}:{stride}:{base:?}:{}",
-            offset.div_euclid((*stride).max(1))
+            offset.div_euclid(stride.abs().max(1))
         )
     }
 
@@ -211,20 +211,22 @@ impl Printer<'_> {
             }
         }
         let chunked = |m: Buf, a: &Access| {
-            a.1 <= 1
+            a.1.abs() <= 1
                 || lanes_seen
                     .get(&self.slice_key(m, a))
-                    .is_some_and(|l| l.len() as i128 == a.1)
+                    .is_some_and(|l| l.len() as i128 == a.1.abs())
         };
         // A slice per matrix, row and chunk alignment; each access its lane in it.
         let mut add = |slices: &mut Vec<Slice>, m: Buf, a: Access, x: &Self| {
             let key = x.slice_key(m, &a);
             let (prefix, stride, offset, base) = a;
-            // Stride 0: a register (`Printer::register`), its element `offset`; -1: a
-            // reversed row, its offset kept.
+            // Stride 0: a register (`Printer::register`), its element `offset`.
             let (block, lane) = match stride {
-                0 | -1 => (offset, 0),
-                _ => (offset.div_euclid(stride), offset.rem_euclid(stride)),
+                0 => (offset, 0),
+                _ => (
+                    offset.div_euclid(stride.abs()),
+                    offset.rem_euclid(stride.abs()),
+                ),
             };
             let k = *key_of.entry(key).or_insert_with(|| {
                 slices.push(Slice {
@@ -245,8 +247,11 @@ impl Printer<'_> {
             } else if stride == 1 {
                 quote!(#v[__i])
             } else if stride == -1 {
-                // The slice starts at the last iteration's element.
+                // A reversed slice starts at the last iteration's element.
                 quote!(#v[__vn - 1 - __i])
+            } else if stride < 0 {
+                let lane = lane as usize;
+                quote!(#v[__vn - 1 - __i][#lane])
             } else {
                 let lane = lane as usize;
                 quote!(#v[__i][#lane])
@@ -354,13 +359,13 @@ impl Printer<'_> {
         for (k, s) in slices.iter().enumerate() {
             let mut idx: Vec<TokenStream> = s.prefix.iter().map(|p| self.x.expr(*p, out)).collect();
             let (st, off) = (
-                Literal::i64_suffixed(s.stride as i64),
-                Literal::i64_suffixed((s.stride.max(1) * s.block) as i64),
+                Literal::i64_suffixed(s.stride.abs() as i64),
+                Literal::i64_suffixed((s.stride.abs() * s.block) as i64),
             );
             let base = match s.base {
-                Some(b) => {
-                    let b = self.x.expr(b, out);
-                    quote!(+ (#b) as i64)
+                Some((b, k)) => {
+                    let (b, k) = (self.x.expr(b, out), Literal::i64_suffixed(k as i64));
+                    quote!(+ (#b) as i64 * #k)
                 }
                 None => quote!(),
             };
@@ -371,12 +376,12 @@ impl Printer<'_> {
                     let at = Literal::i64_suffixed(s.block as i64);
                     quote!(#at)
                 }
-                -1 => quote!(#off - (__va + __vn as i64 - 1) #base),
+                ..0 => quote!(#off - (__va + __vn as i64 - 1) * #st #base),
                 _ => quote!(__va * #st + #off #base),
             });
             let (src, d) = buf_names(s.buf);
             let r = format_ident!("__vr{}", k);
-            let st_n = s.stride.max(1) as usize;
+            let st_n = s.stride.abs().max(1) as usize;
             let len = match s.stride {
                 0 => quote!(1usize),
                 _ => quote!(__vn * #st_n),
@@ -398,7 +403,7 @@ impl Printer<'_> {
             );
             if s.stores.is_empty() {
                 let v = format_ident!("__vs{}", k);
-                let chunks = (s.stride > 1).then(|| quote!(let (#v, _) = #v.as_chunks::<#st_n>();));
+                let chunks = (st_n > 1).then(|| quote!(let (#v, _) = #v.as_chunks::<#st_n>();));
                 take.extend(quote! {
                     let ::core::option::Option::Some(#v) = #src.get(#r) else { return ::core::result::Result::Ok(false); };
                     #chunks
@@ -425,7 +430,7 @@ impl Printer<'_> {
             });
             for k in ks {
                 let v = format_ident!("__vs{}", k);
-                let st_n = slices[*k].stride.max(0) as usize;
+                let st_n = slices[*k].stride.unsigned_abs() as usize;
                 if st_n > 1 {
                     take.extend(quote!(let (#v, _) = #v.as_chunks_mut::<#st_n>();));
                 }

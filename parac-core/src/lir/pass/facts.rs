@@ -83,16 +83,17 @@ pub(crate) fn affine(func: &Func, e: ExprId, var: VarId) -> Option<(i128, i128)>
     }
 }
 
-/// `(stride, offset, base)` where `e` is `stride * var + offset + base`, `base` an expression
-/// that `invariant` accepts (one that does not change with `var`: a size, a host scalar, an
-/// outer variable), added once: `N - 1 - y` is `(-1, 0, N - 1)`, a reversed row; `y + dx` is
-/// `(1, 0, dx)`. Through widening casts, as [`affine`].
+/// `(stride, offset, base)` where `e` is `stride * var + offset + k * b` for `base` `(b, k)`,
+/// `b` an expression that `invariant` accepts (one that does not change with `var`: a size, a
+/// host scalar, an outer variable): `N - 1 - y` is `(-1, 0, (N - 1, 1))`, a reversed row;
+/// `3 * (W - y) + 2` is `(-3, 2, (W, 3))`; `y + dx` is `(1, 0, (dx, 1))`. Through widening
+/// casts, as [`affine`].
 pub(crate) fn affine_base(
     func: &Func,
     e: ExprId,
     var: VarId,
     invariant: &dyn Fn(ExprId) -> bool,
-) -> Option<(i128, i128, Option<ExprId>)> {
+) -> Option<(i128, i128, Option<(ExprId, i128)>)> {
     if let Some((s, c)) = affine(func, e, var) {
         return Some((s, c, None));
     }
@@ -103,7 +104,7 @@ pub(crate) fn affine_base(
     let go = |x: ExprId| affine_base(func, x, var, invariant);
     // `base ± (affine in var)`, where the affine side has no base of its own.
     let with_base = |b: ExprId, a: ExprId, sign: i128| match go(a)? {
-        (s, c, None) if invariant(b) => Some((sign * s, sign * c, Some(b))),
+        (s, c, None) if invariant(b) => Some((sign * s, sign * c, Some((b, 1)))),
         _ => None,
     };
     match &func.exprs[e].kind {
@@ -113,6 +114,14 @@ pub(crate) fn affine_base(
             (Some(k), _) => go(*b).map(|(s, c, r)| (s, c + k, r)),
             _ => with_base(*b, *a, 1).or_else(|| with_base(*a, *b, 1)),
         },
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            let (k, x) = match (int(*a), int(*b)) {
+                (_, Some(k)) => (k, *a),
+                (Some(k), _) => (k, *b),
+                _ => return None,
+            };
+            go(x).map(|(s, c, r)| (s * k, c * k, r.map(|(b, m)| (b, m * k))))
+        }
         ExprKind::Binary(BinOp::Sub, a, b) => match int(*b) {
             Some(k) => go(*a).map(|(s, c, r)| (s, c - k, r)),
             None => with_base(*a, *b, -1),
