@@ -10,7 +10,7 @@
 
 use super::{Loop, Printer};
 use crate::ir::{BinOp, Scalar};
-use crate::lir::pass::facts::affine_base;
+use crate::lir::pass::facts::{Base, affine_base};
 use crate::lir::visit::{expr_children, stmt_parts};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use proc_macro2::{Literal, TokenStream};
@@ -29,14 +29,14 @@ struct Slice {
     block: i128,
     /// A part of the last index that does not change in the loop and its coefficient
     /// (`N - 1` in `N - 1 - y`).
-    base: Option<(ExprId, i128)>,
+    base: Option<Base>,
     /// The stores it serves (none: a slice that loads read).
     stores: Vec<StmtId>,
 }
 
 /// An access along the loop: the indices before the last, the last one's stride, constant
 /// offset and loop-invariant base ([`affine_base`]).
-type Access = (Vec<ExprId>, i128, i128, Option<(ExprId, i128)>);
+type Access = (Vec<ExprId>, i128, i128, Option<Base>);
 
 /// What the body of the loop reaches.
 #[derive(Default)]

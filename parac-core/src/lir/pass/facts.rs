@@ -83,6 +83,9 @@ pub(crate) fn affine(func: &Func, e: ExprId, var: VarId) -> Option<(i128, i128)>
     }
 }
 
+/// A loop-invariant part of an index and its coefficient (see [`affine_base`]).
+pub(crate) type Base = (ExprId, i128);
+
 /// `(stride, offset, base)` where `e` is `stride * var + offset + k * b` for `base` `(b, k)`,
 /// `b` an expression that `invariant` accepts (one that does not change with `var`: a size, a
 /// host scalar, an outer variable): `N - 1 - y` is `(-1, 0, (N - 1, 1))`, a reversed row;
@@ -93,7 +96,7 @@ pub(crate) fn affine_base(
     e: ExprId,
     var: VarId,
     invariant: &dyn Fn(ExprId) -> bool,
-) -> Option<(i128, i128, Option<(ExprId, i128)>)> {
+) -> Option<(i128, i128, Option<Base>)> {
     if let Some((s, c)) = affine(func, e, var) {
         return Some((s, c, None));
     }
