@@ -68,6 +68,7 @@ entry!(transpose, [src: u8], [dst: u8]);
 entry!(rotate_cw, [src: u8], [dst: u8]);
 entry!(rotate_ccw, [src: u8], [dst: u8]);
 entry!(flip_lr_rgb, [src: u8], [dst: u8]);
+entry!(flip_lr_rgb_stores, [src: u8], [dst: u8]);
 entry!(transpose_i16, [src: i16], [dst: i16]);
 
 macro_rules! entries {
@@ -90,6 +91,7 @@ const PROGRAMS: &[Entry] = entries![
     rotate_cw: SIZES,
     rotate_ccw: SIZES,
     flip_lr_rgb: SIZES_RGB,
+    flip_lr_rgb_stores: SIZES_RGB,
     transpose_i16: SIZES,
 ];
 

@@ -68,6 +68,17 @@ programs! {
         }
     }
 
+    // The same mirror written by where it stores: each pixel's chunk written backwards.
+    flip_lr_rgb_stores {
+        pub fn flip_lr_rgb_stores(src: &u8[M][W], dst: &mut u8[M][W]) {
+            parac_iterator it(x in 0:M:1; y in 0:W / 3:1) {
+                dst[x][3 * (W / 3 - 1 - y)] = src[x][3 * y];
+                dst[x][3 * (W / 3 - 1 - y) + 1] = src[x][3 * y + 1];
+                dst[x][3 * (W / 3 - 1 - y) + 2] = src[x][3 * y + 2];
+            }
+        }
+    }
+
     // `cv2.transpose` of an i16 image.
     transpose_i16 {
         pub fn transpose_i16(src: &i16[M][N], dst: &mut i16[N][M]) {
