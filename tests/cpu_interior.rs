@@ -7,9 +7,9 @@
 
 use parac::{CpuIsa, Error, Matrix, Runtime};
 
-/// A CPU runtime per level of vector instructions.
+/// A CPU runtime per level of vector instructions the processor has.
 fn levels() -> Vec<Runtime> {
-    [CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512]
+    CpuIsa::available()
         .into_iter()
         .map(|isa| Runtime::cpu().with_cpu_isa(isa))
         .collect()

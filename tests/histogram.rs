@@ -32,27 +32,6 @@ const SIZES: &[&[(&str, usize)]] = &[
 #[path = "histogram/programs.rs"]
 mod programs;
 
-/// Module `$m`: the program of `programs::$m` and a `call` that binds the arguments (`$in`
-/// inputs, `$out` outputs, by element type) through canaried matrices.
-macro_rules! entry {
-    ($m:ident, [$($i:ident: $it:ty),*], [$($o:ident: $ot:ty),*]) => {
-        mod $m {
-            use super::{Arg, Val};
-            pub use super::programs::$m::*;
-            pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
-                let mut k = 0;
-                $(let $i = super::canaried::<$it>(stringify!($i), &args[k]); k += 1;)*
-                let first_out = k;
-                $(let mut $o = super::canaried::<$ot>(stringify!($o), &args[k]); k += 1;)*
-                let r = $m(rt, $(&$i,)* $(&mut $o),*);
-                let mut k = first_out;
-                $(super::put(&mut args[k], &$o); k += 1;)*
-                r.map(|()| None)
-            }
-        }
-    };
-}
-
 entry!(histogram, [src: u8], [hist: i32]);
 
 entry!(histogram_2d, [a: u8, b: u8], [h: u32]);

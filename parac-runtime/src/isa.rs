@@ -42,6 +42,15 @@ impl CpuIsa {
         *LEVEL.get_or_init(detect)
     }
 
+    /// Every level this processor runs as itself, the plain loops first: the levels a test
+    /// runs to cover each one (a level above [`CpuIsa::detected`] would run as a lower one).
+    pub fn available() -> Vec<CpuIsa> {
+        [CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512]
+            .into_iter()
+            .filter(|isa| isa.resolve() == *isa)
+            .collect()
+    }
+
     /// The level that runs for this request: `Auto` the detected one, a level the processor
     /// lacks the widest it has.
     pub fn resolve(self) -> CpuIsa {

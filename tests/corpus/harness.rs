@@ -83,6 +83,31 @@ pub fn boolean(a: &Arg) -> bool {
     }
 }
 
+/// Module `$m`: the program of `programs::$m` and a `call` that binds the arguments (`$in`
+/// inputs, `$out` outputs, by element type) through canaried matrices: at the test's root,
+/// beside `use harness::*` and `mod programs`.
+#[allow(unused_macros)]
+macro_rules! entry {
+    ($m:ident, [$($i:ident: $it:ty),*], [$($o:ident: $ot:ty),*]) => {
+        mod $m {
+            use super::{Arg, Val};
+            pub use super::programs::$m::*;
+            pub fn call(rt: &parac::Runtime, args: &mut [Arg]) -> Result<Option<Val>, parac::Error> {
+                let mut k = 0;
+                $(let $i = super::canaried::<$it>(stringify!($i), &args[k]); k += 1;)*
+                let first_out = k;
+                $(let mut $o = super::canaried::<$ot>(stringify!($o), &args[k]); k += 1;)*
+                let r = $m(rt, $(&$i,)* $(&mut $o),*);
+                let mut k = first_out;
+                $(super::put(&mut args[k], &$o); k += 1;)*
+                r.map(|()| None)
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use entry;
+
 pub struct Entry {
     pub name: &'static str,
     pub src: &'static str,
@@ -186,12 +211,8 @@ pub fn cpu_path(programs: &[Entry]) {
 /// (`CpuIsa`: the plain loops, AVX2, AVX-512) with the model's plan, for each of its sizes,
 /// against the interpreter, bit for bit.
 pub fn cpu_levels(programs: &[Entry]) {
-    use parac::CpuIsa;
     let mut failures = Vec::new();
-    let levels: Vec<_> = [CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512]
-        .into_iter()
-        .filter(|isa| isa.resolve() == *isa)
-        .collect();
+    let levels = parac::CpuIsa::available();
     for (i, e) in programs.iter().enumerate() {
         let c = parac_core::compile_str(e.src);
         let f = &c.module.functions[0];

@@ -58,29 +58,7 @@ pub(crate) fn unit_offset(func: &Func, e: ExprId, var: VarId) -> Option<i128> {
 
 /// `(stride, offset)` where `e` is `stride * var + offset` (through widening casts).
 pub(crate) fn affine(func: &Func, e: ExprId, var: VarId) -> Option<(i128, i128)> {
-    let int = |x: ExprId| match func.exprs[x].kind {
-        ExprKind::Int(k) => Some(k),
-        _ => None,
-    };
-    match &func.exprs[e].kind {
-        ExprKind::Var(w) if *w == var => Some((1, 0)),
-        ExprKind::Cast(a) => affine(func, *a, var),
-        ExprKind::Binary(BinOp::Add, a, b) => match (int(*a), int(*b)) {
-            (_, Some(k)) => affine(func, *a, var).map(|(s, c)| (s, c + k)),
-            (Some(k), _) => affine(func, *b, var).map(|(s, c)| (s, c + k)),
-            _ => None,
-        },
-        ExprKind::Binary(BinOp::Sub, a, b) => {
-            let k = int(*b)?;
-            affine(func, *a, var).map(|(s, c)| (s, c - k))
-        }
-        ExprKind::Binary(BinOp::Mul, a, b) => match (int(*a), int(*b)) {
-            (_, Some(k)) => affine(func, *a, var).map(|(s, c)| (s * k, c * k)),
-            (Some(k), _) => affine(func, *b, var).map(|(s, c)| (s * k, c * k)),
-            _ => None,
-        },
-        _ => None,
-    }
+    affine_base(func, e, var, &|_| false).map(|(s, c, _)| (s, c))
 }
 
 /// A loop-invariant part of an index and its coefficient (see [`affine_base`]).
@@ -90,16 +68,13 @@ pub(crate) type Base = (ExprId, i128);
 /// `b` an expression that `invariant` accepts (one that does not change with `var`: a size, a
 /// host scalar, an outer variable): `N - 1 - y` is `(-1, 0, (N - 1, 1))`, a reversed row;
 /// `3 * (W - y) + 2` is `(-3, 2, (W, 3))`; `y + dx` is `(1, 0, (dx, 1))`. Through widening
-/// casts, as [`affine`].
+/// casts. Where `invariant` accepts nothing, this is [`affine`].
 pub(crate) fn affine_base(
     func: &Func,
     e: ExprId,
     var: VarId,
     invariant: &dyn Fn(ExprId) -> bool,
 ) -> Option<(i128, i128, Option<Base>)> {
-    if let Some((s, c)) = affine(func, e, var) {
-        return Some((s, c, None));
-    }
     let int = |x: ExprId| match func.exprs[x].kind {
         ExprKind::Int(k) => Some(k),
         _ => None,
@@ -111,6 +86,7 @@ pub(crate) fn affine_base(
         _ => None,
     };
     match &func.exprs[e].kind {
+        ExprKind::Var(w) if *w == var => Some((1, 0, None)),
         ExprKind::Cast(a) => go(*a),
         ExprKind::Binary(BinOp::Add, a, b) => match (int(*a), int(*b)) {
             (_, Some(k)) => go(*a).map(|(s, c, r)| (s, c + k, r)),
