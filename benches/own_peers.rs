@@ -4,7 +4,11 @@
 //! - `gauss5`: a separable 5-tap Gaussian (1 4 6 4 1) / 256 of a u8 image with reflect-101
 //!   borders (two stages; the horizontal pass fused into the vertical one's tasks);
 //! - `unsharp7` (`benches/own`): a 7-tap separable Gaussian with clamped borders and an unsharp
-//!   mask from it (a 3-stage chain: both intermediates fused into the last stage's tasks).
+//!   mask from it (a 3-stage chain: both intermediates fused into the last stage's tasks);
+//! - `box3`: a 3x3 box mean of a u8 image through a 16-bit intermediate, interior only (the
+//!   output two smaller per side), rounded;
+//! - `sobel_mean` (`benches/own`): a Sobel magnitude with replicated borders and its mean (a
+//!   stage and a reduction over its output).
 //!
 //! 3840x2160 u8 (`PARAC_BENCH_SMALL=1`: 960x540). The Rust side writes the input and parac's
 //! outputs to `target/own_peers/`; `benches/peers/halide_own.py` (in `benches/peers/.venv`:
@@ -29,6 +33,19 @@ parac::parac! {
         parac_iterator it1(x in 0:M:1; y in 0:N:1) parac_border_rule(s) {
             out[x][y] = (h[x-2][y] + 4 * h[x-1][y] + 6 * h[x][y] + 4 * h[x+1][y] + h[x+2][y] + 128)
                 / 256;
+        }
+    }
+}
+
+parac::parac! {
+    /// A 3x3 box mean, rounded, through 16-bit row sums; the interior only.
+    pub fn box3(src: &u8[M][N], out: &mut u8[M-2][N-2]) {
+        let h: u16[M][N-2];
+        parac_iterator it(x in 0:M:1; y in 0:N-2:1) {
+            h[x][y] = src[x][y] + src[x][y+1] + src[x][y+2];
+        }
+        parac_iterator it1(x in 0:M-2:1; y in 0:N-2:1) {
+            out[x][y] = (h[x][y] + h[x+1][y] + h[x+2][y] + 4) / 9;
         }
     }
 }
@@ -58,9 +75,15 @@ fn main() {
     println!("| pipeline | contender | median ms | min ms | note |");
     println!("|---|---|---:|---:|---|");
     type Call = fn(&Runtime, &Matrix<u8>, &mut Matrix<u8>) -> Result<(), parac::Error>;
-    let cases: [(&str, Call); 2] = [("gauss5", gauss5), ("unsharp7", own::unsharp7)];
-    for (name, f) in cases {
-        let mut out = Matrix::<u8>::zeros([m, n]);
+    let sobel: Call = |rt, src, out| own::sobel_mean(rt, src, out).map(drop);
+    let cases: [(&str, Call, [usize; 2]); 4] = [
+        ("gauss5", gauss5, [m, n]),
+        ("unsharp7", own::unsharp7, [m, n]),
+        ("box3", box3, [m - 2, n - 2]),
+        ("sobel_mean", sobel, [m, n]),
+    ];
+    for (name, f, shape) in cases {
+        let mut out = Matrix::<u8>::zeros(shape);
         let time = host::measure(|| f(&rt, &src, &mut out).expect(name), 0.0, 5.0);
         out.write_npy(dir.join(format!("{name}.npy")))
             .expect("an output");

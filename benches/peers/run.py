@@ -225,7 +225,7 @@ LOC_PARTS = dict(
                  halide_schedule_cpu=[H.sharpen_schedule_cpu],
                  halide_schedule_gpu=[H.sharpen_schedule_gpu, H._gpu_tile],
                  opencv=[O.sharpen_opencv]),
-    blur=dict(halide_algorithm=[H.blur_algorithm, H._i32],
+    blur=dict(halide_algorithm=[H.blur_algorithm],
               halide_schedule_cpu=[H.blur_schedule_cpu],
               halide_schedule_gpu=[H.blur_schedule_gpu, H._gpu_tile],
               opencv=[O.blur_opencv]),

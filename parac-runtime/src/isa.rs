@@ -91,8 +91,10 @@ fn detect() -> CpuIsa {
 
 /// Runs `f`, a vectorized interior, compiled for level `isa` (a resolved one,
 /// [`CpuIsa::resolve`]): `None` where it has no copy for that level (x86_64's `Portable`), and
-/// the caller runs its plain loop. `f` is called only here, so the compiler inlines it into the
-/// copy of each level and vectorizes it for that level's registers.
+/// the caller runs its plain loop. `f` must be a closure marked `#[inline(always)]`, as the
+/// generated code's are: it has a call site in each level's copy, and LLVM inlines a large body
+/// into two callers only when told to; left out of line, its one body is compiled for the
+/// baseline, and every level runs SSE2 code.
 #[inline(always)]
 pub fn vector<R>(isa: CpuIsa, f: impl FnOnce() -> R) -> Option<R> {
     #[cfg(target_arch = "x86_64")]

@@ -548,11 +548,14 @@ impl Printer<'_> {
             ::core::result::Result::Ok(true)
         });
         // Compiled once per vector level the architecture has (x86_64: AVX-512 and AVX2), the
-        // level chosen when the program runs (`CpuIsa`); with none, the plain loop.
+        // level chosen when the program runs (`CpuIsa`); with none, the plain loop. The closure
+        // is called from each level's copy, two call sites, which LLVM's inliner does not
+        // merge into its callers on its own once the body is large: without `inline(always)`
+        // every level ran one out-of-line body compiled for the baseline (SSE2).
         let fast = if gathers {
             quote!((#closure)()?)
         } else {
-            quote!(match ::parac::__private::cpu::vector(__isa, #closure) {
+            quote!(match ::parac::__private::cpu::vector(__isa, #[inline(always)] #closure) {
                 ::core::option::Option::Some(__r) => __r?,
                 ::core::option::Option::None => false,
             })
@@ -563,8 +566,8 @@ impl Printer<'_> {
             let __va: i64 = (#lo) as i64;
             let __vb: i64 = (#hi) as i64;
             let __vn: usize = if __vb > __va { (__vb - __va) as usize } else { 0 };
-            // Each closure called once (so inlined) per vector level. Inside the closure, the
-            // slices' lengths are known where the loop indexes them.
+            // The closure inlined into each vector level's copy. Inside it, the slices' lengths
+            // are known where the loop indexes them.
             let __fast: bool = #fast;
             if !__fast {
                 #plain_out
