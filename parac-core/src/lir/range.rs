@@ -7,7 +7,7 @@
 //! Ranges are intervals; a result that leaves its type's range (it may wrap) is the type's whole
 //! range, which is always sound.
 
-use super::{ExprId, ExprKind, Func, VarId};
+use super::{Buf, ExprId, ExprKind, Func, Memory, Stmt, VarId};
 use crate::ir::{BinOp, Builtin, Scalar, UnOp};
 use std::collections::HashMap;
 
@@ -117,6 +117,10 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
             }
         }
         ExprKind::Let(_, _, body) => range_in(func, *body, vars)?,
+        ExprKind::Load { buf, .. } => match func.stored.get(buf) {
+            Some(r) => *r,
+            None => own?,
+        },
         _ => own?,
     };
     // Wrapping at the type: only a range inside it is a bound.
@@ -124,6 +128,68 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
         Some((tlo, thi)) if r.0 < tlo || r.1 > thi => Some((tlo, thi)),
         _ => Some(r),
     }
+}
+
+/// The values each buffer `func` allocates can hold, where every write to it is a store of a
+/// value with a known range ([`Func::stored`], which [`range_in`] reads for loads): a local
+/// matrix's stores and its zeros (an element not yet written; `cpu::local` gives zeros
+/// unless every element is written before one is read), a private temporary's stores (the
+/// passes read only what they wrote). Nothing for a buffer also written another way (an
+/// update, a swap with another matrix, a scan), and nothing for the function's own matrices,
+/// whose values come from outside. The stores' values are ranged knowing nothing of other
+/// buffers, so the result holds whatever order the stores run in.
+pub fn stored(func: &Func) -> HashMap<Buf, (i128, i128)> {
+    use super::visit::stmt_parts;
+    let mut allocated = Vec::new();
+    let mut other = std::collections::HashSet::new();
+    let mut ranges: HashMap<Buf, (i128, i128)> = HashMap::new();
+    let mut stmts = vec![func.body];
+    while let Some(s) = stmts.pop() {
+        match &func.stmts[s] {
+            Stmt::Allocate { buf, memory, .. } => match (buf, memory) {
+                (Buf::Matrix(_), _) => {
+                    allocated.push(*buf);
+                    let r = ranges.entry(*buf).or_insert((0, 0));
+                    *r = (r.0.min(0), r.1.max(0));
+                }
+                (Buf::Temp(_), Memory::Private) => allocated.push(*buf),
+                _ => {}
+            },
+            Stmt::Store { buf, value, .. } => match range(func, *value) {
+                Some((lo, hi)) => {
+                    let r = ranges.entry(*buf).or_insert((lo, hi));
+                    *r = (r.0.min(lo), r.1.max(hi));
+                }
+                None => {
+                    other.insert(*buf);
+                }
+            },
+            Stmt::Update { buf, .. } => {
+                other.insert(*buf);
+            }
+            Stmt::Swap(a, b) => {
+                other.insert(Buf::Matrix(*a));
+                other.insert(Buf::Matrix(*b));
+            }
+            Stmt::ScanTotals {
+                carried, totals, ..
+            } => {
+                other.extend(carried.iter().map(|c| Buf::Temp(c.0)));
+                other.extend(totals.iter().map(|t| Buf::Temp(*t)));
+            }
+            Stmt::ScanRow { row, acc, .. } => {
+                other.insert(Buf::Temp(*row));
+                other.insert(Buf::Temp(*acc));
+            }
+            _ => {}
+        }
+        stmts.extend(stmt_parts(&func.stmts[s]).1);
+    }
+    allocated
+        .into_iter()
+        .filter(|b| !other.contains(b))
+        .filter_map(|b| Some((b, *ranges.get(&b)?)))
+        .collect()
 }
 
 /// The range of the sums of values in `a` and `b`; `None` past `i128`.

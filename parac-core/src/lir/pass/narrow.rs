@@ -3,10 +3,11 @@
 //! [`super::partition`]), an `int` expression of `+ - *`, negations, divisions by constants,
 //! right shifts by constants, `abs`, `min`, `max`, `clamp` and `select`s over pixels of 8 or 16
 //! bits (widened loads), constants and `let`-bound values, whose value and every one of whose
-//! operands' values fit `short` ([`crate::lir::range`], `let`s' ranges carried in order), is
-//! computed in `short` and widened once. Every operation then gives the same value (none
-//! leaves `short`'s range, so none wraps where `int` would not), and the loop's vectors hold
-//! twice the lanes: a 5-tap filter of `u8` pixels (laplacian's `h` and `down`) or a Sobel
+//! operands' values fit 16 bits ([`crate::lir::range`], `let`s' ranges carried in order, and
+//! loads of the function's own intermediates ranging over what is stored in them), is
+//! computed in `short` or `unsigned short` and widened once. Every operation then gives the same value
+//! (each result's value is one of its 16-bit type's, so its bits are that value), and the
+//! loop's vectors hold twice the lanes: a 5-tap filter of `u8` pixels (laplacian's `h` and `down`) or a Sobel
 //! magnitude (sharpen's `edge`) no longer in `int`.
 
 use crate::ir::{BinOp, Builtin, Scalar, UnOp};
@@ -17,6 +18,9 @@ use std::collections::HashMap;
 
 /// Narrows the arithmetic of every vectorized interior of `func`.
 pub fn run(func: &mut Func) {
+    // What the function's own buffers hold (a 16-bit intermediate of 8-bit sums), while the
+    // pass runs: it computes every stored value anew with the same value.
+    func.stored = crate::lir::range::stored(func);
     let mut interiors = Vec::new();
     find(func, func.body, &mut interiors);
     for s in interiors {
@@ -32,6 +36,7 @@ pub fn run(func: &mut Func) {
             *b = body;
         }
     }
+    func.stored.clear();
 }
 
 fn find(func: &Func, s: StmtId, out: &mut Vec<StmtId>) {
@@ -46,11 +51,6 @@ fn find(func: &Func, s: StmtId, out: &mut Vec<StmtId>) {
     for c in stmt_parts(&func.stmts[s]).1 {
         find(func, c, out);
     }
-}
-
-/// Whether a range is within `short`'s.
-fn fits(r: Option<(i128, i128)>) -> bool {
-    r.is_some_and(|(lo, hi)| lo >= i128::from(i16::MIN) && hi <= i128::from(i16::MAX))
 }
 
 struct Narrow {
@@ -98,9 +98,10 @@ impl Narrow {
             && let Some(n) = self.short(func, e)
         {
             let name = format!("{}_s", func.vars[v].name);
-            let w = func.var(&name, Scalar::I16);
+            let t = func.exprs[n].ty;
+            let w = func.var(&name, t);
             self.short_of.insert(v, w);
-            let we = func.expr(ExprKind::Var(w), Scalar::I16);
+            let we = func.expr(ExprKind::Var(w), t);
             let wide = func.cast(we, Scalar::I32);
             return vec![func.stmt(Stmt::Let(w, n)), func.stmt(Stmt::Let(v, wide))];
         }
@@ -128,18 +129,18 @@ impl Narrow {
         }
     }
 
-    /// `e` (an integer of at most 32 bits whose value fits `short`) computed in `short`, or
-    /// `None` where some operation could not be.
+    /// `e` (an integer of at most 32 bits whose value fits 16 bits) computed in 16 bits, or
+    /// `None` where some operation could not be. The result is `short` where the value fits
+    /// it, else `unsigned short` (a value in `0..=65535`, a sum of 8-bit products). `+ - *`
+    /// give the same bits in either (they wrap alike), so their operands are converted to the
+    /// result's type, a conversion that moves no bit; a division, a shift, a comparison
+    /// (`min`, `max`, `clamp`) and `abs` take the signedness their operands' values have.
     fn short(&mut self, func: &mut Func, e: ExprId) -> Option<ExprId> {
         let x = func.exprs[e].clone();
-        if x.lanes != 1
-            || !x.ty.is_int()
-            || x.ty.bytes() > 4
-            || !fits(range_in(func, e, &self.vars))
-        {
+        if x.lanes != 1 || !x.ty.is_int() || x.ty.bytes() > 4 {
             return None;
         }
-        let s = Scalar::I16;
+        let s = ty16(range_in(func, e, &self.vars))?;
         let int = |func: &Func, a: ExprId| match func.exprs[a].kind {
             ExprKind::Int(k) => Some(k),
             _ => None,
@@ -147,51 +148,109 @@ impl Narrow {
         Some(match x.kind {
             ExprKind::Int(k) => func.int(k, s),
             ExprKind::Var(v) => match self.short_of.get(&v) {
-                Some(w) => func.expr(ExprKind::Var(*w), s),
+                Some(w) => {
+                    let t = func.vars[*w].ty;
+                    let we = func.expr(ExprKind::Var(*w), t);
+                    as16(func, we, s)
+                }
                 None => func.cast(e, s),
             },
             // A conversion that keeps its operand's value (a widened pixel): the operand.
             ExprKind::Cast(a) if keeps(func, a, x.ty, &self.vars) => match func.exprs[a].ty {
-                Scalar::I16 => a,
-                t if t.bytes() <= 2 && t.is_int() => func.cast(a, s),
-                Scalar::I32 | Scalar::U32 => self.short(func, a)?,
+                t if t.bytes() <= 2 && t.is_int() => as16(func, a, s),
+                Scalar::I32 | Scalar::U32 => {
+                    let n = self.short(func, a)?;
+                    as16(func, n, s)
+                }
                 _ => return None,
             },
             ExprKind::Load { .. } if x.ty.bytes() <= 2 => func.cast(e, s),
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
                 let (a, b) = (self.short(func, a)?, self.short(func, b)?);
+                let (a, b) = (as16(func, a, s), as16(func, b, s));
                 func.binary(op, a, b, s)
             }
-            ExprKind::Binary(op @ (BinOp::Div | BinOp::Shr), a, b)
-                if match (op, int(func, b)) {
-                    (BinOp::Div, Some(d)) => d != 0 && d != -1,
-                    (BinOp::Shr, Some(k)) => (0..16).contains(&k),
-                    _ => false,
-                } =>
-            {
-                let (a, b) = (self.short(func, a)?, self.short(func, b)?);
-                func.binary(op, a, b, s)
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Shr), a, b) => {
+                let d = int(func, b)?;
+                // The dividend's signedness: unsigned where it is never negative (a division
+                // then needs no correction for a negative dividend: a multiply-high and a
+                // shift), else signed (its value then fits `short`).
+                let t = match range_in(func, a, &self.vars)? {
+                    (lo, _) if lo >= 0 => Scalar::U16,
+                    _ => Scalar::I16,
+                };
+                let ok = match op {
+                    BinOp::Div => d > 0 || (t == Scalar::I16 && d < -1 && d >= -32768),
+                    _ => (0..16).contains(&d),
+                };
+                if !ok || (op == BinOp::Div && d > 32767) {
+                    return None;
+                }
+                let a = self.short(func, a)?;
+                let a = as16(func, a, t);
+                let d = func.int(d, t);
+                let q = func.binary(op, a, d, t);
+                as16(func, q, s)
             }
             ExprKind::Unary(op @ (UnOp::Neg | UnOp::Plus), a) => {
                 let a = self.short(func, a)?;
+                let a = as16(func, a, s);
                 func.expr(ExprKind::Unary(op, a), s)
             }
             ExprKind::Call(
                 f @ (Builtin::Abs | Builtin::Min | Builtin::Max | Builtin::Clamp),
                 args,
             ) => {
-                let args = args
+                // Compared as what every argument's value is: all unsigned or all signed.
+                let rs = args
                     .iter()
-                    .map(|a| self.short(func, *a))
+                    .map(|a| range_in(func, *a, &self.vars))
                     .collect::<Option<Vec<_>>>()?;
-                func.expr(ExprKind::Call(f, args), s)
+                let i16r = |r: &(i128, i128)| ty16(Some(*r)) == Some(Scalar::I16);
+                let t = if f != Builtin::Abs && rs.iter().all(|r| r.0 >= 0) {
+                    Scalar::U16
+                } else if rs.iter().all(i16r) && !(f == Builtin::Abs && rs[0].0 <= -32768) {
+                    Scalar::I16
+                } else {
+                    return None;
+                };
+                let mut out = Vec::new();
+                for a in args {
+                    let n = self.short(func, a)?;
+                    out.push(as16(func, n, t));
+                }
+                let c = func.expr(ExprKind::Call(f, out), t);
+                as16(func, c, s)
             }
             ExprKind::Select(c, a, b) => {
                 let (a, b) = (self.short(func, a)?, self.short(func, b)?);
+                let (a, b) = (as16(func, a, s), as16(func, b, s));
                 func.expr(ExprKind::Select(c, a, b), s)
             }
             _ => return None,
         })
+    }
+}
+
+/// The 16-bit type a value in range `r` is computed in: `short` where it fits, else `unsigned
+/// short` where it fits that.
+fn ty16(r: Option<(i128, i128)>) -> Option<Scalar> {
+    let (lo, hi) = r?;
+    if lo >= i128::from(i16::MIN) && hi <= i128::from(i16::MAX) {
+        Some(Scalar::I16)
+    } else if lo >= 0 && hi <= i128::from(u16::MAX) {
+        Some(Scalar::U16)
+    } else {
+        None
+    }
+}
+
+/// `e`, a 16-bit integer, as type `t` (the same bits).
+fn as16(func: &mut Func, e: ExprId, t: Scalar) -> ExprId {
+    if func.exprs[e].ty == t {
+        e
+    } else {
+        func.cast(e, t)
     }
 }
 
