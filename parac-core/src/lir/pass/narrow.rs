@@ -180,7 +180,7 @@ impl Narrow {
                     _ => Scalar::I16,
                 };
                 let ok = match op {
-                    BinOp::Div => d > 0 || (t == Scalar::I16 && d < -1 && d >= -32768),
+                    BinOp::Div => d > 0 || (t == Scalar::I16 && (-32768..-1).contains(&d)),
                     _ => (0..16).contains(&d),
                 };
                 if !ok || (op == BinOp::Div && d > 32767) {
