@@ -132,9 +132,9 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
 
 /// The values each buffer `func` allocates can hold, where every write to it is a store of a
 /// value with a known range ([`Func::stored`], which [`range_in`] reads for loads): a local
-/// matrix's stores and its zeros (an element not yet written; `cpu::local` gives zeros
-/// unless every element is written before one is read), a private temporary's stores (the
-/// passes read only what they wrote). Nothing for a buffer also written another way (an
+/// matrix's stores (a task's rows of it, `Memory::Rows`, included) and its zeros (an element
+/// not yet written; `cpu::local` gives zeros unless every element is written before one is
+/// read), a private temporary's stores (the passes read only what they wrote). Nothing for a buffer also written another way (an
 /// update, a swap with another matrix, a scan), and nothing for the function's own matrices,
 /// whose values come from outside. The stores' values are ranged knowing nothing of other
 /// buffers, so the result holds whatever order the stores run in.
@@ -143,6 +143,15 @@ pub fn stored(func: &Func) -> HashMap<Buf, (i128, i128)> {
     let mut allocated = Vec::new();
     let mut other = std::collections::HashSet::new();
     let mut ranges: HashMap<Buf, (i128, i128)> = HashMap::new();
+    // A task's rows of a matrix (`Memory::Rows`) are that matrix's elements: what is written to
+    // them is written to it.
+    let whose = |b: Buf| match b {
+        Buf::Temp(t) => match func.temps[t].memory {
+            Memory::Rows(m) => Buf::Matrix(m),
+            _ => b,
+        },
+        _ => b,
+    };
     let mut stmts = vec![func.body];
     while let Some(s) = stmts.pop() {
         match &func.stmts[s] {
@@ -157,15 +166,17 @@ pub fn stored(func: &Func) -> HashMap<Buf, (i128, i128)> {
             },
             Stmt::Store { buf, value, .. } => match range(func, *value) {
                 Some((lo, hi)) => {
-                    let r = ranges.entry(*buf).or_insert((lo, hi));
-                    *r = (r.0.min(lo), r.1.max(hi));
+                    for b in [*buf, whose(*buf)] {
+                        let r = ranges.entry(b).or_insert((lo, hi));
+                        *r = (r.0.min(lo), r.1.max(hi));
+                    }
                 }
                 None => {
-                    other.insert(*buf);
+                    other.extend([*buf, whose(*buf)]);
                 }
             },
             Stmt::Update { buf, .. } => {
-                other.insert(*buf);
+                other.extend([*buf, whose(*buf)]);
             }
             Stmt::Swap(a, b) => {
                 other.insert(Buf::Matrix(*a));
@@ -174,12 +185,13 @@ pub fn stored(func: &Func) -> HashMap<Buf, (i128, i128)> {
             Stmt::ScanTotals {
                 carried, totals, ..
             } => {
-                other.extend(carried.iter().map(|c| Buf::Temp(c.0)));
-                other.extend(totals.iter().map(|t| Buf::Temp(*t)));
+                let temps = carried.iter().map(|c| c.0).chain(totals.iter().copied());
+                other.extend(temps.flat_map(|t| [Buf::Temp(t), whose(Buf::Temp(t))]));
             }
             Stmt::ScanRow { row, acc, .. } => {
-                other.insert(Buf::Temp(*row));
-                other.insert(Buf::Temp(*acc));
+                for t in [*row, *acc] {
+                    other.extend([Buf::Temp(t), whose(Buf::Temp(t))]);
+                }
             }
             _ => {}
         }
