@@ -530,7 +530,7 @@ mod down2d {
 }
 
 blur2_program!(blur2_apart, parac_schedule(fuse = 0));
-blur2_program!(blur2_folded, parac_schedule(fold = 1));
+blur2_program!(blur2_unfolded, parac_schedule(fold = 0));
 
 /// `edge_rows` and `down2d` downsample: heights about one and two tasks of its rows (64 of `src`), and
 /// the smallest, where its rules' rows are missing (an error).
@@ -673,11 +673,11 @@ const PROGRAMS: &[Entry] = &[
         call: blur2_apart::call,
     },
     Entry {
-        name: "blur2_folded",
-        src: blur2_folded::SRC,
+        name: "blur2_unfolded",
+        src: blur2_unfolded::SRC,
         sizes: SIZES,
         exact: true,
-        call: blur2_folded::call,
+        call: blur2_unfolded::call,
     },
 ];
 

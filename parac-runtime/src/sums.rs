@@ -4,6 +4,7 @@
 //! its loop vectorizes with as many lanes as it can; the blocks' sums added in `i64`, wrapping,
 //! as the sum element by element did. Exact.
 
+use crate::isa::{CpuIsa, vector};
 use rayon::prelude::*;
 
 /// A matrix element an integer sum runs over.
@@ -18,6 +19,7 @@ macro_rules! narrow {
     ($($t:ty),*) => {$(
         impl SumElement for $t {
             const BLOCK: usize = 1 << 15;
+            #[inline(always)]
             fn block_sum(block: &[Self]) -> i64 {
                 i64::from(block.iter().fold(0i32, |a, v| a.wrapping_add(i32::from(*v))))
             }
@@ -30,6 +32,7 @@ macro_rules! wide {
     ($($t:ty),*) => {$(
         impl SumElement for $t {
             const BLOCK: usize = 1 << 16;
+            #[inline(always)]
             fn block_sum(block: &[Self]) -> i64 {
                 block.iter().fold(0i64, |a, v| a.wrapping_add(i64::from(*v)))
             }
@@ -38,10 +41,18 @@ macro_rules! wide {
 }
 wide!(u32, i32);
 
-/// The sum of every element of `m` (wrapping in `i64`).
-pub fn int_sum<T: SumElement>(m: &[T]) -> i64 {
+/// The sum of every element of `m` (wrapping in `i64`), each block's compiled for vector level
+/// `isa` (a resolved one, as the interiors': [`crate::isa::vector`]).
+pub fn int_sum<T: SumElement>(isa: CpuIsa, m: &[T]) -> i64 {
     m.par_chunks(T::BLOCK)
-        .map(T::block_sum)
+        .map(|b| {
+            vector(
+                isa,
+                #[inline(always)]
+                || T::block_sum(b),
+            )
+            .unwrap_or_else(|| T::block_sum(b))
+        })
         .reduce(|| 0, i64::wrapping_add)
 }
 
@@ -52,11 +63,13 @@ mod tests {
     #[test]
     fn block_sums_are_exact_at_their_extremes() {
         let n = 3 * (1 << 15) + 7;
-        assert_eq!(int_sum(&vec![u16::MAX; n]), n as i64 * 65535);
-        assert_eq!(int_sum(&vec![i16::MIN; n]), n as i64 * -32768);
-        assert_eq!(int_sum(&vec![u8::MAX; n]), n as i64 * 255);
-        assert_eq!(int_sum(&[i32::MIN; 3]), 3 * i64::from(i32::MIN));
-        assert_eq!(int_sum(&[u32::MAX; 5]), 5 * i64::from(u32::MAX));
-        assert_eq!(int_sum::<u8>(&[]), 0);
+        for isa in CpuIsa::available() {
+            assert_eq!(int_sum(isa, &vec![u16::MAX; n]), n as i64 * 65535);
+            assert_eq!(int_sum(isa, &vec![i16::MIN; n]), n as i64 * -32768);
+            assert_eq!(int_sum(isa, &vec![u8::MAX; n]), n as i64 * 255);
+            assert_eq!(int_sum(isa, &[i32::MIN; 3]), 3 * i64::from(i32::MIN));
+            assert_eq!(int_sum(isa, &[u32::MAX; 5]), 5 * i64::from(u32::MAX));
+            assert_eq!(int_sum::<u8>(isa, &[]), 0);
+        }
     }
 }

@@ -362,7 +362,7 @@ pub struct Region {
     /// Whether the CPU path's fused buffers of this producer are folded to rings of the rows
     /// its readers still need (storage folding, Halide's sliding window; `lir::pass::fuse`'s
     /// `fold`): `parac_schedule(fold = 1)` yes, `fold = 0` no; `None`, the default:
-    /// `lir::Options::fuse_fold` (off).
+    /// `lir::Options::fuse_fold` (on).
     pub fold: Option<bool>,
     /// Filled by lowering: every `m[..] op= e` (and `m[..] = min(m[..], e)`, `max`) of a single
     /// element, a reduction should iterations share the element.

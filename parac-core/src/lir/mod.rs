@@ -522,10 +522,12 @@ pub struct Options {
     pub fuse_rows: i64,
     /// On the CPU, each fused task runs its consumer's rows one by one, its intermediates'
     /// rows computed just before the first row that needs them into rings of the rows still
-    /// needed (storage folding, [`pass::fuse`]'s `fold`); off (the default): a task computes
-    /// each intermediate's rows for its whole strip first, into buffers of all of them. Off
-    /// by default: at 32-row strips the rings were measured no faster on the developers' VM
-    /// (blur 4802x6408 6-8 % slower, unsharp, gauss5, unsharp7 level; docs/benchmarks.md).
+    /// needed (storage folding, [`pass::fuse`]'s `fold`; the default); off: a task computes
+    /// each intermediate's rows for its whole strip first, into buffers of all of them. On
+    /// since the interiors run at the processor's vector width and in 16 bits where exact:
+    /// measured 1.6x faster on APPS.md's unsharp mask, 1.1-1.3x on blur, a 3x3 box mean and
+    /// unsharp7, level elsewhere (docs/benchmarks.md); at 32-bit lanes and the baseline's
+    /// width it had been 6-8 % slower on blur.
     pub fuse_fold: bool,
     /// On the CPU, a cheap point producer (a scaled pixel, a cast) computed at each read of
     /// its readers instead of per task into a buffer (Halide's `compute_inline`, [`pass::fuse`]'s
@@ -619,7 +621,7 @@ impl Default for Options {
             slide: true,
             slide_unroll: 64,
             fuse_rows: FUSE_ROWS,
-            fuse_fold: false,
+            fuse_fold: true,
             fuse_points: true,
             time_steps: TIME_STEPS,
             time_rows: TIME_ROWS,

@@ -215,7 +215,7 @@ pub(crate) fn reduction(
                 .sum::<f64>()
         )
     } else {
-        quote!(::parac::__private::cpu::int_sum(__m))
+        quote!(::parac::__private::cpu::int_sum(__isa, __m))
     };
     // The sum's type: f64 for floats, i64 for integers.
     let acc = if float { quote!(f64) } else { quote!(i64) };
