@@ -1,5 +1,5 @@
-//! Pipelines of our own, outside APPS.md, on the CPU path against Halide's CPU schedules (issue
-//! 29's "the same ratios hold for pipelines we did not write for the benches"), in one run:
+//! Pipelines of our own, outside APPS.md, on the CPU path against Halide's CPU schedules (so that
+//! the ratios are measured on pipelines not written for the benches), in one run:
 //!
 //! - `gauss5`: a separable 5-tap Gaussian (1 4 6 4 1) / 256 of a u8 image with reflect-101
 //!   borders (two stages; the horizontal pass fused into the vertical one's tasks);

@@ -1,5 +1,5 @@
-//! Pipelines of our own, outside APPS.md, written as a new user would (issue "Every call fast":
-//! first calls, the model against the search). Shared by `benches/calls.rs`.
+//! Pipelines of our own, outside APPS.md, written as a new user would (for first calls and the
+//! model's plans against the search's). Shared by `benches/calls.rs`.
 
 parac::parac! {
     /// Sobel gradient magnitude (|gx| + |gy| / 4, saturated) with replicated borders, and the
