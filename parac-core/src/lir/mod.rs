@@ -62,11 +62,6 @@ pub struct Func {
     pub scalars: Vec<String>,
     /// The body: a [`Stmt::Block`].
     pub body: StmtId,
-    /// The values of buffers the function allocates ([`range::stored`]), which
-    /// [`range::range_in`] gives a load of them. Set only by a pass that keeps it true while it
-    /// runs ([`pass::narrow`], which changes no stored value) and cleared after: empty
-    /// otherwise, loads then ranging over their element type.
-    pub stored: std::collections::HashMap<Buf, (i128, i128)>,
 }
 
 /// A variable.

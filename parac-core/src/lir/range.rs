@@ -14,6 +14,9 @@ use std::collections::HashMap;
 /// Known ranges of variables.
 pub type Vars = HashMap<VarId, (i128, i128)>;
 
+/// Known ranges of the values buffers hold ([`stored`]).
+pub type Stored = HashMap<Buf, (i128, i128)>;
+
 /// The values `e` can take, as `(min, max)`, knowing nothing of variables.
 pub fn range(func: &Func, e: ExprId) -> Option<(i128, i128)> {
     range_in(func, e, &Vars::new())
@@ -21,6 +24,13 @@ pub fn range(func: &Func, e: ExprId) -> Option<(i128, i128)> {
 
 /// The values `e` can take, variables in `vars` within their ranges.
 pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
+    range_with(func, e, vars, &Stored::new())
+}
+
+/// The values `e` can take, variables in `vars` within their ranges and loads of the buffers in
+/// `stored` within theirs (a load of any other buffer: its element type's range).
+pub fn range_with(func: &Func, e: ExprId, vars: &Vars, stored: &Stored) -> Option<(i128, i128)> {
+    let range_in = |func: &Func, e: ExprId, vars: &Vars| range_with(func, e, vars, stored);
     let x = &func.exprs[e];
     let own = x.ty.range();
     let int = |a: ExprId| match func.exprs[a].kind {
@@ -117,7 +127,7 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
             }
         }
         ExprKind::Let(_, _, body) => range_in(func, *body, vars)?,
-        ExprKind::Load { buf, .. } => match func.stored.get(buf) {
+        ExprKind::Load { buf, .. } => match stored.get(buf) {
             Some(r) => *r,
             None => own?,
         },
@@ -131,18 +141,22 @@ pub fn range_in(func: &Func, e: ExprId, vars: &Vars) -> Option<(i128, i128)> {
 }
 
 /// The values each buffer `func` allocates can hold, where every write to it is a store of a
-/// value with a known range ([`Func::stored`], which [`range_in`] reads for loads): a local
+/// value with a known range (for [`range_with`]'s loads): a local
 /// matrix's stores (a task's rows of it, `Memory::Rows`, included) and its zeros (an element
 /// not yet written; `cpu::local` gives zeros unless every element is written before one is
 /// read), a private temporary's stores (the passes read only what they wrote). Nothing for a buffer also written another way (an
 /// update, a swap with another matrix, a scan), and nothing for the function's own matrices,
 /// whose values come from outside. The stores' values are ranged knowing nothing of other
 /// buffers, so the result holds whatever order the stores run in.
-pub fn stored(func: &Func) -> HashMap<Buf, (i128, i128)> {
+pub fn stored(func: &Func) -> Stored {
     use super::visit::stmt_parts;
     let mut allocated = Vec::new();
     let mut other = std::collections::HashSet::new();
-    let mut ranges: HashMap<Buf, (i128, i128)> = HashMap::new();
+    let mut ranges = Stored::new();
+    let mut join = |b: Buf, (lo, hi): (i128, i128)| {
+        let r = ranges.entry(b).or_insert((lo, hi));
+        *r = (r.0.min(lo), r.1.max(hi));
+    };
     // A task's rows of a matrix (`Memory::Rows`) are that matrix's elements: what is written to
     // them is written to it.
     let whose = |b: Buf| match b {
@@ -158,18 +172,15 @@ pub fn stored(func: &Func) -> HashMap<Buf, (i128, i128)> {
             Stmt::Allocate { buf, memory, .. } => match (buf, memory) {
                 (Buf::Matrix(_), _) => {
                     allocated.push(*buf);
-                    let r = ranges.entry(*buf).or_insert((0, 0));
-                    *r = (r.0.min(0), r.1.max(0));
+                    join(*buf, (0, 0));
                 }
                 (Buf::Temp(_), Memory::Private) => allocated.push(*buf),
                 _ => {}
             },
             Stmt::Store { buf, value, .. } => match range(func, *value) {
-                Some((lo, hi)) => {
-                    for b in [*buf, whose(*buf)] {
-                        let r = ranges.entry(b).or_insert((lo, hi));
-                        *r = (r.0.min(lo), r.1.max(hi));
-                    }
+                Some(r) => {
+                    join(*buf, r);
+                    join(whose(*buf), r);
                 }
                 None => {
                     other.extend([*buf, whose(*buf)]);

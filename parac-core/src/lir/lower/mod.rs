@@ -148,7 +148,6 @@ fn empty(f: &Function) -> Func {
         sizes: f.sizes.iter().map(|s| s.name.clone()).collect(),
         scalars: f.scalars.iter().map(|s| s.name.clone()).collect(),
         body,
-        stored: Default::default(),
     }
 }
 

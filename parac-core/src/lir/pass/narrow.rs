@@ -11,16 +11,16 @@
 //! magnitude (sharpen's `edge`) no longer in `int`.
 
 use crate::ir::{BinOp, Builtin, Scalar, UnOp};
-use crate::lir::range::{Vars, range_in};
+use crate::lir::range::{Stored, Vars, range_with};
 use crate::lir::visit::{Mutator, rebuild_expr, rebuild_stmt, stmt_parts};
 use crate::lir::{ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
 /// Narrows the arithmetic of every vectorized interior of `func`.
 pub fn run(func: &mut Func) {
-    // What the function's own buffers hold (a 16-bit intermediate of 8-bit sums), while the
-    // pass runs: it computes every stored value anew with the same value.
-    func.stored = crate::lir::range::stored(func);
+    // What the function's own buffers hold (a 16-bit intermediate of 8-bit sums), true while
+    // the pass runs: it computes every stored value anew with the same value.
+    let stored = crate::lir::range::stored(func);
     let mut interiors = Vec::new();
     find(func, func.body, &mut interiors);
     for s in interiors {
@@ -29,6 +29,7 @@ pub fn run(func: &mut Func) {
         };
         let mut n = Narrow {
             vars: Vars::new(),
+            stored: &stored,
             short_of: HashMap::new(),
         };
         let body = n.mutate_stmt(func, body);
@@ -36,7 +37,6 @@ pub fn run(func: &mut Func) {
             *b = body;
         }
     }
-    func.stored.clear();
 }
 
 fn find(func: &Func, s: StmtId, out: &mut Vec<StmtId>) {
@@ -53,14 +53,16 @@ fn find(func: &Func, s: StmtId, out: &mut Vec<StmtId>) {
     }
 }
 
-struct Narrow {
+struct Narrow<'a> {
     /// The ranges of the `let`s bound so far.
     vars: Vars,
+    /// The ranges of the values the function's own buffers hold.
+    stored: &'a Stored,
     /// `int` variables bound to a narrowed value: their `short` twin.
     short_of: HashMap<VarId, VarId>,
 }
 
-impl Mutator for Narrow {
+impl Mutator for Narrow<'_> {
     fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
         match func.stmts[s].clone() {
             Stmt::Block(b) => {
@@ -86,10 +88,15 @@ impl Mutator for Narrow {
     }
 }
 
-impl Narrow {
+impl Narrow<'_> {
+    /// The values `e` can take here.
+    fn range(&self, func: &Func, e: ExprId) -> Option<(i128, i128)> {
+        range_with(func, e, &self.vars, self.stored)
+    }
+
     /// `let v = e`, narrowed where it can be: `let v' = e in short; let v = int(v')`.
     fn bind(&mut self, func: &mut Func, v: VarId, e: ExprId) -> Vec<StmtId> {
-        let r = range_in(func, e, &self.vars);
+        let r = self.range(func, e);
         if let Some(r) = r {
             self.vars.insert(v, r);
         }
@@ -140,7 +147,7 @@ impl Narrow {
         if x.lanes != 1 || !x.ty.is_int() || x.ty.bytes() > 4 {
             return None;
         }
-        let s = ty16(range_in(func, e, &self.vars))?;
+        let s = ty16(self.range(func, e))?;
         let int = |func: &Func, a: ExprId| match func.exprs[a].kind {
             ExprKind::Int(k) => Some(k),
             _ => None,
@@ -156,14 +163,16 @@ impl Narrow {
                 None => func.cast(e, s),
             },
             // A conversion that keeps its operand's value (a widened pixel): the operand.
-            ExprKind::Cast(a) if keeps(func, a, x.ty, &self.vars) => match func.exprs[a].ty {
-                t if t.bytes() <= 2 && t.is_int() => as16(func, a, s),
-                Scalar::I32 | Scalar::U32 => {
-                    let n = self.short(func, a)?;
-                    as16(func, n, s)
+            ExprKind::Cast(a) if keeps(func, a, x.ty, self.range(func, a)) => {
+                match func.exprs[a].ty {
+                    t if t.bytes() <= 2 && t.is_int() => as16(func, a, s),
+                    Scalar::I32 | Scalar::U32 => {
+                        let n = self.short(func, a)?;
+                        as16(func, n, s)
+                    }
+                    _ => return None,
                 }
-                _ => return None,
-            },
+            }
             ExprKind::Load { .. } if x.ty.bytes() <= 2 => func.cast(e, s),
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
                 let (a, b) = (self.short(func, a)?, self.short(func, b)?);
@@ -175,15 +184,17 @@ impl Narrow {
                 // The dividend's signedness: unsigned where it is never negative (a division
                 // then needs no correction for a negative dividend: a multiply-high and a
                 // shift), else signed (its value then fits `short`).
-                let t = match range_in(func, a, &self.vars)? {
+                let t = match self.range(func, a)? {
                     (lo, _) if lo >= 0 => Scalar::U16,
                     _ => Scalar::I16,
                 };
                 let ok = match op {
-                    BinOp::Div => d > 0 || (t == Scalar::I16 && (-32768..-1).contains(&d)),
+                    BinOp::Div => {
+                        (1..=32767).contains(&d) || (t == Scalar::I16 && (-32768..-1).contains(&d))
+                    }
                     _ => (0..16).contains(&d),
                 };
-                if !ok || (op == BinOp::Div && d > 32767) {
+                if !ok {
                     return None;
                 }
                 let a = self.short(func, a)?;
@@ -204,7 +215,7 @@ impl Narrow {
                 // Compared as what every argument's value is: all unsigned or all signed.
                 let rs = args
                     .iter()
-                    .map(|a| range_in(func, *a, &self.vars))
+                    .map(|a| self.range(func, *a))
                     .collect::<Option<Vec<_>>>()?;
                 let i16r = |r: &(i128, i128)| ty16(Some(*r)) == Some(Scalar::I16);
                 let t = if f != Builtin::Abs && rs.iter().all(|r| r.0 >= 0) {
@@ -254,10 +265,10 @@ fn as16(func: &mut Func, e: ExprId, t: Scalar) -> ExprId {
     }
 }
 
-/// Whether converting integer `a` to `t` keeps its value (every value `a` can take is one of
-/// `t`'s).
-fn keeps(func: &Func, a: ExprId, t: Scalar, vars: &Vars) -> bool {
-    let (Some((lo, hi)), Some((tlo, thi))) = (range_in(func, a, vars), t.range()) else {
+/// Whether converting integer `a`, whose values are in `r`, to `t` keeps its value (every value
+/// `a` can take is one of `t`'s).
+fn keeps(func: &Func, a: ExprId, t: Scalar, r: Option<(i128, i128)>) -> bool {
+    let (Some((lo, hi)), Some((tlo, thi))) = (r, t.range()) else {
         return false;
     };
     func.exprs[a].ty.is_int() && tlo <= lo && hi <= thi
