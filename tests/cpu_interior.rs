@@ -2,7 +2,8 @@
 //! plain Rust: a division and a remainder by a scalar that does not change in the loop (printed
 //! as an `f32` or `f64` division) at the edges of `i32` and `u32` (`MIN / -1`, divisors 0, -1,
 //! `MAX`, `MIN`), and upsampling reads in lanes (`/ 2`, `>> 2` with a `clamp`, the last column's
-//! `min`), at sizes from 1x1 to odd ones; at each level of vector instructions
+//! `min`), reads down columns (transposed and rotated, tiled: `lir/pass/tile.rs`), at sizes
+//! from 1x1 to odd ones and past a tile's edges; at each level of vector instructions
 //! (`CpuIsa`: the plain loops, AVX2, AVX-512, each where the processor has it).
 
 use parac::{CpuIsa, Error, Matrix, Runtime};
@@ -37,6 +38,18 @@ parac::parac! {
             let a = min((y + 1) / 2, Q - 1);
             let c = clamp((y - 2) >> 2, 0, Q - 1);
             o[x][y] = d[min(x / 2, P - 1)][min(y / 2, Q - 1)] * 3 + d[0][a] + 5 * d[0][c];
+        }
+    }
+
+    pub fn columns(a: &i32[M][N], b: &i32[N][M], p: &u8[2][M][N], o: &mut i32[N][M]) {
+        parac_iterator it(x in 0:N:1; y in 0:M:1) {
+            o[x][y] = a[y][x] * 3 - b[x][y] + a[M - 1 - y][N - 1 - x] / 2 + p[1][y][x];
+        }
+    }
+
+    pub fn shifted_columns(a: &i16[M][N], o: &mut i16[N][M]) {
+        parac_iterator it(x in 0:N:1; y in 1:M-1:1) {
+            o[x][y] = a[y + 1][x] - a[y - 1][x];
         }
     }
 }
@@ -166,6 +179,46 @@ fn upsampling_in_lanes_matches_plain_rust() {
                             + 5 * at(0, c);
                         assert_eq!(o.as_slice()[x * n + y], want, "{m}x{n} at ({x}, {y})");
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Reads down a column along the loop (`a[y][x]`, reversed `a[M - 1 - y][..]`, a plane of a
+/// 3-D matrix's, rows shifted inside a smaller range) in tiles, with a row read beside them.
+#[test]
+fn reads_down_columns_in_tiles_are_the_plain_loops() {
+    for rt in levels() {
+        let mut next = rng(7);
+        for (m, n) in SHAPES.into_iter().chain([(65, 3), (129, 130), (3, 200)]) {
+            let a = Matrix::<i32>::from_fn([m, n], |_| next() as i32);
+            let b = Matrix::<i32>::from_fn([n, m], |_| next() as i32);
+            let p = Matrix::<u8>::from_fn([2, m, n], |_| next() as u8);
+            let mut o = Matrix::<i32>::zeros([n, m]);
+            columns(&rt, &a, &b, &p, &mut o).expect("columns");
+            for x in 0..n {
+                for y in 0..m {
+                    let want = a
+                        .get(&[y, x])
+                        .wrapping_mul(3)
+                        .wrapping_sub(b.get(&[x, y]))
+                        .wrapping_add(a.get(&[m - 1 - y, n - 1 - x]) / 2)
+                        .wrapping_add(p.get(&[1, y, x]) as i32);
+                    assert_eq!(o.get(&[x, y]), want, "{m}x{n} at {x}, {y}");
+                }
+            }
+            let a16 = Matrix::<i16>::from_fn([m, n], |_| next() as i16);
+            let mut o16 = Matrix::<i16>::from_fn([n, m], |i| (i[0] + i[1]) as i16);
+            let before = o16.clone();
+            shifted_columns(&rt, &a16, &mut o16).expect("shifted_columns");
+            for x in 0..n {
+                for y in 0..m {
+                    let want = match y >= 1 && y + 1 < m {
+                        true => a16.get(&[y + 1, x]).wrapping_sub(a16.get(&[y - 1, x])),
+                        false => before.get(&[x, y]),
+                    };
+                    assert_eq!(o16.get(&[x, y]), want, "{m}x{n} at {x}, {y}");
                 }
             }
         }

@@ -84,6 +84,22 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
+        // Reads down columns row after row, and in tiles of 2 rows by 3 points, so that the
+        // small sizes have several tiles and partial ones at both ends.
+        (
+            "not tiled",
+            Options {
+                tile_transposed: None,
+                ..all.clone()
+            },
+        ),
+        (
+            "tiles of 2x3",
+            Options {
+                tile_transposed: Some((2, 3)),
+                ..all.clone()
+            },
+        ),
         // Scans along the outer loop in order and along the row an element at a time,
         // histograms' bins updated in order.
         (

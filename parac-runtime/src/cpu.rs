@@ -142,6 +142,38 @@ pub fn row_span<const N: usize>(
     offset(index, dims, n, from)
 }
 
+/// The elements of a column: `n` elements of a matrix of dimensions `dims` from `index`, index
+/// `k` moving by `step` (1 or -1) from one to the next, the others fixed (a transposed read,
+/// `src[y][x]` along `y`). `Some((range, stride))` where all are inside: the range from the
+/// lowest of them to the highest, each `stride` apart in it (the first at the range's start
+/// where `step` is 1, at its end where it is -1); `None` where one is outside.
+#[inline]
+pub fn column<const N: usize>(
+    mut index: [i64; N],
+    dims: &[i64; N],
+    k: usize,
+    step: i64,
+    n: usize,
+) -> Option<(Range<usize>, usize)> {
+    if n == 0 {
+        return Some((0..0, 0));
+    }
+    let first = *index.get(k)?;
+    let last = first.checked_add(step.checked_mul(i64::try_from(n - 1).ok()?)?)?;
+    // From the lowest to the highest, each checked as a span of one element.
+    index[k] = first.min(last);
+    let lowest = offset(index, dims, 1, 0)?;
+    index[k] = first.max(last);
+    let highest = offset(index, dims, 1, 0)?;
+    let stride = usize::try_from(
+        dims[k + 1..]
+            .iter()
+            .try_fold(1i64, |a, d| a.checked_mul(*d))?,
+    )
+    .ok()?;
+    Some((lowest.start..highest.end, stride))
+}
+
 #[inline]
 fn offset<const N: usize>(
     index: [i64; N],

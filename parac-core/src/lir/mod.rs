@@ -466,6 +466,10 @@ pub struct Options {
     /// A prefix along a vectorized loop: the values, then the row's scan in vectors, then the
     /// statements after it ([`pass::scan_rows`]; the CPU path).
     pub scan_rows: bool,
+    /// A row-parallel region whose inner loop reads a matrix down its columns (a transpose,
+    /// a rotation) runs in tiles of `(rows, cols)` points ([`pass::tile`]; the CPU path;
+    /// `None`: row after row).
+    pub tile_transposed: Option<(i64, i64)>,
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
@@ -598,6 +602,7 @@ impl Default for Options {
             partials: true,
             scan_blocks: true,
             scan_rows: true,
+            tile_transposed: Some(pass::tile::TILE),
             partition: true,
             select_loads: true,
             lanes: [1, 1],
@@ -682,11 +687,12 @@ pub(crate) fn front(
 /// 5. [`pass::parallel`]: the loop kinds of row-parallel regions;
 /// 6. [`pass::slide`]: folds over windows computed per row (column reductions, then prefix
 ///    sums or van Herk's blocks), in time independent of the window;
-/// 7. [`pass::partition`]: innermost loops split into border segments and a checked-once
+/// 7. [`pass::tile`]: a row-parallel region reading a matrix down its columns in tiles;
+/// 8. [`pass::partition`]: innermost loops split into border segments and a checked-once
 ///    interior;
-/// 8. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it;
-/// 9. [`pass::scan_blocks`]: a scan along a region's outer loop in parallel blocks of rows;
-/// 10. [`pass::scan_rows`]: a scan along a vectorized loop as its values, the row's scan in
+/// 9. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it;
+/// 10. [`pass::scan_blocks`]: a scan along a region's outer loop in parallel blocks of rows;
+/// 11. [`pass::scan_rows`]: a scan along a vectorized loop as its values, the row's scan in
 ///     vectors, and the statements after it.
 ///
 /// For OpenCL ([`Options::gpu`]), after `simplify`:
@@ -852,6 +858,11 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
             pass::simplify::run(&mut func, f);
         }
         keep("slide", &func);
+    }
+    if let Some(tile) = opts.tile_transposed.filter(|_| opts.parallel)
+        && pass::tile::run(&mut func, tile)
+    {
+        keep("tile", &func);
     }
     if opts.partition {
         pass::partition::run(&mut func);

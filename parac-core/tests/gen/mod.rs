@@ -1175,7 +1175,7 @@ impl<'a> G<'a> {
     }
 
     /// A shape related to the base shape: the same, half, double, cropped, a quarter, a row or
-    /// column vector, a plane of a 3-D program, or a lookup table.
+    /// column vector, a plane of a 3-D program, a lookup table, or transposed.
     fn variant_shape(&mut self, base: &[(X, Axis)], input: bool) -> (Vec<X>, Vec<Axis>) {
         let choice = self.n(12);
         let plane = |x: X, s: usize| (x, Axis::Plane(s));
@@ -1197,6 +1197,14 @@ impl<'a> G<'a> {
                 } else {
                     (vec![sym(SM)], vec![Axis::Plane(SM)])
                 }
+            }
+            // Rows and columns swapped: read down its columns along the rows' loop.
+            11 if input && self.rank == 2 => {
+                self.tag("shape:transposed");
+                (
+                    vec![sym(SN), sym(SM)],
+                    vec![Axis::Plane(SN), Axis::Plane(SM)],
+                )
             }
             10 if self.rank == 3 => (
                 vec![sym(SM), sym(SN)],

@@ -666,7 +666,7 @@ fn temp_store(t: lir::TempId, idx: &[TokenStream], v: TokenStream) -> TokenStrea
     }
 }
 
-/// The `LoopKind::ChunkRows` loop directly below `s` (a chunk's body), if any.
+/// The `LoopKind::ChunkRows` loop below `s` (a chunk's body, or its tile's columns), if any.
 fn chunk_rows(func: &Func, s: StmtId) -> Option<Loop> {
     match &func.stmts[s] {
         Stmt::For {
@@ -675,6 +675,12 @@ fn chunk_rows(func: &Func, s: StmtId) -> Option<Loop> {
         } => Loop::of(func, s),
         Stmt::Block(b) => b.iter().find_map(|c| chunk_rows(func, *c)),
         Stmt::If(_, t, None) => chunk_rows(func, *t),
+        // A tile's columns around its rows (`lir::pass::tile`).
+        Stmt::For {
+            kind: LoopKind::Serial,
+            body,
+            ..
+        } => chunk_rows(func, *body),
         _ => None,
     }
 }

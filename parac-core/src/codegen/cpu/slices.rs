@@ -38,6 +38,16 @@ struct Slice {
 /// offset and loop-invariant base ([`affine_base`]).
 type Access = (Vec<ExprId>, i128, i128, Option<Base>);
 
+/// A read down a column ([`Printer::column`]): index `k` of `index` is `step * v + offset`
+/// (plus `base`), the others do not change in the loop.
+struct Column {
+    index: Vec<ExprId>,
+    k: usize,
+    step: i128,
+    offset: i128,
+    base: Option<Base>,
+}
+
 /// What the body of the loop reaches.
 #[derive(Default)]
 struct Body {
@@ -160,6 +170,36 @@ impl Printer<'_> {
             .iter()
             .all(|e| self.invariant(*e, v, bound))
             .then(|| prefix.to_vec())
+    }
+
+    /// An unchecked read down a column along the loop's variable `v`: its indices, the one
+    /// that moves (`k`, by `step` = 1 or -1 an iteration, with its offset and base) and the
+    /// others unchanged in the loop, the last among them (`src[y][x]` along `y`, a transpose;
+    /// `src[N - 1 - y][x]`, a rotation).
+    fn column(&self, index: &[ExprId], v: VarId, bound: &[VarId]) -> Option<Column> {
+        let invariant = |e: ExprId| self.invariant(e, v, bound);
+        if index.len() < 2 || !invariant(*index.last()?) {
+            return None;
+        }
+        let mut moving = None;
+        for (k, e) in index.iter().enumerate() {
+            if invariant(*e) {
+                continue;
+            }
+            let (step, offset, base) = affine_base(self.func(), *e, v, &invariant)?;
+            if moving.is_some() || step.abs() != 1 {
+                return None;
+            }
+            moving = Some((k, step, offset, base));
+        }
+        let (k, step, offset, base) = moving?;
+        Some(Column {
+            index: index.to_vec(),
+            k,
+            step,
+            offset,
+            base,
+        })
     }
 
     /// The key of the slice an access of `buf` with these indices reads or writes: one
@@ -305,6 +345,8 @@ impl Printer<'_> {
         // Rows that loads gather from: key, matrix, the indices before the last.
         let mut rows: Vec<(String, usize, Vec<ExprId>)> = Vec::new();
         let mut row_loads: Vec<(usize, usize)> = Vec::new();
+        // Reads down columns: matrix and column.
+        let mut columns: Vec<(usize, Column)> = Vec::new();
         for e in &body.loads {
             let ExprKind::Load {
                 buf,
@@ -329,6 +371,20 @@ impl Printer<'_> {
             if let Some(a) = sliced {
                 let (_, at) = add(&mut slices, *buf, a, self);
                 load_slices.push((self.x.canon_of(*e), at));
+            } else if let (Buf::Matrix(m), Some(c)) = (buf, self.column(index, l.var, &body.bound))
+            {
+                // Its elements a row apart in one range of the matrix, taken once.
+                let g = columns.len();
+                let (v, st) = (format_ident!("__vc{}", g), format_ident!("__vcs{}", g));
+                let i = match c.step {
+                    1 => quote!(__i),
+                    _ => quote!((__vn - 1 - __i)),
+                };
+                load_slices.push((
+                    self.x.canon_of(*e),
+                    quote!(#v.get(#i * #st).copied().unwrap_or_default()),
+                ));
+                columns.push((*m, c));
             } else if let (Buf::Matrix(m), Some(p)) =
                 (buf, self.row_invariant(index, l.var, &body.bound))
             {
@@ -347,7 +403,7 @@ impl Printer<'_> {
                 row_loads.push((self.x.canon_of(*e), g));
             }
         }
-        if slices.is_empty() && rows.is_empty() {
+        if slices.is_empty() && rows.is_empty() && columns.is_empty() {
             return self.serial(l, out);
         }
         // Before the loop: its range and each slice's first element.
@@ -483,6 +539,40 @@ impl Printer<'_> {
                         return ::core::result::Result::Ok(false);
                     };
                 },
+            });
+        }
+        for (g, (m, c)) in columns.iter().enumerate() {
+            // The column's element at the loop's first iteration.
+            let idx: Vec<TokenStream> = c
+                .index
+                .iter()
+                .enumerate()
+                .map(|(j, e)| match j == c.k {
+                    false => self.x.expr(*e, out),
+                    true => {
+                        let (st, off) = (
+                            Literal::i64_suffixed(c.step as i64),
+                            Literal::i64_suffixed(c.offset as i64),
+                        );
+                        let base = match c.base {
+                            Some((b, k)) => {
+                                let (b, k) = (self.x.expr(b, out), Literal::i64_suffixed(k as i64));
+                                quote!(+ (#b) as i64 * #k)
+                            }
+                            None => quote!(),
+                        };
+                        quote!(__va * #st + #off #base)
+                    }
+                })
+                .collect();
+            let (k, step) = (c.k, Literal::i64_suffixed(c.step as i64));
+            let (d, src) = (format_ident!("__d{}", m), format_ident!("__m{}", m));
+            let (v, st) = (format_ident!("__vc{}", g), format_ident!("__vcs{}", g));
+            take.extend(quote! {
+                let ::core::option::Option::Some((#v, #st)) = ::parac::__private::cpu::column([#(#idx),*], &#d, #k, #step, __vn)
+                    .and_then(|(__r, __s)| ::core::option::Option::Some((#src.get(__r)?, __s))) else {
+                    return ::core::result::Result::Ok(false);
+                };
             });
         }
         // A load left out of the slices is a gather: the AVX2 copy's vector gathers were

@@ -16,4 +16,5 @@ pub mod select_loads;
 pub mod share_loads;
 pub mod simplify;
 pub mod slide;
+pub mod tile;
 pub mod vector_memory;
