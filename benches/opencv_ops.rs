@@ -40,6 +40,11 @@ fn main() {
         let mut turned = Matrix::<u8>::zeros([w, h]);
         let mut rgb_out = Matrix::<u8>::zeros([h, 3 * w]);
         let mut turned16 = Matrix::<i16>::zeros([w, h]);
+        let other = Matrix::from_fn([h, w], |i| ((i[0] * 3 + i[1] * 5) % 256) as u8);
+        let mut grad = Matrix::<i16>::zeros([h, w]);
+        let mut gray_out = Matrix::<u8>::zeros([h, w]);
+        let mut half = Matrix::<u8>::zeros([h / 2, w / 2]);
+        let mut framed = Matrix::<u8>::zeros([h + 8, w + 8]);
         let mut g = c.benchmark_group(format!("opencv_ops_{w}x{h}"));
         g.sampling_mode(SamplingMode::Flat).sample_size(10);
         for (path, rt) in &runtimes {
@@ -69,6 +74,45 @@ fn main() {
                 b.iter(|| {
                     transpose_i16::transpose_i16(rt, &src16, &mut turned16).expect("transpose")
                 })
+            });
+            g.bench_function(id("gray"), |b| {
+                b.iter(|| gray::gray(rt, &rgb, &mut gray_out).expect("gray"))
+            });
+            g.bench_function(id("threshold"), |b| {
+                b.iter(|| threshold::threshold(rt, &src, &mut same).expect("threshold"))
+            });
+            g.bench_function(id("absdiff"), |b| {
+                b.iter(|| absdiff::absdiff(rt, &src, &other, &mut same).expect("absdiff"))
+            });
+            g.bench_function(id("sobel_dx"), |b| {
+                b.iter(|| sobel_dx::sobel_dx(rt, &src, &mut grad).expect("sobel"))
+            });
+            g.bench_function(id("scharr_dx"), |b| {
+                b.iter(|| scharr_dx::scharr_dx(rt, &src, &mut grad).expect("scharr"))
+            });
+            g.bench_function(id("laplacian"), |b| {
+                b.iter(|| laplacian::laplacian(rt, &src, &mut grad).expect("laplacian"))
+            });
+            g.bench_function(id("gauss3"), |b| {
+                b.iter(|| gauss3::gauss3(rt, &src, &mut same).expect("gauss"))
+            });
+            g.bench_function(id("sharpen"), |b| {
+                b.iter(|| sharpen::sharpen(rt, &src, &mut same).expect("filter2D"))
+            });
+            g.bench_function(id("dilate5"), |b| {
+                b.iter(|| dilate5::dilate5(rt, &src, &mut same).expect("dilate"))
+            });
+            g.bench_function(id("pyr_down"), |b| {
+                b.iter(|| pyr_down::pyr_down(rt, &src, &mut half).expect("pyrDown"))
+            });
+            g.bench_function(id("resize_nearest"), |b| {
+                b.iter(|| resize_nearest::resize_nearest(rt, &src, &mut half).expect("resize"))
+            });
+            g.bench_function(id("resize_area"), |b| {
+                b.iter(|| resize_area::resize_area(rt, &src, &mut half).expect("resize"))
+            });
+            g.bench_function(id("make_border"), |b| {
+                b.iter(|| make_border::make_border(rt, &src, &mut framed).expect("border"))
             });
         }
         g.finish();

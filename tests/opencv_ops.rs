@@ -25,6 +25,7 @@ const SIZES: &[&[(&str, usize)]] = &[
     &[("M", 9), ("N", 1)],
     &[("M", 31), ("N", 33)],
     &[("M", 65), ("N", 129)],
+    &[("M", 129), ("N", 65)],
     &[("M", 257), ("N", 5)],
 ];
 
@@ -49,6 +50,19 @@ entry!(rotate_ccw, [src: u8], [dst: u8]);
 entry!(flip_lr_rgb, [src: u8], [dst: u8]);
 entry!(flip_lr_rgb_stores, [src: u8], [dst: u8]);
 entry!(transpose_i16, [src: i16], [dst: i16]);
+entry!(gray, [src: u8], [dst: u8]);
+entry!(threshold, [src: u8], [dst: u8]);
+entry!(absdiff, [a: u8, b: u8], [dst: u8]);
+entry!(sobel_dx, [src: u8], [dst: i16]);
+entry!(scharr_dx, [src: u8], [dst: i16]);
+entry!(laplacian, [src: u8], [dst: i16]);
+entry!(gauss3, [src: u8], [dst: u8]);
+entry!(sharpen, [src: u8], [dst: u8]);
+entry!(dilate5, [src: u8], [dst: u8]);
+entry!(pyr_down, [src: u8], [dst: u8]);
+entry!(resize_nearest, [src: u8], [dst: u8]);
+entry!(resize_area, [src: u8], [dst: u8]);
+entry!(make_border, [src: u8], [dst: u8]);
 
 macro_rules! entries {
     ($($m:ident: $sizes:expr),* $(,)?) => {
@@ -72,6 +86,19 @@ const PROGRAMS: &[Entry] = entries![
     flip_lr_rgb: SIZES_RGB,
     flip_lr_rgb_stores: SIZES_RGB,
     transpose_i16: SIZES,
+    gray: SIZES_RGB,
+    threshold: SIZES,
+    absdiff: SIZES,
+    sobel_dx: SIZES,
+    scharr_dx: SIZES,
+    laplacian: SIZES,
+    gauss3: SIZES,
+    sharpen: SIZES,
+    dilate5: SIZES,
+    pyr_down: SIZES,
+    resize_nearest: SIZES,
+    resize_area: SIZES,
+    make_border: SIZES,
 ];
 
 #[test]
@@ -166,6 +193,196 @@ fn flip_of_interleaved_rgb_is_opencvs() {
                 dst.as_slice(),
                 want.as_slice(),
                 "flip 1, {rows}x{cols} RGB on {rname}"
+            );
+        }
+    }
+}
+
+/// OpenCV's `BORDER_REFLECT_101` index of `i` in a line of `n`.
+fn reflect101(i: isize, n: usize) -> usize {
+    let n = n as isize;
+    let mut i = i;
+    while i < 0 || i >= n {
+        i = if i < 0 { -i } else { 2 * (n - 1) - i };
+    }
+    i as usize
+}
+
+/// The sum of `k` (odd sides) times `img` around `(i, j)`, reflect-101: OpenCV's `filter2D`
+/// before its result is converted.
+fn correlate<const R: usize, const C: usize>(
+    img: &Matrix<u8>,
+    k: [[i32; C]; R],
+    i: isize,
+    j: isize,
+) -> i32 {
+    let (rows, cols) = (img.shape()[0], img.shape()[1]);
+    let mut s = 0;
+    for (a, row) in k.iter().enumerate() {
+        for (b, w) in row.iter().enumerate() {
+            let p = reflect101(i + a as isize - (R / 2) as isize, rows);
+            let q = reflect101(j + b as isize - (C / 2) as isize, cols);
+            s += w * i32::from(img.as_slice()[p * cols + q]);
+        }
+    }
+    s
+}
+
+const G5: [[i32; 5]; 5] = [
+    [1, 4, 6, 4, 1],
+    [4, 16, 24, 16, 4],
+    [6, 24, 36, 24, 6],
+    [4, 16, 24, 16, 4],
+    [1, 4, 6, 4, 1],
+];
+
+/// OpenCV's result of the one-input u8 functions of the corpus at `(i, j)` of `img`, by
+/// program name (the definitions `benches/peers/opencv_ops.py` checks against OpenCV 5.1).
+fn opencv_filter(op: &str, img: &Matrix<u8>, i: usize, j: usize) -> i32 {
+    let (rows, cols) = (img.shape()[0], img.shape()[1]);
+    let at = |p: usize, q: usize| i32::from(img.as_slice()[p * cols + q]);
+    let (si, sj) = (i as isize, j as isize);
+    match op {
+        "threshold" => 255 * i32::from(at(i, j) > 127),
+        "sobel_dx" => correlate(img, [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], si, sj),
+        "scharr_dx" => correlate(img, [[-3, 0, 3], [-10, 0, 10], [-3, 0, 3]], si, sj),
+        "laplacian" => correlate(img, [[0, 1, 0], [1, -4, 1], [0, 1, 0]], si, sj),
+        "gauss3" => (correlate(img, [[1, 2, 1], [2, 4, 2], [1, 2, 1]], si, sj) + 8) >> 4,
+        "sharpen" => correlate(img, [[0, -1, 0], [-1, 5, -1], [0, -1, 0]], si, sj).clamp(0, 255),
+        "dilate5" => (0..25)
+            .map(|k| {
+                let p = (i + k / 5).saturating_sub(2).min(rows - 1);
+                let q = (j + k % 5).saturating_sub(2).min(cols - 1);
+                at(p, q)
+            })
+            .max()
+            .unwrap(),
+        "pyr_down" => (correlate(img, G5, 2 * si, 2 * sj) + 128) >> 8,
+        "resize_nearest" => at(2 * i, 2 * j),
+        "resize_area" => {
+            (at(2 * i, 2 * j)
+                + at(2 * i + 1, 2 * j)
+                + at(2 * i, 2 * j + 1)
+                + at(2 * i + 1, 2 * j + 1)
+                + 2)
+                >> 2
+        }
+        "make_border" => at(reflect101(si - 4, rows), reflect101(sj - 4, cols)),
+        _ => unreachable!("{op}"),
+    }
+}
+
+#[test]
+fn filters_resizes_and_borders_are_opencvs() {
+    let cam = common::data::camera_u8();
+    let mut images = vec![("camera".to_string(), cam.clone())];
+    for (r, c) in [(5, 5), (5, 9), (36, 52), (33, 65), (129, 31)] {
+        images.push((format!("camera {r}x{c}"), common::data::crop(&cam, r, c)));
+    }
+    let mut runtimes = vec![("cpu", parac::Runtime::cpu())];
+    runtimes.extend(common::runtimes::fresh_opencl().map(|rt| ("opencl", rt)));
+    /// A function of the corpus on a u8 image, its result widened to `i32`.
+    type Op = fn(&parac::Runtime, &Matrix<u8>) -> Result<Matrix<i32>, parac::Error>;
+    fn run<T: parac::Element + Into<i32>>(
+        shape: [usize; 2],
+        f: impl FnOnce(&mut Matrix<T>) -> Result<(), parac::Error>,
+    ) -> Result<Matrix<i32>, parac::Error> {
+        let mut dst = Matrix::<T>::zeros(&shape);
+        f(&mut dst)?;
+        Ok(Matrix::from_fn(&shape, |i| {
+            dst.as_slice()[i[0] * shape[1] + i[1]].into()
+        }))
+    }
+    fn dims(s: &Matrix<u8>) -> (usize, usize) {
+        (s.shape()[0], s.shape()[1])
+    }
+    let ops: [(&str, Op); 11] = [
+        ("threshold", |r, s| {
+            run(dims(s).into(), |d| threshold::threshold(r, s, d))
+        }),
+        ("sobel_dx", |r, s| {
+            run(dims(s).into(), |d| sobel_dx::sobel_dx(r, s, d))
+        }),
+        ("scharr_dx", |r, s| {
+            run(dims(s).into(), |d| scharr_dx::scharr_dx(r, s, d))
+        }),
+        ("laplacian", |r, s| {
+            run(dims(s).into(), |d| laplacian::laplacian(r, s, d))
+        }),
+        ("gauss3", |r, s| {
+            run(dims(s).into(), |d| gauss3::gauss3(r, s, d))
+        }),
+        ("sharpen", |r, s| {
+            run(dims(s).into(), |d| sharpen::sharpen(r, s, d))
+        }),
+        ("dilate5", |r, s| {
+            run(dims(s).into(), |d| dilate5::dilate5(r, s, d))
+        }),
+        ("pyr_down", |r, s| {
+            let (m, n) = dims(s);
+            run([m.div_ceil(2), n.div_ceil(2)], |d| {
+                pyr_down::pyr_down(r, s, d)
+            })
+        }),
+        ("resize_nearest", |r, s| {
+            let (m, n) = dims(s);
+            run([m / 2, n / 2], |d| resize_nearest::resize_nearest(r, s, d))
+        }),
+        ("resize_area", |r, s| {
+            let (m, n) = dims(s);
+            run([m / 2, n / 2], |d| resize_area::resize_area(r, s, d))
+        }),
+        ("make_border", |r, s| {
+            let (m, n) = dims(s);
+            run([m + 8, n + 8], |d| make_border::make_border(r, s, d))
+        }),
+    ];
+    for (rname, rt) in &runtimes {
+        for (name, img) in &images {
+            for (op, f) in &ops {
+                let got = f(rt, img).unwrap();
+                let shape = [got.shape()[0], got.shape()[1]];
+                let want = Matrix::from_fn(&shape, |ij| opencv_filter(op, img, ij[0], ij[1]));
+                assert_eq!(got.as_slice(), want.as_slice(), "{op}, {name} on {rname}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gray_and_absdiff_are_opencvs() {
+    let cam = common::data::camera_u8();
+    let mut runtimes = vec![("cpu", parac::Runtime::cpu())];
+    runtimes.extend(common::runtimes::fresh_opencl().map(|rt| ("opencl", rt)));
+    for (rows, cols) in [(1, 1), (1, 9), (7, 1), (33, 65), (129, 31)] {
+        let bgr = Matrix::from_fn(&[rows, 3 * cols], |i| {
+            cam.as_slice()[(i[0] * 3 + i[1] % 3) % 512 * 512 + i[1] / 3]
+        });
+        let gray = Matrix::from_fn(&[rows, cols], |i| {
+            let c = |k: usize| u32::from(bgr.as_slice()[i[0] * 3 * cols + 3 * i[1] + k]);
+            ((c(0) * 3735 + c(1) * 19235 + c(2) * 9798 + 16384) >> 15) as u8
+        });
+        let a = common::data::crop(&cam, rows, cols);
+        let b = Matrix::from_fn(&[rows, cols], |i| {
+            cam.as_slice()[(i[0] + 100) * 512 + i[1] + 7]
+        });
+        let diff = Matrix::from_fn(&[rows, cols], |i| {
+            let k = i[0] * cols + i[1];
+            a.as_slice()[k].abs_diff(b.as_slice()[k])
+        });
+        for (rname, rt) in &runtimes {
+            let mut dst = Matrix::<u8>::zeros(&[rows, cols]);
+            gray::gray(rt, &bgr, &mut dst).unwrap();
+            assert_eq!(
+                dst.as_slice(),
+                gray.as_slice(),
+                "gray {rows}x{cols} on {rname}"
+            );
+            absdiff::absdiff(rt, &a, &b, &mut dst).unwrap();
+            assert_eq!(
+                dst.as_slice(),
+                diff.as_slice(),
+                "absdiff {rows}x{cols} on {rname}"
             );
         }
     }

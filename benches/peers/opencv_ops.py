@@ -1,8 +1,11 @@
 """OpenCV's side of benches/opencv_ops.rs: cv2.flip (1, 0, -1), cv2.transpose, cv2.rotate
-(90 clockwise and counterclockwise) of a u8 image, cv2.flip of interleaved RGB and
-cv2.transpose of i16, at 3840x2160 and 640x480, the median of 20 calls each after 3 warm-up
+(90 clockwise and counterclockwise) of a u8 image, cv2.flip of interleaved RGB,
+cv2.transpose of i16, cvtColor (BGR to gray), threshold, absdiff, Sobel, Scharr, Laplacian,
+a 3x3 GaussianBlur, filter2D (a sharpening kernel), a 5x5 dilate, pyrDown, resize by a half
+(nearest, area) and copyMakeBorder (reflect-101), at 3840x2160 and 640x480, the median of 20 calls each after 3 warm-up
 calls, with OpenCV's threads as it starts (cv2.getNumThreads()), and its UMat (OpenCL) calls
-where cv2.ocl has a device. One run; prints a Markdown table.
+where cv2.ocl has a device. One run; prints a Markdown table. First it checks, on a random
+image, that OpenCV's results are the definitions tests/opencv_ops.rs holds parac's to.
 
     python3 benches/peers/opencv_ops.py
 """
@@ -24,9 +27,12 @@ def median_ms(f, runs=20):
     return statistics.median(times)
 
 
-def calls(src, rgb, src16, out):
+def calls(src, rgb, src16, other, out):
     """Each call writes into a result allocated once (`dst=`), as the parac side does."""
-    same, turned, rgb_out, turned16 = out
+    same, turned, rgb_out, turned16, grad, gray, half, framed = out
+    h, w = src.shape[:2]
+    five = np.ones((5, 5), np.uint8)
+    sharp = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
     return {
         "flip_lr": lambda: cv2.flip(src, 1, dst=same),
         "flip_ud": lambda: cv2.flip(src, 0, dst=same),
@@ -36,16 +42,36 @@ def calls(src, rgb, src16, out):
         "rotate_ccw": lambda: cv2.rotate(src, cv2.ROTATE_90_COUNTERCLOCKWISE, dst=turned),
         "flip_lr_rgb": lambda: cv2.flip(rgb, 1, dst=rgb_out),
         "transpose_i16": lambda: cv2.transpose(src16, dst=turned16),
+        "gray": lambda: cv2.cvtColor(rgb, cv2.COLOR_BGR2GRAY, dst=gray),
+        "threshold": lambda: cv2.threshold(src, 127, 255, cv2.THRESH_BINARY, dst=same),
+        "absdiff": lambda: cv2.absdiff(src, other, dst=same),
+        "sobel_dx": lambda: cv2.Sobel(src, cv2.CV_16S, 1, 0, dst=grad),
+        "scharr_dx": lambda: cv2.Scharr(src, cv2.CV_16S, 1, 0, dst=grad),
+        "laplacian": lambda: cv2.Laplacian(src, cv2.CV_16S, dst=grad),
+        "gauss3": lambda: cv2.GaussianBlur(src, (3, 3), 0, dst=same),
+        "sharpen": lambda: cv2.filter2D(src, -1, sharp, dst=same),
+        "dilate5": lambda: cv2.dilate(src, five, dst=same),
+        "pyr_down": lambda: cv2.pyrDown(src, dst=half),
+        "resize_nearest": lambda: cv2.resize(
+            src, (w // 2, h // 2), dst=half, interpolation=cv2.INTER_NEAREST),
+        "resize_area": lambda: cv2.resize(
+            src, (w // 2, h // 2), dst=half, interpolation=cv2.INTER_AREA),
+        "make_border": lambda: cv2.copyMakeBorder(
+            src, 4, 4, 4, 4, cv2.BORDER_REFLECT_101, dst=framed),
     }
 
 
-def outputs(src, rgb, src16):
+def outputs(src, rgb, src16, other):
     h, w = src.shape
     return (
         np.empty_like(src),
         np.empty((w, h), np.uint8),
         np.empty_like(rgb),
         np.empty((w, h), np.int16),
+        np.empty((h, w), np.int16),
+        np.empty((h, w), np.uint8),
+        np.empty((h // 2, w // 2), np.uint8),
+        np.empty((h + 8, w + 8), np.uint8),
     )
 
 
@@ -54,11 +80,64 @@ def images(h, w):
     src = ((i * 7 + j * 13 + (i * j) % 17) % 256).astype(np.uint8)
     rgb = np.ascontiguousarray(np.stack([src, src // 2, 255 - src], axis=-1))
     src16 = (i * 31 + j * 17).astype(np.int16)
-    return src, rgb, src16
+    other = ((i * 3 + j * 5) % 256).astype(np.uint8)
+    return src, rgb, src16, other
+
+
+def definitions_hold():
+    """OpenCV's results on a random 37x53 image (and its BGR) are the definitions of
+    tests/opencv_ops.rs (numpy's `reflect` pad is OpenCV's reflect-101)."""
+    rng = np.random.default_rng(1)
+    src = rng.integers(0, 256, (37, 53), dtype=np.uint8)
+    bgr = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    h, w = src.shape
+
+    def corr(k, img=src):
+        r = k.shape[0] // 2
+        p = np.pad(img.astype(np.int64), r, mode="reflect")
+        n, m = img.shape
+        return sum(k[a, b] * p[a:a + n, b:b + m]
+                   for a in range(k.shape[0]) for b in range(k.shape[1]))
+
+    b, g, r = (bgr[..., c].astype(np.int64) for c in range(3))
+    g5 = np.outer([1, 4, 6, 4, 1], [1, 4, 6, 4, 1])
+    e = src[:h // 2 * 2, :w // 2 * 2].astype(np.int64)
+    edge = np.pad(src, 2, mode="edge")
+    want = {
+        "gray": (cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY),
+                 (b * 3735 + g * 19235 + r * 9798 + 16384) >> 15),
+        "threshold": (cv2.threshold(src, 127, 255, cv2.THRESH_BINARY)[1],
+                      np.where(src > 127, 255, 0)),
+        "sobel_dx": (cv2.Sobel(src, cv2.CV_16S, 1, 0),
+                     corr(np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]))),
+        "scharr_dx": (cv2.Scharr(src, cv2.CV_16S, 1, 0),
+                      corr(np.array([[-3, 0, 3], [-10, 0, 10], [-3, 0, 3]]))),
+        "laplacian": (cv2.Laplacian(src, cv2.CV_16S),
+                      corr(np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]]))),
+        "gauss3": (cv2.GaussianBlur(src, (3, 3), 0),
+                   (corr(np.outer([1, 2, 1], [1, 2, 1])) + 8) >> 4),
+        "sharpen": (cv2.filter2D(src, -1, np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]],
+                                                   np.float32)),
+                    np.clip(corr(np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]])), 0, 255)),
+        "dilate5": (cv2.dilate(src, np.ones((5, 5), np.uint8)),
+                    np.max([edge[a:a + h, c:c + w] for a in range(5) for c in range(5)], 0)),
+        "pyr_down": (cv2.pyrDown(src), ((corr(g5) + 128) >> 8)[::2, ::2]),
+        "resize_nearest": (cv2.resize(src, (w // 2, h // 2), interpolation=cv2.INTER_NEAREST),
+                           src[0:h // 2 * 2:2, 0:w // 2 * 2:2]),
+        "resize_area": (cv2.resize(src[:h // 2 * 2, :w // 2 * 2], (w // 2, h // 2),
+                                   interpolation=cv2.INTER_AREA),
+                        (e[0::2, 0::2] + e[1::2, 0::2] + e[0::2, 1::2] + e[1::2, 1::2] + 2)
+                        >> 2),
+        "make_border": (cv2.copyMakeBorder(src, 4, 4, 4, 4, cv2.BORDER_REFLECT_101),
+                        np.pad(src, 4, mode="reflect")),
+    }
+    for k, (got, defn) in want.items():
+        assert np.array_equal(got.astype(np.int64), defn), f"OpenCV's {k} is not its definition"
 
 
 def main():
     print(f"OpenCV {cv2.__version__}, {cv2.getNumThreads()} threads")
+    definitions_hold()
     for h, w in [(2160, 3840), (480, 640)]:
         imgs = images(h, w)
         cv2.ocl.setUseOpenCL(False)

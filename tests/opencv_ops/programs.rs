@@ -85,4 +85,141 @@ programs! {
             parac_iterator it(x in 0:N:1; y in 0:M:1) { dst[x][y] = src[y][x]; }
         }
     }
+
+    // `cv2.cvtColor(src, COLOR_BGR2GRAY)` of interleaved BGR: OpenCV's fixed point (weights of
+    // 0.114, 0.587 and 0.299 in 15 bits, rounded).
+    gray {
+        pub fn gray(src: &u8[M][W], dst: &mut u8[M][W / 3]) {
+            parac_iterator it(x in 0:M:1; y in 0:W / 3:1) {
+                dst[x][y] = (src[x][3 * y] * 3735 + src[x][3 * y + 1] * 19235
+                    + src[x][3 * y + 2] * 9798 + 16384) >> 15;
+            }
+        }
+    }
+
+    // `cv2.threshold(src, 127, 255, THRESH_BINARY)`.
+    threshold {
+        pub fn threshold(src: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_iterator it(x in 0:M:1; y in 0:N:1) {
+                if src[x][y] > 127 {
+                    dst[x][y] = 255;
+                } else {
+                    dst[x][y] = 0;
+                }
+            }
+        }
+    }
+
+    // `cv2.absdiff(a, b)`.
+    absdiff {
+        pub fn absdiff(a: &u8[M][N], b: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_iterator it(x in 0:M:1; y in 0:N:1) { dst[x][y] = abs(a[x][y] - b[x][y]); }
+        }
+    }
+
+    // `cv2.Sobel(src, CV_16S, 1, 0)` (3x3, reflect-101 borders as OpenCV's default).
+    sobel_dx {
+        pub fn sobel_dx(src: &u8[M][N], dst: &mut i16[M][N]) {
+            const K: i8[3][3] = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]];
+            parac_border_rule b = reflect101(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = parac_convolution(K, src[x - 1:3:1][y - 1:3:1]);
+            }
+        }
+    }
+
+    // `cv2.Scharr(src, CV_16S, 1, 0)`.
+    scharr_dx {
+        pub fn scharr_dx(src: &u8[M][N], dst: &mut i16[M][N]) {
+            const K: i8[3][3] = [[-3, 0, 3], [-10, 0, 10], [-3, 0, 3]];
+            parac_border_rule b = reflect101(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = parac_convolution(K, src[x - 1:3:1][y - 1:3:1]);
+            }
+        }
+    }
+
+    // `cv2.Laplacian(src, CV_16S)` (its 1-aperture: the 4-neighbour Laplacian).
+    laplacian {
+        pub fn laplacian(src: &u8[M][N], dst: &mut i16[M][N]) {
+            parac_border_rule b = reflect101(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = src[x - 1][y] + src[x + 1][y] + src[x][y - 1] + src[x][y + 1]
+                    - 4 * src[x][y];
+            }
+        }
+    }
+
+    // `cv2.GaussianBlur(src, (3, 3), 0)`: OpenCV's bit-exact 3x3 binomial, rounded.
+    gauss3 {
+        pub fn gauss3(src: &u8[M][N], dst: &mut u8[M][N]) {
+            const G: u8[3][3] = [[1, 2, 1], [2, 4, 2], [1, 2, 1]];
+            parac_border_rule b = reflect101(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = (parac_convolution(G, src[x - 1:3:1][y - 1:3:1]) + 8) / 16;
+            }
+        }
+    }
+
+    // `cv2.filter2D(src, -1, K)` with a sharpening kernel, saturated to u8.
+    sharpen {
+        pub fn sharpen(src: &u8[M][N], dst: &mut u8[M][N]) {
+            const K: i8[3][3] = [[0, -1, 0], [-1, 5, -1], [0, -1, 0]];
+            parac_border_rule b = reflect101(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = clamp(parac_convolution(K, src[x - 1:3:1][y - 1:3:1]), 0, 255);
+            }
+        }
+    }
+
+    // `cv2.dilate(src, ones((5, 5)))`: the maximum of a 5x5 window (outside the image
+    // ignored, which for a maximum is the nearest edge's value).
+    dilate5 {
+        pub fn dilate5(src: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_border_rule b = replicate(src[2][2]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = parac_matrix_max(src[x - 2:5:1][y - 2:5:1]);
+            }
+        }
+    }
+
+    // `cv2.pyrDown(src)`: the 5x5 binomial at every other row and column, reflect-101.
+    pyr_down {
+        pub fn pyr_down(src: &u8[M][N], dst: &mut u8[(M + 1) / 2][(N + 1) / 2]) {
+            const G: u8[5][5] = [
+                [1, 4, 6, 4, 1], [4, 16, 24, 16, 4], [6, 24, 36, 24, 6],
+                [4, 16, 24, 16, 4], [1, 4, 6, 4, 1]];
+            parac_border_rule b = reflect101(src[2][2]);
+            parac_iterator it(x in 0:(M + 1) / 2:1; y in 0:(N + 1) / 2:1) parac_border_rule(b) {
+                dst[x][y] = (parac_convolution(G, src[2 * x - 2:5:1][2 * y - 2:5:1]) + 128) / 256;
+            }
+        }
+    }
+
+    // `cv2.resize(src, (N / 2, M / 2), interpolation=INTER_NEAREST)`.
+    resize_nearest {
+        pub fn resize_nearest(src: &u8[M][N], dst: &mut u8[M / 2][N / 2]) {
+            parac_iterator it(x in 0:M / 2:1; y in 0:N / 2:1) { dst[x][y] = src[2 * x][2 * y]; }
+        }
+    }
+
+    // `cv2.resize(src, (N / 2, M / 2), interpolation=INTER_AREA)`: each 2x2 block's mean,
+    // rounded.
+    resize_area {
+        pub fn resize_area(src: &u8[M][N], dst: &mut u8[M / 2][N / 2]) {
+            parac_iterator it(x in 0:M / 2:1; y in 0:N / 2:1) {
+                dst[x][y] = (parac_matrix_sum(src[2 * x:2:1][2 * y:2:1]) + 2) / 4;
+            }
+        }
+    }
+
+    // `cv2.copyMakeBorder(src, 4, 4, 4, 4, BORDER_REFLECT_101)`.
+    make_border {
+        pub fn make_border(src: &u8[M][N], dst: &mut u8[M + 8][N + 8]) {
+            parac_border_rule b = reflect101(src[4][4]);
+            parac_iterator it(x in 0:M + 8:1; y in 0:N + 8:1) parac_border_rule(b) {
+                dst[x][y] = src[x - 4][y - 4];
+            }
+        }
+    }
 }
