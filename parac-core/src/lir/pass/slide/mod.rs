@@ -1,20 +1,23 @@
 //! Sliding windows (`lir::Options::slide`, the CPU lowering), in the manner of Halide's sliding
 //! window and storage folding and of OpenCV's separable box, morphology and Gaussian filters. A
 //! window's reduction (a fold, `ExprKind::Fold`) whose taps are one matrix's elements at
-//! `[g(S(x) + i)][h(S(y) + j)]` (row and column border maps `g`, `h`; `S` a loop variable plus
-//! a constant) is computed from rows of column reductions instead of tap by tap:
+//! `[g(S(x) + i)][h(S(y) + j)]` (row and column border maps `g`, `h`; `S` a loop variable times
+//! a positive constant, the stride, plus a constant: a 2:1 downsample's window moves two columns
+//! per output) is computed from rows of column reductions instead of tap by tap:
 //!
 //! 1. **columns** (`rows.rs`): `col[k] = op over i of tap(i, k)` for every column `k` the row's
-//!    outputs reach (its outputs plus the window's width less one), each row of taps with its
-//!    row index bound once, the window's rows written out in one vectorized pass; kept in the
-//!    narrowest integer type that holds them;
+//!    outputs reach (the stride times its outputs less one, plus the window's width; a stride
+//!    of at most the width, so that every column is one some output reads), each row of taps
+//!    with its row index bound once, the window's rows written out in one vectorized pass;
+//!    kept in the narrowest integer type that holds them;
 //! 2. **down the rows** (`slide_rows`, where the region is `for x in 0..M` around the loop over
-//!    the columns and every window slides along `x` too): the rows in chunks of
+//!    the columns and every window slides along `x` too, at unit strides): the rows in chunks of
 //!    [`CHUNK_ROWS`] per task (`LoopKind::ParallelChunks`), a sum's columns carried from one row
 //!    to the next (`+ entering - leaving`), a minimum's or maximum's from van Herk and
 //!    Gil-Werman's blocks down the chunk's source rows; elsewhere (`slide_loop`) the columns
 //!    are computed per row;
-//! 3. **across the row**: each output combines `col[y .. y + width]` directly (a vector's
+//! 3. **across the row**: each output combines `col[s .. s + width]` (`s` the stride times the
+//!    output's place in the row) directly (a vector's
 //!    lanes each an output) up to [`DIRECT_BYTES`], else by doubling (a pass per power of two).
 //!
 //! A convolution with a constant filter that is an outer product `v[i] * h[j]` of integer
@@ -109,6 +112,10 @@ fn slide_loop(
         return None;
     };
     let windows = windows_of(func, f, y, lo, hi, body)?;
+    // A work-item's strip has temporaries of constant extent: unit strides alone.
+    if cap.is_some() && windows.iter().any(|w| w.stride != 1) {
+        return None;
+    }
     let mut b = Build {
         func,
         body: Vec::new(),
@@ -121,11 +128,21 @@ fn slide_loop(
     b.cap = cap.map(|c| (count, c));
     let mut replace = HashMap::new();
     for w in &windows {
-        let ext = b.i64(w.cols - 1);
-        let n = b.add(count, ext);
-        let col = b.temp("col", w.col_ty, n);
+        // Output `y`'s columns start at `stride * (y - first)`; the row's last ends at
+        // `stride * (count - 1) + cols`.
+        let stride = b.i64(w.stride);
+        let n = b.func.binary(BinOp::Mul, count, stride, Scalar::I64);
+        let ext = b.i64(w.cols - w.stride);
+        let n = b.add(n, ext);
+        // Past the `n` columns, `stride - 1` elements never written nor read: the outputs'
+        // reads of every `stride`-th column are then whole chunks of `stride` (the CPU
+        // printer's chunked slices), the last chunk's tail inside the row.
+        let slack = b.i64(w.stride - 1);
+        let extent = b.add(n, slack);
+        let col = b.temp("col", w.col_ty, extent);
         w.columns(&mut b, col, n, unroll, at);
-        let value = w.across(&mut b, col, n, at_y, unroll);
+        let start = b.func.binary(BinOp::Mul, at_y, stride, Scalar::I64);
+        let value = w.across(&mut b, col, n, start, unroll);
         replace.insert(w.fold, value);
     }
     let new_body = Replace(replace).mutate_stmt(b.func, body);
@@ -289,7 +306,10 @@ fn slide_rows(
     };
     let (lo, hi) = strip.map_or((lo, hi), |(_, a, z, _)| (a, z));
     let windows = windows_of(func, f, y, lo, hi, ybody)?;
-    if !windows.iter().all(|w| w.slides_down(func, x)) {
+    if !windows
+        .iter()
+        .all(|w| w.stride == 1 && w.slides_down(func, x))
+    {
         return None;
     }
     let mut b = Build {

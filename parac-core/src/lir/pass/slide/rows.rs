@@ -113,8 +113,8 @@ impl Window {
         b.body.push(rest);
     }
 
-    /// The window's value at the output `at_y` of the row from its columns `col` (of `n`),
-    /// at the fold's type.
+    /// The window's value at the output whose first column is `at_y` (the stride times its
+    /// place in the row) from the row's columns `col` (of `n`), at the fold's type.
     pub(super) fn across(
         &self,
         b: &mut Build,
@@ -132,16 +132,18 @@ impl Window {
         // up to about 128 bytes (a 63-wide minimum of `u8`s, a 31-wide sum in `i32`).
         let direct = self.cols * t.bytes() as i128 <= DIRECT_BYTES;
         let value = if let Some((_, h)) = &self.weights {
-            // A filter's columns: `sum of h[j] * col[y + j]`.
+            // A filter's columns: `sum of h[j] * col[y + j]`, in the fold's type (the
+            // columns may be narrower).
             let mut vals: Vec<ExprId> = (0..self.cols)
                 .filter(|j| h[*j as usize] != 0)
                 .map(|j| {
                     let c = b.load_past(col, at_y, j);
+                    let c = b.func.cast(c, self.ty);
                     b.weigh(c, h[j as usize])
                 })
                 .collect();
             if vals.is_empty() {
-                vals.push(b.func.int(0, t));
+                vals.push(b.func.int(0, self.ty));
             }
             b.combine_all(self.op, vals)
         } else if self.cols <= unroll && direct {
@@ -255,7 +257,7 @@ impl Window {
             }
             rows += 1;
             match column_sum(func, *r, x, self.i) {
-                Some(sum) if only_in(func, *r, sum, &[x, self.i]) => {}
+                Some((sum, 1)) if only_in(func, *r, sum, &[x, self.i]) => {}
                 _ => return false,
             }
         }

@@ -16,6 +16,10 @@ pub(super) struct Window {
     /// The window's rows and columns.
     pub(super) rows: i128,
     pub(super) cols: i128,
+    /// The column's stride along `y` (`S(y) = stride * y + c`; a window at every other column,
+    /// as a 2:1 downsample's, has 2), at most `cols`: the columns of one output row are then
+    /// `stride * (count - 1) + cols`, each read by some output.
+    pub(super) stride: i128,
     pub(super) elem: ExprId,
     /// The one load in `elem`.
     pub(super) load: ExprId,
@@ -217,16 +221,23 @@ pub(super) fn window(
         return None;
     }
     // The column `S(y) + j`, and every use of `y` and `j` in the column inside it.
-    let sum = column_sum(func, *last, y, j)?;
-    if !only_in(func, *last, sum, &[y, j]) {
+    let (sum, stride) = column_sum(func, *last, y, j)?;
+    if !only_in(func, *last, sum, &[y, j]) || stride > cols {
         return None;
     }
     // Built from the inlined tap: written out, one `let` per tap would bind one variable
     // many times, where a shared index is one node.
-    let (elem, col_ty) = match weights {
-        Some(_) => (tap, x.ty),
-        None => narrow(func, tap, *op, rows, x.ty).unwrap_or((tap, x.ty)),
+    // A filter's columns narrow where its column weights are all non-negative: a column is
+    // then at most their sum times the largest tap (a 5-tap binomial's of `u8`s, 16 x 255, a
+    // `u16`).
+    let count = match &weights {
+        Some((v, _)) if v.iter().all(|w| *w >= 0) => Some(v.iter().sum()),
+        Some(_) => None,
+        None => Some(rows),
     };
+    let (elem, col_ty) = count
+        .and_then(|c| narrow(func, tap, *op, c, x.ty))
+        .unwrap_or((tap, x.ty));
     Some(Window {
         fold: e,
         op: *op,
@@ -234,6 +245,7 @@ pub(super) fn window(
         j,
         rows,
         cols,
+        stride,
         elem,
         load: *load,
         ty: x.ty,
@@ -364,16 +376,17 @@ pub(super) fn inline_lets(func: &mut Func, e: ExprId) -> ExprId {
     func.expr(crate::lir::visit::with_children(&kind, &new), t)
 }
 
-/// The node `S(y) + j` in `e`: `S` is `y` plus a constant, `j` the tap's column variable.
-pub(super) fn column_sum(func: &Func, e: ExprId, y: VarId, j: VarId) -> Option<ExprId> {
+/// The node `S(y) + j` in `e` and the stride of `S` along `y`: `S` is `y` times a positive
+/// constant plus a constant, `j` the tap's column variable.
+pub(super) fn column_sum(func: &Func, e: ExprId, y: VarId, j: VarId) -> Option<(ExprId, i128)> {
     if let ExprKind::Binary(BinOp::Add, a, b) = func.exprs[e].kind {
         for (s, t) in [(a, b), (b, a)] {
             if is_var(func, t, j) {
                 let (stride, _) = affine(func, s, y)?;
                 let mut vs = Vec::new();
                 free(func, s, &mut vs);
-                if stride == 1 && !vs.contains(&j) {
-                    return Some(e);
+                if stride >= 1 && !vs.contains(&j) {
+                    return Some((e, stride));
                 }
             }
         }
