@@ -102,6 +102,9 @@ fn main() {
             g.bench_function(id("dilate5"), |b| {
                 b.iter(|| dilate5::dilate5(rt, &src, &mut same).expect("dilate"))
             });
+            g.bench_function(id("median3"), |b| {
+                b.iter(|| median3::median3(rt, &src, &mut same).expect("median"))
+            });
             g.bench_function(id("pyr_down"), |b| {
                 b.iter(|| pyr_down::pyr_down(rt, &src, &mut half).expect("pyrDown"))
             });

@@ -63,6 +63,7 @@ entry!(pyr_down, [src: u8], [dst: u8]);
 entry!(resize_nearest, [src: u8], [dst: u8]);
 entry!(resize_area, [src: u8], [dst: u8]);
 entry!(make_border, [src: u8], [dst: u8]);
+entry!(median3, [src: u8], [dst: u8]);
 
 macro_rules! entries {
     ($($m:ident: $sizes:expr),* $(,)?) => {
@@ -99,6 +100,7 @@ const PROGRAMS: &[Entry] = entries![
     resize_nearest: SIZES,
     resize_area: SIZES,
     make_border: SIZES,
+    median3: SIZES,
 ];
 
 #[test]
@@ -257,6 +259,17 @@ fn opencv_filter(op: &str, img: &Matrix<u8>, i: usize, j: usize) -> i32 {
             })
             .max()
             .unwrap(),
+        "median3" => {
+            let mut w: Vec<i32> = (0..9)
+                .map(|k| {
+                    let p = (i + k / 3).saturating_sub(1).min(rows - 1);
+                    let q = (j + k % 3).saturating_sub(1).min(cols - 1);
+                    at(p, q)
+                })
+                .collect();
+            w.sort_unstable();
+            w[4]
+        }
         "pyr_down" => (correlate(img, G5, 2 * si, 2 * sj) + 128) >> 8,
         "resize_nearest" => at(2 * i, 2 * j),
         "resize_area" => {
@@ -296,7 +309,7 @@ fn filters_resizes_and_borders_are_opencvs() {
     fn dims(s: &Matrix<u8>) -> (usize, usize) {
         (s.shape()[0], s.shape()[1])
     }
-    let ops: [(&str, Op); 11] = [
+    let ops: [(&str, Op); 12] = [
         ("threshold", |r, s| {
             run(dims(s).into(), |d| threshold::threshold(r, s, d))
         }),
@@ -317,6 +330,9 @@ fn filters_resizes_and_borders_are_opencvs() {
         }),
         ("dilate5", |r, s| {
             run(dims(s).into(), |d| dilate5::dilate5(r, s, d))
+        }),
+        ("median3", |r, s| {
+            run(dims(s).into(), |d| median3::median3(r, s, d))
         }),
         ("pyr_down", |r, s| {
             let (m, n) = dims(s);

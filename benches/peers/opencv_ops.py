@@ -1,11 +1,12 @@
 """OpenCV's side of benches/opencv_ops.rs: cv2.flip (1, 0, -1), cv2.transpose, cv2.rotate
 (90 clockwise and counterclockwise) of a u8 image, cv2.flip of interleaved RGB,
 cv2.transpose of i16, cvtColor (BGR to gray), threshold, absdiff, Sobel, Scharr, Laplacian,
-a 3x3 GaussianBlur, filter2D (a sharpening kernel), a 5x5 dilate, pyrDown, resize by a half
-(nearest, area) and copyMakeBorder (reflect-101), at 3840x2160 and 640x480, the median of 20 calls each after 3 warm-up
-calls, with OpenCV's threads as it starts (cv2.getNumThreads()), and its UMat (OpenCL) calls
-where cv2.ocl has a device. One run; prints a Markdown table. First it checks, on a random
-image, that OpenCV's results are the definitions tests/opencv_ops.rs holds parac's to.
+a 3x3 GaussianBlur, filter2D (a sharpening kernel), a 5x5 dilate, a 3x3 medianBlur, pyrDown,
+resize by a half (nearest, area) and copyMakeBorder (reflect-101), at 3840x2160 and 640x480,
+the median of 20 calls each after 3 warm-up calls, with OpenCV's threads as it starts
+(cv2.getNumThreads()), and its UMat (OpenCL) calls where cv2.ocl has a device. One run; prints
+a Markdown table. First it checks, on a random image, that OpenCV's results are the definitions
+tests/opencv_ops.rs holds parac's to.
 
     python3 benches/peers/opencv_ops.py
 """
@@ -51,6 +52,7 @@ def calls(src, rgb, src16, other, out):
         "gauss3": lambda: cv2.GaussianBlur(src, (3, 3), 0, dst=same),
         "sharpen": lambda: cv2.filter2D(src, -1, sharp, dst=same),
         "dilate5": lambda: cv2.dilate(src, five, dst=same),
+        "median3": lambda: cv2.medianBlur(src, 3, dst=same),
         "pyr_down": lambda: cv2.pyrDown(src, dst=half),
         "resize_nearest": lambda: cv2.resize(
             src, (w // 2, h // 2), dst=half, interpolation=cv2.INTER_NEAREST),
@@ -121,6 +123,8 @@ def definitions_hold():
                     np.clip(corr(np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]])), 0, 255)),
         "dilate5": (cv2.dilate(src, np.ones((5, 5), np.uint8)),
                     np.max([edge[a:a + h, c:c + w] for a in range(5) for c in range(5)], 0)),
+        "median3": (cv2.medianBlur(src, 3),
+                    np.median([edge[a:a + h, c:c + w] for a in range(1, 4) for c in range(1, 4)], 0)),
         "pyr_down": (cv2.pyrDown(src), ((corr(g5) + 128) >> 8)[::2, ::2]),
         "resize_nearest": (cv2.resize(src, (w // 2, h // 2), interpolation=cv2.INTER_NEAREST),
                            src[0:h // 2 * 2:2, 0:w // 2 * 2:2]),

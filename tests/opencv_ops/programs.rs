@@ -222,4 +222,37 @@ programs! {
             }
         }
     }
+
+    // `cv2.medianBlur(src, 3)`: the median of each 3x3 window (replicated borders), through
+    // the 19 exchanges of a median-of-9 network (Paeth's, as Devillard's `opt_med9`).
+    median3 {
+        pub fn median3(src: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_border_rule b = replicate(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                let (p0, p1, p2) = (src[x - 1][y - 1], src[x - 1][y], src[x - 1][y + 1]);
+                let (p3, p4, p5) = (src[x][y - 1], src[x][y], src[x][y + 1]);
+                let (p6, p7, p8) = (src[x + 1][y - 1], src[x + 1][y], src[x + 1][y + 1]);
+                let (p1, p2) = (min(p1, p2), max(p1, p2));
+                let (p4, p5) = (min(p4, p5), max(p4, p5));
+                let (p7, p8) = (min(p7, p8), max(p7, p8));
+                let (p0, p1) = (min(p0, p1), max(p0, p1));
+                let (p3, p4) = (min(p3, p4), max(p3, p4));
+                let (p6, p7) = (min(p6, p7), max(p6, p7));
+                let (p1, p2) = (min(p1, p2), max(p1, p2));
+                let (p4, p5) = (min(p4, p5), max(p4, p5));
+                let (p7, p8) = (min(p7, p8), max(p7, p8));
+                let (p0, p3) = (min(p0, p3), max(p0, p3));
+                let (p5, p8) = (min(p5, p8), max(p5, p8));
+                let (p4, p7) = (min(p4, p7), max(p4, p7));
+                let (p3, p6) = (min(p3, p6), max(p3, p6));
+                let (p1, p4) = (min(p1, p4), max(p1, p4));
+                let (p2, p5) = (min(p2, p5), max(p2, p5));
+                let (p4, p7) = (min(p4, p7), max(p4, p7));
+                let (p4, p2) = (min(p4, p2), max(p4, p2));
+                let (p6, p4) = (min(p6, p4), max(p6, p4));
+                let (p4, p2) = (min(p4, p2), max(p4, p2));
+                dst[x][y] = p4;
+            }
+        }
+    }
 }
