@@ -1039,6 +1039,16 @@ impl Func {
         }
     }
 
+    /// The end of a chunk of a loop: `min(start + size, hi)` in `long`, `start` and `hi`
+    /// converted to it (so that a chunk starting near the end of an `int` range does not wrap).
+    pub fn chunk_end(&mut self, start: ExprId, size: ExprId, hi: ExprId) -> ExprId {
+        let t = Scalar::I64;
+        let start = self.cast(start, t);
+        let past = self.binary(BinOp::Add, start, size, t);
+        let hi = self.cast(hi, t);
+        self.expr(ExprKind::Call(Builtin::Min, vec![past, hi]), t)
+    }
+
     /// `a op b` of type `ty`.
     pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: Scalar) -> ExprId {
         self.expr(ExprKind::Binary(op, a, b), ty)

@@ -20,7 +20,6 @@
 //! The body is unchanged (its accesses keep their checks; `pass::partition` then splits each
 //! tile row's loop as it splits a whole row's).
 
-use crate::ir::{BinOp, Builtin};
 use crate::lir::affine::affine;
 use crate::lir::visit::{Visitor, mentions, walk_expr};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Loop, LoopKind, Scalar, Stmt, StmtId, VarId};
@@ -73,13 +72,9 @@ fn tile(func: &mut Func, s: StmtId, (rows, cols): (i64, i64)) -> Option<StmtId> 
     let ty = func.var("tile_y", yt);
     // The tile's rows and columns end at `min(start + size, end)`, in `long` (no wrap).
     let end = |func: &mut Func, start: VarId, size: i64, hi: ExprId, t: Scalar| {
-        let i64t = Scalar::I64;
         let v = func.expr(ExprKind::Var(start), t);
-        let v = func.cast(v, i64t);
-        let n = func.int(i128::from(size), i64t);
-        let past = func.binary(BinOp::Add, v, n, i64t);
-        let hi = func.cast(hi, i64t);
-        let e = func.expr(ExprKind::Call(Builtin::Min, vec![past, hi]), i64t);
+        let n = func.int(i128::from(size), Scalar::I64);
+        let e = func.chunk_end(v, n, hi);
         func.cast(e, t)
     };
     let row_lo = func.expr(ExprKind::Var(ty), yt);

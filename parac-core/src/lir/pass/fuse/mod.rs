@@ -363,12 +363,10 @@ fn fuse(
     let sx = func.var("fx", func.vars[cx].ty);
     let sxe = func.expr(ExprKind::Var(sx), func.vars[sx].ty);
     let sx64 = func.cast(sxe, i64t);
-    let hi64 = func.cast(chi, i64t);
     let strip_e = func.expr(ExprKind::Var(strip), i64t);
     let least = func.int(1, i64t);
     let task = func.expr(ExprKind::Call(Builtin::Max, vec![strip_e, least]), i64t);
-    let past = func.binary(BinOp::Add, sx64, task, i64t);
-    let x1 = func.expr(ExprKind::Call(Builtin::Min, vec![past, hi64]), i64t);
+    let x1 = func.chunk_end(sx64, task, chi);
     let (lo_off, hi_off) = (func.int(amin, i64t), func.int(amax, i64t));
     let zero = func.int(0, i64t);
     let rows_t = func.expr(ExprKind::Dim(t, 0), i64t);

@@ -17,8 +17,8 @@
 //!    Gil-Werman's blocks down the chunk's source rows; elsewhere (`slide_loop`) the columns
 //!    are computed per row;
 //! 3. **across the row**: each output combines `col[s .. s + width]` (`s` the stride times the
-//!    output's place in the row) directly (a vector's
-//!    lanes each an output) up to [`DIRECT_BYTES`], else by doubling (a pass per power of two).
+//!    output's place in the row) directly (a vector's lanes each an output) up to
+//!    [`DIRECT_BYTES`], else by doubling (a pass per power of two).
 //!
 //! A convolution with a constant filter that is an outer product `v[i] * h[j]` of integer
 //! vectors is a weighted fold: its columns are `sum of v[i] * tap`, its outputs `sum of
@@ -321,12 +321,9 @@ fn slide_rows(
     // The chunk: rows `x0..x1`.
     let xo = b.func.var("sx", Scalar::I32);
     let x0 = b.var(xo);
-    let (x0_64, xhi64) = (b.func.cast(x0, Scalar::I64), b.func.cast(xhi, Scalar::I64));
+    let x0_64 = b.func.cast(x0, Scalar::I64);
     let k = b.i64(chunk_rows as i128);
-    let past = b.add(x0_64, k);
-    let x1 = b
-        .func
-        .expr(ExprKind::Call(Builtin::Min, vec![past, xhi64]), Scalar::I64);
+    let x1 = b.func.chunk_end(x0_64, k, xhi);
     let first = b.func.cast(lo, Scalar::I32);
     let (at_y, count) = outputs(&mut b, y, lo, hi);
     b.cap = strip.map(|(.., cols)| (count, i128::from(cols)));

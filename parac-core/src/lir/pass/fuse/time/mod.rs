@@ -432,8 +432,7 @@ fn tile(
     let sx64 = func.cast(sxe, i64t);
     let m = func.cast(xhi, i64t);
     let task = int(func, i128::from(rows));
-    let past = func.binary(BinOp::Add, sx64, task, i64t);
-    let x1 = func.expr(ExprKind::Call(Builtin::Min, vec![past, m]), i64t);
+    let x1 = func.chunk_end(sx64, task, m);
     let x1v = func.var("tx1", i64t);
     let x1e = func.expr(ExprKind::Var(x1v), i64t);
     let mut chunk = vec![func.stmt(Stmt::Let(x1v, x1))];
