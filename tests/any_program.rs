@@ -1,5 +1,5 @@
 //! Programs beyond the four pipelines, written from `docs/language.md` as a new user would, that
-//! once broke the OpenCL path (issue "Any program, on any path"): each runs on the CPU path and
+//! once broke the OpenCL path: each runs on the CPU path and
 //! on the OpenCL device with the baseline, the model's plan and every candidate forced one by
 //! one, bit-exact against a plain Rust reference, or gives the same typed error everywhere.
 //!

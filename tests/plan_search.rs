@@ -1,4 +1,4 @@
-//! The plan search of issue 14 ("The first call"): its budget (`PlanPolicy::SearchBudget`, as
+//! The plan search that keeps a first call short: its budget (`PlanPolicy::SearchBudget`, as
 //! `PARAC_SEARCH_BUDGET` gives it), its continuation by later calls and later processes, the
 //! adaptive timing that never drops the leader, a plan cache that is broken or cannot be written,
 //! and the `parac tune` and `parac cache` commands (export and import round trip). Every result

@@ -1,4 +1,4 @@
-//! Random programs on every path (issue 12, point 4): the generator of
+//! Random programs on every path: the generator of
 //! `parac-core/tests/gen/mod.rs` makes well-typed random pipelines; each is compiled at run time
 //! by `parac::Pipeline::compile` and run
 //!

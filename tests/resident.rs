@@ -1,4 +1,4 @@
-//! Matrices that stay on the device (`DeviceMatrix`, issue 30): chains of calls on device
+//! Matrices that stay on the device (`DeviceMatrix`): chains of calls on device
 //! matrices move no data between host and device (the runtime's transfer counters), give the
 //! results of the same calls on host matrices bit for bit, return without waiting and report a
 //! kernel's error at the next wait (a download, `Runtime::finish`), each error once and none

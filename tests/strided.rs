@@ -76,7 +76,7 @@ fn counted(f: impl FnOnce()) -> Transfers {
     opencl::transfers().since(before)
 }
 
-/// Done-when of issue 15: a 512x512 region of a 4K frame runs through a pipeline with no copy
+/// A 512x512 region of a 4K frame runs through a pipeline with no copy
 /// on a host-memory device, and with one rectangle copy each way on the copying path.
 #[test]
 fn a_region_of_a_4k_frame_in_place_or_one_rectangle_copy_each_way() {

@@ -1,4 +1,4 @@
-//! Random-program testing (issue 12, point 4): well-typed random pipelines from the generator
+//! Random-program testing: well-typed random pipelines from the generator
 //! of `tests/gen/mod.rs` (1 to 3 dimensions, every element type, intermediates feeding each
 //! other, windows and block `let`s, constant filters, convolutions and window reductions,
 //! matrix products and transposes, every border shorthand and custom rules with corners,
@@ -537,8 +537,8 @@ fn check_source(
 
 /// The size symbols of a compiled function, minimum 1 (regressions have no generator
 /// description).
-/// The generated OpenCL C of a program shadows no name (issue 12, point 5; the printer's naming
-/// scheme, `codegen/opencl/kernel/mod.rs`, `Printer::var`): no parameter or local of a function is named like a program-scope
+/// The generated OpenCL C of a program shadows no name (the printer's naming scheme,
+/// `codegen/opencl/kernel/mod.rs`, `Printer::var`): no parameter or local of a function is named like a program-scope
 /// function or `__constant` array, no local like a parameter of its function, and each
 /// generated local (`t<n>`, `c<n>`, `cv<n>`) is declared once in its function. Declarations
 /// are found as a type name followed by an identifier (a `*` between them for parameters).
@@ -1209,7 +1209,7 @@ fn regression_a_window_under_an_if_does_not_slide() {
     }
 }
 
-/// The check of [`names_unshadowed`] finds the shadowing of issue 12's point 2 (a hoisted load
+/// The check of [`names_unshadowed`] finds the shadowing once found in the printer (a hoisted load
 /// `c3` shadowing the `__constant` filter `c3`), a local shadowing a parameter and a generated
 /// local declared twice, and passes every program the printer makes of a plain pipeline.
 #[test]

@@ -1,4 +1,4 @@
-//! Canaries around a caller's matrices (issue 12's guard-band test): a [`Canaried`] matrix is
+//! Canaries around a caller's matrices (the guard-band test of memory safety): a [`Canaried`] matrix is
 //! a view ([`MatrixRef`], [`MatrixMut`]) of the middle of a larger `Vec` whose head and tail,
 //! [`CANARY_BYTES`] each, hold a known pattern. A device whose memory is the host's (PoCL on
 //! a CPU) reads and writes a call's matrices in place, so a kernel writing past a matrix would

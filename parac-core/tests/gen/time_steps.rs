@@ -1,4 +1,4 @@
-//! Random iterated stencils (issue 31): one function with `parac_repeat` and `parac_swap`
+//! Random iterated stencils (time steps): one function with `parac_repeat` and `parac_swap`
 //! made from a seed: element type, radius, taps and weights, border mode, a source term, one
 //! or two regions per step, the grid an output or a local, a `parac_schedule` or none; and
 //! (`program3`) on 3-D grids, their planes read clamped.

@@ -1,4 +1,4 @@
-//! Guard bands around device buffers, a test of memory safety (issue 12): off by default, on
+//! Guard bands around device buffers, a test of memory safety: off by default, on
 //! with `PARAC_GUARD_BANDS=1` (read when a device is opened) or
 //! [`Device::set_guard_bands`](super::Device::set_guard_bands).
 //!
