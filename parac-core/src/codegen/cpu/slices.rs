@@ -202,6 +202,18 @@ impl Printer<'_> {
         })
     }
 
+    /// An index's loop-invariant part ([`affine_base`]'s base `b` times `k`) as the term
+    /// `+ b * k` added to its first element, or nothing.
+    fn base_term(&mut self, base: Option<Base>, out: &mut TokenStream) -> TokenStream {
+        match base {
+            Some((b, k)) => {
+                let (b, k) = (self.x.expr(b, out), Literal::i64_suffixed(k as i64));
+                quote!(+ (#b) as i64 * #k)
+            }
+            None => quote!(),
+        }
+    }
+
     /// The key of the slice an access of `buf` with these indices reads or writes: one
     /// per buffer, row, stride, base and chunk alignment.
     fn slice_key(&self, buf: Buf, a: &Access) -> String {
@@ -418,13 +430,7 @@ impl Printer<'_> {
                 Literal::i64_suffixed(s.stride.abs() as i64),
                 Literal::i64_suffixed((s.stride.abs() * s.block) as i64),
             );
-            let base = match s.base {
-                Some((b, k)) => {
-                    let (b, k) = (self.x.expr(b, out), Literal::i64_suffixed(k as i64));
-                    quote!(+ (#b) as i64 * #k)
-                }
-                None => quote!(),
-            };
+            let base = self.base_term(s.base, out);
             // A register's element; a slice's first, from the loop's first iteration (a
             // reversed row's from its last).
             idx.push(match s.stride {
@@ -554,13 +560,7 @@ impl Printer<'_> {
                             Literal::i64_suffixed(c.step as i64),
                             Literal::i64_suffixed(c.offset as i64),
                         );
-                        let base = match c.base {
-                            Some((b, k)) => {
-                                let (b, k) = (self.x.expr(b, out), Literal::i64_suffixed(k as i64));
-                                quote!(+ (#b) as i64 * #k)
-                            }
-                            None => quote!(),
-                        };
+                        let base = self.base_term(c.base, out);
                         quote!(__va * #st + #off #base)
                     }
                 })
