@@ -84,8 +84,8 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
-        // Reads down columns row after row, and in tiles of 2 rows by 3 points, so that the
-        // small sizes have several tiles and partial ones at both ends.
+        // Reads down columns row after row, and in (staged) tiles of 2 rows by 3 points, so
+        // that the small sizes have several tiles and partial ones at both ends.
         (
             "not tiled",
             Options {
@@ -97,6 +97,22 @@ fn switches() -> Vec<(&'static str, Options)> {
             "tiles of 2x3",
             Options {
                 tile_transposed: Some((2, 3)),
+                ..all.clone()
+            },
+        ),
+        // Tiles read down their columns as they are, and staged tiles of 17x33, a block and
+        // part of one on each side.
+        (
+            "tiles not staged",
+            Options {
+                stage_transposed: false,
+                ..all.clone()
+            },
+        ),
+        (
+            "staged tiles of 17x33",
+            Options {
+                tile_transposed: Some((17, 33)),
                 ..all.clone()
             },
         ),

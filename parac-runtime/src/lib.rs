@@ -23,6 +23,7 @@ mod resident;
 mod runtime;
 mod scan;
 mod scratch;
+mod stage;
 mod sums;
 mod swaps;
 
@@ -46,6 +47,7 @@ pub mod __private {
         pub use crate::isa::vector;
         pub use crate::scan::{ScanOp, scan_row};
         pub use crate::scratch::{Scratch, scratch};
+        pub use crate::stage::stage;
         pub use crate::sums::int_sum;
         pub use crate::swaps::deliver;
     }

@@ -460,6 +460,42 @@ impl Machine<'_> {
             // over the group to its end before the next statement).
             Stmt::Allocate { .. } | Stmt::Barrier { .. } => {}
             Stmt::ScanTotals { .. } => self.scan_totals(s)?,
+            Stmt::Stage(st) => {
+                // The temporary's rows are its extents' (`stride` is their length).
+                let st = st.clone();
+                let (stage, m, y_dim, y_step, x_step) =
+                    (st.stage, st.buf, st.y_dim, st.y_step, st.x_step);
+                let base: Vec<i64> = st
+                    .index
+                    .iter()
+                    .map(|e| self.expr(*e).map(|v| v.as_i64()))
+                    .collect::<Result<_, _>>()?;
+                let (rows, cols) = (self.expr(st.rows)?.as_i64(), self.expr(st.cols)?.as_i64());
+                let inside = st.inside;
+                let last = base.len() - 1;
+                let d = &self.dims[m];
+                let within = |k: usize, a: i64, b: i64| a.min(b) >= 0 && a.max(b) < d[k];
+                let all = rows <= 0
+                    || cols <= 0
+                    || (within(last, base[last], base[last] + x_step * (rows - 1))
+                        && within(y_dim, base[y_dim], base[y_dim] + y_step * (cols - 1))
+                        && (0..last).all(|k| k == y_dim || within(k, base[k], base[k])));
+                self.vars[inside.index()] = Val::Bool(all);
+                if all {
+                    for i in 0..rows.max(0) {
+                        for j in 0..cols.max(0) {
+                            let mut at = base.clone();
+                            at[last] += x_step * i;
+                            at[y_dim] += y_step * j;
+                            let from = self.offset(Buf::Matrix(m), &at, "read of")?;
+                            let v = self.data(Buf::Matrix(m)).get(from);
+                            // The temporary is `[rows][stride]`: its own check.
+                            let to = self.offset(Buf::Temp(stage), &[i, j], "write to")?;
+                            self.data(Buf::Temp(stage)).set(to, v);
+                        }
+                    }
+                }
+            }
             Stmt::ScanRow {
                 row,
                 lo,

@@ -374,6 +374,13 @@ pub enum Stmt {
         /// The carried values at each block's start, per carried temporary, bound.
         totals: Vec<TempId>,
     },
+    /// A tile of a matrix read down its columns, copied into a temporary in the order it is
+    /// read ([`pass::tile`]): `stage[i][j] = buf[index + i * x_step along the last dimension +
+    /// j * y_step along dimension y_dim]` for `i < rows`, `j < cols` (`i64`s), the temporary's
+    /// rows `stride` elements apart. Binds `inside` (a `bool`): whether every one of those
+    /// elements is inside the matrix (then the temporary holds them all; else its elements are
+    /// unspecified). The CPU path moves them in blocks transposed in registers.
+    Stage(Stage),
     /// A row's inclusive scan in place ([`pass::scan_rows`]): `row[lo..hi]` (`i64`s, clamped
     /// to the row) each combined by `op` with the running value, which starts at `acc[0]`
     /// and ends there. A 32-bit integer operator: the CPU path combines a vector's values in
@@ -390,6 +397,31 @@ pub enum Stmt {
         /// The running value's temporary (one element).
         acc: TempId,
     },
+}
+
+/// The fields of [`Stmt::Stage`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stage {
+    /// The temporary written (`[rows][stride]` at least).
+    pub stage: TempId,
+    /// The matrix read.
+    pub buf: MatrixId,
+    /// The index of element `[0][0]` (`i64`s), one per dimension of the matrix.
+    pub index: Vec<ExprId>,
+    /// The dimension that moves with `j` (not the last).
+    pub y_dim: usize,
+    /// How far it moves per `j` (1 or -1).
+    pub y_step: i64,
+    /// How far the last dimension moves per `i` (1 or -1).
+    pub x_step: i64,
+    /// The number of rows `i` (`i64`).
+    pub rows: ExprId,
+    /// The number of columns `j` (`i64`).
+    pub cols: ExprId,
+    /// The temporary's row length.
+    pub stride: i64,
+    /// Bound: whether all were inside.
+    pub inside: VarId,
 }
 
 /// A [`Stmt::For`]'s index, bounds, step and body: what the evaluator and the CPU code
@@ -470,6 +502,10 @@ pub struct Options {
     /// a rotation) runs in tiles of `(rows, cols)` points ([`pass::tile`]; the CPU path;
     /// `None`: row after row).
     pub tile_transposed: Option<(i64, i64)>,
+    /// In those tiles, each tile of the matrix read down its columns first copied into a
+    /// temporary in the order it is read, in blocks transposed in registers ([`Stmt::Stage`]),
+    /// so that the points read it along their rows ([`pass::tile`]; the CPU path).
+    pub stage_transposed: bool,
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
@@ -603,6 +639,7 @@ impl Default for Options {
             scan_blocks: true,
             scan_rows: true,
             tile_transposed: Some(pass::tile::TILE),
+            stage_transposed: true,
             partition: true,
             select_loads: true,
             lanes: [1, 1],
@@ -860,7 +897,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         keep("slide", &func);
     }
     if let Some(tile) = opts.tile_transposed.filter(|_| opts.parallel)
-        && pass::tile::run(&mut func, tile)
+        && pass::tile::run(&mut func, tile, opts.stage_transposed)
     {
         keep("tile", &func);
     }

@@ -227,6 +227,24 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             f.matrices[*matrix]
         ),
         Stmt::HostLet(s, e) => writeln!(out, "{pad}host {} = {}", f.scalars[*s], expr(f, *e)),
+        Stmt::Stage(st) => writeln!(
+            out,
+            "{pad}{} = stage {}[{}]: [{}) x {} along the last, [{}) x {} along {}, rows {} apart into {}",
+            f.vars[st.inside].name,
+            f.matrices[st.buf],
+            st.index
+                .iter()
+                .map(|i| expr(f, *i))
+                .collect::<Vec<_>>()
+                .join(", "),
+            expr(f, st.rows),
+            st.x_step,
+            expr(f, st.cols),
+            st.y_step,
+            st.y_dim,
+            st.stride,
+            f.temps[st.stage].name
+        ),
         Stmt::ScanRow {
             row,
             lo,

@@ -199,6 +199,7 @@ pub fn stored(func: &Func) -> Stored {
                 let temps = carried.iter().map(|c| c.0).chain(totals.iter().copied());
                 other.extend(temps.flat_map(|t| [Buf::Temp(t), whose(Buf::Temp(t))]));
             }
+            Stmt::Stage(st) => other.extend([Buf::Temp(st.stage), whose(Buf::Temp(st.stage))]),
             Stmt::ScanRow { row, acc, .. } => {
                 for t in [*row, *acc] {
                     other.extend([Buf::Temp(t), whose(Buf::Temp(t))]);

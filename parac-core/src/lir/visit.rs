@@ -96,6 +96,10 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::Repeat { count, body, .. } => (vec![*count], vec![*body]),
         Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
         Stmt::ScanRow { lo, hi, .. } => (vec![*lo, *hi], vec![]),
+        Stmt::Stage(st) => (
+            st.index.iter().copied().chain([st.rows, st.cols]).collect(),
+            vec![],
+        ),
         Stmt::ScanTotals {
             lo,
             hi,
@@ -302,6 +306,12 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             op,
             acc,
         },
+        Stmt::Stage(st) => Stmt::Stage(crate::lir::Stage {
+            index: st.index.iter().map(|_| ne()).collect(),
+            rows: ne(),
+            cols: ne(),
+            ..st
+        }),
         Stmt::ScanTotals {
             var,
             per,

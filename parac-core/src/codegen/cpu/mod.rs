@@ -268,6 +268,22 @@ impl Printer<'_> {
             }
             Stmt::Barrier { .. } => {}
             Stmt::ScanTotals { .. } => self.scan_totals(s, out),
+            Stmt::Stage(st) => {
+                let at: Vec<TokenStream> = st.index.iter().map(|e| self.x.expr(*e, out)).collect();
+                let (rows, cols) = (self.x.expr(st.rows, out), self.x.expr(st.cols, out));
+                let (src, d) = (
+                    format_ident!("__m{}", st.buf),
+                    format_ident!("__d{}", st.buf),
+                );
+                let (t, v) = (temp(st.stage), var(st.inside));
+                let (y_dim, y_step, x_step, stride) = (st.y_dim, st.y_step, st.x_step, st.stride);
+                out.extend(quote! {
+                    let #v: bool = ::parac::__private::cpu::stage(
+                        #src, &#d, [#((#at) as i64),*], #y_dim, #y_step, #x_step,
+                        (#rows) as i64, (#cols) as i64, &mut #t[..], #stride,
+                    );
+                });
+            }
             Stmt::ScanRow {
                 row,
                 lo,
@@ -674,7 +690,8 @@ fn chunk_rows(func: &Func, s: StmtId) -> Option<Loop> {
             ..
         } => Loop::of(func, s),
         Stmt::Block(b) => b.iter().find_map(|c| chunk_rows(func, *c)),
-        Stmt::If(_, t, None) => chunk_rows(func, *t),
+        // A staged tile's rows and its rows as they are (`lir::pass::tile`) share a variable.
+        Stmt::If(_, t, _) => chunk_rows(func, *t),
         // A tile's columns around its rows (`lir::pass::tile`).
         Stmt::For {
             kind: LoopKind::Serial,
@@ -746,6 +763,11 @@ fn buffers(func: &Func, s: StmtId, stores: &mut Vec<usize>, loads: &mut Vec<usiz
         && !stores.contains(&m)
     {
         stores.push(m);
+    }
+    if let Stmt::Stage(st) = &func.stmts[s]
+        && !loads.contains(&st.buf)
+    {
+        loads.push(st.buf);
     }
     let mut stack = es;
     let mut seen = std::collections::HashSet::new();

@@ -67,7 +67,8 @@ pub(crate) type Base = (ExprId, i128);
 /// `(stride, offset, base)` where `e` is `stride * var + offset + k * b` for `base` `(b, k)`,
 /// `b` an expression that `invariant` accepts (one that does not change with `var`: a size, a
 /// host scalar, an outer variable): `N - 1 - y` is `(-1, 0, (N - 1, 1))`, a reversed row;
-/// `3 * (W - y) + 2` is `(-3, 2, (W, 3))`; `y + dx` is `(1, 0, (dx, 1))`. Through widening
+/// `3 * (W - y) + 2` is `(-3, 2, (W, 3))`; `y + dx` is `(1, 0, (dx, 1))`; `y - ty` is
+/// `(1, 0, (ty, -1))`. Through widening
 /// casts. Where `invariant` accepts nothing, this is [`affine`].
 pub(crate) fn affine_base(
     func: &Func,
@@ -103,7 +104,11 @@ pub(crate) fn affine_base(
         }
         ExprKind::Binary(BinOp::Sub, a, b) => match int(*b) {
             Some(k) => go(*a).map(|(s, c, r)| (s, c - k, r)),
-            None => with_base(*a, *b, -1),
+            // `base - affine`, or `affine - base` (a point's place in its tile, `y - ty`).
+            None => with_base(*a, *b, -1).or_else(|| match go(*a)? {
+                (s, c, None) if invariant(*b) => Some((s, c, Some((*b, -1)))),
+                _ => None,
+            }),
         },
         _ => None,
     }

@@ -19,10 +19,31 @@
 //! another writes, so the tiles may interleave the rows, each row's points still in order.
 //! The body is unchanged (its accesses keep their checks; `pass::partition` then splits each
 //! tile row's loop as it splits a whole row's).
+//!
+//! Staged (`lir::Options::stage_transposed`): a tile row still reads its column an element
+//! per cache line. So each tile of a matrix read down its columns at an index that moves by
+//! one along a row and one down a column (a transpose, a rotation, a flip of either) is first
+//! copied into a temporary of the task's in the order the points read it ([`Stmt::Stage`],
+//! which the CPU path runs in blocks transposed in registers), and the tile's rows read the
+//! temporary along their rows, as any other row:
+//!
+//! ```text
+//! for ty .. {
+//!   inside = stage src[index at (tx, ty)] into t    // every element inside the matrix?
+//!   if inside { rows: body with src[..] read as t[x - tx][y - ty] } else { rows: body }
+//! }
+//! ```
+//!
+//! The tile where an element is outside runs as before, its checked reads failing as the
+//! program's do. Legal because no iteration of the region writes the matrix staged.
 
+use crate::ir::BinOp;
 use crate::lir::affine::affine;
-use crate::lir::visit::{Visitor, mentions, walk_expr};
-use crate::lir::{Buf, ExprId, ExprKind, Func, Loop, LoopKind, Scalar, Stmt, StmtId, VarId};
+use crate::lir::visit::{Mutator, Visitor, mentions, rebuild_expr, rebuild_stmt, walk_expr};
+use crate::lir::{
+    Buf, ExprId, ExprKind, Func, Loop, LoopKind, MatrixId, Memory, Scalar, Stage, Stmt, StmtId,
+    Temp, VarId,
+};
 
 /// The default tile (`lir::Options::tile_transposed`): 64 rows of the written matrices by 128
 /// points of a row. A tile's reads are 128 rows of the read matrix, each 64 elements (one or a
@@ -34,13 +55,13 @@ pub const TILE: (i64, i64) = (64, 128);
 
 /// Tiles every row-parallel region whose inner loop reads a matrix down its columns; whether
 /// one was.
-pub fn run(func: &mut Func, (rows, cols): (i64, i64)) -> bool {
+pub fn run(func: &mut Func, (rows, cols): (i64, i64), stage: bool) -> bool {
     let mut changed = false;
     for r in func.regions() {
         let Stmt::Region { body, .. } = func.stmts[r] else {
             continue;
         };
-        if let Some(tiled) = tile(func, body, (rows.max(1), cols.max(1))) {
+        if let Some(tiled) = tile(func, body, (rows.max(1), cols.max(1)), stage) {
             if let Stmt::Region { body, .. } = &mut func.stmts[r] {
                 *body = tiled;
             }
@@ -52,7 +73,7 @@ pub fn run(func: &mut Func, (rows, cols): (i64, i64)) -> bool {
 
 /// The loop `s` in tiles, where it is a row-parallel loop of step 1 whose body is one serial
 /// loop of step 1, bounds independent of the outer variable, reading down a column.
-fn tile(func: &mut Func, s: StmtId, (rows, cols): (i64, i64)) -> Option<StmtId> {
+fn tile(func: &mut Func, s: StmtId, (rows, cols): (i64, i64), stage: bool) -> Option<StmtId> {
     let outer = loop_of_kind(func, s, LoopKind::Parallel)?;
     let inner_at = match &func.stmts[outer.body] {
         Stmt::Block(b) if b.len() == 1 => b[0],
@@ -83,13 +104,317 @@ fn tile(func: &mut Func, s: StmtId, (rows, cols): (i64, i64)) -> Option<StmtId> 
     let x_lo = func.expr(ExprKind::Var(tx), xt);
     let x_hi = end(func, tx, rows, outer.hi, xt);
     let tile_rows = func.for_loop(x, (x_lo, x_hi, 1), LoopKind::ChunkRows, points);
-    let tile_cols = func.for_loop(ty, (inner.lo, inner.hi, cols), LoopKind::Serial, tile_rows);
+    let tile = Tile {
+        x,
+        y,
+        tx,
+        ty,
+        rows: (x_hi, rows),
+        cols: (row_hi, cols),
+    };
+    let (allocs, each) = match stage {
+        true => staged(func, &tile, outer.body, tile_rows),
+        false => (Vec::new(), tile_rows),
+    };
+    let tile_cols = func.for_loop(ty, (inner.lo, inner.hi, cols), LoopKind::Serial, each);
+    let task = match allocs.is_empty() {
+        true => tile_cols,
+        false => func.stmt(Stmt::Block(allocs.into_iter().chain([tile_cols]).collect())),
+    };
     Some(func.for_loop(
         tx,
         (outer.lo, outer.hi, rows),
         LoopKind::ParallelChunks(None),
-        tile_cols,
+        task,
     ))
+}
+
+/// A tile's variables: the points' `x` (rows) and `y`, the tile's first `tx` and `ty`, and
+/// each side's end (an expression of the variable's type) and greatest length.
+struct Tile {
+    x: VarId,
+    y: VarId,
+    tx: VarId,
+    ty: VarId,
+    rows: (ExprId, i64),
+    cols: (ExprId, i64),
+}
+
+/// The greatest number of matrices' tiles one tile stages.
+const MOST_STAGED: usize = 2;
+
+/// The tile's rows `tile_rows` (the points of `body`, the region's) with each matrix read
+/// down its columns staged ([`Stmt::Stage`]): the temporaries' allocations (for the task),
+/// and the statements for each tile. `(vec![], tile_rows)` where nothing is staged.
+fn staged(func: &mut Func, t: &Tile, body: StmtId, tile_rows: StmtId) -> (Vec<StmtId>, StmtId) {
+    let reads = column_reads(func, t, body);
+    if reads.is_empty() {
+        return (Vec::new(), tile_rows);
+    }
+    let i64_of = |func: &mut Func, v: VarId| {
+        let e = func.expr(ExprKind::Var(v), func.vars[v].ty);
+        func.cast(e, Scalar::I64)
+    };
+    let count = |func: &mut Func, end: ExprId, first: VarId| {
+        let end = func.cast(end, Scalar::I64);
+        let first = i64_of(func, first);
+        func.binary(BinOp::Sub, end, first, Scalar::I64)
+    };
+    let (rows, cols) = (count(func, t.rows.0, t.tx), count(func, t.cols.0, t.ty));
+    let at = [
+        {
+            let (x, tx) = (i64_of(func, t.x), i64_of(func, t.tx));
+            func.binary(BinOp::Sub, x, tx, Scalar::I64)
+        },
+        {
+            let (y, ty) = (i64_of(func, t.y), i64_of(func, t.ty));
+            func.binary(BinOp::Sub, y, ty, Scalar::I64)
+        },
+    ];
+    let (mut allocs, mut stages, mut replace) = (Vec::new(), Vec::new(), Vec::new());
+    let mut all: Option<ExprId> = None;
+    for read in reads {
+        // A load's type is its matrix's element type.
+        let elem = func.exprs[read.loads[0]].ty;
+        let name = format!("{}_tile", func.matrices[read.matrix]);
+        let temp = func.temps.push(Temp {
+            name,
+            elem,
+            memory: Memory::Private,
+        });
+        let extents = vec![
+            func.int(i128::from(t.rows.1), Scalar::I64),
+            func.int(i128::from(t.cols.1), Scalar::I64),
+        ];
+        allocs.push(func.stmt(Stmt::Allocate {
+            buf: Buf::Temp(temp),
+            elem,
+            memory: Memory::Private,
+            extents,
+        }));
+        let mut first = At {
+            from: [t.x, t.y],
+            to: [t.tx, t.ty],
+        };
+        let index = read
+            .index
+            .iter()
+            .map(|i| first.mutate_expr(func, *i))
+            .collect();
+        let inside = func.var("staged", Scalar::Bool);
+        stages.push(func.stmt(Stmt::Stage(Stage {
+            stage: temp,
+            buf: read.matrix,
+            index,
+            y_dim: read.y_dim,
+            y_step: read.y_step,
+            x_step: read.x_step,
+            rows,
+            cols,
+            stride: t.cols.1,
+            inside,
+        })));
+        let v = func.expr(ExprKind::Var(inside), Scalar::Bool);
+        all = Some(match all {
+            None => v,
+            Some(a) => func.binary(BinOp::And, a, v, Scalar::Bool),
+        });
+        let load = func.expr(
+            ExprKind::Load {
+                buf: Buf::Temp(temp),
+                index: at.to_vec(),
+                checked: false,
+            },
+            elem,
+        );
+        replace.push((read.loads, load));
+    }
+    let mut copy = Staged { replace };
+    let fast = copy.mutate_stmt(func, tile_rows);
+    let choice = func.stmt(Stmt::If(all.expect("a read"), fast, Some(tile_rows)));
+    stages.push(choice);
+    (allocs, func.stmt(Stmt::Block(stages)))
+}
+
+/// A matrix read down its columns at one index: its loads (of that index), the dimension
+/// and direction of the index that moves with `y` and the direction of the last with `x`.
+struct ColumnRead {
+    matrix: MatrixId,
+    index: Vec<ExprId>,
+    loads: Vec<ExprId>,
+    y_dim: usize,
+    y_step: i64,
+    x_step: i64,
+}
+
+/// The reads in `body` that a tile may stage: of a matrix the region never writes, at an
+/// index whose last dimension moves by 1 or -1 with `x` alone, one leading dimension by 1 or
+/// -1 with `y` alone, the others with neither, and nothing bound inside the region's rows;
+/// at most [`MOST_STAGED`] indices, the most read first.
+fn column_reads(func: &Func, t: &Tile, body: StmtId) -> Vec<ColumnRead> {
+    struct Scan {
+        loads: Vec<ExprId>,
+        written: Vec<MatrixId>,
+        bound: Vec<VarId>,
+    }
+    impl Visitor for Scan {
+        fn visit_expr(&mut self, f: &Func, e: ExprId) {
+            if let ExprKind::Load {
+                buf: Buf::Matrix(_),
+                ..
+            } = &f.exprs[e].kind
+            {
+                self.loads.push(e);
+            }
+            walk_expr(self, f, e)
+        }
+        fn visit_stmt(&mut self, f: &Func, s: StmtId) {
+            match &f.stmts[s] {
+                Stmt::Store {
+                    buf: Buf::Matrix(m),
+                    ..
+                }
+                | Stmt::Update {
+                    buf: Buf::Matrix(m),
+                    ..
+                } => self.written.push(*m),
+                Stmt::Let(v, _) | Stmt::For { var: v, .. } => self.bound.push(*v),
+                _ => {}
+            }
+            crate::lir::visit::walk_stmt(self, f, s)
+        }
+    }
+    let mut scan = Scan {
+        loads: Vec::new(),
+        written: Vec::new(),
+        bound: Vec::new(),
+    };
+    scan.visit_stmt(func, body);
+    let mut reads: Vec<ColumnRead> = Vec::new();
+    for e in scan.loads {
+        let ExprKind::Load {
+            buf: Buf::Matrix(m),
+            index,
+            ..
+        } = &func.exprs[e].kind
+        else {
+            continue;
+        };
+        if scan.written.contains(m) {
+            continue;
+        }
+        if let Some(r) = reads
+            .iter_mut()
+            .find(|r| r.matrix == *m && same_index(func, &r.index, index))
+        {
+            r.loads.push(e);
+            continue;
+        }
+        let Some((y_dim, y_step, x_step)) = moves(func, t, index, &scan.bound) else {
+            continue;
+        };
+        reads.push(ColumnRead {
+            matrix: *m,
+            index: index.clone(),
+            loads: vec![e],
+            y_dim,
+            y_step,
+            x_step,
+        });
+    }
+    reads.sort_by_key(|r| std::cmp::Reverse(r.loads.len()));
+    reads.truncate(MOST_STAGED);
+    reads
+}
+
+/// Whether two indices are the same affine forms.
+fn same_index(func: &Func, a: &[ExprId], b: &[ExprId]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| {
+            a == b || matches!((affine(func, *a), affine(func, *b)), (Some(p), Some(q)) if p == q)
+        })
+}
+
+/// For an index read down a column: the dimension moving with `y`, its step, and the last
+/// dimension's step with `x`.
+fn moves(func: &Func, t: &Tile, index: &[ExprId], bound: &[VarId]) -> Option<(usize, i64, i64)> {
+    let lead = index.len().checked_sub(1)?;
+    let forms: Vec<_> = index
+        .iter()
+        .map(|i| affine(func, *i))
+        .collect::<Option<_>>()?;
+    if index
+        .iter()
+        .any(|i| mentions(func, *i, |v| bound.contains(&v) && v != t.x && v != t.y))
+    {
+        return None;
+    }
+    let step = |c: i128| match c {
+        1 => Some(1i64),
+        -1 => Some(-1),
+        _ => None,
+    };
+    let lastf = forms.last()?;
+    let x_step = step(lastf.coef(t.x))?;
+    if lastf.coef(t.y) != 0 {
+        return None;
+    }
+    let mut y_dim = None;
+    for (k, f) in forms[..lead].iter().enumerate() {
+        if f.coef(t.x) != 0 {
+            return None;
+        }
+        match f.coef(t.y) {
+            0 => {}
+            c if y_dim.is_none() => y_dim = Some((k, step(c)?)),
+            _ => return None,
+        }
+    }
+    let (y_dim, y_step) = y_dim?;
+    Some((y_dim, y_step, x_step))
+}
+
+/// Replaces the variables `from` by `to` (an index at the tile's first point).
+struct At {
+    from: [VarId; 2],
+    to: [VarId; 2],
+}
+
+impl Mutator for At {
+    fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
+        if let ExprKind::Var(v) = f.exprs[e].kind
+            && let Some(k) = self.from.iter().position(|w| *w == v)
+        {
+            let ty = f.exprs[e].ty;
+            return f.expr(ExprKind::Var(self.to[k]), ty);
+        }
+        rebuild_expr(self, f, e)
+    }
+}
+
+/// A deep copy of the tile's rows with each staged load replaced by its temporary's.
+struct Staged {
+    replace: Vec<(Vec<ExprId>, ExprId)>,
+}
+
+impl Mutator for Staged {
+    fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
+        if let Some((_, by)) = self.replace.iter().find(|(loads, _)| loads.contains(&e)) {
+            return *by;
+        }
+        rebuild_expr(self, f, e)
+    }
+    fn mutate_stmt(&mut self, f: &mut Func, s: StmtId) -> StmtId {
+        // Every statement anew: the copy shares none with the rows it stands beside.
+        let n = rebuild_stmt(self, f, s);
+        match n == s {
+            true => {
+                let stmt = f.stmts[s].clone();
+                f.stmts.push(stmt)
+            }
+            false => n,
+        }
+    }
 }
 
 /// The loop `s`, where it is a loop of `kind`.

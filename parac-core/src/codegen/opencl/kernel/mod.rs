@@ -511,6 +511,7 @@ impl<'a> Printer<'a> {
             | Stmt::Repeat { .. }
             | Stmt::ScanTotals { .. }
             | Stmt::ScanRow { .. }
+            | Stmt::Stage(_)
             | Stmt::Swap(..) => {
                 return;
             }
