@@ -1,0 +1,10 @@
+//! The user guide, whose chapters are in `docs/guide/` (the index: `docs/guide/README.md`).
+//!
+//! Each chapter is the documentation of one module below, so that every program in it runs as
+//! a doc test of this crate (`cargo test --doc -p parac guide`). The modules hold nothing else.
+
+#[doc = include_str!("../docs/guide/01-first-pipeline.md")]
+pub mod first_pipeline {}
+
+#[doc = include_str!("../docs/guide/02-windows-borders-errors.md")]
+pub mod windows_borders_errors {}
