@@ -8,3 +8,9 @@ pub mod first_pipeline {}
 
 #[doc = include_str!("../docs/guide/02-windows-borders-errors.md")]
 pub mod windows_borders_errors {}
+
+#[doc = include_str!("../docs/guide/03-intermediates-fusion.md")]
+pub mod intermediates_fusion {}
+
+#[doc = include_str!("../docs/guide/04-colour-and-types.md")]
+pub mod colour_and_types {}
