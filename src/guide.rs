@@ -14,3 +14,9 @@ pub mod intermediates_fusion {}
 
 #[doc = include_str!("../docs/guide/04-colour-and-types.md")]
 pub mod colour_and_types {}
+
+#[doc = include_str!("../docs/guide/05-opencl-device.md")]
+pub mod opencl_device {}
+
+#[doc = include_str!("../docs/guide/06-time-steps.md")]
+pub mod time_steps {}
