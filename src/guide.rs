@@ -20,3 +20,6 @@ pub mod opencl_device {}
 
 #[doc = include_str!("../docs/guide/06-time-steps.md")]
 pub mod time_steps {}
+
+#[doc = include_str!("../docs/guide/07-histograms-scans.md")]
+pub mod histograms_scans {}
