@@ -23,3 +23,6 @@ pub mod time_steps {}
 
 #[doc = include_str!("../docs/guide/07-histograms-scans.md")]
 pub mod histograms_scans {}
+
+#[doc = include_str!("../docs/guide/08-plans-and-tuning.md")]
+pub mod plans_and_tuning {}
