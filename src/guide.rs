@@ -26,3 +26,6 @@ pub mod histograms_scans {}
 
 #[doc = include_str!("../docs/guide/08-plans-and-tuning.md")]
 pub mod plans_and_tuning {}
+
+#[doc = include_str!("../docs/guide/09-inspecting.md")]
+pub mod inspecting {}
