@@ -1,4 +1,5 @@
-//! The user guide, whose chapters are in `docs/guide/` (the index: `docs/guide/README.md`).
+//! The user guide: ten chapters from a first pipeline to tuning and shipping plans, whose text
+//! is in `docs/guide/` (the index: `docs/guide/README.md`).
 //!
 //! Each chapter is the documentation of one module below, so that every program in it runs as
 //! a doc test of this crate (`cargo test --doc -p parac guide`). The modules hold nothing else.
@@ -29,3 +30,6 @@ pub mod plans_and_tuning {}
 
 #[doc = include_str!("../docs/guide/09-inspecting.md")]
 pub mod inspecting {}
+
+#[doc = include_str!("../docs/guide/10-configuration.md")]
+pub mod configuration {}
