@@ -19,3 +19,4 @@ pub mod prelude {
         Runtime, parac,
     };
 }
+pub mod guide;
