@@ -72,9 +72,9 @@ pub struct Candidate {
     /// Time steps one launch runs: 1, or a time band's `K` (`parac_repeat`'s step; the
     /// executor skips the next `K - 1` steps). The search compares times per step.
     pub steps: usize,
-    /// The plan runs the region's consumer too ([`RegionPlans::consumer`]; a fused plan): the
-    /// executor skips the consumer's run, and the search weighs the plan's time less the
-    /// consumer's best.
+    /// The plan runs the region's consumers too ([`RegionPlans::consumers`]; a fused plan):
+    /// the executor skips their runs, and the search weighs the plan's time less the
+    /// consumers' best.
     pub fuses: bool,
     /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
     pub local: Option<Cow<'static, [usize]>>,
@@ -150,7 +150,8 @@ pub struct Ran {
     pub partials: usize,
     /// The time steps of its launch (a time band's, else 1).
     pub steps: usize,
-    /// The launch ran the region's consumer too (a fused plan): the executor skips its run.
+    /// The launch ran the region's consumers too (a fused plan, [`RegionPlans::consumers`]):
+    /// the executor skips their runs.
     pub fused: bool,
 }
 
