@@ -24,10 +24,10 @@ pub struct Runtime {
 #[non_exhaustive]
 pub enum PlanPolicy {
     /// Time the model's candidates for each (region, device, size class), in the model's order,
-    /// within a budget per region and call (0.1 s; the build of the model's plan is not counted, and a timing starts only where it is
-    /// expected to fit): a call whose budget runs out runs the fastest plan so far, and later
-    /// calls go on with the search until it is complete. The fastest is kept in the plan cache
-    /// (the default).
+    /// within a budget per region and call (0.1 s; the build of the model's plan is not counted,
+    /// and a timing starts only where it is expected to fit): a call whose budget runs out runs the
+    /// fastest plan so far, and later calls go on with the search until it is complete. The fastest
+    /// is kept in the plan cache (the default).
     #[default]
     Search,
     /// As `Search`, with this budget per region and call instead of 0.1 s

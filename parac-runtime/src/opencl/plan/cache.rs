@@ -23,8 +23,9 @@
 //! [`STALE_LOCK`] is taken as left by a dead process), after reading and merging what another
 //! process may have written meanwhile: a reader never sees half a file and concurrent writers do
 //! not lose each other's regions. A file that does not parse, of another format, or that cannot
-//! be read is no cache (one line on stderr per file and process); a directory that cannot be
-//! written keeps the plans in the process only (one line on stderr per directory and process).
+//! be read is no cache (one warning event, target `parac::cache`, per file and process); a
+//! directory that cannot be written keeps the plans in the process only (one warning event per
+//! directory and process).
 //!
 //! A bundle (`parac cache export`/`import`) is the current search version's plan files in one
 //! text file:
