@@ -204,7 +204,21 @@ pub(crate) fn update(
     write_atomic(path, render(&plans, comments).as_bytes())
 }
 
-/// Removes parac's caches under `root` (`programs/` and `plans/`); what it removed.
+/// Removes parac's caches under `root` (`programs/` and `plans/`, as
+/// [`CacheConfig::root`](crate::CacheConfig::root) gives it); what it removed. The next
+/// process builds its programs and searches its plans again (`parac cache clear`).
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::opencl::clear_cache;
+///
+/// let root = tempfile::tempdir()?;
+/// std::fs::create_dir(root.path().join("plans"))?;
+/// assert_eq!(clear_cache(root.path())?, [root.path().join("plans")]);
+/// assert!(clear_cache(root.path())?.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn clear_cache(root: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut removed = Vec::new();
     for sub in ["plans", "programs"] {
