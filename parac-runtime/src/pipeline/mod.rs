@@ -43,8 +43,13 @@ use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 
 pub use parac_core::interp::{Arg, Data, Tensor, Val};
 
+// What the code `parac!` emits calls (through `parac::__private`): public for it only, so
+// hidden from the documentation.
+#[doc(hidden)]
 pub use crate::background::CpuTurn;
+#[doc(hidden)]
 pub use embedded::{Ran, dump_ir, run_embedded};
+#[doc(hidden)]
 pub use host_arg::{FromVal, HostArg, IntoVal, Lang, Slice, SliceMut, returned};
 
 use host_arg::ArgInfo;
