@@ -1,6 +1,5 @@
-//! Pipelines compiled at run time (`parac::Pipeline`, issue "Run a pipeline from its source at
-//! run time") against the functions the `parac!` macro compiles from the same source, on the
-//! same runtime: the CPU path, and the OpenCL device with the baseline plan, the model's plan
+//! Pipelines compiled at run time from their source (`parac::Pipeline`) against the functions
+//! the `parac!` macro compiles from the same source, on the same runtime: the CPU path, and the OpenCL device with the baseline plan, the model's plan
 //! and one candidate forced per way of launching one (`PlanPolicy::Fixed(label, [16, 4])`,
 //! [`policies`]), on small sizes including the smallest legal one. Bit-exact, `unsharp` within
 //! 1e-5. Both sides run through the one executor with the same kernels, so what differs is the

@@ -1,5 +1,9 @@
-//! The ParaC compiler as a plain library: syntax → high-level IR → checks → feature analysis
-//! (→ optimization and code generation). Pure: no I/O, testable from strings.
+//! The ParaC compiler as a plain library: syntax ([`syntax`]) → high-level IR ([`lower`],
+//! [`ir`]) → checks ([`check`]) → analyses ([`analysis`]) → the loop IR and its optimization
+//! passes ([`lir`]) → code generation ([`codegen`]: the Rust `parac!` expands to, the CPU path,
+//! the OpenCL programs, the optimization model), with the reference interpreter ([`interp`])
+//! beside. Pure: no I/O, testable from strings. The `parac!` macro and the runtime's
+//! `Pipeline` both call it.
 //!
 //! ```
 //! let out = parac_core::compile_str("fn copy(a: &u8[M][N], b: &mut u8[M][N]) {

@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 /// where a task recomputes at most a quarter of its rows (fused ran faster at every size
 /// measured there, 128x128 to 3840x2160: one parallel pass instead of two, no intermediate),
 /// or where the intermediates would not fit the private caches of the cores the tasks run on
-/// ([`private_bytes`]; where they fit, each stage alone reads them from there, and a wide halo
-/// recomputed would cost more than it saves). The rows: [`task_rows`].
+/// (`private_bytes`; where they fit, each stage alone reads them from there, and a wide halo
+/// recomputed would cost more than it saves). The rows: `task_rows`.
 pub fn fuses(
     rt: &Runtime,
     stages: &[&str],

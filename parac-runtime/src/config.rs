@@ -62,7 +62,31 @@ pub const ENV_VARS: &[(&str, &str)] = &[
 ];
 
 /// The whole configuration of a runtime. Fields are public; start from
-/// [`Config::default`] (nothing read from the environment) or [`Config::from_env`].
+/// [`Config::default`] (nothing read from the environment) or [`Config::from_env`], and give
+/// it to [`Runtime::with_config`](crate::Runtime::with_config) or
+/// [`RuntimeBuilder::config`](crate::RuntimeBuilder::config).
+///
+/// # Examples
+///
+/// ```
+/// use std::ffi::OsString;
+/// use parac_runtime::{Config, DeviceKind, PlanPolicy, Runtime};
+///
+/// // The variables of a test, instead of the process's environment.
+/// let vars = [("PARAC_DEVICE", "cpu"), ("PARAC_PLAN", "baseline"), ("PARAC_CACHE", "off")];
+/// let config = Config::from_vars(|name| {
+///     vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v))
+/// })?;
+/// assert_eq!(config.device.kind, DeviceKind::Cpu);
+/// assert_eq!(config.policy, PlanPolicy::Baseline);
+/// assert!(!config.cache.enabled);
+/// let rt = Runtime::with_config(config)?;
+/// assert!(rt.device().is_none());
+///
+/// // A value that does not parse is an error, never ignored.
+/// assert!(Config::from_vars(|n| (n == "PARAC_CACHE").then(|| "maybe".into())).is_err());
+/// # Ok::<(), parac_runtime::Error>(())
+/// ```
 #[non_exhaustive]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
@@ -326,7 +350,24 @@ impl DeviceKind {
 
 /// Which device a runtime opens: a kind, an optional name (a case-insensitive substring of the
 /// OpenCL platform's or device's name or vendor) and an index among the devices that match
-/// (0: the first; GPUs come first for `Auto` and `OpenCl`).
+/// (0: the first; GPUs come first for `Auto` and `OpenCl`). Give it to
+/// [`RuntimeBuilder::device`](crate::RuntimeBuilder::device), or write it as text for
+/// `PARAC_DEVICE` and [`Runtime::from_spec`](crate::Runtime::from_spec).
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::{DeviceKind, DeviceSelector};
+///
+/// // The second OpenCL GPU whose name or vendor contains "nvidia".
+/// let sel = DeviceSelector::new(DeviceKind::OpenClGpu).name("nvidia").index(1);
+/// assert_eq!(sel.to_string(), "opencl-gpu:nvidia#1");
+/// assert_eq!(DeviceSelector::parse(" GPU:nvidia #1 ")?, sel);
+///
+/// // The CPU path takes no name.
+/// assert!(DeviceSelector::parse("cpu:x").is_err());
+/// # Ok::<(), parac_runtime::Error>(())
+/// ```
 #[non_exhaustive]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceSelector {
@@ -423,7 +464,26 @@ impl fmt::Display for DeviceSelector {
     }
 }
 
-/// The disk cache of program binaries (`<root>/programs`) and chosen plans (`<root>/plans`).
+/// The disk cache of program binaries (`<root>/programs`) and chosen plans (`<root>/plans`), so
+/// that a later process neither builds the programs again nor searches the plans again. The
+/// default is the user's cache directory; [`CacheConfig::at`] moves it (a cache packaged with
+/// an application, a test's temporary directory), [`CacheConfig::off`] turns it off.
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::{CacheConfig, DeviceKind, Runtime};
+///
+/// // A shared cache, read but never written.
+/// let dir = std::env::temp_dir().join("parac-doc-cache");
+/// let cache = CacheConfig::at(&dir).read_only();
+/// assert_eq!(cache.root(), Some(dir));
+/// assert_eq!(CacheConfig::off().root(), None);
+///
+/// let rt = Runtime::builder().device_kind(DeviceKind::Cpu).cache(cache).build()?;
+/// assert!(rt.config().cache.read_only);
+/// # Ok::<(), parac_runtime::Error>(())
+/// ```
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CacheConfig {

@@ -1,6 +1,38 @@
 use std::fmt;
 
-/// Everything that can go wrong when a ParaC pipeline runs.
+/// Everything that can go wrong when a ParaC pipeline runs, and around it: a call's arguments
+/// (shapes, layouts), its run (an access out of bounds, a division by zero), the device
+/// (OpenCL calls, program builds), the configuration, files, and pipelines compiled at run
+/// time. Each variant carries what a message or a program needs (the function, the matrix,
+/// the shapes...) and, where there is one, its cause ([`std::error::Error::source`]); the
+/// enum is `#[non_exhaustive]`, so a `match` needs a `_` arm.
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::pipeline::{Arg, Data, Tensor};
+/// use parac_runtime::{Error, Pipeline, Runtime};
+///
+/// let p = Pipeline::compile(
+///     "fn copy(a: &u8[N], b: &mut u8[N]) { parac_iterator it(0:N:1) { b[itx] = a[itx]; } }",
+/// )?;
+/// let mut args = [
+///     Arg::Matrix(Tensor::new([3], Data::U8(vec![1, 2, 3])).unwrap()),
+///     Arg::Matrix(Tensor::new([4], Data::U8(vec![0; 4])).unwrap()),
+/// ];
+/// match p.run(&Runtime::cpu(), "copy", &mut args) {
+///     Err(Error::Shape { matrix, expected, got, .. }) => {
+///         assert_eq!((matrix, expected, got), ("b", vec![3], vec![4]));
+///     }
+///     other => panic!("{other:?}"),
+/// }
+///
+/// // Every error is a `std::error::Error` with a message that says what went wrong.
+/// let e = Runtime::from_spec("tpu").unwrap_err();
+/// assert!(matches!(e, Error::NoDevice { .. }));
+/// assert!(e.to_string().starts_with("no device matches `tpu`"));
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -235,7 +267,12 @@ pub enum Error {
         /// Every touched guard region.
         violations: Vec<crate::opencl::GuardViolation>,
     },
-    /// The pipeline compiled, but this build has no backend that can execute it yet.
+    /// The pipeline compiled, but the path chosen to run it cannot: the OpenCL back end has no
+    /// kernel for one of its constructs, or the interpreter that runs a [`Pipeline`] on the
+    /// CPU path lacks one (`reason` says which). The CPU path of the code `parac!` emits never
+    /// returns it.
+    ///
+    /// [`Pipeline`]: crate::Pipeline
     #[error("`{function}` cannot run yet: {reason}")]
     Unsupported {
         /// The pipeline function.

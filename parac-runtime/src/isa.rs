@@ -1,10 +1,11 @@
-//! The instruction set the CPU path's vectorized interiors run with ([`CpuIsa`]): each interior
-//! is compiled once per level this architecture has (on x86_64: AVX-512 and AVX2; elsewhere:
-//! as the crate is), and the widest the processor has is chosen once per process, as OpenCV's
-//! and Halide's multi-target runtimes choose. A level can be forced ([`Config::cpu_isa`](crate::Config::cpu_isa),
-//! which `PARAC_CPU_ISA` sets in [`Config::from_env`](crate::Config::from_env);
-//! [`Runtime::with_cpu_isa`](crate::Runtime::with_cpu_isa)),
-//! so that tests run every level; a level the processor lacks runs as the widest it has.
+//! The instruction set the CPU path's vectorized interiors run with ([`CpuIsa`]): each interior is
+//! compiled once per level this architecture has (on x86_64: AVX-512 and AVX2; elsewhere: as the
+//! crate is), and the widest the processor has is chosen once per process, as OpenCV's and Halide's
+//! multi-target runtimes choose. A level can be forced
+//! ([`Config::cpu_isa`](crate::Config::cpu_isa), which `PARAC_CPU_ISA` sets in
+//! [`Config::from_env`](crate::Config::from_env);
+//! [`Runtime::with_cpu_isa`](crate::Runtime::with_cpu_isa)), so that tests run every level; a level
+//! the processor lacks runs as the widest it has.
 
 use std::sync::OnceLock;
 

@@ -1,11 +1,19 @@
-//! Runtime of ParaC: host matrices ([`Matrix`], [`Element`]), the runtime handle ([`Runtime`]:
-//! an OpenCL device or the CPU path), typed errors ([`Error`]), the OpenCL back end
-//! ([`opencl`]: devices, programs, buffers, launches, plan choice), file I/O ([`io`]) and
-//! pipelines compiled at run time ([`Pipeline`]).
+//! Runtime of ParaC: host matrices ([`Matrix`], [`Element`], the zero-copy views
+//! [`MatrixView`] and [`MatrixViewMut`]), matrices kept on a device ([`DeviceMatrix`]), the
+//! runtime handle ([`Runtime`]: an OpenCL device or the CPU path) and its configuration
+//! ([`config`]: device selection, plan policy, caches), typed errors ([`Error`]), the OpenCL
+//! back end ([`opencl`]: devices, programs, buffers, launches, plan choice, the plan cache),
+//! file I/O ([`io`]) and pipelines compiled at run time ([`Pipeline`]).
+//!
+//! Programs use it through the `parac` crate, which re-exports these items beside the
+//! `parac!` macro; the code the macro emits calls this crate's hidden `__private` items, so
+//! the crates go at the same version.
 
 #![warn(missing_docs)]
 
 mod background;
+// The bounds checks of the code `parac!` emits (`__private::bounds`), public for it only.
+#[doc(hidden)]
 pub mod bounds;
 mod caches;
 mod colour;

@@ -13,7 +13,27 @@ macro_rules! element {
 }
 element!(u8, i8, u16, i16, u32, i32, f32);
 
-/// A dense host matrix of 1 to 3 dimensions, row-major, contiguous.
+/// A dense host matrix, row-major and contiguous, owning its elements: the usual input and
+/// output of a pipeline function. Pipelines take matrices of 1 to 3 dimensions (`[N]`,
+/// `[M][N]`, `[C][M][N]`); the shape is not checked here, each call checks it against the
+/// function's declaration ([`Error::Shape`](crate::Error::Shape),
+/// [`Error::Rank`](crate::Error::Rank)).
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::Matrix;
+///
+/// let mut m = Matrix::<u8>::zeros([2, 3]);
+/// m.set(&[1, 2], 7);
+/// assert_eq!((m.rows(), m.cols()), (2, 3));
+/// assert_eq!(m.as_slice(), &[0, 0, 0, 0, 0, 7]);
+///
+/// // Existing data, row by row; `None` if it does not fill the shape.
+/// let m = Matrix::from_vec([2, 2], vec![1u16, 2, 3, 4]).unwrap();
+/// assert_eq!(m.get(&[1, 0]), 3);
+/// assert!(Matrix::from_vec([2, 2], vec![1u16, 2, 3]).is_none());
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Matrix<T> {
     shape: Vec<usize>,
@@ -468,7 +488,24 @@ impl<T: Element> Matrix<T> {
 }
 
 /// A zero-copy, read-only matrix over a slice (for example a decoded image's buffer, or a
-/// region of interest of a larger image: rows [`Pitch::row`] elements apart).
+/// region of interest of a larger image: rows [`Pitch::row`] elements apart). Pipeline
+/// functions take it wherever they take a matrix, so memory that is not a [`Matrix`] needs no
+/// copy.
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::{MatrixRef, MatrixView};
+///
+/// // Two rows of three elements in a buffer whose rows are four elements apart.
+/// let buffer = [1u8, 2, 3, 0, 4, 5, 6, 0];
+/// let v = MatrixView::with_pitch([2, 3], 4, &buffer[..]).unwrap();
+/// assert_eq!(v.shape(), &[2, 3]);
+/// assert_eq!(v.to_matrix().as_slice(), &[1, 2, 3, 4, 5, 6]);
+///
+/// // A pitch smaller than a row is a typed error, not a view.
+/// assert!(MatrixView::with_pitch([2, 3], 2, &buffer[..]).is_err());
+/// ```
 #[derive(Clone, Debug)]
 pub struct MatrixView<'a, T> {
     shape: Vec<usize>,
@@ -478,6 +515,24 @@ pub struct MatrixView<'a, T> {
 
 /// A zero-copy, writable matrix over a mutable slice: a pipeline writes its output straight
 /// into existing memory (a whole buffer or a region of interest of it).
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::{Matrix, MatrixMut, MatrixViewMut};
+///
+/// let mut frame = Matrix::<u8>::zeros([3, 4]);
+/// // The 2x2 region at row 1, column 1, written through a view (rows 4 elements apart).
+/// let mut roi = frame.roi_mut(1, 1, 2, 2).unwrap();
+/// roi.as_mut_slice()[0] = 9;
+/// assert_eq!(frame.get(&[1, 1]), 9);
+///
+/// // A view of a plain buffer.
+/// let mut buffer = vec![0i16; 6];
+/// let mut v = MatrixViewMut::new([2, 3], &mut buffer[..]).unwrap();
+/// v.as_mut_slice()[5] = -1;
+/// assert_eq!(buffer[5], -1);
+/// ```
 #[derive(Debug)]
 pub struct MatrixViewMut<'a, T> {
     shape: Vec<usize>,

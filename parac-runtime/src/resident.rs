@@ -346,10 +346,10 @@ impl<T: Element> MatrixMut<T> for DeviceMatrix<T> {
     }
 }
 
-/// A region of interest of a [`DeviceMatrix`] (`rows x cols` at (`row`, `col`) of every
-/// plane), read-only, as [`Matrix::roi`] is of a host matrix: a pipeline function takes it
-/// wherever it takes a matrix. On a device a call copies the region into a matrix of its own on
-/// the device (nothing crosses to the host); on the CPU path it is a [`MatrixView`](crate::MatrixView).
+/// A region of interest of a [`DeviceMatrix`] (`rows x cols` at (`row`, `col`) of every plane),
+/// read-only, as [`Matrix::roi`] is of a host matrix: a pipeline function takes it wherever it
+/// takes a matrix. On a device a call copies the region into a matrix of its own on the device
+/// (nothing crosses to the host); on the CPU path it is a [`MatrixView`](crate::MatrixView).
 pub struct DeviceView<'a, T: Element> {
     of: ViewOf<'a, T>,
 }

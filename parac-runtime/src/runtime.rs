@@ -11,6 +11,29 @@ use crate::opencl;
 /// reference across threads. On the CPU path it keeps the buffers of the functions' local
 /// matrices between calls (at most 8, reused by the next call instead of fresh pages); dropping
 /// the runtime frees them.
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::{PlanPolicy, Runtime};
+///
+/// // The CPU path: always available, reads no environment variable.
+/// let cpu = Runtime::cpu();
+/// assert!(cpu.device().is_none());
+///
+/// // What `PARAC_DEVICE` and the other `PARAC_*` variables ask for; unset, an OpenCL GPU if
+/// // there is one, else the CPU path.
+/// let rt = Runtime::new()?;
+/// println!("running on {}", rt.describe());
+///
+/// // A device by name, with another plan policy; without such a device, `Error::NoDevice`
+/// // listing the devices found.
+/// match Runtime::from_spec("opencl:pocl") {
+///     Ok(rt) => println!("{}", rt.with_policy(PlanPolicy::Model).describe()),
+///     Err(e) => println!("{e}"),
+/// }
+/// # Ok::<(), parac_runtime::Error>(())
+/// ```
 pub struct Runtime {
     backend: Backend,
     config: Config,
@@ -20,14 +43,35 @@ pub struct Runtime {
 
 /// How a pipeline picks the plan (the kernel variant and work-group size) of each region on an
 /// OpenCL device. The CPU path has one plan and ignores it.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use parac_runtime::{PlanPolicy, Runtime};
+///
+/// // The model's first choice, no timing: the same plans in every run.
+/// let rt = Runtime::cpu().with_policy(PlanPolicy::Model);
+/// assert_eq!(rt.policy(), &PlanPolicy::Model);
+///
+/// // Search with half a second per region and call instead of 0.1 s.
+/// let mut rt = rt;
+/// rt.set_policy(PlanPolicy::SearchBudget(Duration::from_millis(500)));
+///
+/// // `PARAC_PLAN=it=inline,it1=baseline` as a value: region `it` inlined, `it1` apart.
+/// let pairs = [("it", "inline"), ("it1", "baseline")];
+/// rt.set_policy(PlanPolicy::Stages(
+///     pairs.iter().map(|(r, l)| (r.to_string(), l.to_string())).collect(),
+/// ));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanPolicy {
     /// Time the model's candidates for each (region, device, size class), in the model's order,
-    /// within a budget per region and call (0.1 s; the build of the model's plan is not counted, and a timing starts only where it is
-    /// expected to fit): a call whose budget runs out runs the fastest plan so far, and later
-    /// calls go on with the search until it is complete. The fastest is kept in the plan cache
-    /// (the default).
+    /// within a budget per region and call (0.1 s; the build of the model's plan is not counted,
+    /// and a timing starts only where it is expected to fit): a call whose budget runs out runs the
+    /// fastest plan so far, and later calls go on with the search until it is complete. The fastest
+    /// is kept in the plan cache (the default).
     #[default]
     Search,
     /// As `Search`, with this budget per region and call instead of 0.1 s

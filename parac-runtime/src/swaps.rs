@@ -39,7 +39,7 @@ pub fn moves(at: &[usize], home: &[usize], live: &[bool]) -> Vec<Move> {
     out
 }
 
-/// The CPU path's [`moves`]: `slots[i]` is the storage name `i` holds, `homes[i]` the address
+/// The CPU path's `moves`: `slots[i]` is the storage name `i` holds, `homes[i]` the address
 /// of its own; every live name's values end in its own storage.
 pub fn deliver<T: Copy>(slots: &mut [&mut [T]], homes: &[usize], live: &[bool]) {
     if slots.iter().any(|s| s.is_empty()) {

@@ -125,7 +125,7 @@ pub enum Target {
 /// on PoCL show (`docs/benchmarks.md`, "Every call fast": the searched choice of 18 iterator
 /// regions of ten pipelines):
 /// - a large window that slides: its plan first, 32x32 tiles where they apply;
-/// - otherwise Algorithm 1's wider horizontal lanes, [`horizontal`] with twice its lanes (16 of
+/// - otherwise Algorithm 1's wider horizontal lanes, `horizontal` with twice its lanes (16 of
 ///   bytes, 8 of wider elements), with every transform that comes with them: the searched
 ///   choice had horizontal lanes in every one of the 18 regions, 16 or 8 of them in 15, and the
 ///   scalar kernel, which an earlier ranking put first on contiguous accesses, was 2-7x slower

@@ -1,12 +1,14 @@
 //! Memory safety on every path and every plan: each access of each region is either proven
 //! inside its matrix by the host before the region runs, or guarded where it executes.
 //!
-//! - **Proven by the host** ([`region_check`]): an access outside every `if` whose subscripts
+//! - **Proven by the host** ([`host_proven`]): an access outside every `if` whose subscripts
 //!   depend only on index variables, sizes, integer host scalars and constants, through
 //!   operators interval arithmetic follows (`+ - * / % >> << & | ^`, `min`, `max`, `clamp`,
 //!   `abs`, casts, and `let`s of such values). Before the region runs, the code `parac!` emits
 //!   computes each subscript's interval over the iteration space with the call's sizes
-//!   (`parac_runtime::bounds`); an interval outside the matrix is an `Error::OutOfBounds` on
+//!   (`parac_runtime::bounds`: on the CPU path in the emitted Rust, on the OpenCL path by
+//!   [`interp::region_check`](crate::interp::region_check) in the runtime); an interval
+//!   outside the matrix is an `Error::OutOfBounds` on
 //!   every path, before anything is launched (Halide's bounds inference, and as strict: the
 //!   interval of a subscript that reads the same variable twice may be wider than its values).
 //! - **Guarded** ([`guarded`]): every other access (subscripts read from data, accesses under an
@@ -237,7 +239,7 @@ pub fn uniform(r: &Region, e: &Expr) -> bool {
 
 /// Whether integer division `/` or `%` with divisor `b` executes in every iteration of the
 /// region (`depth` 0: outside every `if` branch) and its divisor is uniform: the host then
-/// checks the divisor before the region runs ([`region_check`]), and the kernels divide
+/// checks the divisor before the region runs ([`host_divisors`]), and the kernels divide
 /// without a test for zero.
 pub fn host_divisor(r: &Region, b: &Expr, depth: usize) -> bool {
     depth == 0 && !matches!(b.kind, ExprKind::Int(_)) && uniform(r, b)

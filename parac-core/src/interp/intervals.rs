@@ -1,8 +1,8 @@
-//! The host's proof before an iterator region runs (`codegen::safety::region_check`), evaluated
-//! directly on the IR: every access the host proves (not guarded, not a bordered read) gets
-//! one [`Iv`] per subscript over the iteration space, with the call's sizes and host scalars,
-//! by the same operations as `safety::interval`; an interval outside its matrix is an
-//! [`InterpError::OutOfBounds`] before the region runs.
+//! The host's proof before an iterator region runs (the proof `codegen::cpu::proof::region_check`
+//! emits for the CPU path), evaluated directly on the IR: every access the host proves (not
+//! guarded, not a bordered read) gets one [`Iv`] per subscript over the iteration space, with the
+//! call's sizes and host scalars, by the same operations as `safety::interval`; an interval outside
+//! its matrix is an [`InterpError::OutOfBounds`] before the region runs.
 
 use super::value::Val;
 use super::{InterpError, Machine, size_expr};
@@ -154,11 +154,11 @@ pub(crate) fn intervals_in(
     Ok(access_intervals(&cx, r, checked))
 }
 
-/// The host's whole check before iterator `rid` runs (`safety::region_check`): the windows of
-/// host length legal (`safety::host_lens`), the proven accesses inside their matrices
-/// ([`check_in`]), then every divisor the host checks
-/// (`safety::host_divisors`: uniform divisors of divisions that run in every iteration) not
-/// 0, by its interval (an [`InterpError::DivisionByZero`] if it contains 0).
+/// The host's whole check before iterator `rid` runs (the CPU path's
+/// `codegen::cpu::proof::region_check`): the windows of host length legal (`safety::host_lens`),
+/// the proven accesses inside their matrices ([`check_in`]), then every divisor the host checks
+/// (`safety::host_divisors`: uniform divisors of divisions that run in every iteration) not 0, by
+/// its interval (an [`InterpError::DivisionByZero`] if it contains 0).
 pub(crate) fn region_check_in(m: &Machine, rid: RegionId) -> Result<(), InterpError> {
     let f = m.f;
     let r = &f.regions[rid];
@@ -300,7 +300,7 @@ pub fn check_intervals(
 }
 
 /// The host's whole check before iterator region `rid` runs, as the generated code does it
-/// (`codegen::safety::region_check`): [`region_intervals`] checked as [`check_intervals`]
+/// (`codegen::cpu::proof::region_check`): [`region_intervals`] checked as [`check_intervals`]
 /// does, then each divisor the host checks (uniform divisors of integer divisions that run in
 /// every iteration, `codegen::safety::host_divisors`) by its interval: one containing 0 is an
 /// [`InterpError::DivisionByZero`] of the region. Nothing is checked when the iteration space

@@ -64,8 +64,24 @@ impl ExactPng for u16 {
 /// [`load_png_exact`] gives it back bit for bit.
 ///
 /// # Errors
-/// `Error::Shape` for a matrix that is not 2-D or too large for an image; `Error::Image` (its
-/// cause kept) naming the path if the file cannot be written.
+/// `Error::Shape` for a matrix that is not 2-D, `Error::Size` for one too large for an image;
+/// `Error::Image` (its cause kept) naming the path if the file cannot be written.
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::Matrix;
+/// use parac_runtime::io::{load_png, load_png_exact, save_png_exact};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("m.png");
+/// let m = Matrix::<u16>::from_vec([1, 3], vec![0, 4095, 65535]).unwrap();
+/// save_png_exact(&m, &path)?;
+/// assert_eq!(load_png_exact::<u16>(&path)?, m);
+/// // `load_png` reads 12-bit gray, as the pipelines that take `u16` images expect.
+/// assert_eq!(load_png::<u16>(&path)?.as_slice(), &[0, 255, 4095]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn save_png_exact<T: ExactPng>(m: &Matrix<T>, path: impl AsRef<Path>) -> Result<(), Error> {
     let path = path.as_ref();
     let (w, h) = super::image_dims(m, "io::save_png_exact", "[M][N]", None)?;

@@ -126,6 +126,21 @@ impl<T: Element> Matrix<T> {
     ///
     /// # Errors
     /// [`Error::File`] naming the path, its cause kept, if the file cannot be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parac_runtime::{Error, Matrix};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("m.npy");
+    /// let m = Matrix::<i16>::from_vec([2, 2], vec![-1, 0, 1, 300]).unwrap();
+    /// m.write_npy(&path)?;
+    /// assert_eq!(Matrix::<i16>::read_npy(&path)?, m);
+    /// // Another element type is an error naming both dtypes, not a conversion.
+    /// assert!(matches!(Matrix::<u8>::read_npy(&path), Err(Error::Dtype { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
         let bytes = with_concrete!(self, |m| npy_bytes(m))

@@ -219,9 +219,9 @@ impl<'a, T> Strided<'a, T> {
         })
     }
 
-    /// The matrix of `shape` (up to 6 dimensions; pipelines take 1 to 3) whose first element is at `ptr`, laid out as
-    /// `pitch`; a [`LayoutError`] if the pitch does not fit the shape (rows overlapping, an
-    /// extent past the address space).
+    /// The matrix of `shape` (up to 6 dimensions; pipelines take 1 to 3) whose first element is at
+    /// `ptr`, laid out as `pitch`; a [`LayoutError`] if the pitch does not fit the shape (rows
+    /// overlapping, an extent past the address space).
     ///
     /// # Safety
     /// For `'a`, every element of the matrix (row `i` of plane `c` is the `shape`'s last

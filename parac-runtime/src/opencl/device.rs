@@ -360,7 +360,21 @@ fn query_info(platform: &str, d: &cl_device::Device) -> Result<DeviceInfo, i32> 
 }
 
 /// Every usable OpenCL device of every platform, in discovery order; `Error::NoDevice` with the
-/// reason when there is none (no `libOpenCL`, no platform, no device).
+/// reason when there is none (no `libOpenCL`, no platform, no device). What `parac devices`
+/// lists: the names a [`DeviceSelector`](crate::DeviceSelector) or `PARAC_DEVICE` can match.
+///
+/// # Examples
+///
+/// ```
+/// match parac_runtime::opencl::devices() {
+///     Ok(found) => {
+///         for d in found {
+///             println!("{} / {} (GPU: {})", d.platform, d.name, d.is_gpu);
+///         }
+///     }
+///     Err(e) => println!("no OpenCL: {e}"),
+/// }
+/// ```
 pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
     let _serial = DISCOVERY.lock().unwrap_or_else(PoisonError::into_inner);
     let (found, skipped) = discover().map_err(|reason| Error::NoDevice {

@@ -2,9 +2,10 @@
 //! with `PARAC_GUARD_BANDS=1` (read when a device is opened) or
 //! [`Device::set_guard_bands`](super::Device::set_guard_bands).
 //!
-//! While it is on, every buffer the device allocates ([`Device::alloc`](super::Device::alloc), `alloc_uninit`,
-//! `upload`, [`Device::scalar`](super::Device::scalar): intermediates, outputs, reduction partials, the error flag) is
-//! an OpenCL sub-buffer (`clCreateSubBuffer`) carved out of a larger parent buffer:
+//! While it is on, every buffer the device allocates ([`Device::alloc`](super::Device::alloc),
+//! `alloc_uninit`, `upload`, [`Device::scalar`](super::Device::scalar): intermediates, outputs,
+//! reduction partials, the error flag) is an OpenCL sub-buffer (`clCreateSubBuffer`) carved out of
+//! a larger parent buffer:
 //!
 //! ```text
 //! parent: [ guard (G bytes) | the buffer (its bytes, padding included) | guard (G bytes) ]
@@ -18,11 +19,12 @@
 //!
 //! A check reads both guards back through the device's in-order queue (a blocking read, after
 //! every command enqueued before it) and compares them with the pattern:
-//! - when a buffer is dropped (before its memory goes back to the pool): a touched guard is
-//!   written to stderr (past the test harness's capture), counted in [`guard_violations`]
-//!   (process-wide) and kept in the device's list, which [`Device::check_guards`](super::Device::check_guards) returns;
-//! - [`Device::check_guards`](super::Device::check_guards) checks every guarded buffer alive on the device as well, and
-//!   returns [`Error::GuardBand`] naming the buffer when any guard was touched.
+//! - when a buffer is dropped (before its memory goes back to the pool): a touched guard is written
+//!   to stderr (past the test harness's capture), counted in [`guard_violations`] (process-wide)
+//!   and kept in the device's list, which [`Device::check_guards`](super::Device::check_guards)
+//!   returns;
+//! - [`Device::check_guards`](super::Device::check_guards) checks every guarded buffer alive on the
+//!   device as well, and returns [`Error::GuardBand`] naming the buffer when any guard was touched.
 //!
 //! A touched guard is filled with the pattern again once reported, so each touch is reported
 //! once. Host buffers (the in-place views of a caller's matrices, `CL_MEM_USE_HOST_PTR`) are
@@ -51,9 +53,9 @@ pub const MIN_GUARD: usize = 4096;
 /// Touched guards found in this process, all devices together.
 static VIOLATIONS: AtomicUsize = AtomicUsize::new(0);
 
-/// How many touched guard regions have been found in this process (by the checks on drop and
-/// by [`Device::check_guards`](super::Device::check_guards), all devices together); never reset. Tests compare it before and
-/// after a run.
+/// How many touched guard regions have been found in this process (by the checks on drop and by
+/// [`Device::check_guards`](super::Device::check_guards), all devices together); never reset. Tests
+/// compare it before and after a run.
 pub fn guard_violations() -> usize {
     VIOLATIONS.load(Ordering::SeqCst)
 }

@@ -1,27 +1,28 @@
 //! Choosing a region's plan: the candidates the compiler emitted (baseline first, then the
 //! optimization model's ranking), pruned by the device's limits, picked by the policy
-//! ([`PlanPolicy`]). Under [`PlanPolicy::Search`] (and [`PlanPolicy::SearchBudget`]) the
-//! candidates are timed with profiling events for each (region, size class), in the model's
-//! order and adaptively (`search.rs`), within a budget of time per region and call
-//! (`PARAC_SEARCH_BUDGET`, default 0.1 s, not counting the build of the model's plan; `0`: one
-//! timing per call; `inf`: the whole search at once). A candidate whose program is not built is
-//! built on the background thread (`programs.rs`) and timed by a later call once it is, so no
-//! call waits for a candidate's build (a search without a budget builds on its own thread). The call that starts a search builds and
-//! times the model's plan only and leaves its budget to the next call, so that a first call
-//! costs about one build and one run of the model's plan. A timing starts only if it is expected to
-//! fit in what is left (`STEP_COST` in `costs.rs`: what timings cost in this process, those that build a
-//! candidate's program apart); budget left unspent because the next timing did not fit goes to
-//! the next call, so timings longer than the budget still happen, spread over calls. A call
-//! whose budget runs out runs the fastest plan so far, and the next call of the region and size
-//! class goes on with the search. The state (every measurement, and whether the search is
-//! complete) is kept per program in memory and in a plan cache file next to the program
-//! binaries (`<cache>/parac/plans/<program key>.s<search version>.plans`, `cache.rs`), so later
-//! processes skip a complete search and go on with an unfinished one.
+//! ([`PlanPolicy`]). Under [`PlanPolicy::Search`] (and [`PlanPolicy::SearchBudget`]) the candidates
+//! are timed with profiling events for each (region, size class), in the model's order and
+//! adaptively (`search.rs`), within a budget of time per region and call (`PARAC_SEARCH_BUDGET`,
+//! default 0.1 s, not counting the build of the model's plan; `0`: one timing per call; `inf`: the
+//! whole search at once). A candidate whose program is not built is built on the background thread
+//! (`programs.rs`) and timed by a later call once it is, so no call waits for a candidate's build
+//! (a search without a budget builds on its own thread). The call that starts a search builds and
+//! times the model's plan only and leaves its budget to the next call, so that a first call costs
+//! about one build and one run of the model's plan. A timing starts only if it is expected to fit
+//! in what is left (`STEP_COST` in `costs.rs`: what timings cost in this process, those that build
+//! a candidate's program apart); budget left unspent because the next timing did not fit goes to
+//! the next call, so timings longer than the budget still happen, spread over calls. A call whose
+//! budget runs out runs the fastest plan so far, and the next call of the region and size class
+//! goes on with the search. The state (every measurement, and whether the search is complete) is
+//! kept per program in memory and in a plan cache file next to the program binaries
+//! (`<cache>/parac/plans/<program key>.s<search version>.plans`, `cache.rs`), so later processes
+//! skip a complete search and go on with an unfinished one.
 //!
 //! `PARAC_LOG=plan` prints one line per search step a call makes (the choice, why: the model's
 //! rank, the times measured, whether the search is complete or its budget ran out) and one per
-//! region and size class whose plan comes from the plan cache; a region's search that takes more
-//! than a second in one call prints one line on stderr whatever `PARAC_LOG` says.
+//! region and size class whose plan comes from the plan cache; the line of a region's search
+//! that takes more than a second in one call is an `info` event, which the default filter
+//! (`warn,parac=info`, [`LogConfig`](crate::LogConfig)) shows whatever `PARAC_LOG` adds.
 //! `PARAC_LOG=launch` prints one line per enqueue of a region, with its kernel time (it waits
 //! for each). [`plan_records`] returns the search records to programs (the benches print them).
 
@@ -72,9 +73,9 @@ pub struct Candidate {
     /// Time steps one launch runs: 1, or a time band's `K` (`parac_repeat`'s step; the
     /// executor skips the next `K - 1` steps). The search compares times per step.
     pub steps: usize,
-    /// The plan runs the region's consumer too ([`RegionPlans::consumer`]; a fused plan): the
-    /// executor skips the consumer's run, and the search weighs the plan's time less the
-    /// consumer's best.
+    /// The plan runs the region's consumers too ([`RegionPlans::consumers`]; a fused plan):
+    /// the executor skips their runs, and the search weighs the plan's time less the
+    /// consumers' best.
     pub fuses: bool,
     /// The work-group size the kernel is written for (local tiles, trees); `None`: any.
     pub local: Option<Cow<'static, [usize]>>,
@@ -150,7 +151,8 @@ pub struct Ran {
     pub partials: usize,
     /// The time steps of its launch (a time band's, else 1).
     pub steps: usize,
-    /// The launch ran the region's consumer too (a fused plan): the executor skips its run.
+    /// The launch ran the region's consumers too (a fused plan, [`RegionPlans::consumers`]):
+    /// the executor skips their runs.
     pub fused: bool,
 }
 

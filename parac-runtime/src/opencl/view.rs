@@ -112,12 +112,11 @@ impl Device {
 
     /// The device view of output matrix `m`, which must have `shape`: in place (rows unpadded)
     /// where the device's memory is the host's (as for [`input`](Device::input)), else a device
-    /// buffer. Unless `whole` (the kernels write every element before reading any), its
-    /// elements start as the caller's (copied in where the buffer is the device's own), so
-    /// that what the kernels do not write stays as it was, as on the CPU path. Call [`Output::finish`] when the
-    /// kernels are enqueued. If a launch fails, an in-place output may be left partly written
-    /// (a copied one untouched). Only `m`'s elements are written, never the memory between its
-    /// rows.
+    /// buffer. Unless `whole` (the kernels write every element before reading any), its elements
+    /// start as the caller's (copied in where the buffer is the device's own), so that what the
+    /// kernels do not write stays as it was, as on the CPU path. Call [`Output::finish`] when the
+    /// kernels are enqueued. If a launch fails, an in-place output may be left partly written (a
+    /// copied one untouched). Only `m`'s elements are written, never the memory between its rows.
     ///
     /// # Safety
     /// In place, kernels write the caller's memory while they run, after this returns. The

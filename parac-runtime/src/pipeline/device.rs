@@ -448,7 +448,7 @@ pub(super) fn run(
                     |partials| kernel_args(&prep.args[rid], &bufs, &z, &hosts, &err, partials);
                 match r.kind {
                     RegionKind::Iterator => {
-                        // The host's proof (`safety::region_check`): accesses and divisors;
+                        // The host's proof (`interp::region_check`): accesses and divisors;
                         // where a time band may run the step's other regions, theirs too, and
                         // where a fused plan may run the next regions, theirs (the regions
                         // before them cannot fail: `lir::pass::fuse::gpu`).

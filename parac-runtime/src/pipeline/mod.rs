@@ -14,7 +14,8 @@
 //! - On an OpenCL device (`device.rs`): the program `parac_core::codegen::opencl::program`, the
 //!   kernel arguments, candidate plans, launch slots and reduction layouts of
 //!   `parac_core::codegen::launch`; before each region the host's proof of
-//!   `parac_core::interp::region_check` (accesses and divisors, as `safety::region_check`);
+//!   `parac_core::interp::region_check` (accesses and divisors, as the CPU path's
+//!   `codegen::cpu::proof::region_check`);
 //!   host expressions by the interpreter's evaluator; the error flag decoded by
 //!   `parac_core::codegen::safety::decode`.
 //!
@@ -42,8 +43,13 @@ use parac_core::ir::{Function, MatrixKind, Module, ParamRef, RegionKind};
 
 pub use parac_core::interp::{Arg, Data, Tensor, Val};
 
+// What the code `parac!` emits calls (through `parac::__private`): public for it only, so
+// hidden from the documentation.
+#[doc(hidden)]
 pub use crate::background::CpuTurn;
+#[doc(hidden)]
 pub use embedded::{Ran, dump_ir, run_embedded};
+#[doc(hidden)]
 pub use host_arg::{FromVal, HostArg, IntoVal, Lang, Slice, SliceMut, returned};
 
 use host_arg::ArgInfo;

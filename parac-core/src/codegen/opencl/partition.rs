@@ -31,7 +31,7 @@ pub struct Bound {
 }
 
 /// The bounds of region `rid`, or `None` if its interior assumes nothing (no bordered read) or
-/// something it cannot bound ([`lir_bounds`]).
+/// something it cannot bound (`lir_bounds`).
 pub fn bounds(f: &Function, rid: RegionId) -> Option<Vec<Bound>> {
     if f.regions[rid].kind != RegionKind::Iterator {
         return None;

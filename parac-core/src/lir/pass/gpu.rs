@@ -108,7 +108,7 @@ pub(crate) fn map_interiors(func: &mut Func, mut f: impl FnMut(&mut Func, StmtId
 }
 
 /// A `split` plan's work-items (launched over the interior box only, the runtime computing the
-/// box from the facts of [`super::partition::point_interior`], see
+/// box from the facts of `super::partition::point_interior`, see
 /// `codegen::opencl::partition::bounds`): the interior alone, its test and the border body
 /// gone; where no interior was made the body stays as it is (checked).
 pub fn split(func: &mut Func) {

@@ -4,7 +4,7 @@
 //! out, each point's indices bound by `let`s in a block of its own.
 //!
 //! Where every point is in range and every assumption of the interior holds at the work-item's
-//! first point ([`super::partition::point_interior`]: the points' `let`s are inlined, so the
+//! first point (`super::partition::point_interior`: the points' `let`s are inlined, so the
 //! facts of every point are about that one point), the points run the interior body; otherwise
 //! each point in range runs the checked body, as one work-item of the baseline would.
 

@@ -13,7 +13,7 @@
 //! Of 64-bit index arithmetic (on the OpenCL lowering, always): `(long)a ± (long)b`, `(long)a *
 //! (long)b` (either may be a constant) of `int`s `a`, `b`, where the result is proven to fit an
 //! `int`, as `(long)(a ± b)` or `(long)(a * b)`, then `(x ± c1) ± c2` folded
-//! ([`super::simplify::reassociate`]): a window's `(long)(y - 1) + 1` is `(long)y`, and a
+//! (`super::simplify::reassociate`): a window's `(long)(y - 1) + 1` is `(long)y`, and a
 //! device compiler sees that neighbouring work-items read neighbouring elements.
 //!
 //! Of divisions of a variable known to be a multiple (on the OpenCL lowering, with `narrow`):

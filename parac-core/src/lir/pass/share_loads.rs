@@ -1,5 +1,5 @@
 //! Loads shared by a work-item's points (a schedule's `cse`): in the interior of a work-item
-//! ([`super::gpu::map_interiors`]), every read proven inside (`checked: false`) of a matrix the
+//! (`super::gpu::map_interiors`), every read proven inside (`checked: false`) of a matrix the
 //! region does not write, at an index made of values bound before the interior, is done once,
 //! as a `let` at the interior's head, and every read of the same element (the same affine
 //! form, [`crate::lir::affine`]) uses it. The points of `h<W>` plans over a window read mostly

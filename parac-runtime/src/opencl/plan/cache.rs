@@ -23,8 +23,9 @@
 //! [`STALE_LOCK`] is taken as left by a dead process), after reading and merging what another
 //! process may have written meanwhile: a reader never sees half a file and concurrent writers do
 //! not lose each other's regions. A file that does not parse, of another format, or that cannot
-//! be read is no cache (one line on stderr per file and process); a directory that cannot be
-//! written keeps the plans in the process only (one line on stderr per directory and process).
+//! be read is no cache (one warning event, target `parac::cache`, per file and process); a
+//! directory that cannot be written keeps the plans in the process only (one warning event per
+//! directory and process).
 //!
 //! A bundle (`parac cache export`/`import`) is the current search version's plan files in one
 //! text file:
@@ -203,7 +204,21 @@ pub(crate) fn update(
     write_atomic(path, render(&plans, comments).as_bytes())
 }
 
-/// Removes parac's caches under `root` (`programs/` and `plans/`); what it removed.
+/// Removes parac's caches under `root` (`programs/` and `plans/`, as
+/// [`CacheConfig::root`](crate::CacheConfig::root) gives it); what it removed. The next
+/// process builds its programs and searches its plans again (`parac cache clear`).
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::opencl::clear_cache;
+///
+/// let root = tempfile::tempdir()?;
+/// std::fs::create_dir(root.path().join("plans"))?;
+/// assert_eq!(clear_cache(root.path())?, [root.path().join("plans")]);
+/// assert!(clear_cache(root.path())?.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn clear_cache(root: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut removed = Vec::new();
     for sub in ["plans", "programs"] {

@@ -71,7 +71,7 @@ impl Device {
 
     /// Saves a search's state in the plan file, merged with what another process may have
     /// written there meanwhile. A cache that cannot be written is no error: the plans stay in
-    /// this process (one line on stderr).
+    /// this process (one warning event per directory, target `parac::cache`).
     pub(super) fn store_plans(
         &self,
         program: &Program,

@@ -12,7 +12,19 @@ use super::{PlanRecord, RegionPlans, cache, fmt_local, search};
 
 pub(super) static RECORDS: Mutex<Vec<PlanRecord>> = Mutex::new(Vec::new());
 
-/// The searches run in this process so far, oldest first.
+/// The searches run in this process so far, oldest first: for each call's search steps, the
+/// region, its size class, the plan chosen and every time measured (the benches print them).
+/// Empty on the CPU path, which has no plans to search.
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::opencl::{describe_plan, plan_records};
+///
+/// for record in plan_records() {
+///     println!("{}", describe_plan(&record));
+/// }
+/// ```
 pub fn plan_records() -> Vec<PlanRecord> {
     RECORDS
         .lock()

@@ -36,14 +36,14 @@
 //! variable other than a `nonzero(..)` one), so computing some of its points twice or not at
 //! all changes no result or error;
 //! `P` reads nothing `C` writes; `C` is row-parallel from row 0 (`pass::parallel`); neither
-//! holds a fold (`pass::slide`'s); `P` does not upsample its columns (see [`upsamples`]); the
-//! fallback's code stays within [`MAX_INLINED`] nodes. Otherwise nothing changes.
+//! holds a fold (`pass::slide`'s); `P` does not upsample its columns (see `upsamples`); the
+//! fallback's code stays within `MAX_INLINED` nodes. Otherwise nothing changes.
 //!
 //! Before that, a cheap point producer is computed at each read of its readers instead
 //! (`inline.rs`); a producer read by several regions is computed in each one's tasks
-//! ([`readers`]), or where they cannot, in the first one's tasks, which store `t` for the
-//! others ([`stored_readers`]); chains join fused tasks (`chain.rs`); the model chooses when the
-//! call runs ([`guarded`]).
+//! (`readers`), or where they cannot, in the first one's tasks, which store `t` for the
+//! others (`stored_readers`); chains join fused tasks (`chain.rs`); the model chooses when the
+//! call runs (`guarded`).
 
 mod buffers;
 mod chain;
@@ -86,7 +86,7 @@ const MAX_EDGES: usize = 16;
 
 /// Fuses each producer into its consumer where legal, `rows` rows of the consumer per task,
 /// each intermediate's buffer folded to the rows its readers still need where `folds`
-/// ([`fold`]), a cheap point producer computed at each read where `points` ([`inline`]);
+/// (`fold`), a cheap point producer computed at each read where `points` (`inline`);
 /// whether it fused any.
 pub fn run(func: &mut Func, f: &Function, rows: i64, (folds, points): (bool, bool)) -> bool {
     let Stmt::Block(mut steps) = func.stmts[func.body].clone() else {

@@ -12,13 +12,13 @@
 //!    kept in the narrowest integer type that holds them;
 //! 2. **down the rows** (`slide_rows`, where the region is `for x in 0..M` around the loop over
 //!    the columns and every window slides along `x` too, at unit strides): the rows in chunks of
-//!    [`CHUNK_ROWS`] per task (`LoopKind::ParallelChunks`), a sum's columns carried from one row
+//!    `CHUNK_ROWS` per task (`LoopKind::ParallelChunks`), a sum's columns carried from one row
 //!    to the next (`+ entering - leaving`), a minimum's or maximum's from van Herk and
 //!    Gil-Werman's blocks down the chunk's source rows; elsewhere (`slide_loop`) the columns
 //!    are computed per row;
 //! 3. **across the row**: each output combines `col[s .. s + width]` (`s` the stride times the
 //!    output's place in the row) directly (a vector's lanes each an output) up to
-//!    [`DIRECT_BYTES`], else by doubling (a pass per power of two).
+//!    `DIRECT_BYTES`, else by doubling (a pass per power of two).
 //!
 //! A convolution with a constant filter that is an outer product `v[i] * h[j]` of integer
 //! vectors is a weighted fold: its columns are `sum of v[i] * tap`, its outputs `sum of
@@ -53,7 +53,7 @@ pub(super) const DIRECT_BYTES: i128 = 128;
 
 /// Slides every fold that qualifies in `func`'s regions. A window of up to `unroll` rows has
 /// its column reductions written out, a taller one loops over its rows; one of up to `unroll`
-/// columns (and [`DIRECT_BYTES`]) combines them at each output directly, a wider one by
+/// columns (and `DIRECT_BYTES`) combines them at each output directly, a wider one by
 /// doubling.
 pub fn run(func: &mut Func, f: &Function, unroll: usize) {
     mutate_body(&mut Slide(f, unroll as i128), func);
@@ -155,12 +155,12 @@ fn slide_loop(
 /// [`super::gpu`] makes loops work-items). With one row per work-item: in each region whose
 /// innermost loop (step 1, no loop inside) has a fold that slides along it, that loop runs `w`
 /// outputs at a time, `for y0 in lo..hi step w { for y in y0..min(y0 + w, hi) { .. } }`, and
-/// the inner loop is slid as [`slide_loop`] slides a CPU row: a work-item (one `y0`) computes
+/// the inner loop is slid as `slide_loop` slides a CPU row: a work-item (one `y0`) computes
 /// its outputs' column reductions in a private array of `w` plus the window's width less one,
 /// then each output from its columns in serial passes (`Window::across_serial`). With `rows`
 /// rows: where every window slides down the rows too, a work-item's `rows` x `w` outputs
 /// carry a sum's columns from row to row, a minimum's or maximum's from van Herk's blocks down
-/// its source rows ([`slide_rows`]), a time per output independent of the window. Whether a
+/// its source rows (`slide_rows`), a time per output independent of the window. Whether a
 /// region was slid (else the function is as it was).
 pub fn items(func: &mut Func, f: &Function, [w, rows]: [u32; 2], unroll: usize) -> bool {
     let mut slid = false;

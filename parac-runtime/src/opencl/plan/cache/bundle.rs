@@ -14,8 +14,29 @@ use crate::Error;
 /// The first line of a bundle.
 const BUNDLE: &str = "parac plan bundle 1";
 
-/// The plan files of this search version in `dir` as one bundle; and how many files it holds.
-/// Files that do not parse are left out (each reported once).
+/// The plan files of this search version in `dir` (a cache's `plans` directory, under
+/// [`CacheConfig::root`](crate::CacheConfig::root)) as one bundle; and how many files it holds.
+/// Files that do not parse are left out (each reported once). With [`import_plans`], the plans
+/// a machine searched (`parac tune`) go to another machine's cache, whose first calls then
+/// search nothing (`parac cache export` and `import`). A directory that does not exist is an
+/// empty bundle.
+///
+/// # Examples
+///
+/// ```
+/// use parac_runtime::opencl::{export_plans, import_plans};
+///
+/// let tuned = tempfile::tempdir()?;
+/// let (bundle, files) = export_plans(&tuned.path().join("plans"))?;
+/// assert!(bundle.starts_with("parac plan bundle 1\n"));
+/// assert_eq!(files, 0); // nothing was searched here
+///
+/// let other = tempfile::tempdir()?;
+/// assert_eq!(import_plans(&bundle, &other.path().join("plans"))?, files);
+/// // A damaged bundle is an error and changes nothing.
+/// assert!(import_plans("parac plan bundle 1\nfile\tx\t9\n", other.path()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn export_plans(dir: &Path) -> Result<(String, usize), Error> {
     let io_err = |source: io::Error| Error::Io {
         path: dir.to_path_buf(),

@@ -35,7 +35,7 @@
 //! - `C` writes nothing `P` or `C` reads (its groups run in any order, and the search runs a
 //!   plan more than once), and every access in `C` is unchecked (proven by the host before the
 //!   launch: an error inside the fused kernel would carry `P`'s code);
-//! - every read of `t` in `C` is at `x + a`, `y + b` (`|a|, |b| <=` [`MAX_HALO`]), seen
+//! - every read of `t` in `C` is at `x + a`, `y + b` (`|a|, |b| <=` `MAX_HALO`), seen
 //!   through `let`s and border maps. Proven inside `t` by the host, such a read is in the box
 //!   `[r0 + lo, r1 + hi)` (`lo`, `hi` the least and greatest `a`) clipped to `t`. Through a
 //!   border rule (a shorthand, not wrap), it maps a point outside `t` to one as far inside as
@@ -100,7 +100,7 @@ pub fn run_items(func: &mut Func, f: &Function, rid: RegionId, tile: [u32; 2]) -
 
 /// Makes region `rid` its consumer's loops with each read of the intermediate replaced by the
 /// producer's point there (`fuse_inline`, a plan's `Directive::FuseInline`: Halide's `inline`
-/// of a producer, the intermediate never stored), where legal and [`inlines`] allows; whether
+/// of a producer, the intermediate never stored), where legal and `inlines` allows; whether
 /// it did. The kernel runs the consumer's space; the
 /// other GPU passes (lanes, shared loads, vector memory, partitioning) then apply to it.
 pub fn inline(func: &mut Func, f: &Function, rid: RegionId) -> bool {
@@ -149,7 +149,7 @@ fn replace_with(
 
 /// The fused plans region `rid` has, on the function as a fused plan's lowering starts from it
 /// (`lir::front`): of tiles (and of a work-item's rows), where its consumer can be fused into
-/// it; inlined, where its points can also be inlined in the consumer's ([`inlines`]).
+/// it; inlined, where its points can also be inlined in the consumer's (`inlines`).
 pub fn plans(f: &Function, rid: RegionId) -> Fused {
     let consumers = f.fused_consumers(rid).len();
     if consumers == 0 {
@@ -208,7 +208,7 @@ pub struct ItemTile {
 
 impl ItemTile {
     /// Whether a work-item's tile of `tile` (columns, rows) of the consumer is a fused plan:
-    /// not empty, its boxes of the intermediates within [`MAX_PRIVATE_TILE`] bytes together.
+    /// not empty, its boxes of the intermediates within `MAX_PRIVATE_TILE` bytes together.
     pub fn fits(&self, tile: [u32; 2]) -> bool {
         let [c, r] = tile.map(i128::from);
         let bytes: i128 = self

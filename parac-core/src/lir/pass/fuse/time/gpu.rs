@@ -1,7 +1,7 @@
 //! Time tiling on OpenCL (a plan's `Directive::TimeBand`, `time<K>_<C>x<R>`): one launch runs
 //! `K` time steps of a `parac_repeat` whose step is stencil regions `S1 .. Sn`, each writing a
 //! grid `hi` from the step's grids `gj` and the regions before it, then `parac_swap(gi, hi)`
-//! (the legality of [`super::candidate`], in rows and columns); it is a plan of `S1`, whose
+//! (the legality of `super::candidate`, in rows and columns); it is a plan of `S1`, whose
 //! kernels take every matrix of the step (`codegen::opencl::program::used`).
 //! Each work-group owns a tile of `C` x `R` points of the last step's grids. It computes, step
 //! after step and region after region, the points its tile depends on (its own widened by what

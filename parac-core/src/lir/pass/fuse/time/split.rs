@@ -1,6 +1,6 @@
 //! Split tiling on the CPU path (the split-tiling document, `../shared/paper/related-seeds.md`
 //! section 1): a band of `K` time steps of a tileable `parac_repeat` (the legality of
-//! [`super::candidate`]) runs in two phases, each a parallel loop over tasks of `H` whole rows
+//! `super::candidate`) runs in two phases, each a parallel loop over tasks of `H` whole rows
 //! of the grids, with no point computed twice.
 //!
 //! The band's computations in order are positions `p = s n + i` (step `s` from 0, region `i` of
