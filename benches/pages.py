@@ -129,7 +129,7 @@ def jobs(quick, machine):
                        env={**small, "PARAC_CPU_ISA": isa}))
     out += [
         Job("peers", ("apps",), bench="peers", env={**small, "PARAC_PEERS_SECONDS": secs}),
-        Job("apps", ("apps", "calls", "loc"), bench="apps", env=small, args=crit,
+        Job("apps", ("apps",), bench="apps", env=small, args=crit,
             criterion=True),
         Job("plans", ("plans",), bench="plans", args=crit, criterion=True, needs=("opencl",),
             env={**small, **({"PARAC_BENCH_PARTS": "blur"} if quick else {})}),
@@ -498,6 +498,14 @@ def pyplot():
         return None
 
 
+def plain_log(axis):
+    """Tick labels of a log axis as plain numbers (10, 20, 50), minor ones unlabeled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def bars(png, groups, series, values, ylabel, title, log=True, horizontal=False):
     """A grouped bar chart: values[(group, series)] (missing ones left out)."""
     plt = pyplot()
@@ -528,6 +536,7 @@ def bars(png, groups, series, values, ylabel, title, log=True, horizontal=False)
         ax.set_xlabel(ylabel)
         if log:
             ax.set_xscale("log")
+            plain_log(ax.xaxis)
         ax.grid(axis="x", which="both", alpha=0.3)
     else:
         ax.set_xticks(range(len(groups)))
@@ -535,6 +544,7 @@ def bars(png, groups, series, values, ylabel, title, log=True, horizontal=False)
         ax.set_ylabel(ylabel)
         if log:
             ax.set_yscale("log")
+            plain_log(ax.yaxis)
         ax.grid(axis="y", which="both", alpha=0.3)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
@@ -561,6 +571,9 @@ def lines_chart(png, xs, series, ylabel, xlabel, title):
         return False
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log(ax.yaxis)
+    from matplotlib.ticker import NullLocator
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticks(xs)
     ax.set_xticklabels([str(x) for x in xs])
     ax.set_xlabel(xlabel)
@@ -612,7 +625,7 @@ class Page:
             r = self.run(k)
             if not r or r.get("status") == "not run":
                 continue
-            if r.get("quick"):
+            if r.get("quick") and not self.inv.get("quick") and k != "loc_py":
                 notes.append(f"`{k}` is from a **quick run** (small images, short times)")
             if r.get("invocation") != self.store.state.get("invocation"):
                 notes.append(f"`{k}` is from an earlier run ({r.get('date')}, commit "
@@ -806,6 +819,7 @@ def plans_chart(rows, png):
         ax.set_yticklabels([r[1] for r in rs], fontsize=7)
         ax.invert_yaxis()
         ax.set_xscale("log")
+        plain_log(ax.xaxis)
         ax.axvline(1, color="k", lw=0.8)
         ax.set_title(pp, fontsize=9)
         ax.set_xlabel("speed-up over the baseline plan", fontsize=8)
@@ -828,7 +842,7 @@ def topic_plans(p):
     def median_ms(group, bench):
         t = res.get((group, bench, None))
         return t * 1e3 if t is not None else None
-    records = (p.log("plans") or "").splitlines()
+    records = [ln.strip() for ln in (p.log("plans") or "").splitlines()]
     device = next((ln.split(" on ", 1)[1] for ln in (p.store.read("plans", "err") or "")
                    .splitlines() if ln.startswith("plans bench on ")), None)
     if device:
@@ -962,7 +976,7 @@ def topic_calls(p):
     out = [CALLS_TEXT, "", commands(p, ["calls"]), ""]
     log = p.log("calls")
     if not log:
-        out.append(p.status("calls"))
+        out += [p.status("calls"), ""]
     else:
         r = p.run("calls")
         if "PARAC_DEVICE=cpu" in (r.get("command") or ""):
@@ -1025,6 +1039,32 @@ GPU: on a CPU device PoCL runs a work-group's work-items one after the other aro
 barrier, the bands lose to one step per launch, and the part takes many minutes."""
 
 
+def time_chart(rows, png):
+    """One bar per (case, variant): GPoints·steps/s, coloured by kind of variant."""
+    plt = pyplot()
+    if plt is None or not rows:
+        return False
+
+    def color(label):
+        v = label.split(": ", 1)[1]
+        return ("tab:gray" if v.startswith("step by step") else "tab:green"
+                if v.startswith("the model's") else "tab:orange" if v.startswith("Halide")
+                else "tab:purple" if v.startswith("T calls") else "tab:blue")
+    fig, ax = plt.subplots(figsize=(11, 0.28 * len(rows) + 1.5), dpi=100)
+    ax.barh(range(len(rows)), [v for _, v in rows], color=[color(lb) for lb, _ in rows])
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([lb for lb, _ in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("GPoints·steps/s (higher is better)")
+    ax.set_title("Iterated stencils: step by step (gray), the model's tiling (green), other "
+                 "schedules (blue), T calls (purple), Halide (orange)", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+    return True
+
+
 def topic_time_steps(p):
     out = [TIME_TEXT, "", commands(p, ["time_steps"]), ""]
     log = p.log("time_steps")
@@ -1035,7 +1075,7 @@ def topic_time_steps(p):
     if "(Halide: no benches/peers/.venv" in log:
         why = p.store.state.get("invocation_info", {}).get("venv", {}).get("reason", "")
         out += [f"Halide: not run{': ' + why if why else ''}.", ""]
-    vals, groups, series = {}, [], []
+    bars_rows = []
     for t in tables:
         rows = t["rows"]
         cpu = t["header"][1] == "variant"
@@ -1050,19 +1090,12 @@ def topic_time_steps(p):
             r = r + [""] * (len(t["header"]) - len(r))
             extra = [ratio(steps.get(r[0]), num(r[2]))] if cpu else []
             body.append(r[:5] + extra + r[5:])
-            if cpu and "compute floor" not in r[1]:
-                v = "Halide" if r[1].startswith("Halide") else r[1].split(" (")[0].split(",")[0]
-                vals[(r[0], v)] = num(r[4])
-                if r[0] not in groups:
-                    groups.append(r[0])
-                if v not in series:
-                    series.append(v)
+            if cpu and "compute floor" not in r[1] and num(r[4]):
+                bars_rows.append((f"{r[0]}: {r[1]}", num(r[4])))
         if t["caption"]:
             out += [t["caption"] + ":", ""]
         out += [table(header, body, "ll" + "r" * (len(header) - 2)), ""]
-    out.append(p.chart("time_steps", lambda png: bars(
-        png, groups, series, vals, "GPoints·steps/s (higher is better)",
-        "Iterated stencils on the CPU path and in Halide", log=False, horizontal=True)))
+    out.append(p.chart("time_steps", lambda png: time_chart(bars_rows, png)))
     out.append("")
     out.append(p.provenance(["time_steps"]))
     return "\n".join(out)
@@ -1346,14 +1379,11 @@ def topic_levels(p):
     out.append(table(["pipeline"] + levels + ["Halide CPU", f"Halide / parac {levels[-1]}"],
                      body))
     out.append("")
-    vals = {(label, lv): ms.get((k, lv)) for k, label in names.items()
-            for lv in levels + ["Halide CPU"]}
     out.append(p.chart("levels", lambda png: bars(
         png, [k for k in names if any(ms.get((k, lv)) for lv in levels)],
         levels + ["Halide CPU"], {(k, lv): ms.get((k, lv)) for k in names
                                   for lv in levels + ["Halide CPU"]},
         "median ms (log)", "The CPU path's vector levels")))
-    del vals
     out.append("")
     out.append(p.provenance(keys + ["peers"]))
     return "\n".join(out)
@@ -1405,7 +1435,7 @@ def topic_loc(p):
     if py is None:
         notes.append("Halide and OpenCV: " + (p.status("loc_py", "loc_py") or "no counts"))
     if notes:
-        out += ["", "Not counted: " + "; ".join(notes)]
+        out += ["", "Not counted: " + "; ".join(notes) + "."]
     out += ["", "Per stage:", "", report.loc_table(gen), ""]
     out.append(p.chart("loc", lambda png: bars(
         png, report.PIPELINES, ["parac", "hand OpenCL (kernels + host)",
