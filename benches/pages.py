@@ -125,8 +125,10 @@ def jobs(quick, machine):
         out.append(Job(f"levels_peers_{isa}", ("levels",), bench="peers", expected="levels_peers",
                        env={**small, "PARAC_CPU_ISA": isa, "PARAC_PEERS_CONTENDERS": "parac_cpu",
                             "PARAC_PEERS_SECONDS": "0.3" if quick else "2"}))
-        out.append(Job(f"levels_own_{isa}", ("levels",), bench="own_peers", expected="levels_own",
-                       env={**small, "PARAC_CPU_ISA": isa}))
+        # The widest level is the default: the own_peers run below times it.
+        if isa != levels[-1]:
+            out.append(Job(f"levels_own_{isa}", ("levels",), bench="own_peers",
+                           expected="levels_own", env={**small, "PARAC_CPU_ISA": isa}))
     out += [
         Job("peers", ("apps",), bench="peers", env={**small, "PARAC_PEERS_SECONDS": secs}),
         Job("apps", ("apps",), bench="apps", env=small, args=crit,
@@ -141,7 +143,7 @@ def jobs(quick, machine):
         Job("opencv_ops", ("opencv_ops",), bench="opencv_ops", criterion=True,
             args=["640x480"] if quick else []),
         Job("opencv_ops_py", ("opencv_ops",), script=peers / "opencv_ops.py", needs=("venv",)),
-        Job("own_peers", ("own",), bench="own_peers", env=small),
+        Job("own_peers", ("own", "levels"), bench="own_peers", env=small),
         Job("time_steps", ("time_steps",), bench="time_steps",
             env={**small, "PARAC_TIME_SECONDS": "0.1" if quick else "3",
                  # The OpenCL part only on a GPU: on a CPU device every band loses to one step
@@ -1340,7 +1342,11 @@ def topic_levels(p):
     levels = [k[len("levels_peers_"):] for k in p.store.state["runs"]
               if k.startswith("levels_peers_")]
     levels = [lv for lv in ("portable", "avx2", "avx512") if lv in levels]
-    keys = [f"levels_{w}_{lv}" for lv in levels for w in ("peers", "own")]
+    # The own pipelines at the widest level: the own_peers run (the default level).
+    own = {lv: f"levels_own_{lv}" for lv in levels[:-1]}
+    if levels:
+        own[levels[-1]] = "own_peers"
+    keys = [k for lv in levels for k in (f"levels_peers_{lv}", own[lv])]
     out = [LEVELS_TEXT, "", commands(p, keys), ""]
     if not levels:
         out.append("`levels`: not run yet.")
@@ -1352,8 +1358,7 @@ def topic_levels(p):
         for r in (data or {}).get("results", []):
             if r["contender"] == "parac_cpu" and r.get("status") == "ok":
                 ms[(r["pipeline"], lv)] = r["median_ms"]
-        log = p.log(f"levels_own_{lv}")
-        for name, cs in own_rows(log or "").items():
+        for name, cs in own_rows(p.log(own[lv]) or "").items():
             if "parac CPU" in cs:
                 ms[(name, lv)] = cs["parac CPU"][0]
             if "Halide CPU" in cs and lv == levels[-1]:
@@ -1362,8 +1367,8 @@ def topic_levels(p):
     for r in (data or {}).get("results", []):
         if r["contender"] == "halide_cpu" and r.get("status") == "ok":
             ms[(r["pipeline"], "Halide CPU")] = r["median_ms"]
-    names = {"laplacian": "laplacian", "sharpen": "sharpen", "blur": "blur (u16, 4802x6408)",
-             "unsharp": "unsharp mask (f32 RGB)", "gauss5": "gauss5 (separable, reflect-101)",
+    names = {"laplacian": "laplacian", "sharpen": "sharpen", "blur": "blur (u16)",
+             "unsharp": "unsharp (f32 RGB)", "gauss5": "gauss5 (separable, reflect-101)",
              "unsharp7": "unsharp7 (3 stages)", "box3": "box3 (3x3 mean, 16-bit sums)",
              "sobel_mean": "sobel_mean (Sobel and its mean)"}
     body = []

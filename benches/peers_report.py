@@ -169,9 +169,10 @@ def kernel_table(data):
 
 def summary_table(data):
     """One table: a row per contender, a column per pipeline, the median ms and the multiple
-    of the floor; a contender that could not run shows why."""
+    of the floor; a contender with no result at all is left out (`unavailable` says why)."""
     rows = data["results"]
-    present = [(k, l) for k, l in ORDER if any(r["contender"] == k for r in rows)]
+    present = [(k, l) for k, l in ORDER
+               if any(r["contender"] == k and r.get("status") == "ok" for r in rows)]
     out = ["| contender | " + " | ".join(
         f"{p} ({data['pixels'][p] / 1e6:.1f} Mpx)" for p in PIPELINES) + " |",
         "|---|" + "---:|" * len(PIPELINES)]
@@ -203,13 +204,13 @@ def unavailable(data):
 
 
 def differences(data):
-    """{contender label: {pipeline: diff text}} for every contender whose outputs are not all
-    exact."""
+    """{contender label: {pipeline: diff text}} of the outputs that are not exact."""
     out = {}
     for key, label in ORDER:
         d = {r["pipeline"]: diff_text(r) for r in data["results"]
-             if r["contender"] == key and r.get("status") == "ok"}
-        if any(v not in ("exact", "-") for v in d.values()):
+             if r["contender"] == key and r.get("status") == "ok"
+             and diff_text(r) not in ("exact", "-")}
+        if d:
             out[label] = d
     return out
 
