@@ -243,14 +243,16 @@ def venv_status(quick, may_install):
                            capture_output=True, text=True)
         setup = p.stdout + p.stderr
         if p.returncode != 0:
-            return False, f"benches/peers/setup.sh failed: {tail(setup, 2)}"
+            return False, (f"benches/peers/setup.sh failed (exit {p.returncode})"
+                           + (f": {tail(setup, 2)}" if setup.strip() else ""))
     probe = ("import importlib.metadata as m, json, platform, cv2, numpy; import halide; "
              "print(json.dumps({'python': platform.python_version(), 'halide': "
              "m.version('halide'), 'opencv': cv2.__version__, 'numpy': numpy.__version__, "
              "'opencv_threads': cv2.getNumThreads()}))")
     p = subprocess.run([str(VENV_PYTHON), "-c", probe], capture_output=True, text=True)
     if p.returncode != 0:
-        return False, f"the virtualenv's Halide/OpenCV do not import: {tail(p.stderr, 1)}"
+        return False, (f"the virtualenv's Halide/OpenCV do not import (`bash "
+                       f"benches/peers/setup.sh` again?): {tail(p.stderr, 1)}")
     return True, json.loads(p.stdout)
 
 
@@ -655,6 +657,14 @@ class Page:
         return ""
 
 
+def details(summary, parts):
+    """Supporting tables under a topic's one table, folded (a `<details>` block)."""
+    body = "\n\n".join(x for x in parts if x and x.strip())
+    if not body:
+        return ""
+    return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
 def commands(p, keys):
     """The commands of runs `keys` as they ran, in a sh block."""
     lines = []
@@ -765,23 +775,25 @@ def topic_apps(p):
             out.append("")
             out.append(f"Halide and OpenCV: not run{': ' + why if why else ''}.")
         out.append("")
-        out.append(peers_report.RATIO_TEXT)
-        out.append("")
-        out.append(peers_report.ratio_table(data))
-        ks = peers_report.kernel_table(data)
-        if ks:
-            out += ["", peers_report.KERNELS_TEXT, "", ks]
-        out.append("")
         title = f"The four pipelines of APPS.md, whole calls; {data['machine']}"
         out.append(p.chart("apps", lambda png: peers_report.chart(data, png, title)))
-    out += ["", HAND_TEXT, "", CRITERION_TEXT, ""]
+    out += ["", HAND_TEXT, ""]
+    more = []
+    if data is not None:
+        more += [peers_report.RATIO_TEXT, peers_report.ratio_table(data)]
+        ks = peers_report.kernel_table(data)
+        if ks:
+            more += [peers_report.KERNELS_TEXT, ks]
+    more.append(CRITERION_TEXT)
     res = p.store.criterion("apps") if p.ok("apps") else {}
     info = p.store.json("apps", "info.json") or {}
     if not res:
-        out.append(p.status("apps") or "`apps`: the run left no criterion results.")
+        more.append(p.status("apps") or "`apps`: the run left no criterion results.")
     else:
-        out += [report.whole_table(res, info), "", report.floor_table(res, info), "",
-                report.stages_table(res, info)]
+        more += [report.whole_table(res, info), report.floor_table(res, info),
+                 report.stages_table(res, info)]
+    out.append(details("More from this run: parac against Halide and OpenCV, parac's searched "
+                       "kernels, the image crates, the baseline plan and the stages", more))
     out.append("")
     out.append(p.provenance(["peers", "apps"]))
     return "\n".join(out)
@@ -858,12 +870,14 @@ def topic_plans(p):
     if device:
         out += [f"Device: {device}.", ""]
     out += ["Whole pipelines (criterion median of whole calls, ms; speed-up over the baseline "
-            "plan):", "", plans_report.pipeline_table(median_ms, records), "",
-            "Border rules against a pre-padded input. " + plans_report.BORDER_TEXT.replace(
-                "\n", " "), "", plans_report.border_table(median_ms, records), ""]
+            "plan):", "", plans_report.pipeline_table(median_ms, records), ""]
+    more = ["Border rules against a pre-padded input. " +
+            plans_report.BORDER_TEXT.replace("\n", " "),
+            plans_report.border_table(median_ms, records)]
     if plans_report.searches(records):
-        out += ["Per stage: kernel times measured by the plan search (profiling events, ms):", "",
-                plans_report.stage_table(records), ""]
+        more += ["Per stage: kernel times measured by the plan search (profiling events, ms):",
+                 plans_report.stage_table(records)]
+    out += [details("More from this run: border rules, and every stage's search", more), ""]
     rows = plans_report.pipeline_rows(median_ms, records)
     out.append(p.chart("plans", lambda png: plans_chart(rows, png)))
     out.append("")
@@ -1013,15 +1027,15 @@ def topic_calls(p):
             out.append("")
             break
     first = p.store.json("apps", "first_call.json") if p.ok("apps") else None
-    out.append("**Program build and first call** (`benches/apps.rs`'s first-call child). "
-               + report.FIRST_CALL_TEXT)
-    out.append("")
+    more = ["**Program build and first call** (`benches/apps.rs`'s first-call child). "
+            + report.FIRST_CALL_TEXT]
     if first:
-        out.append(report.first_call_table(first))
+        more.append(report.first_call_table(first))
     else:
-        out.append("Not measured in this run: the apps bench measures it on an OpenCL device "
-                   "only." if p.ok("apps") else p.status("apps"))
-    out.append("")
+        more.append("Not measured in this run: the apps bench measures it on an OpenCL device "
+                    "only." if p.ok("apps") else p.status("apps"))
+    out += [details("More from this run: program builds and first calls with every cache off "
+                    "(the apps bench)", more), ""]
     out.append(p.provenance(["calls", "apps"]))
     return "\n".join(out)
 
@@ -1102,9 +1116,12 @@ def topic_time_steps(p):
             body.append(r[:5] + extra + r[5:])
             if cpu and "compute floor" not in r[1] and num(r[4]):
                 bars_rows.append((f"{r[0]}: {r[1]}", num(r[4])))
-        if t["caption"]:
-            out += [t["caption"] + ":", ""]
-        out += [table(header, body, "ll" + "r" * (len(header) - 2)), ""]
+        text = ([t["caption"] + ":"] if t["caption"] else []) + \
+            [table(header, body, "ll" + "r" * (len(header) - 2))]
+        if cpu:
+            out += text + [""]
+        else:
+            out += [details("More from this run: the OpenCL part", text), ""]
     out.append(p.chart("time_steps", lambda png: time_chart(bars_rows, png)))
     out.append("")
     out.append(p.provenance(["time_steps"]))
@@ -1449,7 +1466,7 @@ def topic_loc(p):
         notes.append("Halide and OpenCV: " + (p.status("loc_py", "loc_py") or "no counts"))
     if notes:
         out += ["", "Not counted: " + "; ".join(notes) + "."]
-    out += ["", "Per stage:", "", report.loc_table(gen), ""]
+    out += ["", details("Per stage", [report.loc_table(gen)]), ""]
     out.append(p.chart("loc", lambda png: bars(
         png, report.PIPELINES, ["parac", "hand OpenCL (kernels + host)",
                                 "generated, baseline plan", "Halide (algorithm + schedules)",
