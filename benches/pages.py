@@ -1525,7 +1525,7 @@ def how_to_run(p):
     runs = [(k, r) for k, r in st["runs"].items() if r.get("invocation") == st.get("invocation")]
     if runs:
         total = sum(r.get("seconds", 0) for _, r in runs)
-        out.append(f"This page's run took {duration(total)}"
+        out.append(f"The run that wrote this page took {duration(total)}"
                    + (f", and the build before it {duration(info['build_seconds'])}"
                       if info.get("build_seconds") else "") +
                    (" (a machine with an OpenCL device)" if has_cl else
@@ -1620,6 +1620,9 @@ def main():
     if bad:
         sys.exit(f"pages: no topic {', '.join(bad)}; topics: {', '.join(TOPICS)}")
     store = Store(report.criterion_dir(a.criterion))
+    if pyplot() is None:
+        print("pages: matplotlib is not installed (`pip install matplotlib`): the page will have "
+              "no charts", flush=True)
     if not a.from_existing:
         t0 = time.time()
         inv = f"{os.getpid()}-{int(t0)}"

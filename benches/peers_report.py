@@ -10,6 +10,7 @@ the pipeline's input), the time as a multiple of the memory floor (each input re
 each output written once at the host's copy bandwidth), and the largest difference from the
 Rust reference; then parac's best path against Halide's best, Halide CPU, Halide OpenCL and
 OpenCV CPU; lines of code; and the per-kernel times of parac's searched plans.
+`benches/pages.py` builds docs/benchmarks.md from these tables, fed from one run of every bench.
 """
 
 import argparse

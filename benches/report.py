@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The benchmark report: reads what `cargo bench --bench apps` left under criterion's directory
+"""The benchmark report (its tables, for `benches/pages.py`, which writes docs/benchmarks.md from
+one run of every bench): reads what `cargo bench --bench apps` left under criterion's directory
 (every `*/new/benchmark.json` and `estimates.json`, and `parac-extra/`: device, copy bandwidth,
 bytes per pipeline, build and first-call times, the generated OpenCL), counts lines of code, and
 writes the markdown tables and the chart.
