@@ -128,7 +128,7 @@ def jobs(quick, machine):
     for isa in levels:
         out.append(Job(f"levels_peers_{isa}", ("levels",), bench="peers", expected="levels_peers",
                        env={**small, "PARAC_CPU_ISA": isa, "PARAC_PEERS_CONTENDERS": "parac_cpu",
-                            "PARAC_PEERS_SECONDS": "0.3" if quick else "2"}))
+                            "PARAC_PEERS_SECONDS": secs}))
         # The widest level is the default: the own_peers run below times it.
         if isa != levels[-1]:
             out.append(Job(f"levels_own_{isa}", ("levels",), bench="own_peers",
@@ -273,7 +273,7 @@ def build(selected, log):
 
 def run_job(job, store, machine, quick, verbose):
     """Runs `job`, keeps what it left in the store, records it in the state."""
-    entry = {"command": job.command(), "quick": quick, "date": now_iso(),
+    entry = {"command": job.command(), "quick": quick, "date": now_iso(), "started": time.time(),
              "invocation": store.state.get("invocation"), **commit_info()}
     for need in job.needs:
         if need == "opencl" and not machine.get("opencl", {}).get("devices"):
@@ -1522,12 +1522,14 @@ def how_to_run(p):
            "`benches/peers/.venv` is missing (the pinned Halide, OpenCV and numpy of "
            "`benches/peers/requirements.txt`). A run that cannot happen (no OpenCL device, no "
            "virtualenv) is said so where its table would be.", ""]
-    runs = [(k, r) for k, r in st["runs"].items() if r.get("invocation") == st.get("invocation")]
+    runs = sorted(((k, r) for k, r in st["runs"].items()
+                   if r.get("invocation") == st.get("invocation")),
+                  key=lambda kr: kr[1].get("started", 0))
     if runs:
         total = sum(r.get("seconds", 0) for _, r in runs)
         out.append(f"The run that wrote this page took {duration(total)}"
                    + (f", and the build before it {duration(info['build_seconds'])}"
-                      if info.get("build_seconds") else "") +
+                      if info.get("build_seconds", 0) >= 10 else "") +
                    (" (a machine with an OpenCL device)" if has_cl else
                     " (a machine without an OpenCL device)") + ". Each bench, as it ran:")
         out.append("")
