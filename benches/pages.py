@@ -1585,10 +1585,22 @@ def machine_section(p):
     return table(["", ""], rows, "ll")
 
 
-def write_page(store, out, only=None):
+def prune(store, machine):
+    """Forgets the runs that are not among this machine's runs (a vector level it lacks, a run
+    this script no longer makes), so that the page reads only what it would run."""
+    known = {j.key for j in jobs(False, machine)}
+    store.state["runs"] = {k: r for k, r in store.state["runs"].items() if k in known}
+
+
+def page_is_quick(store):
+    """Whether any run the page shows was a quick one."""
+    return any(r.get("quick") for r in store.state["runs"].values()
+               if r.get("status") != "not run")
+
+
+def write_page(store, out):
     p = Page(store, out)
-    quick = any(r.get("quick") for r in store.state["runs"].values()
-                if r.get("status") != "not run")
+    quick = page_is_quick(store)
     parts = ["# Benchmarks", ""]
     if quick:
         parts += ["> **A quick run** (`python3 benches/pages.py --quick`): small images and short "
@@ -1630,6 +1642,7 @@ def main():
         inv = f"{os.getpid()}-{int(t0)}"
         store.state["invocation"] = inv
         machine = machine_info()
+        prune(store, machine)
         info = {"date": now_iso(), "commit": commit_info(), "machine": machine, "quick": a.quick,
                 "only": only}
         selected = [j for j in jobs(a.quick, machine) if set(j.topics) & set(only)]
@@ -1654,10 +1667,11 @@ def main():
             run_job(j, store, machine, a.quick, a.verbose)
         info["seconds"] = round(time.time() - t0, 1)
         store.save()
-    elif not store.state["runs"]:
-        sys.exit(f"pages: nothing under {store.dir}: run without --from-existing first")
-    quick = any(r.get("quick") for r in store.state["runs"].values()
-                if r.get("status") != "not run")
+    else:
+        prune(store, store.state.get("invocation_info", {}).get("machine", {}))
+        if not store.state["runs"]:
+            sys.exit(f"pages: nothing under {store.dir}: run without --from-existing first")
+    quick = page_is_quick(store)
     out = Path(a.out) if a.out else (store.dir / "quick" / "benchmarks.md" if quick
                                      else ROOT / "docs" / "benchmarks.md")
     write_page(store, out)
