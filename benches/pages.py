@@ -1527,11 +1527,15 @@ def how_to_run(p):
                   key=lambda kr: kr[1].get("started", 0))
     if runs:
         total = sum(r.get("seconds", 0) for _, r in runs)
-        out.append(f"The run that wrote this page took {duration(total)}"
+        only = info.get("only") or list(TOPICS)
+        part = ("" if set(only) >= set(TOPICS) else
+                f" (of {', '.join(f'`{t}`' for t in only)} only; the other topics are from "
+                "earlier runs, as their notes say)")
+        out.append(f"The run that wrote this page took {duration(total)} on a machine "
+                   f"{'with' if has_cl else 'without'} an OpenCL device"
                    + (f", and the build before it {duration(info['build_seconds'])}"
-                      if info.get("build_seconds", 0) >= 10 else "") +
-                   (" (a machine with an OpenCL device)" if has_cl else
-                    " (a machine without an OpenCL device)") + ". Each bench, as it ran:")
+                      if info.get("build_seconds", 0) >= 10 else "") + part +
+                   ". Each bench, as it ran:")
         out.append("")
         rows = [[f"`{k}`", f"`{r.get('command', '')}`", r.get("status", "?") +
                  (f": {r['reason']}" if r.get("reason") and r.get("status") != "ok" else ""),
@@ -1618,7 +1622,8 @@ def write_page(store, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="Writes docs/benchmarks.md and one chart per topic "
+                                 "from one run of every bench and peer script.")
     ap.add_argument("--quick", action="store_true",
                     help="small images, short measurement times: for checking this script")
     ap.add_argument("--from-existing", action="store_true",
