@@ -6,7 +6,7 @@
 //! - parac: the `parac!` functions of `examples/pipelines/` on the OpenCL device with the
 //!   searched plan (`PlanPolicy::SearchBudget(Duration::MAX)`: the whole search happens in the
 //!   warm-up) and with the model's plan (`PlanPolicy::Model`), and on the CPU path
-//!   (`Runtime::cpu()`);
+//!   (`Runtime::cpu()`, at the vector level `PARAC_CPU_ISA` names, else the processor's widest);
 //! - the hand-written OpenCL of `benches/hand/`: the kernels alone (data on the device) and
 //!   whole calls (upload, kernels, download into host matrices);
 //! - Halide (CPU and OpenCL schedules) and OpenCV (CPU and `UMat`), in Python, run as a child
@@ -112,7 +112,10 @@ fn runtimes() -> Vec<(&'static str, Runtime)> {
         }
     }
     if wanted("parac_cpu") {
-        out.push(("parac_cpu", Runtime::cpu()));
+        let isa = parac::Config::from_env()
+            .map(|c| c.cpu_isa)
+            .expect("PARAC_* variables");
+        out.push(("parac_cpu", Runtime::cpu().with_cpu_isa(isa)));
     }
     out
 }

@@ -4,100 +4,128 @@
 Reads criterion's `<criterion dir>/{plans_*,border_*}/*/new/estimates.json` (median) and the
 per-stage search records of `<criterion dir>/plan-records.txt`; prints the tables, or with
 --update FILE replaces what lies between `<!-- plans:begin -->` and `<!-- plans:end -->` there.
-Usage: python3 benches/plans_report.py [CRITERION_DIR] [--update docs/benchmarks.md]
+Usage: python3 benches/plans_report.py [CRITERION_DIR] [--update FILE]
 The criterion dir defaults to `$CARGO_TARGET_DIR/criterion` (`target/criterion`).
+`benches/pages.py` builds docs/benchmarks.md from these tables (`tables`), fed from one run.
 """
 import argparse
 import glob
-import io
 import json
 import os
 import re
 import sys
 
-_ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-_ap.add_argument("criterion", nargs="?", help="criterion's output directory")
-_ap.add_argument("--update", help="markdown file whose plans section to replace")
-_args = _ap.parse_args()
-root = _args.criterion or os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "criterion")
-if _args.update:
-    sys.stdout = io.StringIO()
+PIPELINES = ["blur", "laplacian", "sharpen", "unsharp"]
+BORDER_MODES = ["padded", "constant", "clamp", "reflect", "reflect101", "wrap"]
+# A search record line: `parac plan <stage> [<size class>]: <label>@<wg> <ms> ms; all (ms): ...`.
+PLAN_LINE = re.compile(r"parac plan (\S+) \[(\S+)\]: (\S+)@(\S+) ([0-9.]+) ms; all \(ms\): (.*)")
+FIRST_LINE = re.compile(r"(plans|border)/(\S+)/(\S+)\tfirst call ([0-9.]+) ms")
 
 
-def median_ms(group, bench):
-    # criterion replaces '/' and '+' in ids by '_'? It keeps '+'; directories use the id as is.
-    p = os.path.join(root, group, bench, "new", "estimates.json")
-    if not os.path.exists(p):
-        return None
-    with open(p) as f:
-        return json.load(f)["median"]["point_estimate"] / 1e6
+def file_median_ms(root):
+    """A lookup (group, bench) -> criterion's median in ms from `root`'s estimates, or None.
+    Criterion's directory names a group with its `/` as `_`."""
+    def median_ms(group, bench):
+        p = os.path.join(root, group.replace("/", "_"), bench, "new", "estimates.json")
+        if not os.path.exists(p):
+            return None
+        with open(p) as f:
+            return json.load(f)["median"]["point_estimate"] / 1e6
+    return median_ms
 
 
-# The records of the last full run (`plan-records.txt`), and over them those of later runs of
-# some parts only (`plan-records.<parts>.txt`, newer files last): their "first call" lines say
-# which benchmarks ran, their search lines what each search measured.
-_files = sorted(glob.glob(os.path.join(root, "plan-records*.txt")), key=os.path.getmtime)
-_full = os.path.join(root, "plan-records.txt")
-if _full in _files:
-    _files = _files[_files.index(_full):]
-RECORDS = [_line.strip() for _f in _files for _line in open(_f)]
-SOURCES = [os.path.basename(_f) for _f in _files]
-RAN = {}
-for _line in RECORDS:
-    _m = re.match(r"(plans|border)/(\S+)/(\S+)\tfirst call ([0-9.]+) ms", _line)
-    if _m:
-        RAN[(f"{_m.group(1)}_{_m.group(2)}", _m.group(3))] = float(_m.group(4))
+def read_records(root):
+    """The records of the last full run (`plan-records.txt`), and over them those of later runs
+    of some parts only (`plan-records.<parts>.txt`, newer files last): (lines, file names)."""
+    files = sorted(glob.glob(os.path.join(root, "plan-records*.txt")), key=os.path.getmtime)
+    full = os.path.join(root, "plan-records.txt")
+    if full in files:
+        files = files[files.index(full):]
+    lines = [line.strip() for f in files for line in open(f)]
+    return lines, [os.path.basename(f) for f in files]
 
 
-def benches(group):
-    return sorted(b for (g, b) in RAN if g == group)
+def first_calls(records):
+    """{(group, bench): first call ms} of the benchmarks that ran (their "first call" lines);
+    group as criterion's, `plans/blur`, `border/tap3`."""
+    ran = {}
+    for line in records:
+        m = FIRST_LINE.match(line)
+        if m:
+            ran[(f"{m.group(1)}/{m.group(2)}", m.group(3))] = float(m.group(4))
+    return ran
 
 
-print("### Whole pipelines (criterion median, ms; speed-up over the baseline plan)\n")
-print("| pipeline | plan | ms | speed-up | first call (ms) |")
-print("|---|---|---:|---:|---:|")
-for pipe in ["blur", "laplacian", "sharpen", "unsharp"]:
-    g = f"plans_{pipe}"
-    base = median_ms(g, "baseline")
-    order = ["baseline"] + [b for b in benches(g) if b not in ("baseline", "model", "search")] + ["model", "search"]
-    for b in order:
-        t = median_ms(g, b) if (g, b) in RAN else None
-        if t is None or base is None:
-            continue
-        first = RAN.get((g, b), float("nan"))
-        print(f"| {pipe} | {b} | {t:.2f} | {base / t:.2f}x | {first:.0f} |")
+def searches(records):
+    """{stage: the search record's match}, the last record of each stage winning."""
+    out = {}
+    for line in records:
+        m = PLAN_LINE.match(line)
+        if m:
+            out[m.group(1)] = m
+    return out
 
-# The searched plan's kernel time per stage, from the search records.
-PAT = re.compile(r"parac plan (\S+) \[(\S+)\]: (\S+)@(\S+) ([0-9.]+) ms; all \(ms\): (.*)")
-CHOSEN = {}
-STAGE_LINES = {}
-for _line in RECORDS:
-    _m = PAT.match(_line)
-    if _m:
-        CHOSEN[_m.group(1)] = (float(_m.group(5)), _m.group(3), _m.group(4))
-        STAGE_LINES[_m.group(1)] = _m
 
-print("\n### Border rules against a pre-padded input\n")
-print("Kernel: the searched plan's kernel time (profiling events, all launches of the plan: the")
-print("interior and the border strips); call: criterion's median of a whole call, transfers included.\n")
-print("| stencil | mode | kernel ms | plan | kernel cost vs padded | call ms | call cost vs padded |")
-print("|---|---|---:|---|---:|---:|---:|")
-for st in ["tap3", "box5"]:
-    g = f"border_{st}"
-    pad = median_ms(g, "padded")
-    kpad = CHOSEN.get(f"{st}_padded/r0_it")
-    for m in ["padded", "constant", "clamp", "reflect", "reflect101", "wrap"]:
-        t = median_ms(g, m)
-        k = CHOSEN.get(f"{st}_{m}/r0_it")
-        kern = f"{k[0]:.3f} | {k[1]} @{k[2]} | {k[0] / kpad[0]:.2f}x" if k and kpad else "– | – | –"
-        call = f"{t:.2f} | {t / pad:.2f}x" if t is not None and pad else "– | –"
-        print(f"| {st} | {m} | {kern} | {call} |")
+def chosen_kernel(found, stage):
+    """(ms, label, work-group) of the plan the search chose for `stage`, or None."""
+    m = found.get(stage)
+    return (float(m.group(5)), m.group(3), m.group(4)) if m else None
 
-if STAGE_LINES:
-    print("\n### Per stage: kernel times measured by the plan search (profiling events, ms)\n")
-    print("| stage | size class | baseline | chosen plan | chosen | speed-up |")
-    print("|---|---|---:|---|---:|---:|")
-    for m in STAGE_LINES.values():
+
+def pipeline_rows(median_ms, records):
+    """[(pipeline, plan, ms, speed-up over the baseline plan, first call ms)] in table order."""
+    ran = first_calls(records)
+    rows = []
+    for pipe in PIPELINES:
+        g = f"plans/{pipe}"
+        base = median_ms(g, "baseline")
+        benches = sorted(b for (gg, b) in ran if gg == g)
+        order = (["baseline"] + [b for b in benches if b not in ("baseline", "model", "search")]
+                 + ["model", "search"])
+        for b in order:
+            t = median_ms(g, b) if (g, b) in ran else None
+            if t is None or base is None:
+                continue
+            rows.append((pipe, b, t, base / t, ran.get((g, b), float("nan"))))
+    return rows
+
+
+def pipeline_table(median_ms, records):
+    out = ["| pipeline | plan | ms | speed-up | first call (ms) |", "|---|---|---:|---:|---:|"]
+    for pipe, b, t, up, first in pipeline_rows(median_ms, records):
+        out.append(f"| {pipe} | {b} | {t:.2f} | {up:.2f}x | {first:.0f} |")
+    return "\n".join(out)
+
+
+BORDER_TEXT = (
+    "Kernel: the searched plan's kernel time (profiling events, all launches of the plan: the\n"
+    "interior and the border strips); call: criterion's median of a whole call, transfers "
+    "included.")
+
+
+def border_table(median_ms, records):
+    found = searches(records)
+    out = ["| stencil | mode | kernel ms | plan | kernel cost vs padded | call ms | "
+           "call cost vs padded |", "|---|---|---:|---|---:|---:|---:|"]
+    for st in ["tap3", "box5"]:
+        g = f"border/{st}"
+        pad = median_ms(g, "padded")
+        kpad = chosen_kernel(found, f"{st}_padded/r0_it")
+        for m in BORDER_MODES:
+            t = median_ms(g, m)
+            k = chosen_kernel(found, f"{st}_{m}/r0_it")
+            kern = (f"{k[0]:.3f} | {k[1]} @{k[2]} | {k[0] / kpad[0]:.2f}x" if k and kpad
+                    else "– | – | –")
+            call = f"{t:.2f} | {t / pad:.2f}x" if t is not None and pad else "– | –"
+            out.append(f"| {st} | {m} | {kern} | {call} |")
+    return "\n".join(out)
+
+
+def stage_rows(records):
+    """[(stage, size class, baseline ms, baseline's work-group, chosen label, chosen wg, chosen
+    ms)] from the search records."""
+    rows = []
+    for m in searches(records).values():
         stage, cls, label, wg, t, rest = m.groups()
         times = {}
         for item in rest.split(", "):
@@ -108,20 +136,53 @@ if STAGE_LINES:
         bk = next((k for k in ("baseline@-", "baseline@32x4", "baseline@64") if k in times), None)
         if bk is None:
             continue
-        base = times[bk]
-        print(f"| {stage} | {cls} | {base:.3f} @{bk.split('@')[1]} | {label} @{wg} | {float(t):.3f} | {base / float(t):.2f}x |")
-print(f"\nRecords: {', '.join(SOURCES) or 'none'}.")
+        rows.append((stage, cls, times[bk], bk.split("@")[1], label, wg, float(t)))
+    return rows
 
-if _args.update:
-    text = sys.stdout.getvalue()
-    sys.stdout = sys.__stdout__
+
+def stage_table(records):
+    out = ["| stage | size class | baseline | chosen plan | chosen | speed-up |",
+           "|---|---|---:|---|---:|---:|"]
+    for stage, cls, base, bwg, label, wg, t in stage_rows(records):
+        out.append(f"| {stage} | {cls} | {base:.3f} @{bwg} | {label} @{wg} | {t:.3f} | "
+                   f"{base / t:.2f}x |")
+    return "\n".join(out)
+
+
+def tables(median_ms, records, sources):
+    out = ["### Whole pipelines (criterion median, ms; speed-up over the baseline plan)\n",
+           pipeline_table(median_ms, records),
+           "\n### Border rules against a pre-padded input\n", BORDER_TEXT + "\n",
+           border_table(median_ms, records)]
+    if searches(records):
+        out += ["\n### Per stage: kernel times measured by the plan search (profiling events, "
+                "ms)\n", stage_table(records)]
+    out.append(f"\nRecords: {', '.join(sources) or 'none'}.")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("criterion", nargs="?", help="criterion's output directory")
+    ap.add_argument("--update", help="markdown file whose plans section to replace")
+    a = ap.parse_args()
+    root = a.criterion or os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "criterion")
+    records, sources = read_records(root)
+    text = tables(file_median_ms(root), records, sources)
+    if not a.update:
+        print(text)
+        return
     begin, end = "<!-- plans:begin -->", "<!-- plans:end -->"
-    with open(_args.update) as f:
+    with open(a.update) as f:
         doc = f.read()
     if begin not in doc or end not in doc:
-        sys.exit(f"{_args.update}: no {begin} ... {end} section")
+        sys.exit(f"{a.update}: no {begin} ... {end} section")
     head, rest = doc.split(begin, 1)
     _, tail = rest.split(end, 1)
-    with open(_args.update, "w") as f:
+    with open(a.update, "w") as f:
         f.write(head + begin + "\n" + text.strip() + "\n" + end + tail)
-    print(f"updated {_args.update}", file=sys.stderr)
+    print(f"updated {a.update}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The benchmark report: reads what `cargo bench --bench apps` left under criterion's directory
+"""The benchmark report (its tables, for `benches/pages.py`, which writes docs/benchmarks.md from
+one run of every bench): reads what `cargo bench --bench apps` left under criterion's directory
 (every `*/new/benchmark.json` and `estimates.json`, and `parac-extra/`: device, copy bandwidth,
 bytes per pipeline, build and first-call times, the generated OpenCL), counts lines of code, and
 writes the markdown tables and the chart.
@@ -79,13 +80,17 @@ def criterion_dir(arg):
     return ROOT / "target" / "criterion"
 
 
-def load_results(cdir):
-    """{(group, function, parameter or None): seconds per iteration (median)}."""
+def load_results(cdir, since=None):
+    """{(group, function, parameter or None): seconds per iteration (median)}; with `since` (a
+    time.time() value), only the results criterion wrote at or after it (one run's)."""
     out = {}
     for bj in cdir.glob("**/new/benchmark.json"):
+        est = bj.parent / "estimates.json"
         try:
+            if since is not None and est.stat().st_mtime < since:
+                continue
             b = json.loads(bj.read_text())
-            e = json.loads((bj.parent / "estimates.json").read_text())
+            e = json.loads(est.read_text())
         except (OSError, ValueError):
             continue
         out[(b["group_id"], b["function_id"], b.get("value_str"))] = (
@@ -205,46 +210,52 @@ def fmt_ms(t):
     return f"{t * 1e3:,.2f}" if t is not None else "–"
 
 
-def tables(res, info, first, gen_dir):
-    sizes = info.get("sizes", {})
-    bw = info.get("copy_bandwidth_bytes_per_s")
-    fbytes = info.get("floor_bytes", {})
-    out = []
-    w = out.append
+def present_contenders(res):
+    """The whole-pipeline contenders with a result, in table order."""
+    return [c for c, _ in CONTENDERS if any((p, c, None) in res for p in PIPELINES)]
 
-    w("### Whole pipelines\n")
-    w("Throughput in Melem/s (million input pixels per second; higher is better), median time "
-      "per call in ms in parentheses.\n")
-    present = [c for c, _ in CONTENDERS
-               if any((p, c, None) in res for p in PIPELINES)]
-    w("| pipeline (size) | " + " | ".join(LABEL[c] for c in present) + " |")
-    w("|---|" + "---|" * len(present))
+
+def whole_table(res, info):
+    """Every whole-pipeline contender: Melem/s and the median ms."""
+    sizes = info.get("sizes", {})
+    present = present_contenders(res)
+    out = ["Throughput in Melem/s (million input pixels per second; higher is better), median "
+           "time per call in ms in parentheses.", ""]
+    out.append("| pipeline (size) | " + " | ".join(LABEL[c] for c in present) + " |")
+    out.append("|---|" + "---|" * len(present))
     for p in PIPELINES:
         m, n = sizes.get(p, (0, 0))
-        px = m * n
         cells = []
         for c in present:
             t = res.get((p, c, None))
-            cells.append(f"{fmt_rate(px, t)} ({fmt_ms(t)})" if t else "–")
-        w(f"| {p} ({m}x{n}) | " + " | ".join(cells) + " |")
-    w("")
+            cells.append(f"{fmt_rate(m * n, t)} ({fmt_ms(t)})" if t else "–")
+        out.append(f"| {p} ({m}x{n}) | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
-    w("### Hand OpenCL against parac, and the floor\n")
-    w("`hand best` is the faster of the hand pipeline's two forms (fused, stage kernels), data "
-      "on the device; `hand call` adds an upload and a download (copies). `best crate` is the "
-      "fastest crate contender. The last three columns give how many times faster the searched "
-      "parac call is (below 1: slower). The "
-      "floor is the time to read every input once and write every output once at the device's "
-      f"copy bandwidth ({bw / 1e9:.1f} GB/s, bytes read plus written, from a "
-      f"{info.get('copy_bytes', 0) >> 20} MiB `clEnqueueCopyBuffer`); each time is given as a "
-      "multiple of it.\n" if bw else "No OpenCL device: no floor.\n")
-    w("| pipeline | bytes in + out | floor (ms) | hand best (x floor) | hand call (x floor) | "
-      "parac Search (x floor) | parac Baseline (x floor) | parac CPU (x floor) | "
-      "best crate (x floor) | parac Search speed: vs hand best | vs hand call | vs best crate |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+def floor_table(res, info):
+    """The hand pipeline, parac and the best crate against the device's copy floor."""
+    bw = info.get("copy_bandwidth_bytes_per_s")
+    fbytes = info.get("floor_bytes", {})
+    if not bw:
+        return "No OpenCL device: no floor."
+    out = [
+        "`hand best` is the faster of the hand pipeline's two forms (fused, stage kernels), data "
+        "on the device; `hand call` adds an upload and a download (copies). `best crate` is the "
+        "fastest crate contender. The last three columns give how many times faster the searched "
+        "parac call is (below 1: slower). The floor is the time to read every input once and "
+        "write every output once at the device's copy bandwidth "
+        f"({bw / 1e9:.1f} GB/s, bytes read plus written, from a "
+        f"{info.get('copy_bytes', 0) >> 20} MiB `clEnqueueCopyBuffer`); each time is given as a "
+        "multiple of it.", ""]
+    out.append("| pipeline | bytes in + out | floor (ms) | hand best (x floor) | hand call (x floor) "
+               "| parac Search (x floor) | parac Baseline (x floor) | parac CPU (x floor) | "
+               "best crate (x floor) | parac Search speed: vs hand best | vs hand call | "
+               "vs best crate |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in PIPELINES:
         b = fbytes.get(p)
-        fl = b / bw if (b and bw) else None
+        fl = b / bw if b else None
         hands = [res.get((p, c, None)) for c in ("hand_opencl", "hand_opencl_stages")]
         hands = [h for h in hands if h]
         best = min(hands) if hands else None
@@ -262,82 +273,112 @@ def tables(res, info, first, gen_dir):
         def speed(other):
             # How many times faster the searched parac call is than `other` (< 1: slower).
             return f"{other / srch:,.2f}x" if (other and srch) else "–"
-        w(f"| {p} | {b / 1e6:,.1f} MB | {fmt_ms(fl)} | {x(best)} | {x(call)} | {x(srch)} | "
-          f"{x(base)} | {x(cpu)} | {x(crate)} | {speed(best)} | {speed(call)} | {speed(crate)} |"
-          if b else f"| {p} | – | – | – | – | – | – | – | – | – | – | – |")
-    w("")
+        out.append(
+            f"| {p} | {b / 1e6:,.1f} MB | {fmt_ms(fl)} | {x(best)} | {x(call)} | {x(srch)} | "
+            f"{x(base)} | {x(cpu)} | {x(crate)} | {speed(best)} | {speed(call)} | "
+            f"{speed(crate)} |" if b else f"| {p} | – | – | – | – | – | – | – | – | – | – | – |")
+    return "\n".join(out)
 
-    w("### Stages\n")
-    w("Hand OpenCL: the profiled device time of the stage's kernels (data in place); crates: the "
-      "wall time of the stage's closest crate call (`benches/crates.rs`). Melem/s counts the "
-      "pipeline's input pixels, so that the stages of a pipeline compare by time.\n")
-    w("| pipeline | stage | hand OpenCL ms | hand OpenCL Melem/s | crates ms | crates Melem/s |")
-    w("|---|---|---|---|---|---|")
+
+def stages_table(res, info):
+    """Per stage: the hand kernels' device time and the closest crate call's wall time."""
+    sizes = info.get("sizes", {})
+    out = ["Hand OpenCL: the profiled device time of the stage's kernels (data in place); crates: "
+           "the wall time of the stage's closest crate call (`benches/crates.rs`). Melem/s counts "
+           "the pipeline's input pixels, so that the stages of a pipeline compare by time.", ""]
+    out.append("| pipeline | stage | hand OpenCL ms | hand OpenCL Melem/s | crates ms | "
+               "crates Melem/s |")
+    out.append("|---|---|---|---|---|---|")
     for p in PIPELINES:
         m, n = sizes.get(p, (0, 0))
         for s in STAGES[p]:
             h = res.get((f"{p}_stages", "hand_opencl", s))
             c = res.get((f"{p}_stages", "crates", s))
-            w(f"| {p} | {s} | {fmt_ms(h)} | {fmt_rate(m * n, h)} | {fmt_ms(c)} | "
-              f"{fmt_rate(m * n, c)} |")
-    w("")
+            out.append(f"| {p} | {s} | {fmt_ms(h)} | {fmt_rate(m * n, h)} | {fmt_ms(c)} | "
+                       f"{fmt_rate(m * n, c)} |")
+    return "\n".join(out)
 
-    if first:
-        w("### Program build and first call\n")
-        w("Measured once, in a fresh process with parac's program cache (`PARAC_CACHE=0`) and "
-          "PoCL's kernel cache (`POCL_KERNEL_CACHE=0`) off, so every program is compiled from "
-          "source; times in ms. PoCL compiles each kernel for its work-group size at its first "
-          "launch, so the first call carries part of the compilation even after the build. "
-          "`open`: creating the runtime (device, context, queue); parac builds its programs "
-          "during the first call.\n")
-        cols = [("hand_build", "hand: build"), ("hand_first_call", "hand: first call"),
-                ("hand_second_call", "hand: 2nd call"),
-                ("parac_opencl_baseline_open", "parac Baseline: open"),
-                ("parac_opencl_baseline_first_call", "parac Baseline: first call"),
-                ("parac_opencl_baseline_second_call", "parac Baseline: 2nd call"),
-                ("parac_opencl_search_first_call", "parac Search: first call"),
-                ("parac_opencl_search_second_call", "parac Search: 2nd call"),
-                ("parac_cpu_first_call", "parac CPU: first call"),
-                ("parac_cpu_second_call", "parac CPU: 2nd call")]
-        w("| pipeline | " + " | ".join(c[1] for c in cols) + " |")
-        w("|---|" + "---|" * len(cols))
-        for p in PIPELINES:
-            f = first.get(p, {})
-            w(f"| {p} | " + " | ".join(fmt_ms(f.get(k)) for k, _ in cols) + " |")
-        w("")
 
-    w("### Lines of code (as the paper's Table 1)\n")
-    w("Non-blank, non-comment lines. parac: the pipeline's `parac!` source "
-      "(`examples/pipelines/`), per stage; `shared` is the signature, constants, intermediates "
-      "and host scalars. Hand: the kernels (`benches/hand/*.cl`, one file per stage, plus the "
-      "fused kernels) and the pipeline's host code in `benches/hand/mod.rs` (the shared harness "
-      "of device, buffers and launches not counted). Generated: the OpenCL parac emits for the "
-      "pipeline (`PARAC_DUMP`), per region: the baseline plan's kernels and helpers, and every "
-      "candidate kernel of the plan search that the program holds; `shared` is its header and "
-      "constants.\n")
-    w("| pipeline | stage | parac | hand OpenCL | generated, baseline plan | "
-      "generated, every plan candidate |")
-    w("|---|---|---|---|---|---|")
+FIRST_CALL_COLUMNS = [
+    ("hand_build", "hand: build"), ("hand_first_call", "hand: first call"),
+    ("hand_second_call", "hand: 2nd call"),
+    ("parac_opencl_baseline_open", "parac Baseline: open"),
+    ("parac_opencl_baseline_first_call", "parac Baseline: first call"),
+    ("parac_opencl_baseline_second_call", "parac Baseline: 2nd call"),
+    ("parac_opencl_search_first_call", "parac Search: first call"),
+    ("parac_opencl_search_second_call", "parac Search: 2nd call"),
+    ("parac_cpu_first_call", "parac CPU: first call"),
+    ("parac_cpu_second_call", "parac CPU: 2nd call")]
+
+
+def first_call_table(first):
+    """Program builds and first calls with every cache off (the bench's first-call child)."""
+    out = ["| pipeline | " + " | ".join(c[1] for c in FIRST_CALL_COLUMNS) + " |",
+           "|---|" + "---|" * len(FIRST_CALL_COLUMNS)]
     for p in PIPELINES:
-        pl = parac_loc(p)
-        hl = hand_loc(p)
-        gb, ga = generated_loc(p, gen_dir) if gen_dir else (None, None)
+        f = first.get(p, {})
+        out.append(f"| {p} | " + " | ".join(fmt_ms(f.get(k)) for k, _ in FIRST_CALL_COLUMNS)
+                   + " |")
+    return "\n".join(out)
 
-        def get(d, k):
-            v = d.get(k) if d else None
-            return "–" if v is None else v
-        rows = STAGES[p] + [k for k in hl if k not in STAGES[p]] + ["shared"]
-        for s in rows:
-            w(f"| {p} | {s} | {pl.get(s, '–')} | {hl.get(s, '–')} | {get(gb, s)} | "
-              f"{get(ga, s)} |")
-        host = host_loc(p)
-        w(f"| {p} | host code | – | {host if host is not None else '–'} | – | – |")
 
-        def total(d):
-            return sum(d.values()) if d else "–"
-        w(f"| **{p}** | **total** | **{sum(pl.values())}** | "
-          f"**{sum(hl.values()) + (host or 0)}** | **{total(gb)}** | **{total(ga)}** |")
-    w("")
+def loc_rows(p, gen_dir):
+    """Per stage of pipeline `p`: (stage, parac, hand, generated baseline, generated every
+    candidate), then the host code's row, then the totals; None where not known."""
+    pl = parac_loc(p)
+    hl = hand_loc(p)
+    gb, ga = generated_loc(p, gen_dir) if gen_dir else (None, None)
+    rows = []
+    for s in STAGES[p] + [k for k in hl if k not in STAGES[p]] + ["shared"]:
+        rows.append((s, pl.get(s), hl.get(s), gb.get(s) if gb else None,
+                     ga.get(s) if ga else None))
+    host = host_loc(p)
+    rows.append(("host code", None, host, None, None))
+    rows.append(("total", sum(pl.values()), sum(hl.values()) + (host or 0),
+                 sum(gb.values()) if gb else None, sum(ga.values()) if ga else None))
+    return rows
+
+
+def loc_table(gen_dir):
+    """Lines of code per stage: parac, hand OpenCL, the OpenCL parac generates."""
+    out = ["| pipeline | stage | parac | hand OpenCL | generated, baseline plan | "
+           "generated, every plan candidate |", "|---|---|---|---|---|---|"]
+    for p in PIPELINES:
+        for s, *cells in loc_rows(p, gen_dir):
+            cells = ["–" if v is None else str(v) for v in cells]
+            if s == "total":
+                out.append(f"| **{p}** | **total** | " + " | ".join(f"**{c}**" for c in cells)
+                           + " |")
+            else:
+                out.append(f"| {p} | {s} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+FIRST_CALL_TEXT = (
+    "Measured once, in a fresh process with parac's program cache (`PARAC_CACHE=0`) and PoCL's "
+    "kernel cache (`POCL_KERNEL_CACHE=0`) off, so every program is compiled from source; times "
+    "in ms. PoCL compiles each kernel for its work-group size at its first launch, so the first "
+    "call carries part of the compilation even after the build. `open`: creating the runtime "
+    "(device, context, queue); parac builds its programs during the first call.")
+
+LOC_TEXT = (
+    "Non-blank, non-comment lines. parac: the pipeline's `parac!` source (`examples/pipelines/`), "
+    "per stage; `shared` is the signature, constants, intermediates and host scalars. Hand: the "
+    "kernels (`benches/hand/*.cl`, one file per stage, plus the fused kernels) and the pipeline's "
+    "host code in `benches/hand/mod.rs` (the shared harness of device, buffers and launches not "
+    "counted). Generated: the OpenCL parac emits for the pipeline (`PARAC_DUMP`), per region: the "
+    "baseline plan's kernels and helpers, and every candidate kernel of the plan search that the "
+    "program holds; `shared` is its header and constants.")
+
+
+def tables(res, info, first, gen_dir):
+    out = ["### Whole pipelines\n", whole_table(res, info), "",
+           "### Hand OpenCL against parac, and the floor\n", floor_table(res, info), "",
+           "### Stages\n", stages_table(res, info), ""]
+    if first:
+        out += ["### Program build and first call\n", FIRST_CALL_TEXT, "",
+                first_call_table(first), ""]
+    out += ["### Lines of code (as the paper's Table 1)\n", LOC_TEXT, "", loc_table(gen_dir), ""]
     return "\n".join(out)
 
 
