@@ -8,7 +8,7 @@
 //! `cargo bench --bench calls` on the device `PARAC_DEVICE` names (default `opencl`), once with
 //! the default warm-up (`PARAC_WARM_UP=auto`: the CPU path while a CPU device warms up) and once
 //! with `PARAC_WARM_UP=wait` (the device from the first call). `PARAC_BENCH_SMALL=1`: sides / 4.
-//! Prints one table; docs/benchmarks.md, "Every call fast", has the figures.
+//! Prints one table; docs/benchmarks.md, "First calls", has the figures.
 
 #[path = "../tests/common/data.rs"]
 mod data;

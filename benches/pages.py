@@ -1269,8 +1269,9 @@ where `PARAC_DEVICE` names one or `Runtime::new()` picks a GPU) and
 How parac computes them: mirrors read a slice backwards (`N - 1 - y`: a stride of -1 and a base
 that does not change in the loop), at the memory's speed; transposes and rotations read down a
 column of the source, and `lir::pass::tile` runs such a region in tiles of 64 rows of the result
-by 128 points so that each tile's source lines stay in cache (OpenCV transposes blocks in
-registers, which parac does not yet); the stencils are vectorized interiors with split
+by 128 points, each tile first copying its block of the source into a temporary in blocks of
+16 bytes transposed in registers (`Stmt::Stage`), its rows then reading the temporary along
+their rows; the stencils are vectorized interiors with split
 borders; `pyrDown` slides its window two columns per output (one row of weighted column sums
 per output row in `u16`); the 3x3 median is the 19 exchanges of a median-of-9 network
 (vectorized `u8` `min`/`max`), each output sorting its whole window. At 640x480 each of the 480

@@ -1,5 +1,5 @@
-//! Halide and OpenCV side by side with parac, same machine, same run (docs/benchmarks.md, "Halide
-//! and OpenCV side by side"): the four pipelines of APPS.md at their bench sizes, each contender
+//! Halide and OpenCV side by side with parac, same machine, same run (docs/benchmarks.md, "The
+//! four pipelines of APPS.md"): the four pipelines of APPS.md at their bench sizes, each contender
 //! timed the same way (whole calls on images already in memory, a warm-up, then calls for at
 //! least `PARAC_PEERS_SECONDS` seconds, 3 by default; the median and the minimum kept):
 //!

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown tables of `cargo bench --bench plans` (docs/benchmarks.md, "The optimization model").
+"""Markdown tables of `cargo bench --bench plans` (docs/benchmarks.md, "The optimization model's plans").
 
 Reads criterion's `<criterion dir>/{plans_*,border_*}/*/new/estimates.json` (median) and the
 per-stage search records of `<criterion dir>/plan-records.txt`; prints the tables, or with

@@ -5,7 +5,7 @@ one run of every bench): reads what `cargo bench --bench apps` left under criter
 bytes per pipeline, build and first-call times, the generated OpenCL), counts lines of code, and
 writes the markdown tables and the chart.
 
-    python3 benches/report.py [--criterion DIR] [--update docs/benchmarks.md] [--png docs/benchmarks.png]
+    python3 benches/report.py [--criterion DIR] [--update docs/benchmarks.md]
 
 Without --update the tables go to stdout; with it they replace what lies between
 `<!-- report:begin -->` and `<!-- report:end -->` in that file. The chart needs matplotlib

@@ -31,8 +31,8 @@ pub(super) struct Launch<'a> {
 /// The one work-group size of every border strip of a split plan (`strips`: each strip's
 /// dimension and box, as [`strips`] gives them), so that the driver compiles the baseline kernel
 /// for one work-group size (PoCL compiles a kernel at its first launch for each work-group
-/// size, 0.2-0.4 s each for a baseline kernel; docs/benchmarks.md, "First call with the
-/// budgeted search"). Along a dimension with a strip before the box, whole groups (a divisor of
+/// size, 0.2-0.4 s each for a baseline kernel; measured on PoCL for the
+/// budgeted search). Along a dimension with a strip before the box, whole groups (a divisor of
 /// that strip's width, so that the rounded-up launch stays outside the box); along the others,
 /// as many work-items as fit (the baseline kernel recomputes, identically, what the rounding
 /// adds there, or returns beyond the region).
