@@ -2,7 +2,7 @@
 //! programs come from.
 //!
 //! - `PARAC_FUZZ_PROGRAMS=N`: exactly `N` programs, whatever they take (the long runs:
-//!   `PARAC_FUZZ_PROGRAMS=10000`, see `docs/testing.md`).
+//!   `PARAC_FUZZ_PROGRAMS=10000`, see the guide's chapter 10, `docs/guide/10-configuration.md`).
 //! - Otherwise the test runs programs until `PARAC_FUZZ_SECONDS` (default: the test's own,
 //!   sized so that the README's test command fits CI's 20 minutes on 2 cores) have passed, and
 //!   at least [`Budget::MIN`] programs, so a slow machine still tests a few.
