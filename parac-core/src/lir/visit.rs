@@ -432,3 +432,35 @@ pub trait BodyCopy {
         self.func().stmt(new)
     }
 }
+
+/// `e` with variables replaced by expressions (`map`); `deep`: the replacements' own variables
+/// too (`let` values that read earlier `let`s, for affine forms).
+pub fn substitute(
+    func: &mut Func,
+    e: ExprId,
+    map: &std::collections::HashMap<VarId, ExprId>,
+    deep: bool,
+) -> ExprId {
+    struct Sub<'a>(
+        &'a std::collections::HashMap<VarId, ExprId>,
+        std::collections::HashMap<ExprId, ExprId>,
+        bool,
+    );
+    impl Mutator for Sub<'_> {
+        fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
+            if let Some(r) = self.1.get(&e) {
+                return *r;
+            }
+            let r = match f.exprs[e].kind {
+                ExprKind::Var(v) if self.0.contains_key(&v) => match self.2 {
+                    true => self.mutate_expr(f, self.0[&v]),
+                    false => self.0[&v],
+                },
+                _ => rebuild_expr(self, f, e),
+            };
+            self.1.insert(e, r);
+            r
+        }
+    }
+    Sub(map, std::collections::HashMap::new(), deep).mutate_expr(func, e)
+}

@@ -39,11 +39,14 @@
 
 use crate::ir::BinOp;
 use crate::lir::affine::affine;
-use crate::lir::visit::{Mutator, Visitor, mentions, rebuild_expr, rebuild_stmt, walk_expr};
+use crate::lir::visit::{
+    Mutator, Visitor, mentions, rebuild_expr, rebuild_stmt, substitute, walk_expr,
+};
 use crate::lir::{
     Buf, ExprId, ExprKind, Func, Loop, LoopKind, MatrixId, Memory, Scalar, Stage, Stmt, StmtId,
     Temp, VarId,
 };
+use std::collections::HashMap;
 
 /// The default tile (`lir::Options::tile_transposed`): 64 rows of the written matrices by 128
 /// points of a row. A tile's reads are 128 rows of the read matrix, each 64 elements (one or a
@@ -171,6 +174,11 @@ fn staged(func: &mut Func, t: &Tile, body: StmtId, tile_rows: StmtId) -> (Vec<St
             func.binary(BinOp::Sub, y, ty, Scalar::I64)
         },
     ];
+    // An index at the tile's first point: `x` and `y` replaced by `tx` and `ty`.
+    let first: HashMap<VarId, ExprId> = [(t.x, t.tx), (t.y, t.ty)]
+        .into_iter()
+        .map(|(v, w)| (v, func.expr(ExprKind::Var(w), func.vars[w].ty)))
+        .collect();
     let (mut allocs, mut stages, mut replace) = (Vec::new(), Vec::new(), Vec::new());
     let mut all: Option<ExprId> = None;
     for read in reads {
@@ -192,14 +200,10 @@ fn staged(func: &mut Func, t: &Tile, body: StmtId, tile_rows: StmtId) -> (Vec<St
             memory: Memory::Private,
             extents,
         }));
-        let mut first = At {
-            from: [t.x, t.y],
-            to: [t.tx, t.ty],
-        };
         let index = read
             .index
             .iter()
-            .map(|i| first.mutate_expr(func, *i))
+            .map(|i| substitute(func, *i, &first, false))
             .collect();
         let inside = func.var("staged", Scalar::Bool);
         stages.push(func.stmt(Stmt::Stage(Stage {
@@ -372,24 +376,6 @@ fn moves(func: &Func, t: &Tile, index: &[ExprId], bound: &[VarId]) -> Option<(us
     }
     let (y_dim, y_step) = y_dim?;
     Some((y_dim, y_step, x_step))
-}
-
-/// Replaces the variables `from` by `to` (an index at the tile's first point).
-struct At {
-    from: [VarId; 2],
-    to: [VarId; 2],
-}
-
-impl Mutator for At {
-    fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
-        if let ExprKind::Var(v) = f.exprs[e].kind
-            && let Some(k) = self.from.iter().position(|w| *w == v)
-        {
-            let ty = f.exprs[e].ty;
-            return f.expr(ExprKind::Var(self.to[k]), ty);
-        }
-        rebuild_expr(self, f, e)
-    }
 }
 
 /// A deep copy of the tile's rows with each staged load replaced by its temporary's.

@@ -59,13 +59,13 @@ pub mod time;
 use crate::codegen::safety;
 use crate::ir::{BinOp, Builtin, Function, MatrixKind, RegionId, Scalar};
 use crate::lir::canon::Canon;
-use crate::lir::visit::{preorder, stmt_parts};
+use crate::lir::visit::{preorder, stmt_parts, substitute};
 use crate::lir::{
     Buf, ExprId, ExprKind, Func, LoopKind, Memory, Stmt, StmtId, Temp, TempId, VarId,
 };
 use reads::{
     Columns, Edges, Rewire, Rows, columns, edge_rows, inlined_sites, plus, point_at, row_offsets,
-    substitute, times,
+    times,
 };
 use std::collections::HashMap;
 

@@ -5,7 +5,7 @@ use super::Producer;
 use crate::ir::{BinOp, Builtin, Function, Scalar};
 use crate::lir::affine::{Leaf, affine};
 use crate::lir::canon::Canon;
-use crate::lir::visit::{Mutator, preorder, rebuild_expr, rebuild_stmt, stmt_parts};
+use crate::lir::visit::{Mutator, preorder, rebuild_expr, rebuild_stmt, stmt_parts, substitute};
 use crate::lir::{Buf, ExprId, ExprKind, Func, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
@@ -570,32 +570,4 @@ impl Mutator for Rewire<'_> {
         self.memo.insert(e, r);
         r
     }
-}
-
-/// `e` with variables replaced by expressions (`map`); `deep`: the replacements' own variables
-/// too (`let` values that read earlier `let`s, for affine forms).
-pub(super) fn substitute(
-    func: &mut Func,
-    e: ExprId,
-    map: &HashMap<VarId, ExprId>,
-    deep: bool,
-) -> ExprId {
-    struct Sub<'a>(&'a HashMap<VarId, ExprId>, HashMap<ExprId, ExprId>, bool);
-    impl Mutator for Sub<'_> {
-        fn mutate_expr(&mut self, f: &mut Func, e: ExprId) -> ExprId {
-            if let Some(r) = self.1.get(&e) {
-                return *r;
-            }
-            let r = match f.exprs[e].kind {
-                ExprKind::Var(v) if self.0.contains_key(&v) => match self.2 {
-                    true => self.mutate_expr(f, self.0[&v]),
-                    false => self.0[&v],
-                },
-                _ => rebuild_expr(self, f, e),
-            };
-            self.1.insert(e, r);
-            r
-        }
-    }
-    Sub(map, HashMap::new(), deep).mutate_expr(func, e)
 }
