@@ -47,6 +47,22 @@ parac::parac! {
         }
     }
 
+    pub fn blur3(src: &u16[M][N], out: &mut u16[M-2][N-2]) {
+        let bx: u16[M][N-2];
+        parac_iterator it(0:M:1; 0:N-2:1) {
+            bx[itx][ity] = (src[itx][ity] + src[itx][ity+1] + src[itx][ity+2]) / 3;
+        }
+        parac_iterator it1(0:M-2:1; 0:N-2:1) {
+            out[it1x][it1y] = (bx[it1x][it1y] + bx[it1x+1][it1y] + bx[it1x+2][it1y]) / 3;
+        }
+    }
+
+    pub fn signed_sums(a: &i16[M][N], o: &mut i32[M][N]) {
+        parac_iterator it(x in 0:M:1; y in 0:N-1:1) {
+            o[x][y] = (a[x][y] + a[x][y+1]) * 3 - a[x][y] / 4;
+        }
+    }
+
     pub fn shifted_columns(a: &i16[M][N], o: &mut i16[N][M]) {
         parac_iterator it(x in 0:N:1; y in 1:M-1:1) {
             o[x][y] = a[y + 1][x] - a[y - 1][x];
@@ -219,6 +235,68 @@ fn reads_down_columns_in_tiles_are_the_plain_loops() {
                         false => before.get(&[x, y]),
                     };
                     assert_eq!(o16.get(&[x, y]), want, "{m}x{n} at {x}, {y}");
+                }
+            }
+        }
+    }
+}
+
+/// Tasks narrowed on a guess of their inputs' values (`lir::pass::narrow`, speculated): a 3x3
+/// blur of 16-bit pixels whose 12-bit values sum in 16 bits, and signed sums, against plain
+/// Rust, where every row holds the guess, where some rows do not (their tasks run again as
+/// written) and where none does, at sizes from 3x3 to past a task's rows.
+#[test]
+fn guessed_ranges_give_the_written_results() {
+    let mut next = rng(0x5eed_0bad_cafe);
+    for (m, n) in [(3, 3), (4, 7), (9, 70), (77, 131), (150, 65)] {
+        // Full-range values in no row, in the last (the tasks before it hold the guess) or in
+        // every other one; the rest 12-bit (8-bit signed).
+        for wide_rows in ["none", "last", "every other"] {
+            let wide = |r: usize| match wide_rows {
+                "last" => r == m - 1,
+                "every other" => r % 2 == 1,
+                _ => false,
+            };
+            let src = Matrix::<u16>::from_fn([m, n], |i| {
+                let v = next();
+                if wide(i[0]) {
+                    v as u16
+                } else {
+                    (v % 4096) as u16
+                }
+            });
+            let a = Matrix::<i16>::from_fn([m, n], |i| {
+                let v = next();
+                if wide(i[0]) {
+                    v as i16
+                } else {
+                    (v % 256) as i16 - 128
+                }
+            });
+            let at = |x: usize, y: usize| i32::from(src.get(&[x, y]));
+            let bx = |x: usize, y: usize| (at(x, y) + at(x, y + 1) + at(x, y + 2)) / 3;
+            let ai = |x: usize, y: usize| i32::from(a.get(&[x, y]));
+            for rt in levels() {
+                let mut out = Matrix::<u16>::zeros([m - 2, n - 2]);
+                blur3(&rt, &src, &mut out).expect("blur3");
+                for x in 0..m - 2 {
+                    for y in 0..n - 2 {
+                        let want = (bx(x, y) + bx(x + 1, y) + bx(x + 2, y)) / 3;
+                        assert_eq!(
+                            i32::from(out.get(&[x, y])),
+                            want,
+                            "blur3 at [{x}][{y}] of {m}x{n}, rows {wide_rows} ({:?})",
+                            rt.cpu_isa()
+                        );
+                    }
+                }
+                let mut o = Matrix::<i32>::zeros([m, n]);
+                signed_sums(&rt, &a, &mut o).expect("signed_sums");
+                for x in 0..m {
+                    for y in 0..n - 1 {
+                        let want = (ai(x, y) + ai(x, y + 1)) * 3 - ai(x, y) / 4;
+                        assert_eq!(o.get(&[x, y]), want, "signed_sums at [{x}][{y}] of {m}x{n}");
+                    }
                 }
             }
         }

@@ -34,6 +34,7 @@ mod scratch;
 mod stage;
 mod sums;
 mod swaps;
+mod within;
 
 pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig, WarmUp};
 pub use error::Error;
@@ -58,6 +59,7 @@ pub mod __private {
         pub use crate::stage::stage;
         pub use crate::sums::int_sum;
         pub use crate::swaps::deliver;
+        pub use crate::within::within;
     }
     pub use crate::error::{check_rank, check_shape};
     /// The CPU path: inputs and outputs as contiguous slices.

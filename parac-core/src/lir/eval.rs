@@ -496,6 +496,42 @@ impl Machine<'_> {
                     }
                 }
             }
+            Stmt::Speculate {
+                flag,
+                body,
+                fallback,
+            } => {
+                let (flag, body, fallback) = (*flag, *body, *fallback);
+                self.vars[flag.index()] = Val::Bool(true);
+                if let Some(v) = self.stmt(body)? {
+                    return Ok(Some(v));
+                }
+                if matches!(self.vars[flag.index()], Val::Bool(false)) {
+                    return self.stmt(fallback);
+                }
+            }
+            Stmt::Within(w) => {
+                let w = w.clone();
+                let mut at: Vec<i64> = w
+                    .rows
+                    .iter()
+                    .map(|e| self.expr(*e).map(|v| v.as_i64()))
+                    .collect::<Result<_, _>>()?;
+                let d = self.dims[w.buf].clone();
+                let mut held = at.iter().zip(&d).all(|(i, k)| (0..*k).contains(i));
+                let n = d.last().copied().unwrap_or(0);
+                if held && n > 0 {
+                    at.push(0);
+                    let base = self.offset(Buf::Matrix(w.buf), &at, "read of")?;
+                    let data = self.data(Buf::Matrix(w.buf));
+                    let range = i128::from(w.lo)..=i128::from(w.hi);
+                    held = (0..n as usize)
+                        .all(|i| matches!(data.get(base + i), Val::Int(v) if range.contains(&v)));
+                }
+                if !held {
+                    self.vars[w.flag.index()] = Val::Bool(false);
+                }
+            }
             Stmt::ScanRow {
                 row,
                 lo,

@@ -397,6 +397,37 @@ pub enum Stmt {
         /// The running value's temporary (one element).
         acc: TempId,
     },
+    /// A task run on a guess about its inputs' values ([`pass::narrow`]): binds `flag` to
+    /// `true`, runs `body` (whose [`Stmt::Within`]s clear the flag where the guess is wrong),
+    /// then, where the flag is `false`, runs `fallback`, which computes every element `body`
+    /// wrote again (`body` writes nothing else it or `fallback` reads).
+    Speculate {
+        /// The guess held (a `bool`, cleared by the `Within`s of `body`).
+        flag: VarId,
+        /// The task computed on the guess.
+        body: StmtId,
+        /// The task as written.
+        fallback: StmtId,
+    },
+    /// The guess of a [`Stmt::Speculate`] about one row of a matrix: clears `flag` unless the
+    /// row `buf[rows][..]` (every element along the last dimension) is inside the matrix and
+    /// each of its values is within `lo..=hi`.
+    Within(Within),
+}
+
+/// The fields of [`Stmt::Within`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Within {
+    /// The flag cleared.
+    pub flag: VarId,
+    /// The matrix read.
+    pub buf: MatrixId,
+    /// The row's indices (`i64`s), one per dimension but the last.
+    pub rows: Vec<ExprId>,
+    /// The least value guessed.
+    pub lo: i64,
+    /// The greatest value guessed.
+    pub hi: i64,
 }
 
 /// The fields of [`Stmt::Stage`].
@@ -532,6 +563,10 @@ pub struct Options {
     /// Range-proven `int` arithmetic of the CPU path's vectorized interiors in `short`
     /// ([`pass::narrow`]).
     pub narrow_values: bool,
+    /// Tasks whose arithmetic narrows further on a guess of their inputs' values (each row of
+    /// an input they read within a range) run on the guess, checked row by row, and again as
+    /// written where it fails ([`pass::narrow`], with `narrow_values`).
+    pub speculate: bool,
     /// The work-items run the interior alone ([`pass::gpu::split`]): a split plan's kernel,
     /// launched over the interior box.
     pub split: bool,
@@ -650,6 +685,7 @@ impl Default for Options {
             mul24: false,
             narrow: false,
             narrow_values: true,
+            speculate: true,
             split: false,
             local_tile: None,
             host_proofs: false,
@@ -727,7 +763,8 @@ pub(crate) fn front(
 /// 7. [`pass::tile`]: a row-parallel region reading a matrix down its columns in tiles;
 /// 8. [`pass::partition`]: innermost loops split into border segments and a checked-once
 ///    interior;
-/// 9. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it;
+/// 9. [`pass::narrow`]: the interiors' `int` arithmetic in `short` where ranges prove it, and
+///    tasks narrowed further on a guess of their inputs' values, checked as they run;
 /// 10. [`pass::scan_blocks`]: a scan along a region's outer loop in parallel blocks of rows;
 /// 11. [`pass::scan_rows`]: a scan along a vectorized loop as its values, the row's scan in
 ///     vectors, and the statements after it.
@@ -909,7 +946,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         }
         keep("partition", &func);
         if opts.narrow_values {
-            pass::narrow::run(&mut func);
+            pass::narrow::run(&mut func, opts.speculate);
             keep("narrow", &func);
         }
     }
@@ -986,6 +1023,21 @@ impl Func {
             kind,
             body,
         })
+    }
+
+    /// Adds a copy of loop `s` whose body is `body` (`s` itself where it is not a loop).
+    pub fn loop_with_body(&mut self, s: StmtId, body: StmtId) -> StmtId {
+        match self.stmts[s].clone() {
+            Stmt::For {
+                var,
+                lo,
+                hi,
+                step,
+                kind,
+                ..
+            } => self.for_loop(var, (lo, hi, step), kind, body),
+            _ => s,
+        }
     }
 
     /// Adds a variable, its name made unique (`name`, `name.1`, ...).

@@ -245,6 +245,26 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             st.stride,
             f.temps[st.stage].name
         ),
+        Stmt::Speculate {
+            flag,
+            body,
+            fallback,
+        } => {
+            let _ = writeln!(out, "{pad}speculate {} {{", f.vars[*flag].name);
+            stmt(f, *body, depth + 1, out);
+            let _ = writeln!(out, "{pad}}} else {{");
+            stmt(f, *fallback, depth + 1, out);
+            writeln!(out, "{pad}}}")
+        }
+        Stmt::Within(w) => writeln!(
+            out,
+            "{pad}{} &= within {}[{}, ..] in [{}, {}]",
+            f.vars[w.flag].name,
+            f.matrices[w.buf],
+            list(f, &w.rows),
+            w.lo,
+            w.hi
+        ),
         Stmt::ScanRow {
             row,
             lo,

@@ -149,7 +149,15 @@ pub fn range_with(func: &Func, e: ExprId, vars: &Vars, stored: &Stored) -> Optio
 /// whose values come from outside. The stores' values are ranged knowing nothing of other
 /// buffers, so the result holds whatever order the stores run in.
 pub fn stored(func: &Func) -> Stored {
+    stored_in(func, func.body, &Stored::new())
+}
+
+/// [`stored`] of the buffers allocated below statement `root`, the stores' values ranged with
+/// loads of the buffers in `known` within theirs (a guess of a speculated task's inputs, and
+/// what an earlier call found: each call's result holds where its `known` does).
+pub(crate) fn stored_in(func: &Func, root: super::StmtId, known: &Stored) -> Stored {
     use super::visit::stmt_parts;
+    let range = |func: &Func, e: ExprId| range_with(func, e, &Vars::new(), known);
     let mut allocated = Vec::new();
     let mut other = std::collections::HashSet::new();
     let mut ranges = Stored::new();
@@ -166,7 +174,7 @@ pub fn stored(func: &Func) -> Stored {
         },
         _ => b,
     };
-    let mut stmts = vec![func.body];
+    let mut stmts = vec![root];
     while let Some(s) = stmts.pop() {
         match &func.stmts[s] {
             Stmt::Allocate { buf, memory, .. } => match (buf, memory) {

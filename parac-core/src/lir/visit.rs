@@ -100,6 +100,8 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
             st.index.iter().copied().chain([st.rows, st.cols]).collect(),
             vec![],
         ),
+        Stmt::Speculate { body, fallback, .. } => (vec![], vec![*body, *fallback]),
+        Stmt::Within(w) => (w.rows.clone(), vec![]),
         Stmt::ScanTotals {
             lo,
             hi,
@@ -311,6 +313,15 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             rows: ne(),
             cols: ne(),
             ..st
+        }),
+        Stmt::Speculate { flag, .. } => Stmt::Speculate {
+            flag,
+            body: nc(),
+            fallback: nc(),
+        },
+        Stmt::Within(w) => Stmt::Within(crate::lir::Within {
+            rows: w.rows.iter().map(|_| ne()).collect(),
+            ..w
         }),
         Stmt::ScanTotals {
             var,

@@ -284,6 +284,34 @@ impl Printer<'_> {
                     );
                 });
             }
+            Stmt::Speculate {
+                flag,
+                body,
+                fallback,
+            } => {
+                let v = var(*flag);
+                self.x.epoch += 1;
+                let body = self.braced(*body);
+                self.x.epoch += 1;
+                let fallback = self.braced(*fallback);
+                self.x.epoch += 1;
+                out.extend(quote! {
+                    #[allow(unused_mut)]
+                    let mut #v: bool = true;
+                    #body
+                    if !#v #fallback
+                });
+            }
+            Stmt::Within(w) => {
+                let at: Vec<TokenStream> = w.rows.iter().map(|e| self.x.expr(*e, out)).collect();
+                let (src, d) = (format_ident!("__m{}", w.buf), format_ident!("__d{}", w.buf));
+                let (v, lo, hi) = (var(w.flag), w.lo, w.hi);
+                out.extend(quote! {
+                    #v &= ::parac::__private::cpu::within(
+                        __isa, #src, &#d, &[#((#at) as i64),*], #lo, #hi,
+                    );
+                });
+            }
             Stmt::ScanRow {
                 row,
                 lo,
@@ -692,6 +720,8 @@ fn chunk_rows(func: &Func, s: StmtId) -> Option<Loop> {
         Stmt::Block(b) => b.iter().find_map(|c| chunk_rows(func, *c)),
         // A staged tile's rows and its rows as they are (`lir::pass::tile`) share a variable.
         Stmt::If(_, t, _) => chunk_rows(func, *t),
+        // A speculated task's guess and its fallback share the rows' variable.
+        Stmt::Speculate { body, .. } => chunk_rows(func, *body),
         // A tile's columns around its rows (`lir::pass::tile`).
         Stmt::For {
             kind: LoopKind::Serial,
@@ -710,6 +740,7 @@ fn task_rows(func: &Func, s: StmtId) -> bool {
             ..
         } => true,
         Stmt::Block(b) => b.iter().any(|c| task_rows(func, *c)),
+        Stmt::Speculate { body, .. } => task_rows(func, *body),
         _ => false,
     }
 }
@@ -764,10 +795,11 @@ fn buffers(func: &Func, s: StmtId, stores: &mut Vec<usize>, loads: &mut Vec<usiz
     {
         stores.push(m);
     }
-    if let Stmt::Stage(st) = &func.stmts[s]
-        && !loads.contains(&st.buf)
+    if let Stmt::Stage(lir::Stage { buf, .. }) | Stmt::Within(lir::Within { buf, .. }) =
+        &func.stmts[s]
+        && !loads.contains(buf)
     {
-        loads.push(st.buf);
+        loads.push(*buf);
     }
     let mut stack = es;
     let mut seen = std::collections::HashSet::new();

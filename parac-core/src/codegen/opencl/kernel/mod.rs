@@ -503,8 +503,16 @@ impl<'a> Printer<'a> {
                     n.join(" * ")
                 )
             }
+            // A guess of the CPU path's (`lir::pass::narrow`, which OpenCL's lowering does not
+            // run): its fallback is the task as written.
+            Stmt::Speculate { fallback, .. } => {
+                let fallback = *fallback;
+                self.stmt(out, fallback, depth);
+                return;
+            }
             // Host statements have no place in a kernel.
-            Stmt::Allocate { .. }
+            Stmt::Within(_)
+            | Stmt::Allocate { .. }
             | Stmt::Reduce { .. }
             | Stmt::HostLet(..)
             | Stmt::Return(_)

@@ -8,48 +8,89 @@
 //! computed in `short` or `unsigned short` and widened once. Every operation then gives the same value
 //! (each result's value is one of its 16-bit type's, so its bits are that value), and the
 //! loop's vectors hold twice the lanes: a 5-tap filter of `u8` pixels (laplacian's `h` and `down`) or a Sobel
-//! magnitude (sharpen's `edge`) no longer in `int`.
+//! magnitude (sharpen's `edge`) no longer in `int`. Where a guess of a task's inputs' values
+//! lets more narrow (a blur of 12-bit values held in `u16`), [`speculate`] narrows the task on
+//! the guess, checked row by row as it runs, with the task as written where it fails.
+
+mod speculate;
 
 use crate::ir::{BinOp, Builtin, Scalar, UnOp};
 use crate::lir::range::{Stored, Vars, range_with};
-use crate::lir::visit::{Mutator, rebuild_expr, rebuild_stmt, stmt_parts};
+use crate::lir::visit::{Mutator, rebuild_expr, rebuild_stmt};
 use crate::lir::{ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::HashMap;
 
-/// Narrows the arithmetic of every vectorized interior of `func`.
-pub fn run(func: &mut Func) {
+/// Narrows the arithmetic of every vectorized interior of `func`; `speculate`: also of tasks
+/// whose inputs' values, guessed and checked when they run, let more of it narrow
+/// ([`speculate`]).
+pub fn run(func: &mut Func, speculate: bool) {
     // What the function's own buffers hold (a 16-bit intermediate of 8-bit sums), true while
     // the pass runs: it computes every stored value anew with the same value.
     let stored = crate::lir::range::stored(func);
-    let mut interiors = Vec::new();
-    find(func, func.body, &mut interiors);
-    for s in interiors {
-        let Stmt::For { body, .. } = func.stmts[s] else {
-            continue;
-        };
-        let mut n = Narrow {
-            vars: Vars::new(),
-            stored: &stored,
-            short_of: HashMap::new(),
-        };
-        let body = n.mutate_stmt(func, body);
-        if let Stmt::For { body: b, .. } = &mut func.stmts[s] {
-            *b = body;
-        }
+    if speculate {
+        speculate::run(func, &stored);
     }
+    let body = func.body;
+    func.body = interiors(func, body, &stored).0;
 }
 
-fn find(func: &Func, s: StmtId, out: &mut Vec<StmtId>) {
-    if let Stmt::For {
-        kind: LoopKind::Vectorized(0),
-        ..
-    } = func.stmts[s]
-    {
-        out.push(s);
-        return;
+/// `s` with every vectorized interior below it narrowed, loads of the buffers in `stored`
+/// ranging over their values (a speculated task's guess left as it is), and the number of
+/// operations narrowed; `s` itself where none is.
+fn interiors(func: &mut Func, s: StmtId, stored: &Stored) -> (StmtId, usize) {
+    let mut m = Interiors { stored, ops: 0 };
+    let s = m.mutate_stmt(func, s);
+    (s, m.ops)
+}
+
+struct Interiors<'a> {
+    stored: &'a Stored,
+    ops: usize,
+}
+
+impl Mutator for Interiors<'_> {
+    fn mutate_stmt(&mut self, func: &mut Func, s: StmtId) -> StmtId {
+        match func.stmts[s].clone() {
+            Stmt::For {
+                kind: LoopKind::Vectorized(0),
+                body,
+                ..
+            } => {
+                let mut n = Narrow {
+                    vars: Vars::new(),
+                    stored: self.stored,
+                    short_of: HashMap::new(),
+                    ops: 0,
+                };
+                let narrowed = n.mutate_stmt(func, body);
+                self.ops += n.ops;
+                if narrowed == body {
+                    return s;
+                }
+                func.loop_with_body(s, narrowed)
+            }
+            // Narrowed on its guess already.
+            Stmt::Speculate {
+                flag,
+                body,
+                fallback,
+            } => {
+                let f = self.mutate_stmt(func, fallback);
+                if f == fallback {
+                    return s;
+                }
+                func.stmt(Stmt::Speculate {
+                    flag,
+                    body,
+                    fallback: f,
+                })
+            }
+            _ => rebuild_stmt(self, func, s),
+        }
     }
-    for c in stmt_parts(&func.stmts[s]).1 {
-        find(func, c, out);
+
+    fn mutate_expr(&mut self, _: &mut Func, e: ExprId) -> ExprId {
+        e
     }
 }
 
@@ -60,6 +101,8 @@ struct Narrow<'a> {
     stored: &'a Stored,
     /// `int` variables bound to a narrowed value: their `short` twin.
     short_of: HashMap<VarId, VarId>,
+    /// The operations narrowed so far.
+    ops: usize,
 }
 
 impl Mutator for Narrow<'_> {
@@ -104,6 +147,7 @@ impl Narrow<'_> {
             && worth(func, e)
             && let Some(n) = self.short(func, e)
         {
+            self.ops += operations(func, e);
             let name = format!("{}_s", func.vars[v].name);
             let t = func.exprs[n].ty;
             let w = func.var(&name, t);
@@ -123,6 +167,7 @@ impl Narrow<'_> {
             && worth(func, e)
             && let Some(n) = self.short(func, e)
         {
+            self.ops += operations(func, e);
             return func.cast(n, Scalar::I32);
         }
         match func.exprs[e].kind {
@@ -280,4 +325,14 @@ fn worth(func: &Func, e: ExprId) -> bool {
         func.exprs[e].kind,
         ExprKind::Binary(..) | ExprKind::Unary(..) | ExprKind::Call(..) | ExprKind::Select(..)
     )
+}
+
+/// The operations of `e` (what narrowing it computes in 16 bits).
+fn operations(func: &Func, e: ExprId) -> usize {
+    let mut n = 0;
+    crate::lir::visit::preorder(func, e, |x| {
+        n += usize::from(worth(func, x));
+        true
+    });
+    n
 }
