@@ -9,7 +9,7 @@
 //! (each result's value is one of its 16-bit type's, so its bits are that value), and the
 //! loop's vectors hold twice the lanes: a 5-tap filter of `u8` pixels (laplacian's `h` and `down`) or a Sobel
 //! magnitude (sharpen's `edge`) no longer in `int`. Where a guess of a task's inputs' values
-//! lets more narrow (a blur of 12-bit values held in `u16`), [`speculate`] narrows the task on
+//! lets more narrow (a blur of 12-bit values held in `u16`), `speculate.rs` narrows the task on
 //! the guess, checked row by row as it runs, with the task as written where it fails.
 
 mod speculate;
@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 /// Narrows the arithmetic of every vectorized interior of `func`; `speculate`: also of tasks
 /// whose inputs' values, guessed and checked when they run, let more of it narrow
-/// ([`speculate`]).
+/// (`speculate.rs`).
 pub fn run(func: &mut Func, speculate: bool) {
     // What the function's own buffers hold (a 16-bit intermediate of 8-bit sums), true while
     // the pass runs: it computes every stored value anew with the same value.
