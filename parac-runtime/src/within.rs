@@ -41,21 +41,28 @@ pub fn within<T: WithinElement, const N: usize>(
         return row.is_empty();
     }
     // Compared in the element's own type (its vectors' lanes): a bound past the type's range
-    // is its end, which every value passes.
+    // is its end, which every value passes (an unsigned guess from 0 tests its top alone).
     let (lo, hi) = (T::clamped(lo), T::clamped(hi));
+    let low = lo > T::clamped(i64::MIN);
     vector(
         isa,
         #[inline(always)]
-        || holds(row, lo, hi),
+        || holds(row, low.then_some(lo), hi),
     )
-    .unwrap_or_else(|| holds(row, lo, hi))
+    .unwrap_or_else(|| holds(row, low.then_some(lo), hi))
 }
 
-/// Whether every value of `row` lies in `lo..=hi`.
+/// Whether every value of `row` lies in `lo..=hi` (`lo` `None`: from the type's least).
 #[inline(always)]
-fn holds<T: WithinElement>(row: &[T], lo: T, hi: T) -> bool {
-    row.chunks(256)
-        .all(|b| b.iter().fold(true, |ok, v| ok & (lo <= *v) & (*v <= hi)))
+fn holds<T: WithinElement>(row: &[T], lo: Option<T>, hi: T) -> bool {
+    match lo {
+        Some(lo) => row
+            .chunks(256)
+            .all(|b| b.iter().fold(true, |ok, v| ok & (lo <= *v) & (*v <= hi))),
+        None => row
+            .chunks(256)
+            .all(|b| b.iter().fold(true, |ok, v| ok & (*v <= hi))),
+    }
 }
 
 /// The elements of row `rows` of a matrix of extents `dims` held in `m`, where it is inside.
