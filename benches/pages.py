@@ -68,7 +68,13 @@ EXPECTED_S = {
     "opencv_ops": (70, 70), "opencv_ops_py": (30, 6), "own_peers": (55, 55),
     "time_steps": (190, 190), "calls": (720, 15), "loc_py": (2, 2),
     "levels_peers": (25, 25), "levels_own": (55, 55),
+    # A build of its own (the dependencies too), then the runs.
+    "levels_native_peers": (450, 450), "levels_native_own": (60, 60),
 }
+
+# The CPU path built for this processor alone (`-C target-cpu=native`), in a target folder of
+# its own: what the default build's run-time choice of level is measured against.
+NATIVE = {"RUSTFLAGS": "-C target-cpu=native", "CARGO_TARGET_DIR": "target/native"}
 
 
 # ---- the runs -------------------------------------------------------------------------------
@@ -133,6 +139,10 @@ def jobs(quick, machine):
         if isa != levels[-1]:
             out.append(Job(f"levels_own_{isa}", ("levels",), bench="own_peers",
                            expected="levels_own", env={**small, "PARAC_CPU_ISA": isa}))
+    out.append(Job("levels_native_peers", ("levels",), bench="peers",
+                   env={**small, **NATIVE, "PARAC_PEERS_CONTENDERS": "parac_cpu",
+                        "PARAC_PEERS_SECONDS": secs}))
+    out.append(Job("levels_native_own", ("levels",), bench="own_peers", env={**small, **NATIVE}))
     out += [
         Job("peers", ("apps",), bench="peers", env={**small, "PARAC_PEERS_SECONDS": secs}),
         Job("apps", ("apps",), bench="apps", env=small, args=crit,
@@ -289,7 +299,8 @@ def run_job(job, store, machine, quick, verbose):
     print(f"pages: {job.key}: {entry['command']}", flush=True)
     start = time.time()
     argv = job.argv()
-    env = {**os.environ, **job.env}
+    # Criterion's directory the store's, whatever target folder the run builds in.
+    env = {**os.environ, "CRITERION_HOME": str(store.cdir), **job.env}
     out_path, err_path = store.file(job.key, "log"), store.file(job.key, "err")
     store.dir.mkdir(parents=True, exist_ok=True)
     with open(out_path, "w") as out, open(err_path, "w") as err:
@@ -1360,8 +1371,9 @@ processor's widest by default, and `PARAC_CPU_ISA` forces one (never above the p
 levels it lacks are not run here). The four pipelines of APPS.md (`benches/peers.rs` with
 `PARAC_PEERS_CONTENDERS=parac_cpu`, medians of whole calls, APPS.md's sizes) and the pipelines
 of our own (`benches/own_peers.rs`, 3840x2160 u8), at each level, with Halide's CPU schedules
-beside (its JIT targets the host's widest level). A `RUSTFLAGS="-C target-cpu=native"` build
-(a build of its own, minutes) is not part of the one-command run."""
+beside (its JIT targets the host's widest level), and the same benches built with
+`RUSTFLAGS="-C target-cpu=native"` (in `target/native`, a build of its own), which a user
+shipping a binary cannot do: the default build should be within 1.1x of it."""
 
 
 def topic_levels(p):
@@ -1373,6 +1385,7 @@ def topic_levels(p):
     if levels:
         own[levels[-1]] = "own_peers"
     keys = [k for lv in levels for k in (f"levels_peers_{lv}", own[lv])]
+    keys += ["levels_native_peers", "levels_native_own"]
     out = [LEVELS_TEXT, "", commands(p, keys), ""]
     if not levels:
         out.append("`levels`: not run yet.")
@@ -1393,6 +1406,14 @@ def topic_levels(p):
     for r in (data or {}).get("results", []):
         if r["contender"] == "halide_cpu" and r.get("status") == "ok":
             ms[(r["pipeline"], "Halide CPU")] = r["median_ms"]
+    data = p.store.json("levels_native_peers", "peers.json") if \
+        p.ok("levels_native_peers") else None
+    for r in (data or {}).get("results", []):
+        if r["contender"] == "parac_cpu" and r.get("status") == "ok":
+            ms[(r["pipeline"], "native")] = r["median_ms"]
+    for name, cs in own_rows(p.log("levels_native_own") or "").items():
+        if "parac CPU" in cs:
+            ms[(name, "native")] = cs["parac CPU"][0]
     names = {"laplacian": "laplacian", "sharpen": "sharpen", "blur": "blur (u16)",
              "unsharp": "unsharp (f32 RGB)", "gauss5": "gauss5 (separable, reflect-101)",
              "unsharp7": "unsharp7 (3 stages)", "box3": "box3 (3x3 mean, 16-bit sums)",
@@ -1403,17 +1424,19 @@ def topic_levels(p):
             continue
         top = ms.get((k, levels[-1]))
         body.append([label] + [fmt(ms.get((k, lv))) for lv in levels] +
-                    [fmt(ms.get((k, "Halide CPU"))), ratio(ms.get((k, "Halide CPU")), top)])
+                    [fmt(ms.get((k, "native"))), ratio(top, ms.get((k, "native"))),
+                     fmt(ms.get((k, "Halide CPU"))), ratio(ms.get((k, "Halide CPU")), top)])
     out.append(f"Milliseconds per call; {levels[-1]} is this processor's widest level, the "
-               "default:")
+               "default; native: the `-C target-cpu=native` build:")
     out.append("")
-    out.append(table(["pipeline"] + levels + ["Halide CPU", f"Halide / parac {levels[-1]}"],
-                     body))
+    out.append(table(["pipeline"] + levels +
+                     ["native", f"{levels[-1]} / native", "Halide CPU",
+                      f"Halide / parac {levels[-1]}"], body))
     out.append("")
     out.append(p.chart("levels", lambda png: bars(
         png, [k for k in names if any(ms.get((k, lv)) for lv in levels)],
-        levels + ["Halide CPU"], {(k, lv): ms.get((k, lv)) for k in names
-                                  for lv in levels + ["Halide CPU"]},
+        levels + ["native", "Halide CPU"], {(k, lv): ms.get((k, lv)) for k in names
+                                            for lv in levels + ["native", "Halide CPU"]},
         "median ms (log)", "The CPU path's vector levels")))
     out.append("")
     out.append(p.provenance(keys + ["peers"]))
