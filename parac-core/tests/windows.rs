@@ -59,7 +59,7 @@ fn compile_cost_is_linear_in_the_taps_written_out() {
             )
             .func;
             let text = lir::print(&cpu).len();
-            // Measured (2026-11-27): about 60-90 LIR nodes per tap on the CPU path, 90-120 on
+            // Measured: about 60-90 LIR nodes per tap on the CPU path, 90-120 on
             // OpenCL (a tap's index and load in each copy of the partitioned loop); the
             // constants cover the loops, the guard and the host code.
             let what = format!("{mode} {rows}x{cols} ({taps} taps)");

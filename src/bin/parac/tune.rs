@@ -67,8 +67,11 @@ pub fn tune(args: TuneArgs) -> Outcome {
     let rt =
         crate::runtime(c.device.as_deref())?.with_policy(PlanPolicy::SearchBudget(Duration::MAX));
     let Some(dev) = rt.device() else {
+        // `auto` runs on the CPU path where the only OpenCL devices are CPUs: say how to tune
+        // one of them.
         return Err(Failure::Error(format!(
-            "no OpenCL device ({}): plans are chosen on OpenCL devices only",
+            "no OpenCL device ({}): plans are chosen on OpenCL devices only; `--device opencl` \
+             (or `opencl-cpu`) picks an OpenCL CPU device where there is one",
             rt.describe()
         )));
     };
