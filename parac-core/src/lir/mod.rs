@@ -1025,6 +1025,18 @@ impl Func {
         })
     }
 
+    /// The buffer whose elements `buf` holds: a task's rows of a matrix (`Memory::Rows`) are
+    /// that matrix's elements; any other buffer is itself.
+    pub fn whose(&self, buf: Buf) -> Buf {
+        match buf {
+            Buf::Temp(t) => match self.temps[t].memory {
+                Memory::Rows(m) => Buf::Matrix(m),
+                _ => buf,
+            },
+            Buf::Matrix(_) => buf,
+        }
+    }
+
     /// Adds a copy of loop `s` whose body is `body` (`s` itself where it is not a loop).
     pub fn loop_with_body(&mut self, s: StmtId, body: StmtId) -> StmtId {
         match self.stmts[s].clone() {

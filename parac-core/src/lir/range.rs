@@ -165,15 +165,8 @@ pub(crate) fn stored_in(func: &Func, root: super::StmtId, known: &Stored) -> Sto
         let r = ranges.entry(b).or_insert((lo, hi));
         *r = (r.0.min(lo), r.1.max(hi));
     };
-    // A task's rows of a matrix (`Memory::Rows`) are that matrix's elements: what is written to
-    // them is written to it.
-    let whose = |b: Buf| match b {
-        Buf::Temp(t) => match func.temps[t].memory {
-            Memory::Rows(m) => Buf::Matrix(m),
-            _ => b,
-        },
-        _ => b,
-    };
+    // What is written to a task's rows of a matrix is written to it.
+    let whose = |b: Buf| func.whose(b);
     let mut stmts = vec![root];
     while let Some(s) = stmts.pop() {
         match &func.stmts[s] {

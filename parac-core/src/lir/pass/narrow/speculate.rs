@@ -29,6 +29,7 @@
 
 use super::interiors;
 use crate::ir::Scalar;
+use crate::lir::canon::Canon;
 use crate::lir::range::{Stored, stored_in};
 use crate::lir::visit::{Mutator, expr_children, rebuild_stmt, stmt_parts};
 use crate::lir::{
@@ -102,14 +103,11 @@ fn inputs(func: &Func) -> HashMap<MatrixId, Scalar> {
         .collect()
 }
 
-/// The matrix whose elements `buf` holds: itself, or the one a task's rows are of.
+/// The matrix whose elements `buf` holds, if any ([`Func::whose`]).
 fn matrix_of(func: &Func, buf: Buf) -> Option<MatrixId> {
-    match buf {
+    match func.whose(buf) {
         Buf::Matrix(m) => Some(m),
-        Buf::Temp(t) => match func.temps[t].memory {
-            Memory::Rows(m) => Some(m),
-            _ => None,
-        },
+        Buf::Temp(_) => None,
     }
 }
 
@@ -150,7 +148,8 @@ fn speculate(func: &mut Func, t: StmtId, inputs: &HashMap<MatrixId, Scalar>, sto
         return;
     }
     let (_, base) = interiors(func, body, stored);
-    let mut best: Option<(usize, Stored, Guesses)> = None;
+    // The most operations narrowed, the body narrowed so and its guess.
+    let mut best: Option<(usize, StmtId, Guesses)> = None;
     for b in BITS.rev() {
         let guesses: Guesses = read
             .iter()
@@ -172,15 +171,14 @@ fn speculate(func: &mut Func, t: StmtId, inputs: &HashMap<MatrixId, Scalar>, sto
                 }
             }
         }
-        let (_, ops) = interiors(func, body, &known);
+        let (narrowed, ops) = interiors(func, body, &known);
         if ops > best.as_ref().map_or(base, |b| b.0) {
-            best = Some((ops, known, guesses));
+            best = Some((ops, narrowed, guesses));
         }
     }
-    let Some((_, known, guesses)) = best else {
+    let Some((_, narrowed, guesses)) = best else {
         return;
     };
-    let (narrowed, _) = interiors(func, body, &known);
     let flag = func.var("guess", Scalar::Bool);
     let Some(guessed) = guard(func, t, narrowed, &guesses, flag) else {
         return;
@@ -345,6 +343,7 @@ fn guard(
         scope: vec![var],
         checks: Vec::new(),
         keys: HashSet::new(),
+        canon: Canon::new(),
     };
     p.stmt(narrowed)?;
     let checks = p.checks;
@@ -375,8 +374,9 @@ struct Places<'a> {
     /// The variables bound here, in order.
     scope: Vec<VarId>,
     checks: Vec<Check>,
-    /// The checks made, as text (one per loop, matrix and row).
-    keys: HashSet<(Option<StmtId>, MatrixId, String)>,
+    /// The checks made (one per loop, matrix and row: the row's indices by structure).
+    keys: HashSet<(Option<StmtId>, MatrixId, Vec<ExprId>)>,
+    canon: Canon,
 }
 
 impl Places<'_> {
@@ -447,12 +447,8 @@ impl Places<'_> {
             if !free.iter().all(|v| self.scope[..len].contains(v)) {
                 return None;
             }
-            let text = rows
-                .iter()
-                .map(|r| crate::lir::print::expr(func, *r))
-                .collect::<Vec<_>>()
-                .join(", ");
-            if self.keys.insert((place, m, text)) {
+            let key = rows.iter().map(|r| self.canon.of(func, *r)).collect();
+            if self.keys.insert((place, m, key)) {
                 self.checks.push((place, m, rows));
             }
         }
