@@ -803,7 +803,7 @@ fn main() {
             );
         }
     }
-    info.insert("cpu_threads", rayon_threads().to_string());
+    info.insert("cpu_threads", cpu_threads().to_string());
     let sizes_json: Vec<String> = [
         ("laplacian", s.laplacian),
         ("sharpen", s.sharpen),
@@ -895,7 +895,7 @@ fn tune() {
 }
 
 /// The CPU path's threads.
-fn rayon_threads() -> usize {
+fn cpu_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 

@@ -706,7 +706,7 @@ images already in memory into outputs allocated once, a warm-up, then calls for 
 |---|---|
 | parac, OpenCL, searched plan | the `parac!` function of `examples/pipelines/` on the OpenCL device, each region's plan search run to its end in the warm-up |
 | parac, OpenCL, model's plan | the same with `PlanPolicy::Model`: the model's first-ranked plan, nothing timed |
-| parac, CPU path | the same function on `Runtime::cpu()`: the generated Rust, rayon threads, interiors vectorized for the processor's widest level |
+| parac, CPU path | the same function on `Runtime::cpu()`: the generated Rust on all cores, interiors vectorized for the processor's widest level |
 | hand OpenCL | the hand-optimized kernels of `benches/hand/`, data on the device (kernels only), and as a whole call (upload, kernels, download into host matrices) |
 | Halide | Halide's Python JIT (`benches/peers/halide_apps.py`): a CPU schedule in the style of Halide's `apps/`, and an OpenCL schedule on the same OpenCL device |
 | OpenCV | the closest idiomatic calls (`benches/peers/opencv_apps.py`), on numpy arrays and through `cv2.UMat` (OpenCL) |

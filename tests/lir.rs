@@ -101,6 +101,13 @@ fn switches() -> Vec<(&'static str, Options)> {
             },
         ),
         (
+            "row maps decided",
+            Options {
+                partition_maps: false,
+                ..all.clone()
+            },
+        ),
+        (
             "no narrowing",
             Options {
                 narrow_values: false,

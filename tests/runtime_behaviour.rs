@@ -55,6 +55,13 @@ parac::parac! {
         }
     }
 
+    /// A column read at an index from data: a row whose index is outside fails there.
+    pub fn gather_cols(src: &u8[M][N], idx: &i32[M][N], out: &mut u8[M][N]) {
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            out[x][y] = src[x][idx[x][y]];
+        }
+    }
+
     /// reflect101 of width 2 on any size: on a side of 2, side `-2` reflects twice (index 0),
     /// as OpenCV's borderInterpolate (docs/language.md).
     pub fn reflect101_sum(src: &u8[M][N], out: &mut i32[M][N]) {
@@ -638,6 +645,32 @@ fn require_all(what: &str, on: &str, cases: &[(&str, Outcome)]) {
 fn out_of_bounds_is_an_error_on_the_cpu_path() {
     let rt = runtimes::cpu();
     require_all("out of bounds", "CPU", &out_of_bounds_cases(rt));
+}
+
+/// Where several rows fail, the CPU path reports the first failing row's error (as the
+/// interpreter does), on one thread or several.
+#[test]
+fn the_first_failing_row_is_the_error() {
+    let (m, n) = (300, 37);
+    let src = filled(&[m, n], 7u8);
+    let bad = [((250, 3), 99), ((41, 20), -5), ((42, 1), 1000)];
+    let idx = Matrix::from_fn([m, n], |i| {
+        bad.iter()
+            .find(|(at, _)| *at == (i[0], i[1]))
+            .map_or((i[1] % n) as i32, |(_, v)| *v)
+    });
+    for threads in [1, 2, 8] {
+        let rt = Runtime::cpu().with_cpu_threads(threads);
+        let mut out = Matrix::<u8>::zeros([m, n]);
+        match gather_cols(&rt, &src, &idx, &mut out) {
+            Err(Error::OutOfBounds {
+                matrix: "src",
+                index,
+                ..
+            }) => assert_eq!(index, vec![41, -5], "{threads} threads"),
+            other => panic!("{threads} threads: {other:?}"),
+        }
+    }
 }
 
 #[test]

@@ -14,7 +14,7 @@ use proc_macro::TokenStream;
 /// `Result<(), parac::Error>` (`Result<T, parac::Error>` with a declared result `-> T`): each
 /// call binds the size symbols from its arguments and checks every shape before anything
 /// runs, then runs on the runtime's device, an OpenCL device or the CPU path (Rust, run in
-/// parallel by rayon).
+/// parallel on all cores).
 ///
 /// Every mistake in the program (a name, a type, a shape, a border width, iterations that are
 /// not independent...) is a compile error at the token that caused it. The generated code

@@ -24,7 +24,7 @@ pub fn fuses(
     (span, stride): (i64, i64),
     (rows, row_bytes, height): (i64, i64, i64),
 ) -> i64 {
-    let threads = rayon::current_num_threads() as i64;
+    let threads = rt.cpu_threads() as i64;
     let strip = task_rows(rows, (row_bytes, span), height, threads);
     let model = || {
         let narrow = span.saturating_mul(4) <= stride.saturating_mul(strip);

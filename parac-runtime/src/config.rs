@@ -59,6 +59,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "PARAC_LOG",
         "what the examples' and the CLI's log shows ([`LogConfig::parse`])",
     ),
+    (
+        "PARAC_THREADS",
+        "the CPU path's threads: a positive integer (unset: one per core)",
+    ),
 ];
 
 /// The whole configuration of a runtime. Fields are public; start from
@@ -108,6 +112,9 @@ pub struct Config {
     pub log: LogConfig,
     /// The CPU path's vector instructions ([`CpuIsa`](crate::CpuIsa); `PARAC_CPU_ISA`).
     pub cpu_isa: crate::CpuIsa,
+    /// The most threads a call on the CPU path runs on, its caller among them (`PARAC_THREADS`);
+    /// `None`: one per core. More than the processor's cores run as that many.
+    pub cpu_threads: Option<std::num::NonZeroUsize>,
 }
 
 impl Config {
@@ -230,6 +237,12 @@ impl Config {
                 )
             })?;
         }
+        if let Some(v) = text("PARAC_THREADS")? {
+            c.cpu_threads = Some(
+                v.parse()
+                    .map_err(|_| bad("PARAC_THREADS", &v, "expected a positive integer"))?,
+            );
+        }
         Ok(c)
     }
 }
@@ -326,7 +339,7 @@ pub enum DeviceKind {
     /// (`auto:<name>`), any OpenCL device that matches it, GPUs first, else the CPU path.
     #[default]
     Auto,
-    /// The CPU path (generated Rust, rayon): no OpenCL.
+    /// The CPU path (generated Rust, run on all cores): no OpenCL.
     Cpu,
     /// Any OpenCL device, GPUs first.
     OpenCl,
@@ -649,6 +662,9 @@ mod tests {
             }),
             ("PARAC_LOG", "plan,launch", |c| {
                 c.log.filter() == "warn,parac=info,parac::plan=debug,parac::launch=debug"
+            }),
+            ("PARAC_THREADS", "3", |c| {
+                c.cpu_threads.map(|n| n.get()) == Some(3)
             }),
         ];
         let names: Vec<&str> = set.iter().map(|s| s.0).collect();

@@ -287,27 +287,27 @@ pub fn local<'a, T: Copy + Default + Send + 'static>(
 }
 
 /// The tasks of a `LoopKind::Partials` loop of `count` iterations whose private partial results
-/// take `bytes` per task: one per thread of the pool, none idle (at least 1024 iterations
+/// take `bytes` per task on `threads` threads: one per thread, none idle (at least 1024 iterations
 /// each), and their partials within 64 MiB together (at least one task). The updates are
 /// integer ones, so the number of tasks never changes the result.
-pub fn partial_tasks(count: i64, bytes: usize) -> i64 {
+pub fn partial_tasks(threads: usize, count: i64, bytes: usize) -> i64 {
     const LEAST: i64 = 1024;
     const BUDGET: usize = 64 << 20;
     if count <= 0 {
         return 0;
     }
-    let threads = rayon::current_num_threads() as i64;
+    let threads = threads.max(1) as i64;
     let room = (BUDGET / bytes.max(1)).max(1) as i64;
     threads.min(room).min((count + LEAST - 1) / LEAST).max(1)
 }
 
 /// The rows of each block of a scan along a region's outer loop of `count` rows
-/// (`lir::pass::scan_blocks`): one block per thread of the pool, of at least 64 rows (a
+/// (`lir::pass::scan_blocks`) on `threads` threads: one block per thread, of at least 64 rows (a
 /// block's first pass and its start's carry cost a row's work each), else one block of all;
 /// at most `i32::MAX`.
-pub fn block_rows(count: i64) -> i64 {
+pub fn block_rows(threads: usize, count: i64) -> i64 {
     const LEAST: i64 = 64;
-    let threads = rayon::current_num_threads() as i64;
+    let threads = threads.max(1) as i64;
     let count = count.max(1);
     let blocks = threads.min(count / LEAST).max(1);
     // A `ParallelChunks` loop's step is an `i32`.

@@ -35,6 +35,7 @@ mod stage;
 mod sums;
 mod swaps;
 mod within;
+mod workers;
 
 pub use config::{CacheConfig, Config, DeviceKind, DeviceSelector, LogConfig, WarmUp};
 pub use error::Error;
@@ -54,6 +55,10 @@ pub mod __private {
         pub use crate::caches::{cache_bytes, fuses};
         pub use crate::cpu::*;
         pub use crate::isa::vector;
+        /// The CPU path's threads.
+        pub mod workers {
+            pub use crate::workers::{chunk_map, map, run, threads, try_for_each};
+        }
         pub use crate::scan::{ScanOp, scan_row};
         pub use crate::scratch::{Scratch, scratch};
         pub use crate::stage::stage;
@@ -66,5 +71,4 @@ pub mod __private {
     pub use crate::layout::{Contiguous, ContiguousMut, contiguous, contiguous_mut};
     /// The OpenCL path: the function's source run by the runtime's executor.
     pub use crate::pipeline::{FromVal, HostArg, Ran, dump_ir, returned, run_embedded};
-    pub use rayon;
 }

@@ -107,7 +107,7 @@ impl PlanPolicy {
 }
 
 enum Backend {
-    /// The CPU path (rayon).
+    /// The CPU path (its own pool of threads, `workers`).
     Cpu,
     /// An OpenCL device.
     OpenCl(std::sync::Arc<opencl::Device>),
@@ -336,6 +336,25 @@ impl Runtime {
         self
     }
 
+    /// The most threads a call on the CPU path runs on, its caller among them
+    /// ([`Config::cpu_threads`]; unset: one per core of the processor).
+    pub fn cpu_threads(&self) -> usize {
+        let all = crate::workers::threads();
+        self.config.cpu_threads.map_or(all, |n| n.get().min(all))
+    }
+
+    /// The same runtime with calls on the CPU path run on at most `n` threads (1: in order on
+    /// the caller's).
+    ///
+    /// ```
+    /// let rt = parac_runtime::Runtime::cpu().with_cpu_threads(1);
+    /// assert_eq!(rt.cpu_threads(), 1);
+    /// ```
+    pub fn with_cpu_threads(mut self, n: usize) -> Runtime {
+        self.config.cpu_threads = std::num::NonZeroUsize::new(n.max(1));
+        self
+    }
+
     /// The same runtime with another plan policy.
     pub fn with_policy(mut self, policy: PlanPolicy) -> Runtime {
         self.config.policy = policy;
@@ -418,10 +437,10 @@ impl Runtime {
     }
 
     /// One line for logs: `OpenCL: <platform> / <device> (driver <version>)` or
-    /// `CPU path (rayon, <n> threads)`.
+    /// `CPU path (<n> threads)`.
     pub fn describe(&self) -> String {
         match &self.backend {
-            Backend::Cpu => format!("CPU path (rayon, {} threads)", rayon::current_num_threads()),
+            Backend::Cpu => format!("CPU path ({} threads)", self.cpu_threads()),
             Backend::OpenCl(d) => {
                 let i = d.info();
                 format!(
@@ -441,7 +460,7 @@ mod tests {
     fn specs_without_devices() {
         assert!(Runtime::from_spec("cpu").unwrap().device().is_none());
         assert!(Runtime::from_spec(" CPU ").unwrap().device().is_none());
-        assert!(Runtime::cpu().describe().starts_with("CPU path (rayon, "));
+        assert!(Runtime::cpu().describe().starts_with("CPU path ("));
         assert_eq!(Runtime::cpu().config().device.kind, DeviceKind::Cpu);
         match Runtime::from_spec("tpu") {
             Err(Error::NoDevice { spec, reason }) => {

@@ -5,7 +5,6 @@
 //! as the sum element by element did. Exact.
 
 use crate::isa::{CpuIsa, vector};
-use rayon::prelude::*;
 
 /// A matrix element an integer sum runs over.
 pub trait SumElement: Copy + Send + Sync {
@@ -43,17 +42,17 @@ wide!(u32, i32);
 
 /// The sum of every element of `m` (wrapping in `i64`), each block's compiled for vector level
 /// `isa` (a resolved one, as the interiors': [`crate::isa::vector`]).
-pub fn int_sum<T: SumElement>(isa: CpuIsa, m: &[T]) -> i64 {
-    m.par_chunks(T::BLOCK)
-        .map(|b| {
-            vector(
-                isa,
-                #[inline(always)]
-                || T::block_sum(b),
-            )
-            .unwrap_or_else(|| T::block_sum(b))
-        })
-        .reduce(|| 0, i64::wrapping_add)
+pub fn int_sum<T: SumElement>(isa: CpuIsa, threads: usize, m: &[T]) -> i64 {
+    crate::workers::chunk_map(threads, m, T::BLOCK, |b| {
+        vector(
+            isa,
+            #[inline(always)]
+            || T::block_sum(b),
+        )
+        .unwrap_or_else(|| T::block_sum(b))
+    })
+    .into_iter()
+    .fold(0, i64::wrapping_add)
 }
 
 #[cfg(test)]
@@ -64,12 +63,12 @@ mod tests {
     fn block_sums_are_exact_at_their_extremes() {
         let n = 3 * (1 << 15) + 7;
         for isa in CpuIsa::available() {
-            assert_eq!(int_sum(isa, &vec![u16::MAX; n]), n as i64 * 65535);
-            assert_eq!(int_sum(isa, &vec![i16::MIN; n]), n as i64 * -32768);
-            assert_eq!(int_sum(isa, &vec![u8::MAX; n]), n as i64 * 255);
-            assert_eq!(int_sum(isa, &[i32::MIN; 3]), 3 * i64::from(i32::MIN));
-            assert_eq!(int_sum(isa, &[u32::MAX; 5]), 5 * i64::from(u32::MAX));
-            assert_eq!(int_sum::<u8>(isa, &[]), 0);
+            assert_eq!(int_sum(isa, 2, &vec![u16::MAX; n]), n as i64 * 65535);
+            assert_eq!(int_sum(isa, 2, &vec![i16::MIN; n]), n as i64 * -32768);
+            assert_eq!(int_sum(isa, 2, &vec![u8::MAX; n]), n as i64 * 255);
+            assert_eq!(int_sum(isa, 2, &[i32::MIN; 3]), 3 * i64::from(i32::MIN));
+            assert_eq!(int_sum(isa, 2, &[u32::MAX; 5]), 5 * i64::from(u32::MAX));
+            assert_eq!(int_sum::<u8>(isa, 2, &[]), 0);
         }
     }
 }

@@ -251,7 +251,7 @@ fn device_specs() {
     let cpu = Runtime::from_spec("cpu").expect("cpu");
     assert!(cpu.device().is_none());
     assert!(
-        cpu.describe().starts_with("CPU path (rayon, "),
+        cpu.describe().starts_with("CPU path ("),
         "{}",
         cpu.describe()
     );

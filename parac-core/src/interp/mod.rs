@@ -29,9 +29,8 @@
 //!   wrapped to the element type); an access no rule covers is an
 //!   [`InterpError::OutOfBounds`];
 //! - global reductions as the CPU path computes them: integer sums in `i64` (wrapping), float
-//!   sums in `f64` over chunks of 4096 elements (the CPU path adds the chunks' sums in rayon's
-//!   order; here in order, so a float sum of more than 4096 elements may differ in the last
-//!   bits), the mean as that sum divided by the element count (an empty matrix:
+//!   sums in `f64` over chunks of 4096 elements, the chunks' sums added in order (as the CPU
+//!   path adds them), the mean as that sum divided by the element count (an empty matrix:
 //!   [`InterpError::DivisionByZero`]), minimum and maximum in the promoted type.
 //!
 //! Where the CPU path runs iterations in parallel and several of them fail, it reports one of

@@ -540,6 +540,11 @@ pub struct Options {
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
+    /// In a partitioned loop, keep an index map that does not vary in the loop (a border
+    /// rule's map of a row index) whole, bound before the loop, so that rows outside the
+    /// matrix run the interior on the rows their maps pick; off: such a row's tests are
+    /// decided as every other's, and a row outside runs the border segment whole.
+    pub partition_maps: bool,
     /// One load at a selected index for a `select` of loads (a bordered read's rule chain: an
     /// index map, no branch). On the OpenCL lowering only.
     pub select_loads: bool,
@@ -686,6 +691,7 @@ impl Default for Options {
             narrow: false,
             narrow_values: true,
             speculate: true,
+            partition_maps: true,
             split: false,
             local_tile: None,
             host_proofs: false,
@@ -826,7 +832,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         if items && opts.partition {
             // A work-item's tile is the CPU path's loops: their interiors without the border
             // rules' tests and with the accesses proven, so that its compiler vectorizes them.
-            pass::partition::run(&mut func);
+            pass::partition::run(&mut func, opts.partition_maps);
             if opts.simplify {
                 pass::simplify::logic(&mut func, f);
             }
@@ -939,7 +945,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         keep("tile", &func);
     }
     if opts.partition {
-        pass::partition::run(&mut func);
+        pass::partition::run(&mut func, opts.partition_maps);
         if opts.simplify {
             // As on OpenCL: the guard's constant tests folded.
             pass::simplify::logic(&mut func, f);

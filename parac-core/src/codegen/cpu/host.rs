@@ -210,12 +210,15 @@ pub(crate) fn reduction(
     let rname = format!("{}_{}", op.name(), mat.name);
     let sum = if float {
         quote!(
-            __m.par_chunks(4096)
-                .map(|c| c.iter().map(|v| *v as f64).sum::<f64>())
-                .sum::<f64>()
+            ::parac::__private::cpu::workers::chunk_map(__threads, __m, 4096, |c| c
+                .iter()
+                .map(|v| *v as f64)
+                .sum::<f64>())
+            .into_iter()
+            .sum::<f64>()
         )
     } else {
-        quote!(::parac::__private::cpu::int_sum(__isa, __m))
+        quote!(::parac::__private::cpu::int_sum(__isa, __threads, __m))
     };
     // The sum's type: f64 for floats, i64 for integers.
     let acc = if float { quote!(f64) } else { quote!(i64) };
@@ -228,21 +231,20 @@ pub(crate) fn reduction(
             ((#sum) / (__m.len() as i64 as #acc)) as #rt
         }},
         ReduceOp::Min if float => {
-            quote!(__m.par_iter().map(|v| *v).reduce(|| f32::INFINITY, f32::min) as #rt)
+            quote!(::parac::__private::cpu::workers::chunk_map(__threads, __m, 4096, |c| c.iter().fold(f32::INFINITY, |a, v| a.min(*v))).into_iter().fold(f32::INFINITY, f32::min) as #rt)
         }
         ReduceOp::Max if float => {
-            quote!(__m.par_iter().map(|v| *v).reduce(|| f32::NEG_INFINITY, f32::max) as #rt)
+            quote!(::parac::__private::cpu::workers::chunk_map(__threads, __m, 4096, |c| c.iter().fold(f32::NEG_INFINITY, |a, v| a.max(*v))).into_iter().fold(f32::NEG_INFINITY, f32::max) as #rt)
         }
         ReduceOp::Min => {
-            quote!(__m.par_iter().map(|v| *v as #p).reduce(|| #p::MAX, ::core::cmp::Ord::min) as #rt)
+            quote!(::parac::__private::cpu::workers::chunk_map(__threads, __m, 4096, |c| c.iter().fold(#p::MAX, |a, v| a.min(*v as #p))).into_iter().fold(#p::MAX, ::core::cmp::Ord::min) as #rt)
         }
         ReduceOp::Max => {
-            quote!(__m.par_iter().map(|v| *v as #p).reduce(|| #p::MIN, ::core::cmp::Ord::max) as #rt)
+            quote!(::parac::__private::cpu::workers::chunk_map(__threads, __m, 4096, |c| c.iter().fold(#p::MIN, |a, v| a.max(*v as #p))).into_iter().fold(#p::MIN, ::core::cmp::Ord::max) as #rt)
         }
     };
     quote! {
         let #s: #rt = {
-            use ::parac::__private::rayon::prelude::*;
             let __m = #sl;
             #value
         };

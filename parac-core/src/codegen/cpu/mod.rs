@@ -8,8 +8,9 @@
 //!   only (`expr/` never hoists out of an arm);
 //! - a checked load or store outside its matrix is `Error::OutOfBounds` with the function,
 //!   region, matrix, index and shape (`parac::__private::cpu`); no access can panic;
-//! - a region whose outer loop the `parallel` pass marked `Parallel` runs its rows as rayon
-//!   tasks, each owning its row of every plane written (`par_chunks_mut`, zipped); on a call
+//! - a region whose outer loop the `parallel` pass marked `Parallel` runs its rows as tasks of
+//!   the CPU path's threads (`cpu::workers`), each owning its row of every plane written
+//!   (`chunks_mut`, zipped); on a call
 //!   where some iterated row is outside a written matrix (or a written matrix has empty rows)
 //!   it runs in order, each row an empty slice where it is missing, so that a store fails where
 //!   it runs and only there (as the interpreter).
@@ -53,6 +54,9 @@ pub fn cpu_body(f: &Function) -> TokenStream {
         // The vector instructions of the interiors (`slices`), chosen once per call.
         let __isa: ::parac::CpuIsa = rt.cpu_isa();
         let _ = __isa;
+        // The most threads a parallel loop runs on.
+        let __threads: usize = rt.cpu_threads();
+        let _ = __threads;
     };
     for (m, (mat, id)) in f
         .matrices
@@ -536,7 +540,7 @@ impl Printer<'_> {
         }}
     }
 
-    /// A row-parallel loop: rayon tasks over the rows of every plane written (a matrix, or the
+    /// A row-parallel loop: tasks of the CPU path's pool (`cpu::workers`) over the rows of every plane written (a matrix, or the
     /// plane of its leading constant indices), or in order where some iterated row is missing.
     fn parallel(&mut self, l: Loop, strip: Option<VarId>, out: &mut TokenStream) -> TokenStream {
         let (v, lo, hi, step, body) = (l.var, l.lo, l.hi, l.step, l.body);
@@ -609,7 +613,7 @@ impl Printer<'_> {
                 }
                 false => quote!(#pl),
             };
-            let chunks = quote!(#skip.par_chunks_mut(#len.saturating_mul(#rows_per).max(1)));
+            let chunks = quote!(#skip.chunks_mut(#len.saturating_mul(#rows_per).max(1)));
             if j == 0 {
                 iter = chunks;
                 pat = quote!(#w);
@@ -649,7 +653,6 @@ impl Printer<'_> {
             },
         };
         quote! {
-            use ::parac::__private::rayon::prelude::*;
             #out
             let (__lo, __hi): (i32, i32) = (#lo, #hi);
             #strip
@@ -667,7 +670,7 @@ impl Printer<'_> {
                 __lo >= 0 && #have_rows
             };
             if __parallel {
-                #iter.enumerate().try_for_each(|(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
+                ::parac::__private::cpu::workers::try_for_each(__threads, #iter.enumerate(), |(__row, #pat)| -> ::core::result::Result<(), ::parac::Error> {
                     let #id: i32 = (#first __row * #rows_per) as i32;
                     if #id < __lo || #id >= __hi || (#id - __lo) % #step != 0 {
                         return ::core::result::Result::Ok(());

@@ -148,16 +148,16 @@ impl Printer<'_> {
             quote!(let #len: usize = #s.len();)
         });
         quote! {
-            use ::parac::__private::rayon::prelude::*;
             #out
             let (__lo, __hi): (i64, i64) = ((#lo) as i64, (#hi) as i64);
             let __count: i64 = if __hi > __lo { (__hi - __lo + #step - 1) / #step } else { 0 };
             #(#lens)*
             #defs
-            let __tasks: i64 = ::parac::__private::cpu::partial_tasks(__count, 0usize #bytes);
+            let __tasks: i64 = ::parac::__private::cpu::partial_tasks(__threads, __count, 0usize #bytes);
             let __per: i64 = if __tasks > 0 { (__count + __tasks - 1) / __tasks } else { 0 };
             let __parts: ::std::vec::Vec<::core::result::Result<(#(#types,)*), ::parac::Error>> =
-                (0..__tasks).into_par_iter().map(|__t: i64| {
+                ::parac::__private::cpu::workers::map(__threads, __tasks.max(0) as usize, |__t: usize| {
+                    let __t: i64 = __t as i64;
                     #own
                     {
                         #shadow
@@ -170,7 +170,7 @@ impl Printer<'_> {
                         }
                     }
                     ::core::result::Result::Ok((#(#names,)*))
-                }).collect();
+                });
             for __p in __parts {
                 let (#(#names,)*) = __p?;
                 #merge

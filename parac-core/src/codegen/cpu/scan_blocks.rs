@@ -1,5 +1,5 @@
 //! The first pass of a scan's blocks ([`lir::Stmt::ScanTotals`], `lir::pass::scan_blocks`):
-//! rayon tasks over the blocks but the last, each running the loop's body (its stores to
+//! tasks of the CPU path's threads over the blocks but the last, each running the loop's body (its stores to
 //! matrices gone) over its rows into its own copies of the carried temporaries, which start
 //! at the values before the loop (the operators' identities); the copies then combine in
 //! block order into the carried values at each block's start. The second pass is the row
@@ -70,11 +70,11 @@ impl Printer<'_> {
         out.extend(quote! {
             let (__slo, __shi): (i64, i64) = ((#lo) as i64, (#hi) as i64);
             let __scount: i64 = (__shi - __slo).max(0);
-            let mut __sper: i64 = ::parac::__private::cpu::block_rows(__scount);
+            let mut __sper: i64 = ::parac::__private::cpu::block_rows(__threads, __scount);
             let __sblocks = |__p: i64| if __scount > 0 { (__scount + __p - 1) / __p } else { 0 };
             let __parts: ::std::vec::Vec<::core::result::Result<(#(#types,)*), ::parac::Error>> = {
-                use ::parac::__private::rayon::prelude::*;
-                (0..(__sblocks(__sper) - 1).max(0)).into_par_iter().map(|__sb: i64| {
+                ::parac::__private::cpu::workers::map(__threads, (__sblocks(__sper) - 1).max(0) as usize, |__sb: usize| {
+                    let __sb: i64 = __sb as i64;
                     #own
                     let mut __k: i64 = __slo + __sb * __sper;
                     let __kend: i64 = (__k + __sper).min(__shi);
@@ -84,7 +84,7 @@ impl Printer<'_> {
                         __k += 1;
                     }
                     ::core::result::Result::Ok((#(#kept,)*))
-                }).collect()
+                })
             };
             // A block that fails: the loop in order, as one block (its error is the loop's).
             let mut __own = ::std::vec::Vec::with_capacity(__parts.len());

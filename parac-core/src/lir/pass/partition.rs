@@ -14,6 +14,12 @@
 //! indices is large enough to wrap (every leaf within ±2^24, a bound the pass's static
 //! magnitudes are computed from); where it fails, the loop runs whole, as before.
 //!
+//! An index map that does not vary in the loop and cannot fail (a border rule's map of a row
+//! index, `reflect101(x - 1)` in a loop over `y`) is not decided: it is kept whole, bound by a
+//! `let` before the loop (`part_map`) that the interior reads and the guard checks inside its
+//! dimension, so that a row outside the matrix (a stencil's first and last rows) runs the
+//! interior too, on the row its map picks.
+//!
 //! The interior's range comes from the indices that are the variable plus a constant (a
 //! window's taps): from `-c` to `dim - c`, within the loop's own range.
 //!
@@ -30,21 +36,29 @@ use crate::lir::visit::{
 use crate::lir::{Buf, ExprId, ExprKind, Func, LoopKind, Stmt, StmtId, VarId};
 use std::collections::{HashMap, HashSet};
 
-/// Partitions the innermost serial loops of `func` (all of them are in regions).
-pub fn run(func: &mut Func) {
-    mutate_body(&mut Partition { gpu: false }, func);
+/// Partitions the innermost serial loops of `func` (all of them are in regions); `maps`: index
+/// maps that do not vary in a loop kept whole (see the module's documentation).
+pub fn run(func: &mut Func, maps: bool) {
+    mutate_body(&mut Partition { gpu: false, maps }, func);
 }
 
 /// The GPU form: partitions the body of every innermost work-item loop (see the module's
 /// documentation).
 pub fn points(func: &mut Func) {
-    mutate_body(&mut Partition { gpu: true }, func);
+    mutate_body(
+        &mut Partition {
+            gpu: true,
+            maps: false,
+        },
+        func,
+    );
 }
 
 /// The pass as a [`Mutator`]: expressions are left as they are, statements rebuilt around the
 /// partitioned loops (serial ones split into segments; on a GPU, work-item loops' bodies).
 struct Partition {
     gpu: bool,
+    maps: bool,
 }
 
 impl Mutator for Partition {
@@ -65,7 +79,7 @@ impl Mutator for Partition {
             let innermost = !has_loop(func, body);
             match kind {
                 LoopKind::Serial if !self.gpu && step == 1 && innermost => {
-                    return partition(func, var, lo, hi, body).unwrap_or(s);
+                    return partition(func, var, lo, hi, body, self.maps).unwrap_or(s);
                 }
                 LoopKind::GpuThread(0) if self.gpu && innermost => {
                     let Some(body) = point(func, var, body) else {
@@ -179,11 +193,27 @@ struct Part<'a> {
     memo: HashMap<ExprId, ExprId>,
     /// The interior's expressions by structure, so that equal indices are one node.
     interned: HashMap<String, ExprId>,
+    /// Whether index maps that do not vary in the loop become `let`s before it (`hoisted`).
+    hoist: bool,
+    /// Those `let`s: each map's canonical handle (`canon`), its variable and its value.
+    hoisted: Vec<(ExprId, VarId, ExprId)>,
+    canon: crate::lir::canon::Canon,
+    /// `plain`'s copies, and whether each variable met may vary in the loop (`varies`).
+    plain_memo: HashMap<ExprId, ExprId>,
+    varying: std::cell::RefCell<HashMap<VarId, bool>>,
 }
 
 /// The partitioned loop, or `None` where nothing in its body is worth it.
-fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) -> Option<StmtId> {
+fn partition(
+    func: &mut Func,
+    var: VarId,
+    lo: ExprId,
+    hi: ExprId,
+    body: StmtId,
+    maps: bool,
+) -> Option<StmtId> {
     let mut p = Part::new(func, var);
+    p.hoist = maps;
     p.collect_lets(body);
     let interior = p.copy(body);
     if p.facts.is_empty() {
@@ -194,6 +224,7 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
         func,
         mut facts,
         mut leaves,
+        hoisted,
         ..
     } = p;
     let (i32t, i64t, b) = (Scalar::I32, Scalar::I64, Scalar::Bool);
@@ -336,10 +367,16 @@ fn partition(func: &mut Func, var: VarId, lo: ExprId, hi: ExprId, body: StmtId) 
     let pick = func.stmt(Stmt::If(is1, inner, Some(edge)));
     let three = func.int(3, i32t);
     let segs = func.for_loop(seg, (zero32, three, 1), LoopKind::Serial, pick);
-    let s1 = func.stmt(Stmt::Let(v_first, first));
-    let s2 = func.stmt(Stmt::Let(v_end, end));
-    let s3 = func.stmt(Stmt::Let(v_ok, ok));
-    Some(func.stmt(Stmt::Block(vec![s1, s2, s3, segs])))
+    // The maps first: the guard and the interior read them.
+    let mut block: Vec<StmtId> = hoisted
+        .into_iter()
+        .map(|(_, v, value)| func.stmt(Stmt::Let(v, value)))
+        .collect();
+    block.push(func.stmt(Stmt::Let(v_first, first)));
+    block.push(func.stmt(Stmt::Let(v_end, end)));
+    block.push(func.stmt(Stmt::Let(v_ok, ok)));
+    block.push(segs);
+    Some(func.stmt(Stmt::Block(block)))
 }
 
 fn call(func: &mut Func, f: Builtin, a: ExprId, b: ExprId, t: Scalar) -> ExprId {
@@ -360,6 +397,11 @@ impl<'a> Part<'a> {
             leaves: Vec::new(),
             memo: HashMap::new(),
             interned: HashMap::new(),
+            hoist: false,
+            hoisted: Vec::new(),
+            canon: Default::default(),
+            plain_memo: HashMap::new(),
+            varying: Default::default(),
         }
     }
 }
@@ -527,17 +569,28 @@ impl Part<'_> {
                 }
                 self.func.binary(op, l, r, x.ty)
             }
-            ExprKind::Select(c, t, f) => {
-                let c = self.expr(c);
-                match self.boolean(c) {
-                    Some(true) => self.expr(t),
-                    Some(false) => self.expr(f),
-                    None => {
-                        let (t, f) = (self.expr(t), self.expr(f));
-                        self.func.expr(ExprKind::Select(c, t, f), x.ty)
-                    }
+            // An index map that does not vary in the loop (a border rule's map of a row index):
+            // kept whole, a value the guard evaluates once, so that a row outside the matrix
+            // maps into it and the row runs the interior too.
+            ExprKind::Select(..)
+                if self.hoist && x.ty.is_int() && x.lanes == 1 && !self.varies(e) =>
+            {
+                let whole = self.plain(e);
+                if !crate::lir::total_where(self.func, whole, &|_| true, true) {
+                    return self.select_copy(x.kind.clone(), x.ty);
                 }
+                let key = self.canon.of(self.func, whole);
+                let v = match self.hoisted.iter().find(|(k, _, _)| *k == key) {
+                    Some((_, v, _)) => *v,
+                    None => {
+                        let v = self.func.var("part_map", x.ty);
+                        self.hoisted.push((key, v, whole));
+                        v
+                    }
+                };
+                self.func.expr(ExprKind::Var(v), x.ty)
             }
+            ExprKind::Select(..) => self.select_copy(x.kind.clone(), x.ty),
             // A value widened, then cast back to its own type (an inlined producer's index,
             // `i32(i64(x - 1))`, once its border map is decided): the value.
             ExprKind::Cast(old) if x.lanes == 1 && x.ty.is_int() => {
@@ -571,6 +624,70 @@ impl Part<'_> {
             kind => {
                 let kids = expr_children(&kind);
                 let new: Vec<ExprId> = kids.iter().map(|c| self.expr(*c)).collect();
+                if new == kids {
+                    return e;
+                }
+                self.func.expr(with_children(&kind, &new), x.ty)
+            }
+        }
+    }
+
+    /// The interior's copy of a select: its condition as the interior decides it.
+    fn select_copy(&mut self, kind: ExprKind, ty: Scalar) -> ExprId {
+        let ExprKind::Select(c, t, f) = kind else {
+            unreachable!("a select")
+        };
+        let c = self.expr(c);
+        match self.boolean(c) {
+            Some(true) => self.expr(t),
+            Some(false) => self.expr(f),
+            None => {
+                let (t, f) = (self.expr(t), self.expr(f));
+                self.func.expr(ExprKind::Select(c, t, f), ty)
+            }
+        }
+    }
+
+    /// Whether `e` may vary in the loop: it mentions the loop's variable, or a variable bound in
+    /// the body that is not an inlined `let` of a value that does not vary.
+    fn varies(&self, e: ExprId) -> bool {
+        mentions(self.func, e, |v| {
+            if v == self.var {
+                return true;
+            }
+            if let Some(known) = self.varying.borrow().get(&v) {
+                return *known;
+            }
+            let it = match self.lets.get(&v) {
+                Some(a) => self.varies(*a),
+                None => self.inner.contains(&v),
+            };
+            self.varying.borrow_mut().insert(v, it);
+            it
+        })
+    }
+
+    /// `e` with the body's inlined `let`s substituted, and nothing assumed.
+    fn plain(&mut self, e: ExprId) -> ExprId {
+        if let Some(p) = self.plain_memo.get(&e) {
+            return *p;
+        }
+        let p = self.plain_new(e);
+        self.plain_memo.insert(e, p);
+        p
+    }
+
+    fn plain_new(&mut self, e: ExprId) -> ExprId {
+        let x = self.func.exprs[e].clone();
+        match x.kind {
+            ExprKind::Var(v) => match self.lets.get(&v) {
+                Some(a) => self.plain(*a),
+                None => e,
+            },
+            ExprKind::Let(v, _, body) if self.lets.contains_key(&v) => self.plain(body),
+            kind => {
+                let kids = expr_children(&kind);
+                let new: Vec<ExprId> = kids.iter().map(|c| self.plain(*c)).collect();
                 if new == kids {
                     return e;
                 }
