@@ -1285,10 +1285,11 @@ by 128 points, each tile first copying its block of the source into a temporary 
 their rows; the stencils are vectorized interiors with split
 borders; `pyrDown` slides its window two columns per output (one row of weighted column sums
 per output row in `u16`); the 3x3 median is the 19 exchanges of a median-of-9 network
-(vectorized `u8` `min`/`max`), each output sorting its whole window. At 640x480 each of the 480
-rows runs its own border split, span checks and vector-level dispatch, and the call hands its
-rows to rayon's pool from outside it: costs of tens of microseconds that the data does not hide
-at that size."""
+(vectorized `u8` `min`/`max`), each output sorting its whole window. A call's rows run on the
+CPU path's own threads, the calling thread among them from the first row (no wake-up of a
+sleeping thread before work begins); at 640x480 each of the 480 rows still runs its own border
+split, span checks and vector-level dispatch, a few microseconds that the data does not hide at
+that size."""
 
 OPS = [("flip_lr", "`flip(src, 1)`, `dst[x][y] = src[x][N - 1 - y]`"),
        ("flip_ud", "`flip(src, 0)`, `src[M - 1 - x][y]`"), ("flip_both", "`flip(src, -1)`"),
