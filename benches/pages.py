@@ -1280,9 +1280,11 @@ where `PARAC_DEVICE` names one or `Runtime::new()` picks a GPU) and
 How parac computes them: mirrors read a slice backwards (`N - 1 - y`: a stride of -1 and a base
 that does not change in the loop), at the memory's speed; transposes and rotations read down a
 column of the source, and `lir::pass::tile` runs such a region in tiles of 64 rows of the result
-by 128 points, each tile first copying its block of the source into a temporary in blocks of
-16 bytes transposed in registers (`Stmt::Stage`), its rows then reading the temporary along
-their rows; the stencils are vectorized interiors with split
+by 128 points, each tile copying its block of the source in blocks of 16 bytes transposed in
+registers (`Stmt::Stage`, at the run's vector level: AVX-512's 32 registers hold a block of
+bytes and its unpacked halves) straight into the task's rows of the result, where a point
+does nothing but copy (a temporary, which the tile's rows then read along their rows, where it
+computes more); the stencils are vectorized interiors with split
 borders; `pyrDown` slides its window two columns per output (one row of weighted column sums
 per output row in `u16`); the 3x3 median is the 19 exchanges of a median-of-9 network
 (vectorized `u8` `min`/`max`), each output sorting its whole window. A call's rows run on the

@@ -138,12 +138,20 @@ fn switches() -> Vec<(&'static str, Options)> {
                 ..all.clone()
             },
         ),
-        // Tiles read down their columns as they are, and staged tiles of 17x33, a block and
-        // part of one on each side.
+        // Tiles read down their columns as they are, staged tiles copied row by row rather
+        // than into the matrix written, and staged tiles of 17x33, a block and part of one on
+        // each side.
         (
             "tiles not staged",
             Options {
                 stage_transposed: false,
+                ..all.clone()
+            },
+        ),
+        (
+            "staged tiles copied row by row",
+            Options {
+                stage_direct: false,
                 ..all.clone()
             },
         ),

@@ -61,7 +61,7 @@ pub mod __private {
         }
         pub use crate::scan::{ScanOp, scan_row};
         pub use crate::scratch::{Scratch, scratch};
-        pub use crate::stage::stage;
+        pub use crate::stage::{stage, stage_rows};
         pub use crate::sums::int_sum;
         pub use crate::swaps::deliver;
         pub use crate::within::within;

@@ -6,6 +6,8 @@
 //! whole and transposed in registers by unpacking pairs of rows, as OpenCV's and Halide's
 //! transposes do, where a read down a column would touch a cache line per element.
 
+use crate::CpuIsa;
+
 /// Copies `rows` x `cols` elements of a matrix of dimensions `dims` (its elements `src`, in
 /// rows) into `out`, rows `stride` elements apart: `out[i * stride + j]` is the element at
 /// `index` moved `i * x_step` along the last dimension and `j * y_step` along dimension
@@ -13,6 +15,7 @@
 /// not (or `out` is too short), nothing is copied.
 #[allow(clippy::too_many_arguments)]
 pub fn stage<T: Copy, const N: usize>(
+    isa: CpuIsa,
     src: &[T],
     dims: &[i64; N],
     index: [i64; N],
@@ -33,8 +36,64 @@ pub fn stage<T: Copy, const N: usize>(
     if src.len() < tile.len || out.len() < tile.out_len {
         return false;
     }
-    tile.copy(src, out);
+    // The blocks' transposes in the widest registers the level has (AVX-512's 32 hold a
+    // block of bytes and its unpacked halves without spilling).
+    if crate::isa::vector(
+        isa,
+        #[inline(always)]
+        || tile.copy(src, out),
+    )
+    .is_none()
+    {
+        tile.copy(src, out);
+    }
     true
+}
+
+/// [`stage`] into rows of a matrix written: tile row `i` into row `at[0] + i` of `rows_of` (a
+/// task's rows of the matrix, each `row_len` elements), from column `at[1]`. Whether every
+/// element read and written is inside (the tile's columns inside one row); where one is not,
+/// nothing is copied.
+#[allow(clippy::too_many_arguments)]
+pub fn stage_rows<T: Copy, const N: usize>(
+    isa: CpuIsa,
+    src: &[T],
+    dims: &[i64; N],
+    index: [i64; N],
+    y_dim: usize,
+    y_step: i64,
+    x_step: i64,
+    rows: i64,
+    cols: i64,
+    rows_of: &mut [T],
+    row_len: usize,
+    at: [i64; 2],
+) -> bool {
+    if rows <= 0 || cols <= 0 {
+        return true;
+    }
+    let (Ok(row), Ok(col), Ok(n)) = (
+        usize::try_from(at[0]),
+        usize::try_from(at[1]),
+        usize::try_from(cols),
+    ) else {
+        return false;
+    };
+    let Some(first) = row.checked_mul(row_len).and_then(|o| o.checked_add(col)) else {
+        return false;
+    };
+    if col.checked_add(n).is_none_or(|end| end > row_len) {
+        return false;
+    }
+    let Ok(stride) = i64::try_from(row_len) else {
+        return false;
+    };
+    match rows_of.get_mut(first..) {
+        Some(out) => stage(
+            isa, src, dims, index, y_dim, y_step, x_step, rows, cols, out, stride,
+        ),
+        None => false,
+    }
 }
 
 /// A tile proven inside its matrix: linear offsets from here on.
@@ -106,6 +165,7 @@ impl Tile {
         self.base.wrapping_add_signed(d)
     }
 
+    #[inline(always)]
     fn copy<T: Copy>(&self, src: &[T], out: &mut [T]) {
         let b = blocks::<T>();
         let (full_i, full_j) = match b {
@@ -211,7 +271,8 @@ fn unpack(
 
 #[cfg(test)]
 mod tests {
-    use super::stage;
+    use super::{stage, stage_rows};
+    use crate::CpuIsa;
 
     /// Every element where the definition puts it, for each element size, both directions
     /// of both steps, tiles smaller than, equal to and past a block, in a 3-D matrix.
@@ -220,7 +281,11 @@ mod tests {
         let src: Vec<T> = (0..dims.iter().product::<i64>() as u64)
             .map(|v| T::try_from(v % 251).ok().expect("fits"))
             .collect();
-        for (rows, cols) in [(1, 1), (3, 5), (16, 16), (17, 33), (8, 2), (41, 37)] {
+        let shapes = [(1, 1), (3, 5), (16, 16), (17, 33), (8, 2), (41, 37)];
+        for ((rows, cols), isa) in shapes
+            .into_iter()
+            .flat_map(|s| std::iter::repeat(s).zip(CpuIsa::available()))
+        {
             for (ys, xs) in [(1, 1), (-1, 1), (1, -1), (-1, -1)] {
                 let index = [
                     1,
@@ -230,7 +295,7 @@ mod tests {
                 let stride = cols + 3;
                 let mut out = vec![src[0]; ((rows - 1) * stride + cols) as usize];
                 assert!(stage(
-                    &src, &dims, index, 1, ys, xs, rows, cols, &mut out, stride
+                    isa, &src, &dims, index, 1, ys, xs, rows, cols, &mut out, stride
                 ));
                 for i in 0..rows {
                     for j in 0..cols {
@@ -239,7 +304,7 @@ mod tests {
                         assert_eq!(
                             out[(i * stride + j) as usize],
                             want,
-                            "{rows}x{cols} {i},{j}"
+                            "{rows}x{cols} {i},{j} {isa:?}"
                         );
                     }
                 }
@@ -259,9 +324,35 @@ mod tests {
     fn a_tile_past_the_matrix_copies_nothing() {
         let src = vec![7u8; 6 * 5];
         let mut out = vec![0u8; 64];
-        assert!(!stage(&src, &[6, 5], [0, 0], 0, 1, 1, 6, 6, &mut out, 8));
-        assert!(!stage(&src, &[6, 5], [0, 1], 0, 1, -1, 3, 2, &mut out, 8));
+        let isa = CpuIsa::Auto.resolve();
         assert!(!stage(
+            isa,
+            &src,
+            &[6, 5],
+            [0, 0],
+            0,
+            1,
+            1,
+            6,
+            6,
+            &mut out,
+            8
+        ));
+        assert!(!stage(
+            isa,
+            &src,
+            &[6, 5],
+            [0, 1],
+            0,
+            1,
+            -1,
+            3,
+            2,
+            &mut out,
+            8
+        ));
+        assert!(!stage(
+            isa,
             &src,
             &[6, 5],
             [0, 0],
@@ -274,6 +365,68 @@ mod tests {
             2
         ));
         assert!(out.iter().all(|v| *v == 0));
-        assert!(stage(&src, &[6, 5], [5, 4], 0, -1, -1, 5, 6, &mut out, 8));
+        assert!(stage(
+            isa,
+            &src,
+            &[6, 5],
+            [5, 4],
+            0,
+            -1,
+            -1,
+            5,
+            6,
+            &mut out,
+            8
+        ));
+    }
+
+    /// Into rows of a matrix: each tile row into its own row from the column asked, the
+    /// elements around it untouched; nothing where a row, the column or its end is outside.
+    #[test]
+    fn a_tile_goes_into_the_rows_asked() {
+        let src: Vec<u8> = (0..6 * 5).collect();
+        let isa = CpuIsa::Auto.resolve();
+        // Rows of 7; tile rows 2 and 3 of them (3 x 4 elements: src[j][i], i the tile row).
+        let mut rows = vec![99u8; 7 * 5];
+        assert!(stage_rows(
+            isa,
+            &src,
+            &[6, 5],
+            [1, 2],
+            0,
+            1,
+            1,
+            3,
+            4,
+            &mut rows,
+            7,
+            [2, 3]
+        ));
+        for (k, v) in rows.iter().enumerate() {
+            let (r, c) = (k / 7, k % 7);
+            let want = match (r.checked_sub(2), c.checked_sub(3)) {
+                (Some(i @ 0..3), Some(j @ 0..4)) => src[(1 + j) * 5 + 2 + i],
+                _ => 99,
+            };
+            assert_eq!(*v, want, "row {r} column {c}");
+        }
+        let mut rows = vec![99u8; 7 * 5];
+        for at in [[-1, 0], [0, -1], [0, 4], [3, 0], [i64::MAX, 0]] {
+            assert!(!stage_rows(
+                isa,
+                &src,
+                &[6, 5],
+                [1, 2],
+                0,
+                1,
+                1,
+                3,
+                4,
+                &mut rows,
+                7,
+                at
+            ));
+        }
+        assert!(rows.iter().all(|v| *v == 99));
     }
 }

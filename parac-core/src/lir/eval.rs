@@ -5,7 +5,7 @@
 //! calls the interpreter completes). Vectors (the OpenCL lowering's vector loads and stores) run
 //! lane by lane; global reductions are the interpreter's (`crate::interp::reduction`).
 
-use super::{Buf, ExprId, ExprKind, Func, Loop, Stmt, StmtId};
+use super::{Buf, ExprId, ExprKind, Func, Loop, StageInto, Stmt, StmtId};
 use crate::interp::{Arg, Data, InterpError, Val, binary, call, cast, cast_f64, unary};
 use crate::ir::{BinOp, Builtin, Function, MatrixKind, ParamRef, ReduceOp};
 
@@ -461,26 +461,32 @@ impl Machine<'_> {
             Stmt::Allocate { .. } | Stmt::Barrier { .. } => {}
             Stmt::ScanTotals { .. } => self.scan_totals(s)?,
             Stmt::Stage(st) => {
-                // The temporary's rows are its extents' (`stride` is their length).
+                // A temporary's rows are its extents' (`stride` is their length).
                 let st = st.clone();
-                let (stage, m, y_dim, y_step, x_step) =
-                    (st.stage, st.buf, st.y_dim, st.y_step, st.x_step);
-                let base: Vec<i64> = st
-                    .index
-                    .iter()
-                    .map(|e| self.expr(*e).map(|v| v.as_i64()))
-                    .collect::<Result<_, _>>()?;
+                let (m, y_dim, y_step, x_step) = (st.buf, st.y_dim, st.y_step, st.x_step);
+                let ints = |this: &mut Self, es: &[ExprId]| -> Result<Vec<i64>, InterpError> {
+                    es.iter()
+                        .map(|e| this.expr(*e).map(|v| v.as_i64()))
+                        .collect()
+                };
+                let base = ints(self, &st.index)?;
                 let (rows, cols) = (self.expr(st.rows)?.as_i64(), self.expr(st.cols)?.as_i64());
-                let inside = st.inside;
+                let to_base = ints(self, st.into_index())?;
                 let last = base.len() - 1;
+                let within = |d: &[i64], k: usize, a: i64, b: i64| a.min(b) >= 0 && a.max(b) < d[k];
                 let d = &self.dims[m];
-                let within = |k: usize, a: i64, b: i64| a.min(b) >= 0 && a.max(b) < d[k];
-                let all = rows <= 0
-                    || cols <= 0
-                    || (within(last, base[last], base[last] + x_step * (rows - 1))
-                        && within(y_dim, base[y_dim], base[y_dim] + y_step * (cols - 1))
-                        && (0..last).all(|k| k == y_dim || within(k, base[k], base[k])));
-                self.vars[inside.index()] = Val::Bool(all);
+                let mut all = within(d, last, base[last], base[last] + x_step * (rows - 1))
+                    && within(d, y_dim, base[y_dim], base[y_dim] + y_step * (cols - 1))
+                    && (0..last).all(|k| k == y_dim || within(d, k, base[k], base[k]));
+                if let StageInto::Matrix { buf, .. } = st.into {
+                    let d = &self.dims[buf];
+                    all = all
+                        && to_base.len() == 2
+                        && within(d, 0, to_base[0], to_base[0] + rows - 1)
+                        && within(d, 1, to_base[1], to_base[1] + cols - 1);
+                }
+                let all = rows <= 0 || cols <= 0 || all;
+                self.vars[st.inside.index()] = Val::Bool(all);
                 if all {
                     for i in 0..rows.max(0) {
                         for j in 0..cols.max(0) {
@@ -489,9 +495,15 @@ impl Machine<'_> {
                             at[y_dim] += y_step * j;
                             let from = self.offset(Buf::Matrix(m), &at, "read of")?;
                             let v = self.data(Buf::Matrix(m)).get(from);
-                            // The temporary is `[rows][stride]`: its own check.
-                            let to = self.offset(Buf::Temp(stage), &[i, j], "write to")?;
-                            self.data(Buf::Temp(stage)).set(to, v);
+                            // Each write its own check.
+                            let (to, at) = match st.into {
+                                StageInto::Temp { temp, .. } => (Buf::Temp(temp), vec![i, j]),
+                                StageInto::Matrix { buf, .. } => {
+                                    (Buf::Matrix(buf), vec![to_base[0] + i, to_base[1] + j])
+                                }
+                            };
+                            let at = self.offset(to, &at, "write to")?;
+                            self.data(to).set(at, v);
                         }
                     }
                 }

@@ -430,11 +430,33 @@ pub struct Within {
     pub hi: i64,
 }
 
+/// Where a [`Stmt::Stage`] puts its tile.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StageInto {
+    /// A temporary (`[rows][stride]` at least): tile element `[i][j]` is its `[i][j]`.
+    Temp {
+        /// The temporary written.
+        temp: TempId,
+        /// Its row length.
+        stride: i64,
+    },
+    /// A matrix the region writes, whose rows the region's tasks own: tile element `[i][j]`
+    /// is its element `index` moved `i` along its first dimension and `j` along its last (a
+    /// tile row, part of one row of the matrix). Nothing is written where one of them is
+    /// outside the matrix, as where one read is outside.
+    Matrix {
+        /// The matrix written (two dimensions).
+        buf: MatrixId,
+        /// The index of tile element `[0][0]` (`i64`s).
+        index: Vec<ExprId>,
+    },
+}
+
 /// The fields of [`Stmt::Stage`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stage {
-    /// The temporary written (`[rows][stride]` at least).
-    pub stage: TempId,
+    /// Where the tile goes.
+    pub into: StageInto,
     /// The matrix read.
     pub buf: MatrixId,
     /// The index of element `[0][0]` (`i64`s), one per dimension of the matrix.
@@ -449,10 +471,18 @@ pub struct Stage {
     pub rows: ExprId,
     /// The number of columns `j` (`i64`).
     pub cols: ExprId,
-    /// The temporary's row length.
-    pub stride: i64,
     /// Bound: whether all were inside.
     pub inside: VarId,
+}
+
+impl Stage {
+    /// The index of the matrix written where the tile goes into one (empty otherwise).
+    pub fn into_index(&self) -> &[ExprId] {
+        match &self.into {
+            StageInto::Matrix { index, .. } => index,
+            StageInto::Temp { .. } => &[],
+        }
+    }
 }
 
 /// A [`Stmt::For`]'s index, bounds, step and body: what the evaluator and the CPU code
@@ -537,6 +567,11 @@ pub struct Options {
     /// temporary in the order it is read, in blocks transposed in registers ([`Stmt::Stage`]),
     /// so that the points read it along their rows ([`pass::tile`]; the CPU path).
     pub stage_transposed: bool,
+    /// A staged tile whose rows do nothing but store it into a matrix the region writes, at
+    /// their own points, is staged into that matrix's rows directly ([`StageInto::Matrix`]):
+    /// a transpose or a rotation is then the stage alone ([`pass::tile`]; the CPU path; off:
+    /// into a temporary, then row by row).
+    pub stage_direct: bool,
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
@@ -680,6 +715,7 @@ impl Default for Options {
             scan_rows: true,
             tile_transposed: Some(pass::tile::TILE),
             stage_transposed: true,
+            stage_direct: true,
             partition: true,
             select_loads: true,
             lanes: [1, 1],
@@ -940,7 +976,7 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
         keep("slide", &func);
     }
     if let Some(tile) = opts.tile_transposed.filter(|_| opts.parallel)
-        && pass::tile::run(&mut func, tile, opts.stage_transposed)
+        && pass::tile::run(&mut func, tile, opts.stage_transposed, opts.stage_direct)
     {
         keep("tile", &func);
     }

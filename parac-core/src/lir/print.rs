@@ -229,7 +229,7 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
         Stmt::HostLet(s, e) => writeln!(out, "{pad}host {} = {}", f.scalars[*s], expr(f, *e)),
         Stmt::Stage(st) => writeln!(
             out,
-            "{pad}{} = stage {}[{}]: [{}) x {} along the last, [{}) x {} along {}, rows {} apart into {}",
+            "{pad}{} = stage {}[{}]: [{}) x {} along the last, [{}) x {} along {}, {}",
             f.vars[st.inside].name,
             f.matrices[st.buf],
             st.index
@@ -242,8 +242,19 @@ fn stmt(f: &Func, s: StmtId, depth: usize, out: &mut String) {
             expr(f, st.cols),
             st.y_step,
             st.y_dim,
-            st.stride,
-            f.temps[st.stage].name
+            match &st.into {
+                crate::lir::StageInto::Temp { temp, stride } =>
+                    format!("rows {stride} apart into {}", f.temps[*temp].name),
+                crate::lir::StageInto::Matrix { buf, index } => format!(
+                    "into {}[{}]",
+                    f.matrices[*buf],
+                    index
+                        .iter()
+                        .map(|i| expr(f, *i))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
         ),
         Stmt::Speculate {
             flag,

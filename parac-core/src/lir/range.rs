@@ -200,7 +200,13 @@ pub(crate) fn stored_in(func: &Func, root: super::StmtId, known: &Stored) -> Sto
                 let temps = carried.iter().map(|c| c.0).chain(totals.iter().copied());
                 other.extend(temps.flat_map(|t| [Buf::Temp(t), whose(Buf::Temp(t))]));
             }
-            Stmt::Stage(st) => other.extend([Buf::Temp(st.stage), whose(Buf::Temp(st.stage))]),
+            Stmt::Stage(st) => {
+                let b = match st.into {
+                    crate::lir::StageInto::Temp { temp, .. } => Buf::Temp(temp),
+                    crate::lir::StageInto::Matrix { buf, .. } => Buf::Matrix(buf),
+                };
+                other.extend([b, whose(b)]);
+            }
             Stmt::ScanRow { row, acc, .. } => {
                 for t in [*row, *acc] {
                     other.extend([Buf::Temp(t), whose(Buf::Temp(t))]);

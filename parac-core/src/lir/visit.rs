@@ -97,7 +97,12 @@ pub fn stmt_parts(s: &Stmt) -> (Vec<ExprId>, Vec<StmtId>) {
         Stmt::Barrier { .. } | Stmt::Reduce { .. } | Stmt::Swap(..) => (vec![], vec![]),
         Stmt::ScanRow { lo, hi, .. } => (vec![*lo, *hi], vec![]),
         Stmt::Stage(st) => (
-            st.index.iter().copied().chain([st.rows, st.cols]).collect(),
+            st.index
+                .iter()
+                .copied()
+                .chain([st.rows, st.cols])
+                .chain(st.into_index().iter().copied())
+                .collect(),
             vec![],
         ),
         Stmt::Speculate { body, fallback, .. } => (vec![], vec![*body, *fallback]),
@@ -308,12 +313,23 @@ pub fn rebuild_stmt<M: Mutator + ?Sized>(m: &mut M, f: &mut Func, s: StmtId) -> 
             op,
             acc,
         },
-        Stmt::Stage(st) => Stmt::Stage(crate::lir::Stage {
-            index: st.index.iter().map(|_| ne()).collect(),
-            rows: ne(),
-            cols: ne(),
-            ..st
-        }),
+        Stmt::Stage(st) => {
+            let (index, rows, cols) = (st.index.iter().map(|_| ne()).collect(), ne(), ne());
+            let into = match st.into {
+                crate::lir::StageInto::Matrix { buf, index } => crate::lir::StageInto::Matrix {
+                    buf,
+                    index: index.iter().map(|_| ne()).collect(),
+                },
+                temp => temp,
+            };
+            Stmt::Stage(crate::lir::Stage {
+                into,
+                index,
+                rows,
+                cols,
+                ..st
+            })
+        }
         Stmt::Speculate { flag, .. } => Stmt::Speculate {
             flag,
             body: nc(),

@@ -30,7 +30,7 @@ use crate::lir::visit::stmt_parts;
 use crate::lir::{self, Buf, ExprId, ExprKind, Func, Loop, LoopKind, Stmt, StmtId, VarId};
 use expr::{Exprs, var};
 use host::{View, deliver, reduction, rty, slice_of, slot};
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
 /// The statements of a function's CPU path after the prelude (`codegen::cpu::prelude`):
@@ -279,14 +279,34 @@ impl Printer<'_> {
                     format_ident!("__m{}", st.buf),
                     format_ident!("__d{}", st.buf),
                 );
-                let (t, v) = (temp(st.stage), var(st.inside));
-                let (y_dim, y_step, x_step, stride) = (st.y_dim, st.y_step, st.x_step, st.stride);
-                out.extend(quote! {
-                    let #v: bool = ::parac::__private::cpu::stage(
-                        #src, &#d, [#((#at) as i64),*], #y_dim, #y_step, #x_step,
-                        (#rows) as i64, (#cols) as i64, &mut #t[..], #stride,
-                    );
-                });
+                let v = var(st.inside);
+                let (y_dim, y_step, x_step) = (st.y_dim, st.y_step, st.x_step);
+                let call = match &st.into {
+                    lir::StageInto::Temp { temp: t, stride } => {
+                        let t = temp(*t);
+                        quote! {
+                            ::parac::__private::cpu::stage(
+                                __isa, #src, &#d, [#((#at) as i64),*], #y_dim, #y_step, #x_step,
+                                (#rows) as i64, (#cols) as i64, &mut #t[..], #stride,
+                            )
+                        }
+                    }
+                    lir::StageInto::Matrix { buf, index } => {
+                        let to: Vec<TokenStream> =
+                            index.iter().map(|e| self.x.expr(*e, out)).collect();
+                        self.stage_rows(*buf).map_or(quote!(false), |(cw, len, first)| {
+                            let (r, c) = (&to[0], &to[1]);
+                            quote! {
+                                ::parac::__private::cpu::stage_rows(
+                                    __isa, #src, &#d, [#((#at) as i64),*], #y_dim, #y_step, #x_step,
+                                    (#rows) as i64, (#cols) as i64, #cw, #len,
+                                    [((#r) as i64).wrapping_sub(#first as i64), (#c) as i64],
+                                )
+                            }
+                        })
+                    }
+                };
+                out.extend(quote!(let #v: bool = #call;));
             }
             Stmt::Speculate {
                 flag,
@@ -388,6 +408,23 @@ impl Printer<'_> {
                 out.extend(quote!(::core::mem::swap(&mut #a, &mut #b);));
             }
         }
+    }
+
+    /// Where a stage goes into rows of matrix `m` (`lir::StageInto::Matrix`): the task's rows
+    /// of its plane, their length and the first one's index. `None` outside a task of chunks
+    /// (the stage then fails and its tile's rows run, each store checked).
+    fn stage_rows(&self, m: usize) -> Option<(Ident, Ident, TokenStream)> {
+        let task = self.x.task_row?;
+        let j = self
+            .x
+            .planes
+            .iter()
+            .position(|(p, c)| *p == m && c.is_empty())?;
+        Some((
+            format_ident!("__cw{}", j),
+            format_ident!("__len{}", j),
+            var(task),
+        ))
     }
 
     /// A loop run in order (bounds evaluated once, at `i64`; the variable is `i32`).
@@ -568,7 +605,9 @@ impl Printer<'_> {
         self.x.epoch += 1;
         self.x.push();
         let mut inner = TokenStream::new();
+        self.x.task_row = chunked.then_some(v);
         self.stmts(body, &mut inner);
+        self.x.task_row = None;
         self.x.pop();
         self.x.epoch += 1;
         let defs = self.x.end_region();

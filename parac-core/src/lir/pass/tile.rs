@@ -36,15 +36,28 @@
 //!
 //! The tile where an element is outside runs as before, its checked reads failing as the
 //! program's do. Legal because no iteration of the region writes the matrix staged.
+//!
+//! Directly (`lir::Options::stage_direct`): where a tile's points do nothing but store the
+//! value staged at their own point of a matrix written (`dst[x][y] = src[y][x]`, a rotation
+//! likewise), the temporary would be copied row by row into that matrix as it is; so the tile
+//! is staged into the matrix's rows themselves ([`StageInto::Matrix`]: the task owns them),
+//! and its rows run only where an element read or written is outside:
+//!
+//! ```text
+//! for ty .. {
+//!   inside = stage src[index at (tx, ty)] into dst[tx][ty]
+//!   if !inside { rows: body }
+//! }
+//! ```
 
-use crate::ir::BinOp;
-use crate::lir::affine::affine;
+use crate::ir::{BinOp, UnOp};
+use crate::lir::affine::{Leaf, affine};
 use crate::lir::visit::{
     Mutator, Visitor, mentions, rebuild_expr, rebuild_stmt, substitute, walk_expr,
 };
 use crate::lir::{
-    Buf, ExprId, ExprKind, Func, Loop, LoopKind, MatrixId, Memory, Scalar, Stage, Stmt, StmtId,
-    Temp, VarId,
+    Buf, ExprId, ExprKind, Func, Loop, LoopKind, MatrixId, Memory, Scalar, Stage, StageInto, Stmt,
+    StmtId, Temp, VarId,
 };
 use std::collections::HashMap;
 
@@ -58,13 +71,14 @@ pub const TILE: (i64, i64) = (64, 128);
 
 /// Tiles every row-parallel region whose inner loop reads a matrix down its columns; whether
 /// one was.
-pub fn run(func: &mut Func, (rows, cols): (i64, i64), stage: bool) -> bool {
+pub fn run(func: &mut Func, (rows, cols): (i64, i64), stage: bool, direct: bool) -> bool {
     let mut changed = false;
     for r in func.regions() {
         let Stmt::Region { body, .. } = func.stmts[r] else {
             continue;
         };
-        if let Some(tiled) = tile(func, body, (rows.max(1), cols.max(1)), stage) {
+        let staging = stage.then_some(direct);
+        if let Some(tiled) = tile(func, body, (rows.max(1), cols.max(1)), staging) {
             if let Stmt::Region { body, .. } = &mut func.stmts[r] {
                 *body = tiled;
             }
@@ -75,8 +89,14 @@ pub fn run(func: &mut Func, (rows, cols): (i64, i64), stage: bool) -> bool {
 }
 
 /// The loop `s` in tiles, where it is a row-parallel loop of step 1 whose body is one serial
-/// loop of step 1, bounds independent of the outer variable, reading down a column.
-fn tile(func: &mut Func, s: StmtId, (rows, cols): (i64, i64), stage: bool) -> Option<StmtId> {
+/// loop of step 1, bounds independent of the outer variable, reading down a column; staged
+/// where `stage` is some (and directly where it is `Some(true)`).
+fn tile(
+    func: &mut Func,
+    s: StmtId,
+    (rows, cols): (i64, i64),
+    stage: Option<bool>,
+) -> Option<StmtId> {
     let outer = loop_of_kind(func, s, LoopKind::Parallel)?;
     let inner_at = match &func.stmts[outer.body] {
         Stmt::Block(b) if b.len() == 1 => b[0],
@@ -116,8 +136,8 @@ fn tile(func: &mut Func, s: StmtId, (rows, cols): (i64, i64), stage: bool) -> Op
         cols: (row_hi, cols),
     };
     let (allocs, each) = match stage {
-        true => staged(func, &tile, outer.body, tile_rows),
-        false => (Vec::new(), tile_rows),
+        Some(direct) => staged(func, &tile, outer.body, tile_rows, direct),
+        None => (Vec::new(), tile_rows),
     };
     let tile_cols = func.for_loop(ty, (inner.lo, inner.hi, cols), LoopKind::Serial, each);
     let task = match allocs.is_empty() {
@@ -148,8 +168,17 @@ const MOST_STAGED: usize = 2;
 
 /// The tile's rows `tile_rows` (the points of `body`, the region's) with each matrix read
 /// down its columns staged ([`Stmt::Stage`]): the temporaries' allocations (for the task),
-/// and the statements for each tile. `(vec![], tile_rows)` where nothing is staged.
-fn staged(func: &mut Func, t: &Tile, body: StmtId, tile_rows: StmtId) -> (Vec<StmtId>, StmtId) {
+/// and the statements for each tile. `(vec![], tile_rows)` where nothing is staged. Where
+/// `direct` and the points only copy the one matrix staged into a matrix written at the
+/// point, the tile is staged there ([`StageInto::Matrix`]), the rows run only where it was
+/// not.
+fn staged(
+    func: &mut Func,
+    t: &Tile,
+    body: StmtId,
+    tile_rows: StmtId,
+    direct: bool,
+) -> (Vec<StmtId>, StmtId) {
     let reads = column_reads(func, t, body);
     if reads.is_empty() {
         return (Vec::new(), tile_rows);
@@ -179,6 +208,17 @@ fn staged(func: &mut Func, t: &Tile, body: StmtId, tile_rows: StmtId) -> (Vec<St
         .into_iter()
         .map(|(v, w)| (v, func.expr(ExprKind::Var(w), func.vars[w].ty)))
         .collect();
+    if direct
+        && let [read] = &reads[..]
+        && let Some(dst) = copied_into(func, t, body, read)
+    {
+        let index = vec![i64_of(func, t.tx), i64_of(func, t.ty)];
+        let into = StageInto::Matrix { buf: dst, index };
+        let (stage, v) = stage_of(func, read, &first, into, (rows, cols));
+        let not = func.expr(ExprKind::Unary(UnOp::Not, v), Scalar::Bool);
+        let rest = func.stmt(Stmt::If(not, tile_rows, None));
+        return (Vec::new(), func.stmt(Stmt::Block(vec![stage, rest])));
+    }
     let (mut allocs, mut stages, mut replace) = (Vec::new(), Vec::new(), Vec::new());
     let mut all: Option<ExprId> = None;
     for read in reads {
@@ -200,25 +240,12 @@ fn staged(func: &mut Func, t: &Tile, body: StmtId, tile_rows: StmtId) -> (Vec<St
             memory: Memory::Private,
             extents,
         }));
-        let index = read
-            .index
-            .iter()
-            .map(|i| substitute(func, *i, &first, false))
-            .collect();
-        let inside = func.var("staged", Scalar::Bool);
-        stages.push(func.stmt(Stmt::Stage(Stage {
-            stage: temp,
-            buf: read.matrix,
-            index,
-            y_dim: read.y_dim,
-            y_step: read.y_step,
-            x_step: read.x_step,
-            rows,
-            cols,
+        let into = StageInto::Temp {
+            temp,
             stride: t.cols.1,
-            inside,
-        })));
-        let v = func.expr(ExprKind::Var(inside), Scalar::Bool);
+        };
+        let (stage, v) = stage_of(func, &read, &first, into, (rows, cols));
+        stages.push(stage);
         all = Some(match all {
             None => v,
             Some(a) => func.binary(BinOp::And, a, v, Scalar::Bool),
@@ -238,6 +265,65 @@ fn staged(func: &mut Func, t: &Tile, body: StmtId, tile_rows: StmtId) -> (Vec<St
     let choice = func.stmt(Stmt::If(all.expect("a read"), fast, Some(tile_rows)));
     stages.push(choice);
     (allocs, func.stmt(Stmt::Block(stages)))
+}
+
+/// The stage of `read`'s tile at the tile's first point (`first`: the points' variables by
+/// the tile's) `into` a buffer, and the flag it binds, read.
+fn stage_of(
+    func: &mut Func,
+    read: &ColumnRead,
+    first: &HashMap<VarId, ExprId>,
+    into: StageInto,
+    (rows, cols): (ExprId, ExprId),
+) -> (StmtId, ExprId) {
+    let index = read
+        .index
+        .iter()
+        .map(|i| substitute(func, *i, first, false))
+        .collect();
+    let inside = func.var("staged", Scalar::Bool);
+    let stage = func.stmt(Stmt::Stage(Stage {
+        into,
+        buf: read.matrix,
+        index,
+        y_dim: read.y_dim,
+        y_step: read.y_step,
+        x_step: read.x_step,
+        rows,
+        cols,
+        inside,
+    }));
+    (stage, func.expr(ExprKind::Var(inside), Scalar::Bool))
+}
+
+/// The matrix that the points of `body` (a row's loop) copy `read` into, where they do only
+/// that: one store,
+/// at `[x][y]` of a matrix of two dimensions, of the value read.
+fn copied_into(func: &Func, t: &Tile, body: StmtId, read: &ColumnRead) -> Option<MatrixId> {
+    let one = |s: StmtId| match &func.stmts[s] {
+        Stmt::Block(b) if b.len() == 1 => b[0],
+        _ => s,
+    };
+    let points = loop_of_kind(func, one(body), LoopKind::Serial).filter(|l| l.var == t.y)?;
+    let store = one(points.body);
+    let Stmt::Store {
+        buf: Buf::Matrix(dst),
+        index,
+        value,
+        ..
+    } = &func.stmts[store]
+    else {
+        return None;
+    };
+    // The variable itself: one term, no constant, exact at its width.
+    let at = |e: ExprId, v: VarId| {
+        affine(func, e).is_some_and(|a| {
+            a.terms == [(Leaf::Var(v.index()), 1)] && a.constant == 0 && a.bits >= 32
+        })
+    };
+    // A store's value is at its matrix's element type: the load's, the read matrix's.
+    (read.loads.contains(value) && index.len() == 2 && at(index[0], t.x) && at(index[1], t.y))
+        .then_some(*dst)
 }
 
 /// A matrix read down its columns at one index: its loads (of that index), the dimension

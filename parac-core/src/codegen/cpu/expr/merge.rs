@@ -102,6 +102,7 @@ impl<'a> Exprs<'a> {
             epoch: 0,
             memo_epoch: vec![0],
             planes: vec![],
+            task_row: None,
             written: vec![],
             free,
             reads,

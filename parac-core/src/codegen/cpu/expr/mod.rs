@@ -40,6 +40,9 @@ pub(crate) struct Exprs<'a> {
     /// In a row-parallel region: the planes written (a matrix and its leading constant
     /// indices), whose rows the tasks own as `__w<j>`; other matrices are `__m<m>` slices.
     pub planes: Vec<(usize, Vec<i128>)>,
+    /// In a task of a row-parallel loop in chunks: its variable, the first row of the task's
+    /// chunk of each plane (`__cw<j>`).
+    pub task_row: Option<VarId>,
     /// The matrices the current region writes (their reads are not outlined).
     pub written: Vec<bool>,
     /// The free variables of each representative.

@@ -269,6 +269,10 @@ impl Walk<'_> {
                 self.plain(st.rows)?;
                 self.plain(st.cols)?;
                 self.loaded.insert(st.buf);
+                if let crate::lir::StageInto::Matrix { buf, index } = &st.into {
+                    index.iter().try_for_each(|i| self.plain(*i))?;
+                    self.written.insert(*buf);
+                }
                 Some(())
             }
             _ => None,
