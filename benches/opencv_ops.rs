@@ -45,6 +45,7 @@ fn main() {
         let mut gray_out = Matrix::<u8>::zeros([h, w]);
         let mut half = Matrix::<u8>::zeros([h / 2, w / 2]);
         let mut framed = Matrix::<u8>::zeros([h + 8, w + 8]);
+        let mut doubled = Matrix::<u8>::zeros([2 * h, 2 * w]);
         let mut g = c.benchmark_group(format!("opencv_ops_{w}x{h}"));
         g.sampling_mode(SamplingMode::Flat).sample_size(10);
         for (path, rt) in &runtimes {
@@ -116,6 +117,21 @@ fn main() {
             });
             g.bench_function(id("make_border"), |b| {
                 b.iter(|| make_border::make_border(rt, &src, &mut framed).expect("border"))
+            });
+            g.bench_function(id("ycrcb"), |b| {
+                b.iter(|| ycrcb::ycrcb(rt, &rgb, &mut rgb_out).expect("ycrcb"))
+            });
+            g.bench_function(id("box3"), |b| {
+                b.iter(|| box3::box3(rt, &src, &mut same).expect("blur"))
+            });
+            g.bench_function(id("erode3"), |b| {
+                b.iter(|| erode3::erode3(rt, &src, &mut same).expect("erode"))
+            });
+            g.bench_function(id("erode15"), |b| {
+                b.iter(|| erode15::erode15(rt, &src, &mut same).expect("erode"))
+            });
+            g.bench_function(id("resize_up"), |b| {
+                b.iter(|| resize_up::resize_up(rt, &src, &mut doubled).expect("resize"))
             });
         }
         g.finish();

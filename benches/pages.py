@@ -1311,7 +1311,12 @@ OPS = [("flip_lr", "`flip(src, 1)`, `dst[x][y] = src[x][N - 1 - y]`"),
        ("pyr_down", "`pyrDown(src)`"),
        ("resize_nearest", "`resize` by a half, `INTER_NEAREST`, `src[2 * x][2 * y]`"),
        ("resize_area", "`resize` by a half, `INTER_AREA`"),
-       ("make_border", "`copyMakeBorder(src, 4, 4, 4, 4, BORDER_REFLECT_101)`")]
+       ("make_border", "`copyMakeBorder(src, 4, 4, 4, 4, BORDER_REFLECT_101)`"),
+       ("ycrcb", "`cvtColor(src, COLOR_BGR2YCrCb)`, 14-bit weights"),
+       ("box3", "`blur(src, (3, 3))`, `(parac_matrix_sum(..) + 4) / 9`"),
+       ("erode3", "`erode(src, ones((3, 3)))`"),
+       ("erode15", "`erode(src, ones((15, 15)))`"),
+       ("resize_up", "`resize` by two, `INTER_NEAREST`, `src[x / 2][y / 2]`")]
 
 
 def topic_opencv_ops(p):

@@ -64,6 +64,11 @@ entry!(resize_nearest, [src: u8], [dst: u8]);
 entry!(resize_area, [src: u8], [dst: u8]);
 entry!(make_border, [src: u8], [dst: u8]);
 entry!(median3, [src: u8], [dst: u8]);
+entry!(ycrcb, [src: u8], [dst: u8]);
+entry!(box3, [src: u8], [dst: u8]);
+entry!(erode3, [src: u8], [dst: u8]);
+entry!(erode15, [src: u8], [dst: u8]);
+entry!(resize_up, [src: u8], [dst: u8]);
 
 macro_rules! entries {
     ($($m:ident: $sizes:expr),* $(,)?) => {
@@ -101,6 +106,11 @@ const PROGRAMS: &[Entry] = entries![
     resize_area: SIZES,
     make_border: SIZES,
     median3: SIZES,
+    ycrcb: SIZES_RGB,
+    box3: SIZES,
+    erode3: SIZES,
+    erode15: SIZES,
+    resize_up: SIZES,
 ];
 
 #[test]
@@ -281,6 +291,20 @@ fn opencv_filter(op: &str, img: &Matrix<u8>, i: usize, j: usize) -> i32 {
                 >> 2
         }
         "make_border" => at(reflect101(si - 4, rows), reflect101(sj - 4, cols)),
+        "box3" => (correlate(img, [[1; 3]; 3], si, sj) + 4) / 9,
+        "erode3" | "erode15" => {
+            let r = if op == "erode3" { 1 } else { 7 };
+            let side = 2 * r + 1;
+            (0..side * side)
+                .map(|k| {
+                    let p = (i + k / side).saturating_sub(r).min(rows - 1);
+                    let q = (j + k % side).saturating_sub(r).min(cols - 1);
+                    at(p, q)
+                })
+                .min()
+                .unwrap()
+        }
+        "resize_up" => at(i / 2, j / 2),
         _ => unreachable!("{op}"),
     }
 }
@@ -309,7 +333,7 @@ fn filters_resizes_and_borders_are_opencvs() {
     fn dims(s: &Matrix<u8>) -> (usize, usize) {
         (s.shape()[0], s.shape()[1])
     }
-    let ops: [(&str, Op); 12] = [
+    let ops: [(&str, Op); 16] = [
         ("threshold", |r, s| {
             run(dims(s).into(), |d| threshold::threshold(r, s, d))
         }),
@@ -352,6 +376,17 @@ fn filters_resizes_and_borders_are_opencvs() {
             let (m, n) = dims(s);
             run([m + 8, n + 8], |d| make_border::make_border(r, s, d))
         }),
+        ("box3", |r, s| run(dims(s).into(), |d| box3::box3(r, s, d))),
+        ("erode3", |r, s| {
+            run(dims(s).into(), |d| erode3::erode3(r, s, d))
+        }),
+        ("erode15", |r, s| {
+            run(dims(s).into(), |d| erode15::erode15(r, s, d))
+        }),
+        ("resize_up", |r, s| {
+            let (m, n) = dims(s);
+            run([2 * m, 2 * n], |d| resize_up::resize_up(r, s, d))
+        }),
     ];
     for (rname, rt) in &runtimes {
         for (name, img) in &images {
@@ -366,7 +401,7 @@ fn filters_resizes_and_borders_are_opencvs() {
 }
 
 #[test]
-fn gray_and_absdiff_are_opencvs() {
+fn colour_conversions_and_absdiff_are_opencvs() {
     let cam = common::data::camera_u8();
     let mut runtimes = vec![("cpu", parac::Runtime::cpu())];
     runtimes.extend(common::runtimes::fresh_opencl().map(|rt| ("opencl", rt)));
@@ -386,7 +421,25 @@ fn gray_and_absdiff_are_opencvs() {
             let k = i[0] * cols + i[1];
             a.as_slice()[k].abs_diff(b.as_slice()[k])
         });
+        // OpenCV's BGR2YCrCb: luma, then the red and blue differences from it.
+        let ycc = Matrix::from_fn(&[rows, 3 * cols], |i| {
+            let c = |k: usize| i32::from(bgr.as_slice()[i[0] * 3 * cols + 3 * (i[1] / 3) + k]);
+            let l = (c(0) * 1868 + c(1) * 9617 + c(2) * 4899 + 8192) >> 14;
+            let chroma = |d: i32, w: i32| ((d * w + (128 << 14) + (1 << 13)) >> 14).clamp(0, 255);
+            (match i[1] % 3 {
+                0 => l,
+                1 => chroma(c(2) - l, 11682),
+                _ => chroma(c(0) - l, 9241),
+            }) as u8
+        });
         for (rname, rt) in &runtimes {
+            let mut out = Matrix::<u8>::zeros(&[rows, 3 * cols]);
+            ycrcb::ycrcb(rt, &bgr, &mut out).unwrap();
+            assert_eq!(
+                out.as_slice(),
+                ycc.as_slice(),
+                "ycrcb {rows}x{cols} on {rname}"
+            );
             let mut dst = Matrix::<u8>::zeros(&[rows, cols]);
             gray::gray(rt, &bgr, &mut dst).unwrap();
             assert_eq!(

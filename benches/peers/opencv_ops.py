@@ -2,7 +2,8 @@
 (90 clockwise and counterclockwise) of a u8 image, cv2.flip of interleaved RGB,
 cv2.transpose of i16, cvtColor (BGR to gray), threshold, absdiff, Sobel, Scharr, Laplacian,
 a 3x3 GaussianBlur, filter2D (a sharpening kernel), a 5x5 dilate, a 3x3 medianBlur, pyrDown,
-resize by a half (nearest, area) and copyMakeBorder (reflect-101), at 3840x2160 and 640x480,
+resize by a half (nearest, area), copyMakeBorder (reflect-101), cvtColor (BGR to YCrCb), a
+3x3 blur, 3x3 and 15x15 erodes and resize by two (nearest), at 3840x2160 and 640x480,
 the median of 20 calls each after 3 warm-up calls, with OpenCV's threads as it starts
 (cv2.getNumThreads()), and its UMat (OpenCL) calls where cv2.ocl has a device. One run; prints
 a Markdown table. First it checks, on a random image, that OpenCV's results are the definitions
@@ -30,9 +31,10 @@ def median_ms(f, runs=20):
 
 def calls(src, rgb, src16, other, out):
     """Each call writes into a result allocated once (`dst=`), as the parac side does."""
-    same, turned, rgb_out, turned16, grad, gray, half, framed = out
+    same, turned, rgb_out, turned16, grad, gray, half, framed, doubled = out
     h, w = src.shape[:2]
     five = np.ones((5, 5), np.uint8)
+    three, fifteen = np.ones((3, 3), np.uint8), np.ones((15, 15), np.uint8)
     sharp = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
     return {
         "flip_lr": lambda: cv2.flip(src, 1, dst=same),
@@ -60,6 +62,12 @@ def calls(src, rgb, src16, other, out):
             src, (w // 2, h // 2), dst=half, interpolation=cv2.INTER_AREA),
         "make_border": lambda: cv2.copyMakeBorder(
             src, 4, 4, 4, 4, cv2.BORDER_REFLECT_101, dst=framed),
+        "ycrcb": lambda: cv2.cvtColor(rgb, cv2.COLOR_BGR2YCrCb, dst=rgb_out),
+        "box3": lambda: cv2.blur(src, (3, 3), dst=same),
+        "erode3": lambda: cv2.erode(src, three, dst=same),
+        "erode15": lambda: cv2.erode(src, fifteen, dst=same),
+        "resize_up": lambda: cv2.resize(
+            src, (2 * w, 2 * h), dst=doubled, interpolation=cv2.INTER_NEAREST),
     }
 
 
@@ -74,6 +82,7 @@ def outputs(src, rgb, src16, other):
         np.empty((h, w), np.uint8),
         np.empty((h // 2, w // 2), np.uint8),
         np.empty((h + 8, w + 8), np.uint8),
+        np.empty((2 * h, 2 * w), np.uint8),
     )
 
 
@@ -105,6 +114,8 @@ def definitions_hold():
     g5 = np.outer([1, 4, 6, 4, 1], [1, 4, 6, 4, 1])
     e = src[:h // 2 * 2, :w // 2 * 2].astype(np.int64)
     edge = np.pad(src, 2, mode="edge")
+    edge7 = np.pad(src, 7, mode="edge")
+    luma = (b * 1868 + g * 9617 + r * 4899 + (1 << 13)) >> 14
     want = {
         "gray": (cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY),
                  (b * 3735 + g * 19235 + r * 9798 + 16384) >> 15),
@@ -134,6 +145,18 @@ def definitions_hold():
                         >> 2),
         "make_border": (cv2.copyMakeBorder(src, 4, 4, 4, 4, cv2.BORDER_REFLECT_101),
                         np.pad(src, 4, mode="reflect")),
+        "ycrcb": (cv2.cvtColor(bgr, cv2.COLOR_BGR2YCrCb),
+                  np.stack([luma,
+                            np.clip(((r - luma) * 11682 + (128 << 14) + (1 << 13)) >> 14, 0, 255),
+                            np.clip(((b - luma) * 9241 + (128 << 14) + (1 << 13)) >> 14, 0, 255)],
+                           axis=-1)),
+        "box3": (cv2.blur(src, (3, 3)), (corr(np.ones((3, 3), np.int64)) + 4) // 9),
+        "erode3": (cv2.erode(src, np.ones((3, 3), np.uint8)),
+                   np.min([edge[a:a + h, c:c + w] for a in range(1, 4) for c in range(1, 4)], 0)),
+        "erode15": (cv2.erode(src, np.ones((15, 15), np.uint8)),
+                    np.min([edge7[a:a + h, c:c + w] for a in range(15) for c in range(15)], 0)),
+        "resize_up": (cv2.resize(src, (2 * w, 2 * h), interpolation=cv2.INTER_NEAREST),
+                      src.repeat(2, 0).repeat(2, 1)),
     }
     for k, (got, defn) in want.items():
         assert np.array_equal(got.astype(np.int64), defn), f"OpenCV's {k} is not its definition"

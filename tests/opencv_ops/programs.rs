@@ -255,4 +255,57 @@ programs! {
             }
         }
     }
+
+    // `cv2.cvtColor(src, COLOR_BGR2YCrCb)` of interleaved BGR: OpenCV's fixed point (14 bits,
+    // rounded; the chroma offset by 128 and saturated).
+    ycrcb {
+        pub fn ycrcb(src: &u8[M][W], dst: &mut u8[M][W]) {
+            parac_iterator it(x in 0:M:1; y in 0:W / 3:1) {
+                let (b, g, r) = (src[x][3 * y], src[x][3 * y + 1], src[x][3 * y + 2]);
+                let l = (b * 1868 + g * 9617 + r * 4899 + 8192) >> 14;
+                dst[x][3 * y] = l;
+                dst[x][3 * y + 1] = clamp(((r - l) * 11682 + 2105344) >> 14, 0, 255);
+                dst[x][3 * y + 2] = clamp(((b - l) * 9241 + 2105344) >> 14, 0, 255);
+            }
+        }
+    }
+
+    // `cv2.blur(src, (3, 3))`: the 3x3 mean, rounded, reflect-101 borders.
+    box3 {
+        pub fn box3(src: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_border_rule b = reflect101(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = (parac_matrix_sum(src[x - 1:3:1][y - 1:3:1]) + 4) / 9;
+            }
+        }
+    }
+
+    // `cv2.erode(src, ones((3, 3)))`: the minimum of a 3x3 window (outside the image ignored:
+    // the nearest edge's value).
+    erode3 {
+        pub fn erode3(src: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_border_rule b = replicate(src[1][1]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = parac_matrix_min(src[x - 1:3:1][y - 1:3:1]);
+            }
+        }
+    }
+
+    // `cv2.erode(src, ones((15, 15)))`.
+    erode15 {
+        pub fn erode15(src: &u8[M][N], dst: &mut u8[M][N]) {
+            parac_border_rule b = replicate(src[7][7]);
+            parac_iterator it(x in 0:M:1; y in 0:N:1) parac_border_rule(b) {
+                dst[x][y] = parac_matrix_min(src[x - 7:15:1][y - 7:15:1]);
+            }
+        }
+    }
+
+    // `cv2.resize(src, (2 * N, 2 * M), interpolation=INTER_NEAREST)`: each pixel twice along
+    // both sides.
+    resize_up {
+        pub fn resize_up(src: &u8[M][N], dst: &mut u8[2 * M][2 * N]) {
+            parac_iterator it(x in 0:2 * M:1; y in 0:2 * N:1) { dst[x][y] = src[x / 2][y / 2]; }
+        }
+    }
 }
