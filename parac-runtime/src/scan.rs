@@ -3,8 +3,10 @@
 //! once its values are in a row of their own. The values of one vector combine in log2(lanes)
 //! shifted steps, then with the running value; the result is the same as the loop in order
 //! (integer sums wrap, and an integer operator's order cannot change them). Compiled three
-//! times, for AVX-512, for AVX2 and as the crate is, the widest this processor has chosen
-//! once (`std`'s detection caches it).
+//! times, for AVX-512, for AVX2 and as the crate is, the run's level of vector instructions
+//! chosen ([`CpuIsa`], never above the processor's).
+
+use crate::CpuIsa;
 
 /// A scan's operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +53,14 @@ impl ScanLane for u32 {
 
 /// Scans `row[lo..hi]` (clamped to the row) in place from `carry`: each element becomes
 /// `carry op row[lo] op ... op row[i]`. Returns the last such value (`carry` for an empty range).
-pub fn scan_row<T: ScanLane>(row: &mut [T], lo: i64, hi: i64, carry: T, op: ScanOp) -> T {
+pub fn scan_row<T: ScanLane>(
+    isa: CpuIsa,
+    row: &mut [T],
+    lo: i64,
+    hi: i64,
+    carry: T,
+    op: ScanOp,
+) -> T {
     let n = row.len() as i64;
     let (lo, hi) = (lo.clamp(0, n) as usize, hi.clamp(0, n) as usize);
     if lo >= hi {
@@ -63,13 +72,17 @@ pub fn scan_row<T: ScanLane>(row: &mut [T], lo: i64, hi: i64, carry: T, op: Scan
         if let Some(bits) = x86::as_bits(row) {
             let carry_bits = x86::bits_of(carry);
             let kind = x86::Kind::of::<T>(op);
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: AVX-512F was found on this processor.
-                return x86::from_bits(unsafe { x86::scan512(bits, carry_bits, kind) });
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 was found on this processor.
-                return x86::from_bits(unsafe { x86::scan256(bits, carry_bits, kind) });
+            // The run's level (`CpuIsa::resolve`: never above the processor's).
+            match isa.resolve() {
+                CpuIsa::Avx512 if std::arch::is_x86_feature_detected!("avx512f") => {
+                    // SAFETY: AVX-512F was found on this processor.
+                    return x86::from_bits(unsafe { x86::scan512(bits, carry_bits, kind) });
+                }
+                CpuIsa::Avx512 | CpuIsa::Avx2 if std::arch::is_x86_feature_detected!("avx2") => {
+                    // SAFETY: AVX2 was found on this processor.
+                    return x86::from_bits(unsafe { x86::scan256(bits, carry_bits, kind) });
+                }
+                _ => {}
             }
         }
     }
@@ -265,48 +278,27 @@ mod tests {
                     let mut want = row.clone();
                     let (a, b) = (lo.min(n + 4) as usize, (lo + n).min(n + 4) as usize);
                     let last_u = serial(&mut want[a..b], carry, op);
-                    let mut got = row.clone();
-                    assert_eq!(scan_row(&mut got, lo, lo + n, carry, op), last_u);
-                    assert_eq!(got, want, "u32 {op:?} n {n} lo {lo}");
+                    for isa in CpuIsa::available() {
+                        let mut got = row.clone();
+                        assert_eq!(scan_row(isa, &mut got, lo, lo + n, carry, op), last_u);
+                        assert_eq!(got, want, "u32 {op:?} n {n} lo {lo} {isa:?}");
+                    }
                     let row: Vec<i32> = row.iter().map(|v| *v as i32).collect();
                     let mut want = row.clone();
                     let last_i = serial(&mut want[a..b], carry as i32, op);
-                    let mut got = row.clone();
-                    assert_eq!(scan_row(&mut got, lo, lo + n, carry as i32, op), last_i);
-                    assert_eq!(got, want, "i32 {op:?} n {n} lo {lo}");
+                    for isa in CpuIsa::available() {
+                        let mut got = row.clone();
+                        assert_eq!(
+                            scan_row(isa, &mut got, lo, lo + n, carry as i32, op),
+                            last_i
+                        );
+                        assert_eq!(got, want, "i32 {op:?} n {n} lo {lo} {isa:?}");
+                    }
                 }
             }
         }
-        // The 8-lane copy, which a processor with AVX-512 does not choose.
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            for (op, unsigned) in [
-                (ScanOp::Sum, false),
-                (ScanOp::Min, true),
-                (ScanOp::Max, false),
-            ] {
-                let row: Vec<i32> = (0..37).map(|_| next() as i32).collect();
-                let kind = match unsigned {
-                    true => x86::Kind::of::<u32>(op),
-                    false => x86::Kind::of::<i32>(op),
-                };
-                let mut got = row.clone();
-                // SAFETY: AVX2 was found on this processor.
-                let last = unsafe { x86::scan256(&mut got, 5, kind) };
-                let mut want = row.clone();
-                let want_last = match unsigned {
-                    true => {
-                        let mut w: Vec<u32> = row.iter().map(|v| *v as u32).collect();
-                        let l = serial(&mut w, 5, op) as i32;
-                        want = w.iter().map(|v| *v as i32).collect();
-                        l
-                    }
-                    false => serial(&mut want, 5, op),
-                };
-                assert_eq!((got, last), (want, want_last), "AVX2 {op:?}");
-            }
-        }
-        assert_eq!(scan_row(&mut [1i32, 2], 2, 1, 7, ScanOp::Sum), 7);
-        assert_eq!(scan_row(&mut [1i32, 2], -5, 9, 7, ScanOp::Sum), 10);
+        let isa = CpuIsa::Auto;
+        assert_eq!(scan_row(isa, &mut [1i32, 2], 2, 1, 7, ScanOp::Sum), 7);
+        assert_eq!(scan_row(isa, &mut [1i32, 2], -5, 9, 7, ScanOp::Sum), 10);
     }
 }

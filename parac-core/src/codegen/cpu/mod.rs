@@ -356,7 +356,7 @@ impl Printer<'_> {
                 };
                 out.extend(quote! {
                     #a[0] = ::parac::__private::cpu::scan_row(
-                        &mut #r[..], (#lo) as i64, (#hi) as i64, #a[0],
+                        __isa, &mut #r[..], (#lo) as i64, (#hi) as i64, #a[0],
                         ::parac::__private::cpu::ScanOp::#op,
                     );
                 });
