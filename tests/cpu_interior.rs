@@ -3,20 +3,30 @@
 //! as an `f32` or `f64` division) at the edges of `i32` and `u32` (`MIN / -1`, divisors 0, -1,
 //! `MAX`, `MIN`), and upsampling reads in lanes (`/ 2`, `>> 2` with a `clamp`, the last column's
 //! `min`), reads down columns (transposed and rotated, tiled: `lir/pass/tile.rs`), at sizes
-//! from 1x1 to odd ones and past a tile's edges; at each level of vector instructions
-//! (`CpuIsa`: the plain loops, AVX2, AVX-512, each where the processor has it).
+//! from 1x1 to odd ones and past a tile's edges; outputs streamed in blocks
+//! (`lir/pass/stream.rs`) and not, at rows past a block's length and its lines; at each level
+//! of vector instructions (`CpuIsa`: the plain loops, AVX2, AVX-512, each where the processor
+//! has it).
 
 use parac::{CpuIsa, Error, Matrix, Runtime};
 
-/// A CPU runtime per level of vector instructions the processor has.
+/// A CPU runtime per level of vector instructions the processor has, every output its function
+/// only writes streamed (`cpu_stream_bytes` 0; the default runtime's tests run them plain).
 fn levels() -> Vec<Runtime> {
     CpuIsa::available()
         .into_iter()
-        .map(|isa| Runtime::cpu().with_cpu_isa(isa))
+        .map(|isa| Runtime::cpu().with_cpu_isa(isa).with_cpu_stream_bytes(0))
         .collect()
 }
 
 parac::parac! {
+    pub fn streamed(a: &u16[M][N], o: &mut u16[M][N], p: &mut u8[M][N]) {
+        parac_iterator it(x in 0:M:1; y in 0:N:1) {
+            o[x][y] = a[x][y] * 3 + x;
+            p[x][y] = a[x][y] >> 4;
+        }
+    }
+
     pub fn divs(a: &i32[M][N], b: &u8[M][N], q: &mut i32[M][N], r: &mut i32[M][N],
                 s: &mut i32[M][N], d: i32) {
         parac_iterator it(x in 0:M:1; y in 0:N:1) {
@@ -299,6 +309,49 @@ fn guessed_ranges_give_the_written_results() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Two outputs of different element types written in blocks through buffers and streamed, the
+/// rows' lengths past a block's (2 KiB) and not on its lines, every element as plain Rust has it.
+#[test]
+fn streamed_outputs_are_every_element() {
+    for (m, n) in [
+        (1, 1),
+        (3, 31),
+        (2, 1023),
+        (3, 1025),
+        (2, 2047),
+        (2, 2049),
+        (3, 4133),
+    ] {
+        let a = Matrix::from_fn([m, n], |i| ((i[0] * 7919 + i[1] * 31) % 65_000) as u16);
+        let want_o = Matrix::from_fn([m, n], |i| {
+            a.as_slice()[i[0] * n + i[1]]
+                .wrapping_mul(3)
+                .wrapping_add(i[0] as u16)
+        });
+        let want_p = Matrix::from_fn([m, n], |i| (a.as_slice()[i[0] * n + i[1]] >> 4) as u8);
+        for rt in levels()
+            .into_iter()
+            .chain([Runtime::cpu().with_cpu_stream_bytes(usize::MAX)])
+        {
+            let mut o = Matrix::<u16>::zeros([m, n]);
+            let mut p = Matrix::<u8>::zeros([m, n]);
+            streamed(&rt, &a, &mut o, &mut p).unwrap();
+            assert_eq!(
+                o.as_slice(),
+                want_o.as_slice(),
+                "{m}x{n} {:?}",
+                rt.cpu_isa()
+            );
+            assert_eq!(
+                p.as_slice(),
+                want_p.as_slice(),
+                "{m}x{n} {:?}",
+                rt.cpu_isa()
+            );
         }
     }
 }

@@ -63,6 +63,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "PARAC_THREADS",
         "the CPU path's threads: a positive integer (unset: one per core)",
     ),
+    (
+        "PARAC_STREAM_BYTES",
+        "the size in bytes from which the CPU path writes an output with streaming stores \
+         (unset: the processor's last-level cache; `off`: never)",
+    ),
 ];
 
 /// The whole configuration of a runtime. Fields are public; start from
@@ -115,6 +120,11 @@ pub struct Config {
     /// The most threads a call on the CPU path runs on, its caller among them (`PARAC_THREADS`);
     /// `None`: one per core. More than the processor's cores run as that many.
     pub cpu_threads: Option<std::num::NonZeroUsize>,
+    /// The size in bytes from which the CPU path writes an output matrix that the function
+    /// only writes with streaming stores, past the caches (`PARAC_STREAM_BYTES`; `None`: the
+    /// processor's last-level cache, [`Runtime::cpu_stream_bytes`](crate::Runtime::cpu_stream_bytes);
+    /// `usize::MAX`: never).
+    pub cpu_stream_bytes: Option<usize>,
 }
 
 impl Config {
@@ -242,6 +252,18 @@ impl Config {
                 v.parse()
                     .map_err(|_| bad("PARAC_THREADS", &v, "expected a positive integer"))?,
             );
+        }
+        if let Some(v) = text("PARAC_STREAM_BYTES")? {
+            c.cpu_stream_bytes = Some(match v.as_str() {
+                "off" => usize::MAX,
+                _ => v.parse().map_err(|_| {
+                    bad(
+                        "PARAC_STREAM_BYTES",
+                        &v,
+                        "expected a number of bytes or `off`",
+                    )
+                })?,
+            });
         }
         Ok(c)
     }
@@ -665,6 +687,9 @@ mod tests {
             }),
             ("PARAC_THREADS", "3", |c| {
                 c.cpu_threads.map(|n| n.get()) == Some(3)
+            }),
+            ("PARAC_STREAM_BYTES", "off", |c| {
+                c.cpu_stream_bytes == Some(usize::MAX)
             }),
         ];
         let names: Vec<&str> = set.iter().map(|s| s.0).collect();

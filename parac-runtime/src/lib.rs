@@ -32,6 +32,7 @@ mod runtime;
 mod scan;
 mod scratch;
 mod stage;
+mod stream;
 mod sums;
 mod swaps;
 mod within;
@@ -62,6 +63,7 @@ pub mod __private {
         pub use crate::scan::{ScanOp, scan_row};
         pub use crate::scratch::{Scratch, scratch};
         pub use crate::stage::{stage, stage_rows};
+        pub use crate::stream::{Block, block_end, block_len, fence, put};
         pub use crate::sums::int_sum;
         pub use crate::swaps::deliver;
         pub use crate::within::within;

@@ -355,6 +355,28 @@ impl Runtime {
         self
     }
 
+    /// The size in bytes from which the CPU path writes an output matrix that its function only
+    /// writes with streaming stores, which go to memory past the caches instead of first
+    /// reading each line they fill ([`Config::cpu_stream_bytes`]; unset: the processor's
+    /// last-level cache, where an output no longer stays in it for the next reader).
+    pub fn cpu_stream_bytes(&self) -> usize {
+        self.config
+            .cpu_stream_bytes
+            .unwrap_or_else(crate::stream::last_level_cache)
+    }
+
+    /// This runtime with streaming stores from `bytes` on ([`Runtime::cpu_stream_bytes`];
+    /// `usize::MAX`: never, `0`: every output its function only writes).
+    ///
+    /// ```
+    /// let rt = parac_runtime::Runtime::cpu().with_cpu_stream_bytes(0);
+    /// assert_eq!(rt.cpu_stream_bytes(), 0);
+    /// ```
+    pub fn with_cpu_stream_bytes(mut self, bytes: usize) -> Runtime {
+        self.config.cpu_stream_bytes = Some(bytes);
+        self
+    }
+
     /// The same runtime with another plan policy.
     pub fn with_policy(mut self, policy: PlanPolicy) -> Runtime {
         self.config.policy = policy;

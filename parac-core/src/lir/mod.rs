@@ -62,6 +62,9 @@ pub struct Func {
     pub scalars: Vec<String>,
     /// The body: a [`Stmt::Block`].
     pub body: StmtId,
+    /// The matrices whose vectorized rows the CPU path may write with streaming stores
+    /// ([`pass::stream`]): the function only writes them.
+    pub streamed: Vec<MatrixId>,
 }
 
 /// A variable.
@@ -572,6 +575,9 @@ pub struct Options {
     /// a transpose or a rotation is then the stage alone ([`pass::tile`]; the CPU path; off:
     /// into a temporary, then row by row).
     pub stage_direct: bool,
+    /// The matrices the function only writes may be written with streaming stores where a
+    /// call finds them large ([`pass::stream`]; the CPU path; off: plain stores always).
+    pub stream: bool,
     /// Split innermost loops into border segments and an interior with no checks (on a GPU:
     /// test each work-item's point, then run the interior or the border body).
     pub partition: bool,
@@ -716,6 +722,7 @@ impl Default for Options {
             tile_transposed: Some(pass::tile::TILE),
             stage_transposed: true,
             stage_direct: true,
+            stream: true,
             partition: true,
             select_loads: true,
             lanes: [1, 1],
@@ -997,6 +1004,9 @@ pub fn lower(f: &crate::ir::Function, opts: &Options) -> Lowered {
     }
     if opts.scan_rows && pass::scan_rows::run(&mut func) {
         keep("scan_rows", &func);
+    }
+    if opts.stream && !opts.gpu && pass::stream::run(&mut func) {
+        keep("stream", &func);
     }
     Lowered { func, dumps }
 }

@@ -15,6 +15,10 @@ use std::fmt::Write as _;
 /// The text of a function.
 pub fn print(f: &Func) -> String {
     let mut out = format!("func {}\n", f.name);
+    if !f.streamed.is_empty() {
+        let names: Vec<&str> = f.streamed.iter().map(|m| f.matrices[*m].as_str()).collect();
+        out.push_str(&format!("  streamed {}\n", names.join(", ")));
+    }
     stmt(f, f.body, 1, &mut out);
     out
 }

@@ -76,6 +76,24 @@ pub fn cpu_body(f: &Function) -> TokenStream {
             out.extend(slot(m, mat.elem, quote!(#id.as_mut_slice())));
         }
     }
+    // Whether each matrix the function only writes is large enough to stream (`slices`).
+    for m in &func.streamed {
+        let flag = slices::stream_flag(*m);
+        let mat = &f.matrices[*m];
+        let id = format_ident!("{}", mat.name);
+        out.extend(match mat.kind {
+            MatrixKind::Output if !p.swapped[*m] => quote! {
+                let #flag: bool =
+                    ::core::mem::size_of_val(#id.as_mut_slice()) >= rt.cpu_stream_bytes();
+            },
+            _ => quote!(let #flag: bool = false;),
+        });
+        out.extend(quote!(let _ = #flag;));
+    }
+    if !func.streamed.is_empty() {
+        let flags = func.streamed.iter().map(|m| slices::stream_flag(*m));
+        out.extend(quote!(let __streams: bool = false #(|| #flags)*;));
+    }
     p.stmts(func.body, &mut out);
     let returned = match &func.stmts[func.body] {
         Stmt::Block(b) => b
@@ -569,12 +587,26 @@ impl Printer<'_> {
                 code
             }
         };
+        let fence = self.fence();
         quote! {{
             let __rname: &'static str = #name;
             #check
             #slices
             #code
+            #fence
         }}
+    }
+
+    /// Where the function may write a matrix with streaming stores (`lir::pass::stream`): a
+    /// store fence after a task and after a region, where the call streams, so that every
+    /// other thread then sees the stores.
+    fn fence(&self) -> TokenStream {
+        match self.func().streamed.is_empty() {
+            true => TokenStream::new(),
+            false => quote!(if __streams {
+                ::parac::__private::cpu::fence();
+            }),
+        }
     }
 
     /// A row-parallel loop: tasks of the CPU path's pool (`cpu::workers`) over the rows of every plane written (a matrix, or the
@@ -613,6 +645,7 @@ impl Printer<'_> {
         let defs = self.x.end_region();
         let id = var(v);
         let planes = self.x.planes.clone();
+        let fence = self.fence();
         // Each matrix's planes, split apart (`planes_mut`: an empty slice for a plane outside).
         let mut split = TokenStream::new();
         let mut lens = TokenStream::new();
@@ -700,6 +733,7 @@ impl Printer<'_> {
             #defs
             let __body = |#id: i32, #pat: #pat_ty| -> ::core::result::Result<(), ::parac::Error> {
                 #inner
+                #fence
                 ::core::result::Result::Ok(())
             };
             // In parallel when every iteration owns an existing row; otherwise in order, so

@@ -7,6 +7,12 @@
 //! `get`, `get_disjoint_mut`): where one would not be inside its matrix, or stores would
 //! overlap, the loop runs as a plain one instead, so no proof is trusted for memory safety.
 //! The loop is compiled for each level of the processor's vector instructions (`cpu::vector`).
+//!
+//! A row of a matrix the function only writes (`lir::Func::streamed`), where every slice runs
+//! forward and no column is read, has a second form, which runs where the call found the matrix
+//! large (`__stream<m>`, `Runtime::cpu_stream_bytes`): the points in blocks of 2 KiB of it,
+//! each block's elements stored into a buffer and put into the row with streaming stores
+//! (`cpu::put`), every other slice taken a block at a time; the blocks end on the row's lines.
 
 use super::{Loop, Printer};
 use crate::ir::{BinOp, Scalar};
@@ -311,7 +317,7 @@ impl Printer<'_> {
             (k, at)
         };
         // Stores: every store of a matrix must be a slice's, and the matrix unread here.
-        let mut store_slices: Vec<(StmtId, TokenStream)> = Vec::new();
+        let mut store_slices: Vec<(StmtId, usize, TokenStream)> = Vec::new();
         let mut refused: Vec<Buf> = Vec::new();
         let mut candidates: Vec<(StmtId, Buf, Access)> = Vec::new();
         for s in &body.stores {
@@ -350,8 +356,9 @@ impl Printer<'_> {
             if let Buf::Temp(_) = m {
                 updated.insert(m, at.clone());
             }
-            store_slices.push((s, at));
+            store_slices.push((s, k, at));
         }
+
         // Loads of matrices this region does not write.
         let mut load_slices: Vec<(usize, TokenStream)> = Vec::new();
         // Rows that loads gather from: key, matrix, the indices before the last.
@@ -617,10 +624,43 @@ impl Printer<'_> {
                 )
             })
             .collect();
-        self.hoisted_stores = store_slices.into_iter().collect();
+        // Rows of a matrix the function only writes (`lir::pass::stream`), in blocks along the
+        // row: each block's elements stored into a buffer, then put into the row (`cpu::put`),
+        // with streaming stores where the call found the matrix large. Every slice is then
+        // taken a block at a time (so none may run backwards, and no column be read).
+        let streamed: Vec<usize> = match slices.iter().all(|s| s.stride >= 0) && columns.is_empty()
+        {
+            true => (0..slices.len())
+                .filter(|k| {
+                    let s = &slices[*k];
+                    s.stride == 1
+                        && !s.stores.is_empty()
+                        && matches!(s.buf, Buf::Matrix(m) if func.streamed.contains(&m))
+                })
+                .collect(),
+            false => Vec::new(),
+        };
         // No arm is outlined into a closure of the region here: it could not see the slices.
         let defs = self.x.defs.take();
+        self.hoisted_stores = store_slices
+            .iter()
+            .map(|(s, _, at)| (*s, at.clone()))
+            .collect();
         let inner = self.braced(l.body);
+        // The same points storing a streamed row's elements into its block's buffer.
+        let inner_streamed = match streamed.is_empty() {
+            true => TokenStream::new(),
+            false => {
+                for (s, k, _) in &store_slices {
+                    if streamed.contains(k) {
+                        let b = format_ident!("__sb{}", k);
+                        self.hoisted_stores.insert(*s, quote!(#b[__i]));
+                    }
+                }
+                self.x.epoch += 1;
+                self.braced(l.body)
+            }
+        };
         self.x.defs = defs;
         self.x.hoisted.clear();
         self.x.gathered.clear();
@@ -628,12 +668,92 @@ impl Printer<'_> {
         self.hoisted_stores.clear();
         self.x.epoch += 1;
         let id = super::expr::var(l.var);
-        let closure = quote!(|| -> ::core::result::Result<bool, ::parac::Error> {
-            #take
+        let plain_points = quote! {
             for __i in 0..__vn {
                 let #id: i32 = (__va + __i as i64) as i32;
                 #inner
             }
+        };
+        let points = match streamed.is_empty() {
+            true => plain_points,
+            false => {
+                let (mut bufs, mut lens, mut puts) =
+                    (TokenStream::new(), Vec::new(), TokenStream::new());
+                let first = format_ident!("__vs{}", streamed[0]);
+                let flags: Vec<_> = streamed
+                    .iter()
+                    .filter_map(|k| match slices[*k].buf {
+                        Buf::Matrix(m) => Some(stream_flag(m)),
+                        Buf::Temp(_) => None,
+                    })
+                    .collect();
+                let flags = quote!(false #(|| #flags)*);
+                // The block of every other slice (a register's is its one element).
+                let mut blocks = TokenStream::new();
+                for (k, sl) in slices.iter().enumerate() {
+                    if sl.stride == 0 || streamed.contains(&k) {
+                        continue;
+                    }
+                    let v = format_ident!("__vs{}", k);
+                    blocks.extend(match sl.stores.is_empty() {
+                        true => quote!(let #v = &#v[__blk..__bend];),
+                        false => quote!(let #v = &mut #v[__blk..__bend];),
+                    });
+                }
+                for k in &streamed {
+                    let Buf::Matrix(m) = slices[*k].buf else {
+                        continue;
+                    };
+                    let t = super::host::rty(self.f.matrices[m].elem);
+                    let (b, v, flag) = (
+                        format_ident!("__sb{}", k),
+                        format_ident!("__vs{}", k),
+                        stream_flag(m),
+                    );
+                    let len = quote!(::parac::__private::cpu::block_len::<#t>());
+                    bufs.extend(quote! {
+                        let mut #b = ::parac::__private::cpu::Block::new();
+                        let #b: &mut [#t] = #b.of::<#t>();
+                    });
+                    let _ = flag;
+                    puts.extend(quote! {
+                        ::parac::__private::cpu::put(&mut #v[__blk..__bend], &#b[..__bn]);
+                    });
+                    blocks.extend(quote!(let #b = &mut #b[..__bn];));
+                    lens.push(len);
+                }
+                // Streamed where the call found a streamed matrix large; the rows of smaller
+                // ones as any other (a buffer's copy would cost more than the stores save).
+                quote! {
+                    if #flags {
+                        #bufs
+                        let __sbn: usize = [#(#lens),*].into_iter().min().unwrap_or(1);
+                        let mut __blk: usize = 0;
+                        while __blk < __vn {
+                            // Blocks end on the first streamed row's lines.
+                            let __bend: usize = ::parac::__private::cpu::block_end(
+                                #first.as_ptr(), __blk, __sbn, __vn,
+                            );
+                            let __bn: usize = __bend - __blk;
+                            {
+                                #blocks
+                                for __i in 0..__bn {
+                                    let #id: i32 = (__va + (__blk + __i) as i64) as i32;
+                                    #inner_streamed
+                                }
+                            }
+                            #puts
+                            __blk = __bend;
+                        }
+                    } else {
+                        #plain_points
+                    }
+                }
+            }
+        };
+        let closure = quote!(|| -> ::core::result::Result<bool, ::parac::Error> {
+            #take
+            #points
             #back
             ::core::result::Result::Ok(true)
         });
@@ -665,4 +785,10 @@ impl Printer<'_> {
             }
         }}
     }
+}
+
+/// The name of the flag that says whether a call writes matrix `m` (one of
+/// `lir::Func::streamed`) with streaming stores.
+pub(super) fn stream_flag(m: usize) -> proc_macro2::Ident {
+    format_ident!("__stream{}", m)
 }

@@ -148,6 +148,7 @@ fn empty(f: &Function) -> Func {
         sizes: f.sizes.iter().map(|s| s.name.clone()).collect(),
         scalars: f.scalars.iter().map(|s| s.name.clone()).collect(),
         body,
+        streamed: Vec::new(),
     }
 }
 

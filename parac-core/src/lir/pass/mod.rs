@@ -16,5 +16,6 @@ pub mod select_loads;
 pub mod share_loads;
 pub mod simplify;
 pub mod slide;
+pub mod stream;
 pub mod tile;
 pub mod vector_memory;
