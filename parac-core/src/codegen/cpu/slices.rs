@@ -674,8 +674,9 @@ impl Printer<'_> {
                 #inner
             }
         };
-        let points = match streamed.is_empty() {
-            true => plain_points,
+        // The streamed form, and the flag that chooses it.
+        let streamed_points = match streamed.is_empty() {
+            true => None,
             false => {
                 let (mut bufs, mut lens, mut puts) =
                     (TokenStream::new(), Vec::new(), TokenStream::new());
@@ -724,8 +725,7 @@ impl Printer<'_> {
                 }
                 // Streamed where the call found a streamed matrix large; the rows of smaller
                 // ones as any other (a buffer's copy would cost more than the stores save).
-                quote! {
-                    if #flags {
+                let points = quote! {
                         #bufs
                         let __sbn: usize = [#(#lens),*].into_iter().min().unwrap_or(1);
                         let mut __blk: usize = 0;
@@ -745,30 +745,39 @@ impl Printer<'_> {
                             #puts
                             __blk = __bend;
                         }
-                    } else {
-                        #plain_points
-                    }
-                }
+                };
+                Some((flags, points))
             }
         };
-        let closure = quote!(|| -> ::core::result::Result<bool, ::parac::Error> {
-            #take
-            #points
-            #back
-            ::core::result::Result::Ok(true)
-        });
+        let closure = |points: &TokenStream| {
+            quote!(|| -> ::core::result::Result<bool, ::parac::Error> {
+                #take
+                #points
+                #back
+                ::core::result::Result::Ok(true)
+            })
+        };
         // Compiled once per vector level the architecture has (x86_64: AVX-512 and AVX2), the
         // level chosen when the program runs (`CpuIsa`); with none, the plain loop. The closure
         // is called from each level's copy, two call sites, which LLVM's inliner does not
         // merge into its callers on its own once the body is large: without `inline(always)`
         // every level ran one out-of-line body compiled for the baseline (SSE2).
-        let fast = if gathers {
-            quote!((#closure)()?)
-        } else {
-            quote!(match ::parac::__private::cpu::vector(__isa, #[inline(always)] #closure) {
-                ::core::option::Option::Some(__r) => __r?,
-                ::core::option::Option::None => false,
-            })
+        let run = |closure: TokenStream| match gathers {
+            true => quote!((#closure)()?),
+            false => {
+                quote!(match ::parac::__private::cpu::vector(__isa, #[inline(always)] #closure) {
+                    ::core::option::Option::Some(__r) => __r?,
+                    ::core::option::Option::None => false,
+                })
+            }
+        };
+        // The streamed form in a closure of its own: the plain one compiles as without it.
+        let fast = match streamed_points {
+            None => run(closure(&plain_points)),
+            Some((flags, points)) => {
+                let (streamed, plain) = (run(closure(&points)), run(closure(&plain_points)));
+                quote!(if #flags { #streamed } else { #plain })
+            }
         };
         let mut plain_out = TokenStream::new();
         let plain = self.serial(l, &mut plain_out);
