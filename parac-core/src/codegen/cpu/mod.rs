@@ -312,7 +312,7 @@ impl Printer<'_> {
                     lir::StageInto::Matrix { buf, index } => {
                         let to: Vec<TokenStream> =
                             index.iter().map(|e| self.x.expr(*e, out)).collect();
-                        self.stage_rows(*buf).map_or(quote!(false), |(cw, len, first)| {
+                        self.stage_rows(*buf, index).map_or(quote!(false), |(cw, len, first)| {
                             let (r, c) = (&to[0], &to[1]);
                             quote! {
                                 ::parac::__private::cpu::stage_rows(
@@ -431,13 +431,9 @@ impl Printer<'_> {
     /// Where a stage goes into rows of matrix `m` (`lir::StageInto::Matrix`): the task's rows
     /// of its plane, their length and the first one's index. `None` outside a task of chunks
     /// (the stage then fails and its tile's rows run, each store checked).
-    fn stage_rows(&self, m: usize) -> Option<(Ident, Ident, TokenStream)> {
+    fn stage_rows(&self, m: usize, index: &[ExprId]) -> Option<(Ident, Ident, TokenStream)> {
         let task = self.x.task_row?;
-        let j = self
-            .x
-            .planes
-            .iter()
-            .position(|(p, c)| *p == m && c.is_empty())?;
+        let j = self.x.plane_of(m, index)?;
         Some((
             format_ident!("__cw{}", j),
             format_ident!("__len{}", j),

@@ -628,18 +628,23 @@ impl Printer<'_> {
         // row: each block's elements stored into a buffer, then put into the row (`cpu::put`),
         // with streaming stores where the call found the matrix large. Every slice is then
         // taken a block at a time (so none may run backwards, and no column be read).
-        let streamed: Vec<usize> = match slices.iter().all(|s| s.stride >= 0) && columns.is_empty()
+        // Each streamed slice and its matrix.
+        let streamed: Vec<(usize, usize)> = match slices.iter().all(|s| s.stride >= 0)
+            && columns.is_empty()
         {
-            true => (0..slices.len())
-                .filter(|k| {
-                    let s = &slices[*k];
-                    s.stride == 1
-                        && !s.stores.is_empty()
-                        && matches!(s.buf, Buf::Matrix(m) if func.streamed.contains(&m))
+            true => (slices.iter().enumerate())
+                .filter_map(|(k, s)| match s.buf {
+                    Buf::Matrix(m)
+                        if s.stride == 1 && !s.stores.is_empty() && func.streamed.contains(&m) =>
+                    {
+                        Some((k, m))
+                    }
+                    _ => None,
                 })
                 .collect(),
             false => Vec::new(),
         };
+        let is_streamed = |k: usize| streamed.iter().any(|(j, _)| *j == k);
         // No arm is outlined into a closure of the region here: it could not see the slices.
         let defs = self.x.defs.take();
         self.hoisted_stores = store_slices
@@ -652,7 +657,7 @@ impl Printer<'_> {
             true => TokenStream::new(),
             false => {
                 for (s, k, _) in &store_slices {
-                    if streamed.contains(k) {
+                    if is_streamed(*k) {
                         let b = format_ident!("__sb{}", k);
                         self.hoisted_stores.insert(*s, quote!(#b[__i]));
                     }
@@ -680,19 +685,13 @@ impl Printer<'_> {
             false => {
                 let (mut bufs, mut lens, mut puts) =
                     (TokenStream::new(), Vec::new(), TokenStream::new());
-                let first = format_ident!("__vs{}", streamed[0]);
-                let flags: Vec<_> = streamed
-                    .iter()
-                    .filter_map(|k| match slices[*k].buf {
-                        Buf::Matrix(m) => Some(stream_flag(m)),
-                        Buf::Temp(_) => None,
-                    })
-                    .collect();
+                let first = format_ident!("__vs{}", streamed[0].0);
+                let flags = streamed.iter().map(|(_, m)| stream_flag(*m));
                 let flags = quote!(false #(|| #flags)*);
                 // The block of every other slice (a register's is its one element).
                 let mut blocks = TokenStream::new();
                 for (k, sl) in slices.iter().enumerate() {
-                    if sl.stride == 0 || streamed.contains(&k) {
+                    if sl.stride == 0 || is_streamed(k) {
                         continue;
                     }
                     let v = format_ident!("__vs{}", k);
@@ -701,22 +700,14 @@ impl Printer<'_> {
                         false => quote!(let #v = &mut #v[__blk..__bend];),
                     });
                 }
-                for k in &streamed {
-                    let Buf::Matrix(m) = slices[*k].buf else {
-                        continue;
-                    };
-                    let t = super::host::rty(self.f.matrices[m].elem);
-                    let (b, v, flag) = (
-                        format_ident!("__sb{}", k),
-                        format_ident!("__vs{}", k),
-                        stream_flag(m),
-                    );
+                for (k, m) in &streamed {
+                    let t = super::host::rty(self.f.matrices[*m].elem);
+                    let (b, v) = (format_ident!("__sb{}", k), format_ident!("__vs{}", k));
                     let len = quote!(::parac::__private::cpu::block_len::<#t>());
                     bufs.extend(quote! {
                         let mut #b = ::parac::__private::cpu::Block::new();
                         let #b: &mut [#t] = #b.of::<#t>();
                     });
-                    let _ = flag;
                     puts.extend(quote! {
                         ::parac::__private::cpu::put(&mut #v[__blk..__bend], &#b[..__bn]);
                     });
